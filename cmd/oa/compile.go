@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/compiler"
+)
+
+func newCompileCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "compile DIR",
+		Short: "Compile a bundle folder to canonical Worker IR and print its digest",
+		Long: `Compile loads the bundle in DIR (.cue files of package worker and
+skills/*.md), checks it against the embedded #Bundle schema, refuses customer
+state, and writes canonical Worker IR (RFC 8785 JSON) to -o FILE, or to
+DIR/worker.ir.json by default. It prints the workerIrDigest.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := compiler.Compile(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(args[0], "worker.ir.json")
+			}
+			if out == "-" {
+				_, err = cmd.OutOrStdout().Write(res.IR)
+				return err
+			}
+			if err := os.WriteFile(out, res.IR, 0o644); err != nil {
+				return fmt.Errorf("writing IR: %w", err)
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{
+					"name": res.Worker.Name, "version": res.Worker.Version,
+					"workerIrDigest": res.Digest, "bytes": len(res.IR), "output": out,
+				})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", res.Digest)
+			fmt.Fprintf(cmd.ErrOrStderr(), "compiled %s@%s to %s (%d bytes)\n", res.Worker.Name, res.Worker.Version, out, len(res.IR))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the IR (- for standard output)")
+	return cmd
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// run executes the CLI with args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	printError(stderr, err, jsonFlag(root))
+	return exitStatus(err)
+}
+
+// usageError marks a mistake in the command line itself, a refusal like
+// any other: exit status 2.
+type usageError struct{ error }
+
+func exitStatus(err error) int {
+	if _, ok := err.(usageError); ok {
+		return 2
+	}
+	return blocking.ExitStatus(err)
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "oa",
+		Short: "oa compiles, publishes, admits and serves governed agent workers",
+		Long: `oa is a toolchain for governed agent workers.
+
+A publisher writes a workflow bundle in CUE; oa compile turns it into
+canonical Worker IR. Every refusal is a blocking code: oa explain CODE says
+what it means and how to resolve it.
+
+Exit status: 0 success, 2 refused (a blocking code or a bad command line),
+1 program fault.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newExplainCmd(), newVersionCmd())
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs makes positional-argument mistakes usage errors (exit 2).
+func wrapArgs(c *cobra.Command) {
+	if c.Args == nil {
+		return
+	}
+	check := c.Args
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func jsonFlag(cmd *cobra.Command) bool {
+	v, _ := cmd.PersistentFlags().GetBool("json")
+	return v
+}
+
+func wantJSON(cmd *cobra.Command) bool {
+	v, _ := cmd.Flags().GetBool("json")
+	return v
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// printError renders a refusal with its code and fix, or a fault.
+func printError(w io.Writer, err error, asJSON bool) {
+	refusals := blocking.Refusals(err)
+	if asJSON {
+		out := map[string]any{"exitStatus": exitStatus(err)}
+		if refusals != nil {
+			type shown struct {
+				*blocking.Error
+				Stage blocking.Stage `json:"stage"`
+				Title string         `json:"title"`
+				Fix   string         `json:"fix"`
+			}
+			list := make([]shown, len(refusals))
+			for i, r := range refusals {
+				e := r.Entry()
+				list[i] = shown{r, e.Stage, e.Title, e.Copy}
+			}
+			out["refusals"] = list
+		} else {
+			out["error"] = err.Error()
+		}
+		_ = printJSON(w, out)
+		return
+	}
+	if refusals != nil {
+		fmt.Fprintf(w, "oa: refused (%d problem", len(refusals))
+		if len(refusals) != 1 {
+			fmt.Fprint(w, "s")
+		}
+		fmt.Fprintln(w, "):")
+		for _, r := range refusals {
+			fmt.Fprintln(w, r.Error())
+		}
+		return
+	}
+	fmt.Fprintf(w, "oa: %v\n", err)
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/ir"
+)
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the oa version and the worker protocol it speaks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := "(devel)"
+			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+				v = info.Main.Version
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "oa %s (protocol %s)\n", v, ir.Protocol)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,235 @@
+// Package compiler turns a workflow bundle (a folder of CUE files of package
+// worker plus skills/*.md) into canonical Worker IR.
+//
+// Compile loads the bundle with cuelang.org/go, unifies it with #Bundle from
+// the embedded schemas, requires it to be concrete, refuses customer state,
+// checks every evaluator expression against the scope of the steps that use
+// it, normalizes (defaults filled; capabilities, jobs, evaluators, skills and
+// inputs in a stable order) and checks the result against #Worker. The same
+// bundle gives the same bytes whatever its field order, file split or
+// machine. Every refusal is a blocking.List of located errors.
+package compiler
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/load"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
+)
+
+// PackageName is the CUE package every bundle file declares, so that the
+// stock `cue vet` can unify a bundle with the schemas, which share it.
+const PackageName = "worker"
+
+// Result is a compiled bundle.
+type Result struct {
+	Worker *ir.Worker
+	// IR is the canonical encoding of Worker.
+	IR []byte
+	// Digest is the workerIrDigest, the sha256 of IR.
+	Digest string
+}
+
+// Compile compiles the bundle in dir. A refusal is a blocking.List; any
+// other error is a program fault.
+func Compile(dir string) (*Result, error) {
+	c := &compilation{dir: dir, ctx: cuecontext.New()}
+	return c.run()
+}
+
+type compilation struct {
+	dir     string
+	ctx     *cue.Context
+	bundle  cue.Value // the bundle unified with #Bundle
+	pure    []string
+	refused blocking.List
+}
+
+func (c *compilation) run() (*Result, error) {
+	files, err := c.listFiles()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.load(files); err != nil || len(c.refused) > 0 {
+		return nil, firstErr(err, c.refused)
+	}
+	var src bundleSource
+	if err := c.bundle.Decode(&src); err != nil {
+		return nil, fmt.Errorf("compiler: decoding a bundle that passed the schema: %w", err)
+	}
+	skills, err := c.readSkills()
+	if err != nil {
+		return nil, err
+	}
+	c.scanBundle(src, skills)
+	w, err := c.build(src, skills)
+	if err != nil {
+		return nil, err
+	}
+	c.checkEvaluators(w, src)
+	for _, p := range ir.Validate(w) {
+		c.refuseAt(p.Code, bundlePath(p.Path), "%s", p.Detail)
+	}
+	if len(c.refused) > 0 {
+		return nil, c.refused
+	}
+	return c.finish(w)
+}
+
+func firstErr(err error, refused blocking.List) error {
+	if err != nil {
+		return err
+	}
+	return refused
+}
+
+// listFiles returns the bundle's .cue files, refusing a folder without any.
+func (c *compilation) listFiles() ([]string, error) {
+	info, err := os.Stat(c.dir)
+	if err != nil || !info.IsDir() {
+		return nil, blocking.New(blocking.BundleUnreadable, "not a readable folder").At(c.dir, "")
+	}
+	files, err := filepath.Glob(filepath.Join(c.dir, "*.cue"))
+	if err != nil {
+		return nil, fmt.Errorf("compiler: listing %s: %w", c.dir, err)
+	}
+	if len(files) == 0 {
+		return nil, blocking.New(blocking.BundleUnreadable, "the folder holds no .cue files").At(c.dir, "")
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// load parses and builds the bundle files as one package, checks their
+// package name and imports, and unifies them with #Bundle.
+func (c *compilation) load(files []string) error {
+	pure, err := schemas.PurePackages(c.ctx)
+	if err != nil {
+		return err
+	}
+	c.pure = pure
+	schema, err := schemas.Definition(c.ctx, schemas.Bundle)
+	if err != nil {
+		return err
+	}
+	rel := make([]string, len(files))
+	for i, f := range files {
+		rel[i] = "./" + filepath.Base(f)
+	}
+	insts := load.Instances(rel, &load.Config{Dir: c.dir, Package: "*"})
+	if len(insts) != 1 {
+		return fmt.Errorf("compiler: loading %s gave %d instances", c.dir, len(insts))
+	}
+	inst := insts[0]
+	if inst.Err != nil {
+		c.refuseCUE(blocking.BundleSyntax, inst.Err)
+		return nil
+	}
+	c.checkPackage(inst.Files)
+	if len(c.refused) > 0 {
+		return nil
+	}
+	v := c.ctx.BuildInstance(inst)
+	if err := v.Err(); err != nil {
+		c.refuseCUE(blocking.BundleInvalid, err)
+		return nil
+	}
+	c.bundle = schema.Unify(v)
+	if err := c.bundle.Validate(); err != nil {
+		c.refuseCUE(blocking.BundleSchemaViolation, err)
+		return nil
+	}
+	if err := c.bundle.Validate(cue.Concrete(true)); err != nil {
+		c.refuseCUE(blocking.BundleIncomplete, err)
+	}
+	return nil
+}
+
+// readSkills reads skills/*.md in name order.
+func (c *compilation) readSkills() ([]ir.Document, error) {
+	paths, err := filepath.Glob(filepath.Join(c.dir, "skills", "*.md"))
+	if err != nil {
+		return nil, fmt.Errorf("compiler: listing skills: %w", err)
+	}
+	sort.Strings(paths)
+	if len(paths) == 0 {
+		c.refuseAt(blocking.SkillDocsMissing, "", "no skills/*.md file").Pos = filepath.Join(c.dir, "skills")
+	}
+	docs := make([]ir.Document, 0, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("compiler: reading skill doc: %w", err)
+		}
+		name := filepath.Base(p)
+		if !validDocName(name) || len(strings.TrimSpace(string(b))) == 0 || !isUTF8(b) {
+			c.refuseAt(blocking.SkillDocInvalid, "", "an empty, non-UTF-8 or oddly named skill doc").Pos = p
+			continue
+		}
+		docs = append(docs, document(name, string(b)))
+	}
+	return docs, nil
+}
+
+func document(name, text string) ir.Document {
+	return ir.Document{Name: name, MediaType: ir.DocumentMediaType, Digest: ir.DigestBytes([]byte(text)), Text: text}
+}
+
+// finish checks w against #Worker and encodes it.
+func (c *compilation) finish(w *ir.Worker) (*Result, error) {
+	b, err := ir.Encode(w)
+	if err != nil {
+		return nil, fmt.Errorf("compiler: encoding IR: %w", err)
+	}
+	if err := CheckSchema(c.ctx, b); err != nil {
+		return nil, fmt.Errorf("compiler: emitted IR fails #Worker (a compiler fault): %w", err)
+	}
+	return &Result{Worker: w, IR: b, Digest: ir.DigestBytes(b)}, nil
+}
+
+// CheckSchema checks IR bytes against #Worker. A refusal is a blocking.List
+// with code ir_schema_violation, located by field path.
+func CheckSchema(ctx *cue.Context, irBytes []byte) error {
+	schema, err := schemas.Definition(ctx, schemas.WorkerIR)
+	if err != nil {
+		return err
+	}
+	v := ctx.CompileBytes(irBytes, cue.Filename("worker-ir.json"))
+	if err := v.Err(); err != nil {
+		return blocking.New(blocking.IRMalformed, "not JSON")
+	}
+	u := schema.Unify(v)
+	if err := u.Validate(cue.Concrete(true)); err != nil {
+		return cueRefusals(blocking.IRSchemaViolation, err, nil)
+	}
+	return nil
+}
+
+// checkPackage refuses files of another package than worker and imports
+// outside the pure allow-list: a bundle evaluates to data, with no I/O.
+func (c *compilation) checkPackage(files []*ast.File) {
+	for _, f := range files {
+		if name := f.PackageName(); name != PackageName {
+			c.refused = append(c.refused, blocking.New(blocking.BundlePackageInvalid, "file declares package %q, want %q", name, PackageName).At(formatPos(f.Pos()), ""))
+		}
+		for spec := range f.ImportSpecs() {
+			p, err := strconv.Unquote(spec.Path.Value)
+			if err == nil && slices.Contains(c.pure, p) {
+				continue
+			}
+			c.refused = append(c.refused, blocking.New(blocking.BundleImportForbidden, "import %s is not a pure standard package", spec.Path.Value).At(formatPos(spec.Pos()), ""))
+		}
+	}
+}
