@@ -52,6 +52,7 @@ func Compile(dir string) (*Result, error) {
 type compilation struct {
 	dir     string
 	ctx     *cue.Context
+	raw     cue.Value // the bundle as written, for positions
 	bundle  cue.Value // the bundle unified with #Bundle
 	pure    []string
 	refused blocking.List
@@ -146,7 +147,13 @@ func (c *compilation) load(files []string) error {
 		c.refuseCUE(blocking.BundleInvalid, err)
 		return nil
 	}
-	c.bundle = schema.Unify(v)
+	// A conflict inside the bundle is the bundle's own error, reported
+	// before the schema can add its view of the same field.
+	if err := v.Validate(); err != nil {
+		c.refuseCUE(blocking.BundleInvalid, err)
+		return nil
+	}
+	c.raw, c.bundle = v, schema.Unify(v)
 	if err := c.bundle.Validate(); err != nil {
 		c.refuseCUE(blocking.BundleSchemaViolation, err)
 		return nil

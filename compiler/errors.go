@@ -81,9 +81,12 @@ func formatPos(p token.Pos) string {
 
 // cuePath renders a CUE error path in the dotted form of ir.JoinPath.
 func cuePath(path []string) string {
-	segs := make([]string, len(path))
+	segs := make([]string, 0, len(path))
 	for i, s := range path {
-		segs[i] = strings.Trim(s, `"`)
+		if i == 0 && strings.HasPrefix(s, "#") {
+			continue // the schema definition the input was unified with
+		}
+		segs = append(segs, strings.Trim(s, `"`))
 	}
 	return ir.JoinPath(segs)
 }
@@ -99,14 +102,14 @@ func (c *compilation) refuseAt(code blocking.Code, path string, format string, a
 	return e
 }
 
-// posOf returns the position of the deepest field along segs that exists.
+// posOf returns the position of the deepest field along segs that the
+// bundle itself writes; fields filled only by schema defaults fall back to
+// their nearest written parent.
 func (c *compilation) posOf(segs []string) string {
 	for n := len(segs); n > 0; n-- {
-		v := c.bundle.LookupPath(selectorPath(segs[:n]))
-		if v.Exists() {
-			if p := v.Pos(); p.IsValid() {
-				return formatPos(p)
-			}
+		v := c.raw.LookupPath(selectorPath(segs[:n]))
+		if p := v.Pos(); v.Exists() && p.IsValid() && c.isBundleFile(p.Filename()) {
+			return formatPos(p)
 		}
 	}
 	return ""

@@ -61,8 +61,12 @@ func (c *compilation) scanValue(v cue.Value, segs []string, prose bool, lines fi
 		if err != nil {
 			return
 		}
+		pos := v.Pos()
+		if w := c.raw.LookupPath(selectorPath(segs)); w.Exists() && w.Pos().IsValid() {
+			pos = w.Pos() // where the bundle writes it, not where the schema types it
+		}
 		for _, f := range ir.ScanText(s, prose) {
-			c.refuseAt(f.Code, bpath(segs...), "rule: %s", f.Rule).Pos = lines.locate(v.Pos(), s, f.Offset)
+			c.refuseAt(f.Code, bpath(segs...), "rule: %s", f.Rule).Pos = lines.locate(pos, s, f.Offset)
 		}
 	}
 }
