@@ -43,7 +43,8 @@ func Transform(in []byte) ([]byte, error) {
 
 // Append is like [Transform] but appends the canonical form of in to dst and
 // returns the extended slice. On failure it returns dst unchanged (its spare
-// capacity may have been written to) and a [*SyntaxError].
+// capacity may have been written to) and a [*SyntaxError]. in must not
+// overlap the spare capacity of dst.
 func Append(dst, in []byte) ([]byte, error) {
 	p := parserPool.Get().(*parser)
 	p.in = in
@@ -86,7 +87,8 @@ func IsCanonical(in []byte) bool {
 // apply) and then canonicalizes the result with [Transform]. Errors from
 // encoding/json are returned as they are; a failure of the canonicalization
 // step (for instance two struct fields or map keys encoding to the same name
-// through a custom Marshaler) is a [*SyntaxError].
+// through a custom Marshaler) is a [*SyntaxError] whose offset refers to
+// the encoding/json output.
 func Marshal(v any) ([]byte, error) {
 	b := encPool.Get().(*bytes.Buffer)
 	b.Reset()
@@ -119,8 +121,7 @@ var parserPool = sync.Pool{New: func() any { return new(parser) }}
 
 // member records one object member while its object is being canonicalized.
 type member struct {
-	// start and end delimit the member (`"name":value`) in parser.out,
-	// relative to nothing: they are absolute offsets.
+	// start and end delimit the member (`"name":value`) in parser.out.
 	start, end int
 	// keyOff and keyEnd delimit the unescaped member name, in parser.out
 	// when inKeys is false (the canonical string has no escapes, so its

@@ -14,8 +14,9 @@
 //     every other character (including U+2028, U+2029, '<', '>', '&', DEL and
 //     all non-ASCII) is written literally as UTF-8;
 //   - numbers written as ECMAScript's Number.prototype.toString renders the
-//     nearest IEEE 754 binary64 value (so 1.0 becomes 1, 1E30 becomes 1e+30,
-//     -0 becomes 0 and 0.000001 stays 0.000001 but 1e-7 becomes 1e-7);
+//     nearest IEEE 754 binary64 value: 1.0 becomes 1, 1E30 becomes 1e+30,
+//     -0 becomes 0, 1e20 becomes 100000000000000000000, 0.0000001 becomes
+//     1e-7 and 12345678901234567890 becomes 12345678901234567000;
 //   - the literals true, false and null unchanged.
 //
 // Input is also held to the I-JSON (RFC 7493) restrictions that JCS relies

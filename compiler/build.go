@@ -55,7 +55,10 @@ func (c *compilation) build(src bundleSource, skills []ir.Document) (*ir.Worker,
 				return nil, err
 			}
 			c.refuseAt(blocking.EvaluatorSyntax, bpath("evaluators", name, "expr"), "%s", ee)
-			continue
+			// Keep a placeholder so the steps naming it are not also
+			// refused as naming something undeclared.
+			c.broken[name] = true
+			source = ""
 		}
 		w.Evaluators = append(w.Evaluators, ir.Evaluator{
 			Name: name, Kind: ir.EvaluatorKind(es.Kind), Authority: es.Authority,
@@ -108,8 +111,8 @@ func (c *compilation) checkEvaluators(w *ir.Worker, src bundleSource) {
 					continue
 				}
 				used[ref.name] = true
-				if e.Kind != ref.kind {
-					continue // ir.Validate reports the mismatch
+				if e.Kind != ref.kind || c.broken[e.Name] {
+					continue // already refused: by ir.Validate, or as syntax
 				}
 				scope := component.Scope{Inputs: j.InputSchema, Steps: earlier, Result: ref.result}
 				if code, msg := c.checkOne(e, scope); code != "" && !reported[e.Name+msg] {

@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
@@ -45,16 +46,19 @@ type Result struct {
 // Compile compiles the bundle in dir. A refusal is a blocking.List; any
 // other error is a program fault.
 func Compile(dir string) (*Result, error) {
-	c := &compilation{dir: dir, ctx: cuecontext.New()}
+	c := &compilation{dir: dir, ctx: cuecontext.New(), broken: map[string]bool{}}
 	return c.run()
 }
 
 type compilation struct {
 	dir     string
 	ctx     *cue.Context
+	files   []string  // the bundle's .cue files
+	schema  cue.Value // #Bundle
 	raw     cue.Value // the bundle as written, for positions
 	bundle  cue.Value // the bundle unified with #Bundle
 	pure    []string
+	broken  map[string]bool // evaluators whose expression does not parse
 	refused blocking.List
 }
 
@@ -125,6 +129,17 @@ func (c *compilation) load(files []string) error {
 	if err != nil {
 		return err
 	}
+	c.files, c.schema = files, schema
+	// Parse first, so syntax, package and import refusals are found before
+	// the loader turns them into less specific errors of its own.
+	parsed, err := c.parse(files)
+	if err != nil || len(c.refused) > 0 {
+		return err
+	}
+	c.checkPackage(parsed)
+	if len(c.refused) > 0 {
+		return nil
+	}
 	rel := make([]string, len(files))
 	for i, f := range files {
 		rel[i] = "./" + filepath.Base(f)
@@ -135,11 +150,7 @@ func (c *compilation) load(files []string) error {
 	}
 	inst := insts[0]
 	if inst.Err != nil {
-		c.refuseCUE(blocking.BundleSyntax, inst.Err)
-		return nil
-	}
-	c.checkPackage(inst.Files)
-	if len(c.refused) > 0 {
+		c.refuseCUE(blocking.BundleInvalid, inst.Err)
 		return nil
 	}
 	v := c.ctx.BuildInstance(inst)
@@ -219,9 +230,27 @@ func CheckSchema(ctx *cue.Context, irBytes []byte) error {
 	}
 	u := schema.Unify(v)
 	if err := u.Validate(cue.Concrete(true)); err != nil {
-		return cueRefusals(blocking.IRSchemaViolation, err, nil)
+		return cueRefusals(blocking.IRSchemaViolation, err, nil, nil)
 	}
 	return nil
+}
+
+// parse parses every bundle file, refusing those with syntax errors.
+func (c *compilation) parse(files []string) ([]*ast.File, error) {
+	parsed := make([]*ast.File, 0, len(files))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("compiler: reading bundle file: %w", err)
+		}
+		file, err := parser.ParseFile(f, src, parser.ParseComments)
+		if err != nil {
+			c.refuseCUE(blocking.BundleSyntax, err)
+			continue
+		}
+		parsed = append(parsed, file)
+	}
+	return parsed, nil
 }
 
 // checkPackage refuses files of another package than worker and imports

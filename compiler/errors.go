@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,11 +14,12 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // refuseCUE records every error in a CUE error list as a refusal with code.
 func (c *compilation) refuseCUE(code blocking.Code, err error) {
-	if l := cueRefusals(code, err, c.isBundleFile); l != nil {
+	if l := cueRefusals(code, err, c.isBundleFile, c.locateCUEPath); l != nil {
 		c.refused = append(c.refused, l.(blocking.List)...)
 	}
 }
@@ -32,16 +34,29 @@ func (c *compilation) isBundleFile(name string) bool {
 
 // cueRefusals converts CUE errors to refusals located at the first position
 // in an input file (preferred, when inInput is set, over positions in the
-// schemas). CUE's messages name fields and types; for a conflict with a
-// concrete value they quote it, which is the publisher's own package text.
-func cueRefusals(code blocking.Code, err error, inInput func(string) bool) error {
+// schemas). CUE's messages name fields and types, but for a conflict they
+// quote the values, so values are redacted (see redactValues).
+//
+// When no position of an error lies in the input, fallback (if set) locates
+// the error by its path; a disjunction error is replaced by the schema's
+// alternatives, which say what would be accepted.
+func cueRefusals(code blocking.Code, err error, inInput func(string) bool, fallback func(path []string) (pos, allowed string)) error {
 	var l blocking.List
 	seen := map[string]bool{}
 	for _, e := range cueerrors.Errors(err) {
 		pos := pickPos(cueerrors.Positions(e), inInput)
 		path := cuePath(e.Path())
 		format, args := e.Msg()
-		msg := fmt.Sprintf(format, args...)
+		msg := redactValues(fmt.Sprintf(format, args...))
+		if fallback != nil {
+			where, allowed := fallback(e.Path())
+			if pos == "" || !inInput(posFile(pos)) {
+				pos = where
+			}
+			if strings.Contains(msg, "empty disjunction") && allowed != "" {
+				msg = "must be one of " + allowed
+			}
+		}
 		key := pos + path + msg
 		if seen[key] {
 			continue
@@ -64,19 +79,70 @@ func pickPos(positions []token.Pos, inInput func(string) bool) string {
 	return ""
 }
 
+// posFile returns the file of a file:line:col position.
+func posFile(pos string) string {
+	for range 2 {
+		if i := strings.LastIndexByte(pos, ':'); i >= 0 {
+			pos = pos[:i]
+		}
+	}
+	abs, err := filepath.Abs(pos)
+	if err != nil {
+		return pos
+	}
+	return abs
+}
+
+// locateCUEPath locates an error path (as CUE gives it, led by the schema
+// definition) in the bundle's own files, falling back to the first bundle
+// file, and returns the schema's alternatives for the field when it is a
+// choice between a few values.
+func (c *compilation) locateCUEPath(cuePath []string) (pos, allowed string) {
+	var segs []string
+	for i, s := range cuePath {
+		if i == 0 && strings.HasPrefix(s, "#") {
+			continue
+		}
+		segs = append(segs, strings.Trim(s, `"`))
+	}
+	pos = c.posOf(segs)
+	if pos == "" && len(c.files) > 0 {
+		pos = displayName(c.files[0]) + ":1:1" // a missing field: the bundle's first file
+	}
+	if c.schema.Exists() {
+		if v := c.schema.LookupPath(selectorPath(segs)); v.Exists() {
+			if op, alts := v.Expr(); op == cue.OrOp && len(alts) <= 8 {
+				parts := make([]string, len(alts))
+				for i, a := range alts {
+					parts[i] = fmt.Sprint(a)
+				}
+				allowed = strings.Join(parts, " | ")
+			}
+		}
+	}
+	return pos, allowed
+}
+
 // formatPos renders file:line:col with the file relative to the working
 // directory when it is below it.
 func formatPos(p token.Pos) string {
 	if !p.IsValid() {
 		return ""
 	}
-	name := p.Filename()
+	return fmt.Sprintf("%s:%d:%d", displayName(p.Filename()), p.Line(), p.Column())
+}
+
+// displayName is a file name relative to the working directory when the
+// file is below it, as the publisher typed it.
+func displayName(name string) string {
 	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(rel, "..") {
-			name = rel
+		if abs, err := filepath.Abs(name); err == nil {
+			if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				return rel
+			}
 		}
 	}
-	return fmt.Sprintf("%s:%d:%d", name, p.Line(), p.Column())
+	return name
 }
 
 // cuePath renders a CUE error path in the dotted form of ir.JoinPath.
@@ -106,6 +172,9 @@ func (c *compilation) refuseAt(code blocking.Code, path string, format string, a
 // bundle itself writes; fields filled only by schema defaults fall back to
 // their nearest written parent.
 func (c *compilation) posOf(segs []string) string {
+	if !c.raw.Exists() {
+		return ""
+	}
 	for n := len(segs); n > 0; n-- {
 		v := c.raw.LookupPath(selectorPath(segs[:n]))
 		if p := v.Pos(); v.Exists() && p.IsValid() && c.isBundleFile(p.Filename()) {
@@ -160,4 +229,31 @@ func bundlePath(irPath []string) string {
 		out = append(out, seg)
 	}
 	return bpath(out...)
+}
+
+var (
+	quoted    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	longDigit = regexp.MustCompile(`\d{5,}`)
+	// schemaText is every schema source: a quoted string found in it is the
+	// schema's own rule (a pattern, an enum value) and is safe to show.
+	schemaText = func() string {
+		var b strings.Builder
+		for _, f := range schemas.Worker {
+			b.Write(f.Source)
+		}
+		return b.String()
+	}()
+)
+
+// redactValues replaces the quoted strings and long numbers of a CUE
+// message that did not come from the schemas with "…": an input may hold a
+// secret in a conflicting value, and a refusal never repeats what it refuses.
+func redactValues(msg string) string {
+	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		if strings.Contains(schemaText, q) || strings.Contains(schemaText, strings.Trim(q, `"`)) && len(q) > 2 {
+			return q
+		}
+		return `"…"`
+	})
+	return longDigit.ReplaceAllString(msg, "…")
 }

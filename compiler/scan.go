@@ -2,13 +2,12 @@ package compiler
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/token"
+	"cuelang.org/go/cue/ast"
 
 	"github.com/oa-dev/oa/ir"
 )
@@ -23,8 +22,7 @@ var proseFields = map[string]bool{
 // value and every field name of the unified bundle, and the skill docs.
 // Refusals name the rule and the place, never the value.
 func (c *compilation) scanBundle(_ bundleSource, skills []ir.Document) {
-	lines := fileLines{}
-	c.scanValue(c.bundle, nil, false, lines)
+	c.scanValue(c.bundle, nil, false)
 	for _, d := range skills {
 		for _, f := range ir.ScanText(d.Text, true) {
 			line, col := lineCol(d.Text, f.Offset)
@@ -33,7 +31,7 @@ func (c *compilation) scanBundle(_ bundleSource, skills []ir.Document) {
 	}
 }
 
-func (c *compilation) scanValue(v cue.Value, segs []string, prose bool, lines fileLines) {
+func (c *compilation) scanValue(v cue.Value, segs []string, prose bool) {
 	switch v.IncompleteKind() {
 	case cue.StructKind:
 		it, err := v.Fields()
@@ -46,7 +44,7 @@ func (c *compilation) scanValue(v cue.Value, segs []string, prose bool, lines fi
 			if f, bad := ir.ScanName(label); bad {
 				c.refuseAt(f.Code, bpath(here...), "rule: %s", f.Rule)
 			}
-			c.scanValue(it.Value(), here, proseFields[label], lines)
+			c.scanValue(it.Value(), here, proseFields[label])
 		}
 	case cue.ListKind:
 		it, err := v.List()
@@ -54,19 +52,19 @@ func (c *compilation) scanValue(v cue.Value, segs []string, prose bool, lines fi
 			return
 		}
 		for i := 0; it.Next(); i++ {
-			c.scanValue(it.Value(), append(segs[:len(segs):len(segs)], fmt.Sprint(i)), prose, lines)
+			c.scanValue(it.Value(), append(segs[:len(segs):len(segs)], fmt.Sprint(i)), prose)
 		}
 	case cue.StringKind:
 		s, err := v.String()
 		if err != nil {
 			return
 		}
-		pos := v.Pos()
-		if w := c.raw.LookupPath(selectorPath(segs)); w.Exists() && w.Pos().IsValid() {
-			pos = w.Pos() // where the bundle writes it, not where the schema types it
-		}
+		lit := literalOf(c.raw.LookupPath(selectorPath(segs)))
 		for _, f := range ir.ScanText(s, prose) {
-			c.refuseAt(f.Code, bpath(segs...), "rule: %s", f.Rule).Pos = lines.locate(pos, s, f.Offset)
+			e := c.refuseAt(f.Code, bpath(segs...), "rule: %s", f.Rule)
+			if lit != nil {
+				e.Pos = locate(lit, s, f.Offset)
+			}
 		}
 	}
 }
@@ -79,41 +77,38 @@ func lineCol(text string, offset int) (int, int) {
 	return line, col
 }
 
-// fileLines caches the lines of bundle files to place a finding inside a
-// multi-line string literal.
-type fileLines map[string][]string
-
-// locate returns file:line:col of byte offset inside the string value s
-// whose literal starts at pos. For a single-line literal the column counts
-// from after the opening quote; for a multi-line literal ("""), whose text
-// starts on the next line, the column adds that line's indentation.
-func (fl fileLines) locate(pos token.Pos, s string, offset int) string {
-	if !pos.IsValid() {
-		return ""
-	}
-	line, col := lineCol(s, offset)
-	name := formatPos(pos)
-	name = name[:strings.LastIndexByte(name[:strings.LastIndexByte(name, ':')], ':')]
-	if !strings.Contains(s, "\n") {
-		return fmt.Sprintf("%s:%d:%d", name, pos.Line(), pos.Column()+col)
-	}
-	fileLine := pos.Line() + line
-	indent := 0
-	if src := fl.lines(pos.Filename()); fileLine-1 < len(src) {
-		indent = len(src[fileLine-1]) - len(strings.TrimLeft(src[fileLine-1], " \t"))
-	}
-	return fmt.Sprintf("%s:%d:%d", name, fileLine, indent+col)
-}
-
-func (fl fileLines) lines(file string) []string {
-	if l, ok := fl[file]; ok {
-		return l
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		fl[file] = nil
+// literalOf returns the string literal the bundle writes for v, if v is a
+// field with a literal value (a string from a default or an expression has
+// none, and its refusal is located at the field).
+func literalOf(v cue.Value) *ast.BasicLit {
+	if !v.Exists() {
 		return nil
 	}
-	fl[file] = strings.Split(string(b), "\n")
-	return fl[file]
+	switch n := v.Source().(type) {
+	case *ast.Field:
+		lit, _ := n.Value.(*ast.BasicLit)
+		return lit
+	case *ast.BasicLit:
+		return n
+	}
+	return nil
+}
+
+// locate returns file:line:col of byte offset inside the string value s
+// written as lit. In a single-line literal the column counts from after the
+// opening quote (and any #); in a multi-line literal (""") the text starts
+// on the next line, and CUE strips from every line the indentation of the
+// closing quotes, which is added back.
+func locate(lit *ast.BasicLit, s string, offset int) string {
+	pos := lit.Pos()
+	line, col := lineCol(s, offset)
+	file := displayName(pos.Filename())
+	body := strings.TrimLeft(lit.Value, "#")
+	if !strings.HasPrefix(body, `"""`) {
+		opening := len(lit.Value) - len(body) + 1
+		return fmt.Sprintf("%s:%d:%d", file, pos.Line(), pos.Column()+opening+col-1)
+	}
+	last := lit.Value[strings.LastIndexByte(lit.Value, '\n')+1:]
+	indent := len(last) - len(strings.TrimLeft(last, " \t"))
+	return fmt.Sprintf("%s:%d:%d", file, pos.Line()+line, indent+col)
 }
