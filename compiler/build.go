@@ -138,7 +138,7 @@ func (c *compilation) checkOne(e ir.Evaluator, scope component.Scope) (blocking.
 	if err := component.CheckPure(e.Source, c.pure); err != nil {
 		return blocking.EvaluatorImportForbidden, err.Error()
 	}
-	if err := component.Check(c.ctx, e.Kind, e.Source, scope); err != nil {
+	if err := c.checker.Check(e.Kind, e.Source, scope); err != nil {
 		return blocking.EvaluatorInvalid, err.Error()
 	}
 	return "", ""

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/parser"
 
@@ -42,10 +43,21 @@ func mustCompile(t testing.TB, dir string) *Result {
 	return res
 }
 
+// mustCompileChecked compiles and also checks the emitted IR against
+// #Worker, the guarantee Compile leaves to these tests.
+func mustCompileChecked(t testing.TB, dir string) *Result {
+	t.Helper()
+	res := mustCompile(t, dir)
+	if err := CheckSchema(cuecontext.New(), res.IR); err != nil {
+		t.Fatalf("IR of %s fails #Worker: %v", dir, err)
+	}
+	return res
+}
+
 func TestGoldenIR(t *testing.T) {
 	for _, name := range examples.Names() {
 		t.Run(name, func(t *testing.T) {
-			res := mustCompile(t, exampleDir(t, name))
+			res := mustCompileChecked(t, exampleDir(t, name))
 			golden := filepath.Join("testdata", "golden", name+".ir.json")
 			if *update {
 				if err := os.WriteFile(golden, res.IR, 0o644); err != nil {
@@ -90,7 +102,7 @@ func TestDeterminismUnderReorderingAndSplits(t *testing.T) {
 				if err := os.CopyFS(filepath.Join(dir, "skills"), os.DirFS(filepath.Join(base, "skills"))); err != nil {
 					t.Fatal(err)
 				}
-				got := mustCompile(t, dir)
+				got := mustCompileChecked(t, dir)
 				if !bytes.Equal(got.IR, want.IR) {
 					t.Fatalf("seed %d: IR differs (%s vs %s)", seed, got.Digest, want.Digest)
 				}

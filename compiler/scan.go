@@ -59,8 +59,12 @@ func (c *compilation) scanValue(v cue.Value, segs []string, prose bool) {
 		if err != nil {
 			return
 		}
+		findings := ir.ScanText(s, prose)
+		if len(findings) == 0 {
+			return
+		}
 		lit := literalOf(c.raw.LookupPath(selectorPath(segs)))
-		for _, f := range ir.ScanText(s, prose) {
+		for _, f := range findings {
 			e := c.refuseAt(f.Code, bpath(segs...), "rule: %s", f.Rule)
 			if lit != nil {
 				e.Pos = locate(lit, s, f.Offset)

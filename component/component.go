@@ -147,16 +147,54 @@ type Scope struct {
 // refers to anything not in scope, does not type-check, or yields the wrong
 // kind (a struct for arguments, a bool for a predicate).
 func Check(ctx *cue.Context, kind ir.EvaluatorKind, source string, scope Scope) error {
-	v := ctx.CompileString(source, cue.Filename("component.cue"))
+	return NewChecker(ctx).Check(kind, source, scope)
+}
+
+// Checker checks many components in one context, compiling each distinct
+// source and scope once and remembering each result: a bundle's jobs often
+// share evaluators and inputs.
+type Checker struct {
+	ctx     *cue.Context
+	sources map[string]cue.Value
+	scopes  map[string]cue.Value
+	results map[string]error
+}
+
+// NewChecker returns a Checker that compiles in ctx.
+func NewChecker(ctx *cue.Context) *Checker {
+	return &Checker{ctx: ctx, sources: map[string]cue.Value{}, scopes: map[string]cue.Value{}, results: map[string]error{}}
+}
+
+// Check is the package-level Check, memoized.
+func (c *Checker) Check(kind ir.EvaluatorKind, source string, scope Scope) error {
+	types := scopeTypes(scope)
+	key := string(kind) + "\x00" + source + "\x00" + types
+	if err, done := c.results[key]; done {
+		return err
+	}
+	err := c.check(source, types)
+	c.results[key] = err
+	return err
+}
+
+func (c *Checker) check(source, types string) error {
+	v, ok := c.sources[source]
+	if !ok {
+		v = c.ctx.CompileString(source, cue.Filename("component.cue"))
+		c.sources[source] = v
+	}
 	if err := v.Err(); err != nil {
 		return exprError(err, source)
 	}
-	typed := ctx.CompileString(scopeTypes(scope), cue.Filename("scope.cue"))
+	typed, ok := c.scopes[types]
+	if !ok {
+		typed = c.ctx.CompileString(types, cue.Filename("scope.cue"))
+		c.scopes[types] = typed
+	}
 	if err := typed.Err(); err != nil {
 		return fmt.Errorf("component: scope types: %w", err)
 	}
-	v = v.Unify(typed)
-	out := v.LookupPath(cue.MakePath(cue.Str(FieldOut)))
+	out := v.Unify(typed).LookupPath(cue.MakePath(cue.Str(FieldOut)))
 	if err := out.Validate(cue.All()); err != nil {
 		return exprError(err, source)
 	}

@@ -52,6 +52,38 @@ func Build(ctx *cue.Context, files []File) (cue.Value, error) {
 	return v, nil
 }
 
+// Compiled is the worker schema compiled once in one context, with the
+// definitions the stages look up.
+type Compiled struct {
+	// Bundle is #Bundle, WorkerIR is #Worker.
+	Bundle, WorkerIR cue.Value
+	// Pure is the default allow-list of pure CUE standard packages
+	// (#PurePackage), sorted.
+	Pure []string
+}
+
+// Compile compiles the worker schema in ctx.
+func Compile(ctx *cue.Context) (*Compiled, error) {
+	v, err := Build(ctx, Worker)
+	if err != nil {
+		return nil, err
+	}
+	var c Compiled
+	for _, d := range []struct {
+		name string
+		to   *cue.Value
+	}{{Bundle, &c.Bundle}, {WorkerIR, &c.WorkerIR}} {
+		*d.to = v.LookupPath(cue.ParsePath(d.name))
+		if err := d.to.Err(); err != nil {
+			return nil, fmt.Errorf("schemas: %s: %w", d.name, err)
+		}
+	}
+	if c.Pure, err = alternatives(v.LookupPath(cue.ParsePath(PurePackage))); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 // Definition returns the definition named def (such as "#Bundle") of the
 // worker schema, compiled in ctx.
 func Definition(ctx *cue.Context, def string) (cue.Value, error) {
@@ -73,6 +105,11 @@ func PurePackages(ctx *cue.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return alternatives(d)
+}
+
+// alternatives returns the sorted string alternatives of a disjunction.
+func alternatives(d cue.Value) ([]string, error) {
 	op, alts := d.Expr()
 	if op != cue.OrOp {
 		return nil, fmt.Errorf("schemas: %s is not a disjunction", PurePackage)
