@@ -55,7 +55,7 @@ func Compile(dir string) (*Result, error) {
 type compilation struct {
 	dir     string
 	ctx     *cue.Context
-	files   []string // the bundle's .cue files
+	files   []string  // the bundle's .cue files
 	schema  cue.Value // #Bundle
 	raw     cue.Value // the bundle as written, for positions
 	bundle  cue.Value // the bundle unified with #Bundle
