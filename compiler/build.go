@@ -95,34 +95,21 @@ func buildJob(name string, js jobSource) ir.Job {
 
 // checkEvaluators checks every evaluator against the scope of each step
 // that uses it, and refuses evaluators no step uses.
-func (c *compilation) checkEvaluators(w *ir.Worker, src bundleSource) {
+func (c *compilation) checkEvaluators(w *ir.Worker) {
 	used := map[string]bool{}
 	reported := map[string]bool{}
-	for _, j := range w.Jobs {
-		var earlier []string
-		for i, s := range j.Steps {
-			for _, ref := range []struct {
-				name   string
-				kind   ir.EvaluatorKind
-				result bool
-			}{{s.Arguments, ir.EvaluatorArguments, false}, {s.Predicate, ir.EvaluatorPredicate, s.Kind == ir.StepCheck}} {
-				e, ok := w.Evaluator(ref.name)
-				if ref.name == "" || !ok {
-					continue
-				}
-				used[ref.name] = true
-				if e.Kind != ref.kind || c.broken[e.Name] {
-					continue // already refused: by ir.Validate, or as syntax
-				}
-				scope := component.Scope{Inputs: j.InputSchema, Steps: earlier, Result: ref.result}
-				if code, msg := c.checkOne(e, scope); code != "" && !reported[e.Name+msg] {
-					reported[e.Name+msg] = true
-					c.refuseAt(code, bpath("evaluators", e.Name, "expr"), "%s (as used by jobs.%s.steps[%d])", msg, j.Name, i)
-				}
-			}
-			if s.Kind != ir.StepGuard {
-				earlier = append(earlier, s.ID)
-			}
+	for _, u := range component.Uses(w) {
+		e, ok := w.Evaluator(u.Evaluator)
+		if !ok {
+			continue // ir.Validate reports the dangling reference
+		}
+		used[e.Name] = true
+		if e.Kind != u.Kind || c.broken[e.Name] {
+			continue // already refused: by ir.Validate, or as syntax
+		}
+		if code, msg := c.checkOne(e, u.Scope); code != "" && !reported[e.Name+msg] {
+			reported[e.Name+msg] = true
+			c.refuseAt(code, bpath("evaluators", e.Name, "expr"), "%s (as used by jobs.%s.steps[%d])", msg, u.Job, u.Step)
 		}
 	}
 	for _, e := range w.Evaluators {

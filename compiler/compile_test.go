@@ -23,12 +23,8 @@ var update = flag.Bool("update", false, "rewrite the golden IR files")
 // exampleDir copies an embedded example bundle into a fresh folder.
 func exampleDir(t testing.TB, name string) string {
 	t.Helper()
-	src, err := examples.Bundle(name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), name)
-	if err := os.CopyFS(dir, src); err != nil {
+	if err := examples.Write(name, dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir

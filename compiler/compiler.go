@@ -86,7 +86,7 @@ func (c *compilation) run() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.checkEvaluators(w, src)
+	c.checkEvaluators(w)
 	for _, p := range ir.Validate(w) {
 		c.refuseAt(p.Code, bundlePath(p.Path), "%s", p.Detail)
 	}

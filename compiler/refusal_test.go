@@ -60,15 +60,11 @@ func writeTestFile(t *testing.T, p, text string) {
 	}
 }
 
-// exampleBundle copies clinic-triage into a fresh folder and applies edits.
+// editedExample copies clinic-triage into a fresh folder and applies edits.
 func editedExample(t *testing.T, edits ...bundleEdit) string {
 	t.Helper()
-	fsys, err := examples.Bundle("clinic-triage")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(dir, fsys); err != nil {
+	if err := examples.Write("clinic-triage", dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range edits {
@@ -459,12 +455,8 @@ func snapshotDir(t *testing.T, dir string) string {
 func TestRefusalNegativeControls(t *testing.T) {
 	for _, name := range examples.Names() {
 		t.Run("unmodified_"+name, func(t *testing.T) {
-			fsys, err := examples.Bundle(name)
-			if err != nil {
-				t.Fatal(err)
-			}
 			dir := t.TempDir()
-			if err := os.CopyFS(dir, fsys); err != nil {
+			if err := examples.Write(name, dir); err != nil {
 				t.Fatal(err)
 			}
 			res, err := Compile(dir)

@@ -11,6 +11,7 @@ package component
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,4 +302,40 @@ func exprPosition(pos token.Pos, source string) (int, int) {
 		return 1, pos.Column() - len(prefix)
 	}
 	return line, pos.Column()
+}
+
+// Use is one use of an evaluator by a step, with the scope it sees there.
+type Use struct {
+	Job       string
+	Step      int
+	Evaluator string
+	// Kind is the kind the step needs: arguments for args, predicate for
+	// a predicate.
+	Kind  ir.EvaluatorKind
+	Scope Scope
+}
+
+// Uses lists every evaluator use in w's jobs, in job and step order. A
+// step sees the inputs, the results of the read, effect and check steps
+// before it (a guard yields no result) and, in a check's predicate, what
+// the check read back.
+func Uses(w *ir.Worker) []Use {
+	var uses []Use
+	for _, j := range w.Jobs {
+		var earlier []string
+		for i, s := range j.Steps {
+			scope := Scope{Inputs: j.InputSchema, Steps: slices.Clone(earlier)}
+			if s.Arguments != "" {
+				uses = append(uses, Use{j.Name, i, s.Arguments, ir.EvaluatorArguments, scope})
+			}
+			if s.Predicate != "" {
+				scope.Result = s.Kind == ir.StepCheck
+				uses = append(uses, Use{j.Name, i, s.Predicate, ir.EvaluatorPredicate, scope})
+			}
+			if s.Kind != ir.StepGuard {
+				earlier = append(earlier, s.ID)
+			}
+		}
+	}
+	return uses
 }

@@ -4,6 +4,7 @@ package examples
 import (
 	"embed"
 	"io/fs"
+	"os"
 )
 
 //go:embed clinic-triage invoice-approval
@@ -30,4 +31,13 @@ func Bundle(name string) (fs.FS, error) {
 		return nil, err
 	}
 	return fs.Sub(bundles, name)
+}
+
+// Write copies the example bundle called name into dir, creating it.
+func Write(name, dir string) error {
+	src, err := Bundle(name)
+	if err != nil {
+		return err
+	}
+	return os.CopyFS(dir, src)
 }

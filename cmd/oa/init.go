@@ -23,14 +23,13 @@ func newInitCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			src, err := examples.Bundle(example)
-			if err != nil {
+			if _, err := examples.Bundle(example); err != nil {
 				return usageError{fmt.Errorf("unknown example %q (have %s)", example, strings.Join(examples.Names(), ", "))}
 			}
 			if err := ensureEmptyDir(dir); err != nil {
 				return err
 			}
-			if err := os.CopyFS(dir, src); err != nil {
+			if err := examples.Write(example, dir); err != nil {
 				return fmt.Errorf("writing bundle: %w", err)
 			}
 			if wantJSON(cmd) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,10 +28,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 type usageError struct{ error }
 
 func exitStatus(err error) int {
-	if _, ok := err.(usageError); ok {
+	if _, ok := err.(usageError); ok || isCobraUsage(err) {
 		return 2
 	}
 	return blocking.ExitStatus(err)
+}
+
+// isCobraUsage recognizes the command-line mistakes cobra reports itself,
+// which it returns as plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "required flag(s)") || strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "if any flags in the group")
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -52,7 +60,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newExplainCmd(), newVersionCmd())
+	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newExplainCmd(), newVersionCmd())
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/oa-dev/oa/oci"
+)
+
+// oaHome is $OA_HOME, by default ~/.oa: host state and the default OCI
+// layouts live there.
+func oaHome() string {
+	if h := os.Getenv("OA_HOME"); h != "" {
+		return h
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".oa")
+	}
+	return ".oa"
+}
+
+// refFlags are the flags every command that takes a reference has.
+type refFlags struct {
+	layout    bool
+	plainHTTP bool
+}
+
+func (f *refFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.layout, "oci-layout", false, "the reference is an OCI image layout PATH[:TAG][@DIGEST]")
+	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+}
+
+// open parses s and opens its target.
+func (f *refFlags) open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
+	if err != nil {
+		return oci.Ref{}, nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP})
+	return ref, target, err
+}
+
+// openPinned opens s and resolves it to a manifest descriptor, refusing a
+// reference without a digest with the digest its tag resolves to.
+func (f *refFlags) openPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
+	ref, target, err := f.open(ctx, s)
+	if err != nil {
+		return ref, nil, nil, err
+	}
+	desc, err := oci.Resolve(ctx, target, ref.Reference())
+	if err != nil {
+		return ref, nil, nil, err
+	}
+	if err := ref.RequireDigest(desc.Digest); err != nil {
+		return ref, nil, nil, err
+	}
+	art, err := oci.Fetch(ctx, target, desc)
+	return ref, target, art, err
+}
+
+// progress writes a line per step to w when w is a terminal, so long
+// transfers show life without cluttering logs and pipes.
+type progress struct{ w io.Writer }
+
+func newProgress(w io.Writer) progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return progress{w}
+	}
+	return progress{io.Discard}
+}
+
+func (p progress) step(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }

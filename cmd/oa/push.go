@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+)
+
+func newPushCmd() *cobra.Command {
+	var refs refFlags
+	var source string
+	cmd := &cobra.Command{
+		Use:   "push DIR|IR REF",
+		Short: "Pack a bundle (or compiled IR) as an OCI artifact and push it",
+		Long: `Push compiles DIR (or reads the IR file), packs it as an OCI artifact and
+pushes it to REF: a registry HOST/REPO[:TAG], or, without a registry host, an
+OCI layout under $OA_HOME/oci (--oci-layout takes a layout path). Without a
+tag the package version is the tag. It prints REF@sha256:… to sign, attest
+and admit. SOURCE_DATE_EPOCH, when set, stamps the manifest's created time;
+otherwise the manifest carries no time and the digest depends on content only.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, irBytes, err := loadWorker(args[0])
+			if err != nil {
+				return err
+			}
+			created, err := oci.CreatedFromEnv()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			ref, target, err := refs.open(ctx, args[1])
+			if err != nil {
+				return err
+			}
+			if ref.Digest != "" {
+				return usageError{fmt.Errorf("push takes a tag, not a digest: the digest is what push computes")}
+			}
+			if ref.Tag == "" {
+				ref.Tag = w.Version
+			}
+			p := newProgress(cmd.ErrOrStderr())
+			p.step("pushing %s@%s (%d layers) to %s", w.Name, w.Version, len(oci.Layers(w, irBytes)), ref.String())
+			desc, err := oci.Push(ctx, target, w, irBytes, ref.Tag, oci.PackOptions{Source: source, Created: created})
+			if err != nil {
+				return err
+			}
+			pinned := ref.WithDigest(desc.Digest)
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"reference": pinned.String(), "artifactDigest": desc.Digest, "workerIrDigest": ir.DigestBytes(irBytes), "size": desc.Size})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), pinned.String())
+			return nil
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().StringVar(&source, "source", "", "URL of the bundle's source, for the org.opencontainers.image.source annotation")
+	return cmd
+}
+
+// loadWorker compiles a bundle folder or reads and checks an IR file.
+func loadWorker(path string) (*ir.Worker, []byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if info.IsDir() {
+		res, err := compiler.Compile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return res.Worker, res.IR, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading IR: %w", err)
+	}
+	w, err := loadIR(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if problems := ir.ScanWorker(w); len(problems) > 0 {
+		return nil, nil, ir.Err(problems)
+	}
+	canon, err := ir.Encode(w)
+	return w, canon, err
+}

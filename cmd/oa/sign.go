@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/oci"
+)
+
+func newSignCmd() *cobra.Command {
+	var refs refFlags
+	var key string
+	cmd := &cobra.Command{
+		Use:   "sign --key KEY REF@sha256:…",
+		Short: "Sign an artifact's exact digest as its publisher (cosign's format)",
+		Long: `Sign verifies the worker artifact REF@sha256:… and writes a publisher
+signature over its digest in cosign's format (a simple-signing payload under
+the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. No
+transparency log or certificate authority is contacted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			signer, err := loadSigner(key)
+			if err != nil {
+				return err
+			}
+			ref, target, art, err := refs.openPinned(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := oci.Sign(cmd.Context(), target, ref.Name(), art.Descriptor, signer); err != nil {
+				return err
+			}
+			return printSigned(cmd, "signed", ref, signer.KeyID(), nil)
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().StringVar(&key, "key", "", "the publisher's private key (cosign format)")
+	_ = cmd.MarkFlagRequired("key")
+	return cmd
+}
+
+func newAttestCmd() *cobra.Command {
+	var refs refFlags
+	var key, authority string
+	cmd := &cobra.Command{
+		Use:   "attest --key AUTHORITY_KEY REF@sha256:…",
+		Short: "Run the conformance checks and attest the artifact as a conformance authority",
+		Long: `Attest runs the conformance checks on the pushed artifact (the IR re-derived
+from its layer matches its digest and the annotation; it decodes strictly and
+is schema-valid; components are pure; no customer state; declared risks are
+consistent; the skill docs are present). When all pass it writes an in-toto
+statement in a DSSE envelope in cosign's attestation format (tag
+sha256-<hex>.att, predicate type ` + oci.ConformancePredicateType + `),
+which cosign verify-attestation accepts. A failed check writes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			signer, err := loadSigner(key)
+			if err != nil {
+				return err
+			}
+			ref, target, art, err := refs.openPinned(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if authority == "" {
+				authority = signer.KeyID()
+			}
+			report := oci.Conformance(art, authority)
+			if err := report.Err(); err != nil {
+				return err
+			}
+			predicate, err := canonical.Marshal(report)
+			if err != nil {
+				return err
+			}
+			if _, err := oci.Attest(cmd.Context(), target, ref.Name(), art.Descriptor, oci.ConformancePredicateType, predicate, signer); err != nil {
+				return err
+			}
+			return printSigned(cmd, "attested", ref, signer.KeyID(), report)
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().StringVar(&key, "key", "", "the conformance authority's private key (cosign format)")
+	cmd.Flags().StringVar(&authority, "authority", "", "the authority's id in the report (default: its key id)")
+	_ = cmd.MarkFlagRequired("key")
+	return cmd
+}
+
+func printSigned(cmd *cobra.Command, verb string, ref oci.Ref, keyID string, report *oci.ConformanceReport) error {
+	if wantJSON(cmd) {
+		out := map[string]any{"reference": ref.String(), "keyId": keyID}
+		if report != nil {
+			raw, _ := json.Marshal(report)
+			out["report"] = json.RawMessage(raw)
+		}
+		return printJSON(cmd.OutOrStdout(), out)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s %s with key %s\n", verb, ref.String(), keyID)
+	if report != nil {
+		for _, c := range report.Checks {
+			fmt.Fprintf(cmd.OutOrStdout(), "  ✓ %s\n", c.Name)
+		}
+	}
+	return nil
+}

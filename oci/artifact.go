@@ -1,0 +1,318 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/ir"
+)
+
+// Media types of a worker artifact.
+const (
+	ArtifactType       = "application/vnd.oa.worker.v1"
+	IRMediaType        = ir.MediaType
+	ComponentMediaType = "application/vnd.oa.worker.component.v1+cue"
+	DocumentMediaType  = "application/vnd.oa.worker.doc.v1+markdown"
+)
+
+// Annotations oa writes.
+const (
+	// AnnotationIRDigest carries the workerIrDigest on the manifest.
+	AnnotationIRDigest = "dev.oa.worker.ir.digest"
+	// AnnotationPart names which part of the IR a layer holds:
+	// "ir", "component:NAME", "persona" or "skill:NAME".
+	AnnotationPart = "dev.oa.worker.part"
+)
+
+// PackOptions are the optional parts of a manifest.
+type PackOptions struct {
+	// Source is the org.opencontainers.image.source annotation: where the
+	// bundle's source lives (a URL). Empty leaves it out.
+	Source string
+	// Created is the org.opencontainers.image.created time. Nil leaves it
+	// out, which keeps the manifest digest a function of the content only;
+	// CreatedFromEnv reads SOURCE_DATE_EPOCH.
+	Created *time.Time
+}
+
+// CreatedFromEnv returns the time SOURCE_DATE_EPOCH sets, or nil when it is
+// unset. A value that is not a Unix time is a refusal.
+func CreatedFromEnv() (*time.Time, error) {
+	v, ok := os.LookupEnv("SOURCE_DATE_EPOCH")
+	if !ok || v == "" {
+		return nil, nil
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || secs < 0 {
+		return nil, blocking.New(blocking.ReferenceInvalid, "SOURCE_DATE_EPOCH must be a non-negative Unix time in seconds")
+	}
+	t := time.Unix(secs, 0).UTC()
+	return &t, nil
+}
+
+// Layer is one part of an artifact with its bytes.
+type Layer struct {
+	Descriptor ocispec.Descriptor
+	Data       []byte
+}
+
+// Layers returns the layers of w's artifact, in manifest order: the IR,
+// then the components and documents in the IR's own order. irBytes must be
+// the canonical encoding of w.
+func Layers(w *ir.Worker, irBytes []byte) []Layer {
+	layers := []Layer{layer(IRMediaType, "ir", "worker.ir.json", irBytes)}
+	for _, e := range w.Evaluators {
+		layers = append(layers, layer(ComponentMediaType, "component:"+e.Name, "components/"+e.Name+".cue", []byte(e.Source)))
+	}
+	layers = append(layers, layer(DocumentMediaType, "persona", w.Persona.Name, []byte(w.Persona.Text)))
+	for _, d := range w.Skills {
+		layers = append(layers, layer(DocumentMediaType, "skill:"+d.Name, "skills/"+d.Name, []byte(d.Text)))
+	}
+	return layers
+}
+
+func layer(mediaType, part, title string, data []byte) Layer {
+	return Layer{
+		Descriptor: ocispec.Descriptor{
+			MediaType: mediaType,
+			Digest:    digest.FromBytes(data),
+			Size:      int64(len(data)),
+			Annotations: map[string]string{
+				AnnotationPart:          part,
+				ocispec.AnnotationTitle: title,
+			},
+		},
+		Data: data,
+	}
+}
+
+// Manifest returns the manifest bytes of w's artifact. The same IR and
+// options always give the same bytes.
+func Manifest(w *ir.Worker, irBytes []byte, opts PackOptions) ([]byte, []Layer, error) {
+	layers := Layers(w, irBytes)
+	m := ocispec.Manifest{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: ArtifactType,
+		Config:       ocispec.DescriptorEmptyJSON,
+		Annotations: map[string]string{
+			ocispec.AnnotationTitle:   w.Name,
+			ocispec.AnnotationVersion: w.Version,
+			AnnotationIRDigest:        ir.DigestBytes(irBytes),
+		},
+	}
+	if opts.Source != "" {
+		m.Annotations[ocispec.AnnotationSource] = opts.Source
+	}
+	if opts.Created != nil {
+		m.Annotations[ocispec.AnnotationCreated] = opts.Created.UTC().Format(time.RFC3339)
+	}
+	for _, l := range layers {
+		m.Layers = append(m.Layers, l.Descriptor)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding manifest: %w", err)
+	}
+	return b, layers, nil
+}
+
+// Push writes w's artifact into target, tags it with tag when tag is not
+// empty, and returns the manifest descriptor. Blobs already present are
+// not sent again.
+func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte, tag string, opts PackOptions) (ocispec.Descriptor, error) {
+	manifest, layers, err := Manifest(w, irBytes, opts)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	blobs := append([]Layer{{Descriptor: ocispec.DescriptorEmptyJSON, Data: ocispec.DescriptorEmptyJSON.Data}}, layers...)
+	for _, l := range blobs {
+		if err := pushIfMissing(ctx, target, l.Descriptor, l.Data); err != nil {
+			return ocispec.Descriptor{}, err
+		}
+	}
+	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	if err := pushIfMissing(ctx, target, desc, manifest); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if tag != "" {
+		if err := target.Tag(ctx, desc, tag); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("tagging: %w", err)
+		}
+	}
+	return desc, nil
+}
+
+func pushIfMissing(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) error {
+	desc.Data = nil
+	exists, err := target.Exists(ctx, desc)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", desc.Digest, err)
+	}
+	if exists {
+		return nil
+	}
+	if err := target.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+		return fmt.Errorf("pushing %s: %w", desc.Digest, err)
+	}
+	return nil
+}
+
+// Artifact is a worker artifact read back and verified.
+type Artifact struct {
+	// Descriptor is the manifest's descriptor; its digest is the
+	// artifactDigest.
+	Descriptor ocispec.Descriptor
+	Manifest   ocispec.Manifest
+	// IR is the IR layer's bytes, canonical; Worker is IR decoded.
+	IR     []byte
+	Worker *ir.Worker
+	// IRDigest is the workerIrDigest.
+	IRDigest string
+	// Layers are all layers with their verified bytes.
+	Layers []Layer
+}
+
+// Resolve looks up ref in target. A missing reference is artifact_not_found.
+func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) (ocispec.Descriptor, error) {
+	desc, err := target.Resolve(ctx, reference)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "nothing is stored under that reference")
+	}
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("resolving: %w", err)
+	}
+	return desc, nil
+}
+
+// Fetch reads the worker artifact desc names from target and verifies it:
+// every blob against its digest, the manifest's media and artifact types,
+// the IR annotation against the IR layer, the IR's strict canonical
+// decoding and that the layers are exactly the parts the IR names.
+func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
+	raw, err := fetch(ctx, target, desc)
+	if err != nil {
+		return nil, err
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil || m.MediaType != ocispec.MediaTypeImageManifest || m.ArtifactType != ArtifactType {
+		return nil, blocking.New(blocking.ArtifactNotWorker, "manifest is not an image manifest with artifactType %s", ArtifactType)
+	}
+	a := &Artifact{Descriptor: desc, Manifest: m}
+	a.Descriptor.ArtifactType = m.ArtifactType
+	var irLayers int
+	for _, l := range m.Layers {
+		data, err := fetch(ctx, target, l)
+		if err != nil {
+			return nil, err
+		}
+		a.Layers = append(a.Layers, Layer{Descriptor: l, Data: data})
+		if l.MediaType == IRMediaType {
+			irLayers++
+			a.IR = data
+		}
+	}
+	if irLayers != 1 {
+		return nil, blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d IR layers, want exactly 1", irLayers)
+	}
+	a.IRDigest = ir.DigestBytes(a.IR)
+	if m.Annotations[AnnotationIRDigest] != a.IRDigest {
+		return nil, blocking.New(blocking.IRAnnotationMismatch, "annotation %s differs from the IR layer's digest", AnnotationIRDigest)
+	}
+	if a.Worker, err = ir.DecodeCanonical(a.IR); err != nil {
+		return nil, err
+	}
+	if err := a.checkLayers(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkLayers checks the layers are exactly those Layers derives from the
+// IR, in order, with the same bytes.
+func (a *Artifact) checkLayers() error {
+	want := Layers(a.Worker, a.IR)
+	if len(want) != len(a.Layers) {
+		return blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d layers, the IR names %d parts", len(a.Layers), len(want))
+	}
+	for i, w := range want {
+		got := a.Layers[i].Descriptor
+		if got.MediaType != w.Descriptor.MediaType || got.Digest != w.Descriptor.Digest || got.Annotations[AnnotationPart] != w.Descriptor.Annotations[AnnotationPart] {
+			return blocking.New(blocking.ArtifactLayersInvalid, "layer %d is not the IR's part %s", i, w.Descriptor.Annotations[AnnotationPart])
+		}
+	}
+	return nil
+}
+
+// fetch reads desc's bytes, verifying size and digest.
+func fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]byte, error) {
+	b, err := content.FetchAll(ctx, target, desc)
+	switch {
+	case tampered(err):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "blob %s does not match its digest", desc.Digest)
+	case errors.Is(err, errdef.ErrNotFound):
+		return nil, blocking.New(blocking.ArtifactNotFound, "blob %s is missing", desc.Digest)
+	case err != nil:
+		return nil, fmt.Errorf("fetching %s: %w", desc.Digest, err)
+	}
+	return b, nil
+}
+
+// tampered reports whether err says content differs from its descriptor:
+// a changed byte, or a blob longer or shorter than described.
+func tampered(err error) bool {
+	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
+		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// Copy copies the artifact desc from src to dst, tagging it dstTag when
+// not empty, together with its cosign signature and attestation manifests
+// when src has them (they are tags, not referrers, so a plain graph copy
+// would leave them behind). It returns what was copied, by kind.
+func Copy(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, desc ocispec.Descriptor, dstTag string) ([]string, error) {
+	if _, err := oras.Copy(ctx, src, desc.Digest.String(), dst, desc.Digest.String(), oras.DefaultCopyOptions); err != nil {
+		return nil, copyError(err)
+	}
+	if dstTag != "" {
+		if err := dst.Tag(ctx, desc, dstTag); err != nil {
+			return nil, fmt.Errorf("tagging: %w", err)
+		}
+	}
+	copied := []string{"artifact"}
+	for kind, tag := range map[string]string{"sig": SignatureTag(desc.Digest), "att": AttestationTag(desc.Digest)} {
+		if _, err := src.Resolve(ctx, tag); errors.Is(err, errdef.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("looking up %s: %w", tag, err)
+		}
+		if _, err := oras.Copy(ctx, src, tag, dst, tag, oras.DefaultCopyOptions); err != nil {
+			return nil, copyError(err)
+		}
+		copied = append(copied, kind)
+	}
+	sort.Strings(copied[1:])
+	return copied, nil
+}
+
+func copyError(err error) error {
+	if tampered(err) {
+		return blocking.New(blocking.LayerDigestMismatch, "a blob read during the copy does not match its digest")
+	}
+	return fmt.Errorf("copying: %w", err)
+}

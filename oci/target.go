@@ -1,0 +1,231 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// LocalRegistry is the registry name given to layouts in signature
+// payloads (cosign's docker-reference must be a valid image name).
+const LocalRegistry = "oa.local"
+
+// Ref is a parsed artifact reference.
+type Ref struct {
+	// Registry is the registry host[:port]; empty for an OCI image layout.
+	Registry string
+	// Repository is the repository name (for a layout, its name under
+	// $OA_HOME/oci, or the base name of the path given with --oci-layout).
+	Repository string
+	// Tag and Digest are either or both set, or neither (a bare repository).
+	Tag    string
+	Digest digest.Digest
+	// Layout is the OCI image layout folder; empty for a registry.
+	Layout string
+	// LayoutPath says Layout was given as a path (--oci-layout) rather
+	// than named by Repository under $OA_HOME/oci.
+	LayoutPath bool
+}
+
+// RefOptions says how references are read.
+type RefOptions struct {
+	// Home is $OA_HOME; layouts named without a path live in Home/oci.
+	Home string
+	// Layout says the reference is PATH[:TAG][@DIGEST] of an OCI image
+	// layout, as oras's --oci-layout.
+	Layout bool
+}
+
+var layoutTag = regexp.MustCompile(`^(.*?)(?::([A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?$`)
+
+// ParseRef parses s. As in Docker's image names, a first path component
+// followed by '/' that has a '.' or ':' or is "localhost" is a registry
+// host; anything else names a layout under opts.Home/oci. With
+// opts.Layout, s is a layout path.
+func ParseRef(s string, opts RefOptions) (Ref, error) {
+	rest, dgst, err := splitDigest(s)
+	if err != nil {
+		return Ref{}, err
+	}
+	if opts.Layout {
+		m := layoutTag.FindStringSubmatch(rest)
+		if m == nil || m[1] == "" {
+			return Ref{}, blocking.New(blocking.ReferenceInvalid, "an OCI layout reference is PATH[:TAG][@sha256:HEX]")
+		}
+		return Ref{Repository: layoutRepository(m[1]), Tag: m[2], Digest: dgst, Layout: m[1], LayoutPath: true}, nil
+	}
+	first, _, hasSlash := strings.Cut(rest, "/")
+	isHost := hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost")
+	name := rest
+	if !isHost {
+		name = LocalRegistry + "/" + rest
+	}
+	parsed, err := registry.ParseReference(name)
+	if err != nil {
+		return Ref{}, blocking.New(blocking.ReferenceInvalid, "%s", refProblem(err))
+	}
+	r := Ref{Registry: parsed.Registry, Repository: parsed.Repository, Tag: parsed.Reference, Digest: dgst}
+	if !isHost {
+		r.Registry = ""
+		r.Layout = filepath.Join(opts.Home, "oci", filepath.FromSlash(r.Repository))
+	}
+	return r, nil
+}
+
+// layoutRepository derives a valid repository name from a layout path, for
+// signature payloads.
+func layoutRepository(path string) string {
+	base := strings.ToLower(filepath.Base(filepath.Clean(path)))
+	clean := regexp.MustCompile(`[^a-z0-9._-]+`).ReplaceAllString(base, "-")
+	clean = strings.Trim(clean, "._-")
+	if clean == "" {
+		clean = "layout"
+	}
+	return clean
+}
+
+// splitDigest splits "X@sha256:HEX" and validates the digest.
+func splitDigest(s string) (string, digest.Digest, error) {
+	rest, d, found := strings.Cut(s, "@")
+	if !found {
+		return s, "", nil
+	}
+	dg, err := digest.Parse(d)
+	if err != nil || dg.Algorithm() != digest.SHA256 {
+		return "", "", blocking.New(blocking.ReferenceInvalid, "the digest must be sha256:<64 lower-case hex>")
+	}
+	return rest, dg, nil
+}
+
+// refProblem names what is wrong with a reference without repeating it.
+func refProblem(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return "not HOST/REPO[:TAG][@sha256:HEX] (" + msg + ")"
+}
+
+// Name is the image name cosign puts in a signature's docker-reference:
+// REGISTRY/REPO, or oa.local/REPO for a layout.
+func (r Ref) Name() string {
+	if r.Registry == "" {
+		return LocalRegistry + "/" + r.Repository
+	}
+	return r.Registry + "/" + r.Repository
+}
+
+// String renders the reference as it would be typed.
+func (r Ref) String() string {
+	s := r.Repository
+	switch {
+	case r.Registry != "":
+		s = r.Registry + "/" + r.Repository
+	case r.LayoutPath:
+		s = r.Layout
+	}
+	if r.Tag != "" {
+		s += ":" + r.Tag
+	}
+	if r.Digest != "" {
+		s += "@" + r.Digest.String()
+	}
+	return s
+}
+
+// WithDigest returns r pinned to d.
+func (r Ref) WithDigest(d digest.Digest) Ref {
+	r.Digest = d
+	return r
+}
+
+// Reference is what to resolve in the target: the digest when set, else
+// the tag.
+func (r Ref) Reference() string {
+	if r.Digest != "" {
+		return r.Digest.String()
+	}
+	return r.Tag
+}
+
+// RequireDigest refuses a reference without a digest. When resolved is
+// known (the tag was looked up), the refusal says which digest to use.
+func (r Ref) RequireDigest(resolved digest.Digest) error {
+	if r.Digest != "" {
+		return nil
+	}
+	if resolved != "" {
+		return blocking.New(blocking.ReferenceNotDigest, "the tag resolves to %s now; re-run with @%s", resolved, resolved)
+	}
+	return blocking.New(blocking.ReferenceNotDigest, "give the reference as REF@sha256:…")
+}
+
+// OpenOptions say how to reach a registry.
+type OpenOptions struct {
+	// PlainHTTP allows HTTP to a registry that is not on loopback.
+	PlainHTTP bool
+	// Credentials overrides the Docker config credentials (tests).
+	Credentials credentials.Store
+}
+
+// Target is an opened artifact store: an OCI layout or a registry
+// repository.
+type Target interface {
+	oras.GraphTarget
+}
+
+// Open opens the target r names. A layout is created when missing.
+func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
+	if r.Layout != "" {
+		if err := os.MkdirAll(r.Layout, 0o755); err != nil {
+			return nil, fmt.Errorf("creating OCI layout: %w", err)
+		}
+		store, err := oci.NewWithContext(ctx, r.Layout)
+		if err != nil {
+			return nil, fmt.Errorf("opening OCI layout: %w", err)
+		}
+		return store, nil
+	}
+	repo, err := remote.NewRepository(r.Registry + "/" + r.Repository)
+	if err != nil {
+		return nil, blocking.New(blocking.ReferenceInvalid, "%s", refProblem(err))
+	}
+	repo.PlainHTTP = isLoopback(r.Registry) || opts.PlainHTTP
+	store := opts.Credentials
+	if store == nil {
+		if store, err = credentials.NewStoreFromDocker(credentials.StoreOptions{}); err != nil {
+			return nil, fmt.Errorf("reading Docker credentials: %w", err)
+		}
+	}
+	repo.Client = &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
+	return repo, nil
+}
+
+// isLoopback reports whether a registry host[:port] is on this machine,
+// the only place plain HTTP is used without being asked for.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

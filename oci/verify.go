@@ -1,0 +1,263 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// Limits on what verification reads: cosign manifests and their layers
+// are small, and a larger one is not one of ours.
+const (
+	maxCosignManifestSize = 4 << 20
+	maxCosignLayerSize    = 16 << 20
+)
+
+// dockerManifestMediaType is the manifest type cosign writes with
+// COSIGN_DOCKER_MEDIA_TYPES=1; it has the same shape as an OCI manifest.
+const dockerManifestMediaType = "application/vnd.docker.distribution.manifest.v2+json"
+
+// SignatureResult says which publisher signature verified.
+type SignatureResult struct {
+	// KeyID is the id of the key the signature verified with.
+	KeyID string
+	// PayloadDigest is the digest of the simple-signing payload that
+	// verified (the last one, when several did).
+	PayloadDigest digest.Digest
+	// DockerReference is the image name the payload claims. cosign does not
+	// check it and neither does oa; it is informational.
+	DockerReference string
+	// Manifest is the `sha256-<hex>.sig` manifest read.
+	Manifest ocispec.Descriptor
+	// Verified counts the signature layers that verified for the subject.
+	Verified int
+}
+
+// VerifySignature checks the publisher signature of manifest subject in
+// target, as `cosign verify --key` does: at least one simple-signing layer
+// of the `sha256-<hex>.sig` manifest must verify with v and name
+// subject.Digest. Every byte read is checked against its digest.
+//
+// Refusals: signature_missing (no signature manifest or no signature
+// layer), signature_wrong_subject (a layer verifies with v but names
+// another digest), signature_untrusted (no layer verifies with v),
+// layer_digest_mismatch (stored content does not match its digest).
+func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.Descriptor, v *Verifier) (*SignatureResult, error) {
+	if err := checkSubject(subject); err != nil {
+		return nil, err
+	}
+	img, err := readCosignImage(ctx, target, SignatureTag(subject.Digest))
+	if err != nil {
+		return nil, err
+	}
+	if !img.found {
+		return nil, blocking.New(blocking.SignatureMissing, "no signature tag for the digest")
+	}
+	res := &SignatureResult{KeyID: v.keyID, Manifest: img.desc}
+	best, candidates := verdictUntrusted, 0
+	for i, l := range img.layers {
+		if l.MediaType != SimpleSigningMediaType {
+			continue
+		}
+		candidates++
+		got, ref := checkSignatureLayer(l, img.blobs[i], subject.Digest, v)
+		best = max(best, got)
+		if got == verdictOK {
+			res.Verified++
+			res.PayloadDigest, res.DockerReference = l.Digest, ref
+		}
+	}
+	if candidates == 0 {
+		return nil, blocking.New(blocking.SignatureMissing, "the signature manifest has no simple-signing layer")
+	}
+	if err := signatureRefusal(best); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// verdict ranks how far a layer got through verification.
+type verdict int
+
+// Verdicts, worst first.
+const (
+	verdictUntrusted verdict = iota
+	verdictWrongSubject
+	verdictPredicateInvalid
+	verdictOK
+)
+
+// signatureRefusal is the refusal for the best verdict among signature
+// layers, or nil when one verified.
+func signatureRefusal(best verdict) error {
+	switch best {
+	case verdictOK:
+		return nil
+	case verdictWrongSubject:
+		return blocking.New(blocking.SignatureWrongSubject, "a signature by the trusted key names another manifest digest")
+	default:
+		return blocking.New(blocking.SignatureUntrusted, "no signature layer verifies with the trusted key")
+	}
+}
+
+// checkSignatureLayer verifies one simple-signing layer with v and checks
+// that its payload names want. It returns the docker-reference on success.
+func checkSignatureLayer(l ocispec.Descriptor, blob []byte, want digest.Digest, v *Verifier) (verdict, string) {
+	sig, err := base64.StdEncoding.DecodeString(l.Annotations[SignatureAnnotation])
+	if err != nil || len(sig) == 0 {
+		return verdictUntrusted, ""
+	}
+	if v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(blob)) != nil {
+		return verdictUntrusted, ""
+	}
+	var sci payload.SimpleContainerImage
+	if json.Unmarshal(blob, &sci) != nil || sci.Critical.Type != payload.CosignSignatureType {
+		return verdictWrongSubject, ""
+	}
+	if sci.Critical.Image.DockerManifestDigest != want.String() {
+		return verdictWrongSubject, ""
+	}
+	return verdictOK, sci.Critical.Identity.DockerReference
+}
+
+// VerifyIndependent refuses attestation_by_publisher when the conformance
+// authority's key is the publisher's own key (the same KeyID).
+func VerifyIndependent(publisher, authority *Verifier) error {
+	if publisher == nil || authority == nil {
+		return errors.New("oci: VerifyIndependent needs both keys")
+	}
+	if publisher.keyID == authority.keyID {
+		return blocking.New(blocking.AttestationByPublisher, "the authority key is the publisher key")
+	}
+	return nil
+}
+
+// cosignImage is a `.sig` or `.att` manifest with its layers' verified
+// bytes. found is false (and the rest empty) when the tag does not exist.
+type cosignImage struct {
+	found  bool
+	desc   ocispec.Descriptor
+	layers []ocispec.Descriptor
+	blobs  [][]byte
+}
+
+// readCosignImage resolves tag and reads its manifest and the layers oa
+// understands, checking every digest. A missing tag is not an error.
+func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string) (cosignImage, error) {
+	desc, err := target.Resolve(ctx, tag)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return cosignImage{}, nil
+	}
+	if err != nil {
+		return cosignImage{}, fmt.Errorf("resolving cosign tag: %w", err)
+	}
+	layers, err := readCosignManifest(ctx, target, desc)
+	if err != nil {
+		return cosignImage{}, err
+	}
+	img := cosignImage{found: true, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
+	for i, l := range layers {
+		if !knownCosignLayer(l) {
+			continue
+		}
+		if img.blobs[i], err = fetchCosign(ctx, target, l, maxCosignLayerSize); err != nil {
+			return cosignImage{}, err
+		}
+	}
+	return img, nil
+}
+
+// knownCosignLayer reports whether l is a layer type oa reads, of a size
+// one of ours can have.
+func knownCosignLayer(l ocispec.Descriptor) bool {
+	return (l.MediaType == SimpleSigningMediaType || l.MediaType == DSSEMediaType) && l.Size <= maxCosignLayerSize
+}
+
+// readCosignManifest fetches and decodes the manifest desc. A manifest of
+// another kind, too large or not JSON has no usable layers.
+func readCosignManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+	if desc.MediaType != ocispec.MediaTypeImageManifest && desc.MediaType != dockerManifestMediaType {
+		return nil, nil
+	}
+	b, err := fetchCosign(ctx, target, desc, maxCosignManifestSize)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var m ocispec.Manifest
+	if json.Unmarshal(b, &m) != nil {
+		return nil, nil
+	}
+	return m.Layers, nil
+}
+
+// fetchCosign reads desc, verifying size and digest. Content larger than
+// limit is not read (nil, nil). Content that does not match its descriptor,
+// or is missing though a manifest names it, refuses layer_digest_mismatch.
+func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, limit int64) ([]byte, error) {
+	if desc.Size > limit {
+		return nil, nil
+	}
+	b, err := content.FetchAll(ctx, target, desc)
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, errdef.ErrNotFound):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s is missing", desc.Digest)
+	case contentMismatch(err):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s does not match its digest", desc.Digest)
+	default:
+		return nil, fmt.Errorf("fetching cosign content: %w", err)
+	}
+}
+
+// contentMismatch reports whether err says fetched bytes differ from their
+// descriptor: another digest, or more or fewer bytes than described.
+func contentMismatch(err error) bool {
+	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
+		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// onlyFor reports whether every layer of the image claims subject (without
+// verifying signatures), so that deleting it cannot remove another
+// manifest's signatures that happen to share these bytes.
+func (img cosignImage) onlyFor(subject digest.Digest) bool {
+	for i, l := range img.layers {
+		if img.blobs[i] == nil || claimedSubject(l.MediaType, img.blobs[i]) != subject {
+			return false
+		}
+	}
+	return true
+}
+
+// claimedSubject is the manifest digest a signature or attestation layer
+// claims, unverified; empty when it claims none or several.
+func claimedSubject(mediaType string, blob []byte) digest.Digest {
+	switch mediaType {
+	case SimpleSigningMediaType:
+		var sci payload.SimpleContainerImage
+		if json.Unmarshal(blob, &sci) != nil {
+			return ""
+		}
+		return digest.Digest(sci.Critical.Image.DockerManifestDigest)
+	case DSSEMediaType:
+		st, err := unverifiedStatement(blob)
+		if err != nil || len(st.Subject) != 1 {
+			return ""
+		}
+		return digest.NewDigestFromEncoded(digest.SHA256, st.Subject[0].Digest["sha256"])
+	}
+	return ""
+}

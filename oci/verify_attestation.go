@@ -1,0 +1,177 @@
+package oci
+
+import (
+	"context"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// AttestationResult is the verified attestation.
+type AttestationResult struct {
+	// KeyID is the id of the key the envelope verified with.
+	KeyID string
+	// PredicateType is the statement's predicate type.
+	PredicateType string
+	// Predicate is the verified statement's predicate, a JSON object (the
+	// most recently appended one, when several verified).
+	Predicate []byte
+	// EnvelopeDigest is the digest of the DSSE envelope layer it came from.
+	EnvelopeDigest digest.Digest
+	// Manifest is the `sha256-<hex>.att` manifest read.
+	Manifest ocispec.Descriptor
+	// Verified counts the envelopes that verified for subject and type.
+	Verified int
+}
+
+// AttestationOption adjusts VerifyAttestation.
+type AttestationOption func(*attestationConfig)
+
+// attestationConfig holds the options of VerifyAttestation.
+type attestationConfig struct {
+	publisher *Verifier
+}
+
+// WithPublisher names the publisher's key, which must not vouch for its
+// own conformance: VerifyAttestation then refuses attestation_by_publisher
+// when the authority key is the publisher's, or when any envelope of the
+// requested predicate type verifies with the publisher's key.
+func WithPublisher(publisher *Verifier) AttestationOption {
+	return func(c *attestationConfig) { c.publisher = publisher }
+}
+
+// VerifyAttestation checks the attestation of manifest subject in target,
+// as `cosign verify-attestation --key --type predicateType` does: a DSSE
+// envelope of the `sha256-<hex>.att` manifest must verify with v and hold
+// an in-toto statement whose subject has subject's sha256 and whose
+// predicate type is predicateType, with a JSON object predicate. Every
+// byte read is checked against its digest.
+//
+// Refusals: attestation_missing, attestation_untrusted (no envelope
+// verifies with v), attestation_wrong_subject (one verifies but names
+// another digest), attestation_predicate_invalid (one verifies for the
+// subject but with another type or a predicate that is not an object),
+// attestation_by_publisher (see WithPublisher), layer_digest_mismatch.
+func VerifyAttestation(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.Descriptor, v *Verifier, predicateType string, opts ...AttestationOption) (*AttestationResult, error) {
+	var cfg attestationConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkAttestationInputs(subject, v, cfg); err != nil {
+		return nil, err
+	}
+	img, err := readCosignImage(ctx, target, AttestationTag(subject.Digest))
+	if err != nil {
+		return nil, err
+	}
+	if !img.found {
+		return nil, blocking.New(blocking.AttestationMissing, "no attestation tag for the digest")
+	}
+	return verifyEnvelopes(img, subject.Digest, v, predicateType, cfg)
+}
+
+// checkAttestationInputs checks the subject and the keys' independence.
+func checkAttestationInputs(subject ocispec.Descriptor, v *Verifier, cfg attestationConfig) error {
+	if err := checkSubject(subject); err != nil {
+		return err
+	}
+	if cfg.publisher != nil {
+		return VerifyIndependent(cfg.publisher, v)
+	}
+	return nil
+}
+
+// verifyEnvelopes checks every DSSE layer of img and keeps the best result.
+func verifyEnvelopes(img cosignImage, want digest.Digest, v *Verifier, predicateType string, cfg attestationConfig) (*AttestationResult, error) {
+	res := &AttestationResult{KeyID: v.keyID, PredicateType: predicateType, Manifest: img.desc}
+	best, candidates := verdictUntrusted, 0
+	for i, l := range img.layers {
+		if l.MediaType != DSSEMediaType {
+			continue
+		}
+		candidates++
+		if cfg.publisher != nil && publisherAttested(img.blobs[i], cfg.publisher, predicateType) {
+			return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies with the publisher key")
+		}
+		got, predicate := checkEnvelope(img.blobs[i], want, v, predicateType)
+		best = max(best, got)
+		if got == verdictOK {
+			res.Verified++
+			res.Predicate, res.EnvelopeDigest = predicate, l.Digest
+		}
+	}
+	if candidates == 0 {
+		return nil, blocking.New(blocking.AttestationMissing, "the attestation manifest has no DSSE layer")
+	}
+	if err := attestationRefusal(best); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// publisherAttested reports whether env verifies with the publisher's key
+// and carries predicateType. Other predicate types (the publisher's own
+// provenance, say) are the publisher's to sign.
+func publisherAttested(env []byte, publisher *Verifier, predicateType string) bool {
+	if env == nil {
+		return false
+	}
+	decoded, ok := openEnvelope(env, publisher)
+	if !ok {
+		return false
+	}
+	st, err := parseStatement(decoded)
+	return err == nil && st.PredicateType == predicateType
+}
+
+// checkEnvelope verifies one envelope with v and checks its statement in
+// the order cosign does: signature, subject digest, predicate type.
+func checkEnvelope(env []byte, want digest.Digest, v *Verifier, predicateType string) (verdict, []byte) {
+	if env == nil {
+		return verdictUntrusted, nil
+	}
+	decoded, ok := openEnvelope(env, v)
+	if !ok {
+		return verdictUntrusted, nil
+	}
+	st, err := parseStatement(decoded)
+	if err != nil {
+		return verdictPredicateInvalid, nil
+	}
+	if !namesDigest(st.Subject, want) {
+		return verdictWrongSubject, nil
+	}
+	if st.PredicateType != predicateType || !isJSONObject(st.Predicate) {
+		return verdictPredicateInvalid, nil
+	}
+	return verdictOK, append([]byte(nil), st.Predicate...)
+}
+
+// namesDigest reports whether a subject has want's sha256 (names are not
+// checked, as cosign does not check them).
+func namesDigest(subjects []inTotoSubject, want digest.Digest) bool {
+	for _, s := range subjects {
+		if s.Digest[string(digest.SHA256)] == want.Encoded() {
+			return true
+		}
+	}
+	return false
+}
+
+// attestationRefusal is the refusal for the best verdict among envelopes,
+// or nil when one verified.
+func attestationRefusal(best verdict) error {
+	switch best {
+	case verdictOK:
+		return nil
+	case verdictPredicateInvalid:
+		return blocking.New(blocking.AttestationPredicateBad, "the trusted attestation for the digest has another predicate type or a predicate that is not a JSON object")
+	case verdictWrongSubject:
+		return blocking.New(blocking.AttestationWrongSubject, "an attestation by the trusted key names another manifest digest")
+	default:
+		return blocking.New(blocking.AttestationUntrusted, "no attestation envelope verifies with the trusted key")
+	}
+}

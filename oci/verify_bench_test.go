@@ -1,0 +1,65 @@
+package oci
+
+import (
+	"context"
+	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// csBenchArtifact pushes an artifact signed by the publisher key and
+// attested by the authority key to a loopback registry.
+func csBenchArtifact(b *testing.B) (csStore, ocispec.Descriptor) {
+	b.Helper()
+	ctx := context.Background()
+	st := csRegistry(b)
+	a := csPushWorker(b, st.target, "bench")
+	if _, err := Sign(ctx, st.target, st.repo, a, csKey(b, 0).signer); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), csKey(b, 1).signer); err != nil {
+		b.Fatal(err)
+	}
+	return st, a
+}
+
+// BenchmarkVerify measures VerifySignature plus VerifyAttestation against
+// the loopback registry, reporting registry requests and bytes per op.
+func BenchmarkVerify(b *testing.B) {
+	ctx := context.Background()
+	st, a := csBenchArtifact(b)
+	pub, auth := csKey(b, 0).verifier, csKey(b, 1).verifier
+	st.reg.ResetCounters()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := VerifySignature(ctx, st.target, a, pub); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := VerifyAttestation(ctx, st.target, a, auth, ConformancePredicateType, WithPublisher(pub)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(st.reg.Requests())/float64(b.N), "requests/op")
+	b.ReportMetric(float64(st.reg.BytesServed())/float64(b.N), "served-B/op")
+}
+
+// BenchmarkCosignVerify runs the stock `cosign verify` and
+// `cosign verify-attestation` on the same kind of artifact, for the ratio
+// to BenchmarkVerify.
+func BenchmarkCosignVerify(b *testing.B) {
+	cs := csNeedCosign(b)
+	st, a := csBenchArtifact(b)
+	pubPub := cs.file(b, "publisher.pub", csKey(b, 0).pub)
+	authPub := cs.file(b, "authority.pub", csKey(b, 1).pub)
+	ref := st.repo + "@" + a.Digest.String()
+	st.reg.ResetCounters()
+	b.ResetTimer()
+	for range b.N {
+		cs.must(b, "verify", "--key", pubPub, "--insecure-ignore-tlog", ref)
+		cs.must(b, "verify-attestation", "--key", authPub, "--type", ConformancePredicateType, "--insecure-ignore-tlog", ref)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(st.reg.Requests())/float64(b.N), "requests/op")
+	b.ReportMetric(float64(st.reg.BytesServed())/float64(b.N), "served-B/op")
+}

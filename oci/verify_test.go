@@ -1,0 +1,155 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// TestVerifySignatureMissing: no .sig tag, and a .sig manifest without
+// signature layers, are signature_missing.
+func TestVerifySignatureMissing(t *testing.T) {
+	csEachStore(t, func(t *testing.T, st csStore) {
+		ctx := context.Background()
+		subject := csPushWorker(t, st.target, "a")
+		_, err := VerifySignature(ctx, st.target, subject, csKey(t, 0).verifier)
+		csWantCode(t, err, blocking.SignatureMissing)
+		csForge(t, st.target, SignatureTag(subject.Digest), nil)
+		_, err = VerifySignature(ctx, st.target, subject, csKey(t, 0).verifier)
+		csWantCode(t, err, blocking.SignatureMissing)
+	})
+}
+
+// TestVerifySignatureOtherKey: a signature by another key is untrusted.
+func TestVerifySignatureOtherKey(t *testing.T) {
+	csEachStore(t, func(t *testing.T, st csStore) {
+		ctx := context.Background()
+		subject := csPushWorker(t, st.target, "a")
+		if _, err := Sign(ctx, st.target, st.repo, subject, csKey(t, 0).signer); err != nil {
+			t.Fatal(err)
+		}
+		_, err := VerifySignature(ctx, st.target, subject, csKey(t, 1).verifier)
+		csWantCode(t, err, blocking.SignatureUntrusted)
+	})
+}
+
+// TestVerifySignatureCopied: another artifact's .sig manifest copied under
+// this artifact's tag verifies with the key but names the other digest.
+// Signing this artifact afterwards must not delete the other one's
+// signature, which shares the copied manifest.
+func TestVerifySignatureCopied(t *testing.T) {
+	csEachStore(t, func(t *testing.T, st csStore) {
+		ctx := context.Background()
+		k := csKey(t, 0)
+		a, b := csPushWorker(t, st.target, "a"), csPushWorker(t, st.target, "b")
+		bSig, err := Sign(ctx, st.target, st.repo, b, k.signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.target.Tag(ctx, bSig, SignatureTag(a.Digest)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = VerifySignature(ctx, st.target, a, k.verifier)
+		csWantCode(t, err, blocking.SignatureWrongSubject)
+		if _, err := Sign(ctx, st.target, st.repo, a, k.signer); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := VerifySignature(ctx, st.target, a, k.verifier); err != nil {
+			t.Fatalf("a after signing: %v", err)
+		}
+		if _, err := VerifySignature(ctx, st.target, b, k.verifier); err != nil {
+			t.Fatalf("b's signature was lost: %v", err)
+		}
+	})
+}
+
+// TestVerifySignatureForged: layers rewritten by someone with push access
+// but without the key (digests consistent) are untrusted.
+func TestVerifySignatureForged(t *testing.T) {
+	csEachStore(t, func(t *testing.T, st csStore) {
+		ctx := context.Background()
+		k := csKey(t, 0)
+		a, b := csPushWorker(t, st.target, "a"), csPushWorker(t, st.target, "b")
+		if _, err := Sign(ctx, st.target, st.repo, b, k.signer); err != nil {
+			t.Fatal(err)
+		}
+		_, m := csManifest(t, st.target, SignatureTag(b.Digest))
+		orig := m.Layers[0]
+		pl := csBlob(t, st.target, orig)
+
+		// b's signature over a payload rewritten to name a.
+		forged := []byte(strings.Replace(string(pl), b.Digest.Encoded(), a.Digest.Encoded(), 1))
+		csForge(t, st.target, SignatureTag(a.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, forged, orig.Annotations)})
+		_, err := VerifySignature(ctx, st.target, a, k.verifier)
+		csWantCode(t, err, blocking.SignatureUntrusted)
+
+		// b's payload with one signature byte flipped.
+		sig, _ := base64.StdEncoding.DecodeString(orig.Annotations[SignatureAnnotation])
+		sig[len(sig)-1] ^= 0x01
+		ann := map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(sig)}
+		csForge(t, st.target, SignatureTag(b.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, pl, ann)})
+		_, err = VerifySignature(ctx, st.target, b, k.verifier)
+		csWantCode(t, err, blocking.SignatureUntrusted)
+
+		// a payload of another type, signed with the key, vouches for
+		// nothing: it does not name this digest as a cosign signature.
+		other := []byte(`{"critical":{"identity":{"docker-reference":"x/y"},"image":{"docker-manifest-digest":"` + a.Digest.String() + `"},"type":"atomic container signature"},"optional":null}`)
+		otherSig, err := k.signer.sv.SignMessage(bytes.NewReader(other))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ann = map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(otherSig)}
+		csForge(t, st.target, SignatureTag(a.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, other, ann)})
+		_, err = VerifySignature(ctx, st.target, a, k.verifier)
+		csWantCode(t, err, blocking.SignatureWrongSubject)
+	})
+}
+
+// TestVerifySignatureTamperedBlob: a stored signature layer or manifest
+// whose bytes no longer match their digest is layer_digest_mismatch.
+func TestVerifySignatureTamperedBlob(t *testing.T) {
+	for _, part := range []string{"layer", "manifest"} {
+		t.Run(part, func(t *testing.T) {
+			st := csLayout(t)
+			ctx := context.Background()
+			k := csKey(t, 0)
+			subject := csPushWorker(t, st.target, "a")
+			sigDesc, err := Sign(ctx, st.target, st.repo, subject, k.signer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, m := csManifest(t, st.target, SignatureTag(subject.Digest))
+			victim := m.Layers[0]
+			if part == "manifest" {
+				victim = sigDesc
+			}
+			csCorruptBlob(t, st.layout, victim)
+			_, err = VerifySignature(ctx, st.target, subject, k.verifier)
+			csWantCode(t, err, blocking.LayerDigestMismatch)
+			if strings.Contains(err.Error(), st.layout) {
+				t.Fatal("refusal echoes a local path")
+			}
+		})
+	}
+}
+
+// TestVerifyIndependent: the same key as publisher and authority is
+// refused; two keys pass.
+func TestVerifyIndependent(t *testing.T) {
+	p, a := csKey(t, 0).verifier, csKey(t, 1).verifier
+	if err := VerifyIndependent(p, a); err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadVerifier(csKey(t, 0).pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csWantCode(t, VerifyIndependent(p, again), blocking.AttestationByPublisher)
+	if err := VerifyIndependent(nil, a); err == nil || blocking.Refusals(err) != nil {
+		t.Fatalf("nil key: %v; want a program fault", err)
+	}
+}

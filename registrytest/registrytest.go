@@ -1,0 +1,140 @@
+// Package registrytest runs an in-process OCI distribution registry
+// (github.com/distribution/distribution/v3, in-memory storage, deletes
+// enabled) on a loopback port, for tests and benchmarks only. It counts
+// the requests it serves and the response bytes it writes.
+package registrytest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	// The in-memory storage driver registers itself here; handlers does
+	// not import it, and NewApp panics without it.
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+	"github.com/sirupsen/logrus"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// config is the registry configuration: in-memory storage, manifest
+// deletes allowed (oras-go's referrers tag scheme and cosign-tag cleanup
+// need them), no upload purging, and a fixed HTTP secret so the registry
+// does not warn about a random one.
+const config = `
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  inmemory: {}
+  delete:
+    enabled: true
+  maintenance:
+    uploadpurging:
+      enabled: false
+http:
+  addr: 127.0.0.1:0
+  secret: registrytest-not-a-secret
+`
+
+// Registry is a running in-process registry.
+type Registry struct {
+	srv      *httptest.Server
+	once     sync.Once
+	requests atomic.Int64
+	bytes    atomic.Int64
+}
+
+// quietOnce silences the registry's logging, which goes to logrus's
+// standard logger whatever the configuration says.
+var quietOnce sync.Once
+
+// Start starts a registry on 127.0.0.1 and stops it when t ends. It fails
+// t when the registry cannot start. REGISTRY_* environment variables
+// override the configuration, as in the stock registry.
+func Start(t testing.TB) *Registry {
+	t.Helper()
+	quietOnce.Do(func() {
+		logrus.SetOutput(io.Discard)
+		logrus.SetLevel(logrus.PanicLevel)
+	})
+	cfg, err := configuration.Parse(strings.NewReader(config))
+	if err != nil {
+		t.Fatalf("registrytest: parsing configuration: %v", err)
+	}
+	r := &Registry{}
+	app := handlers.NewApp(context.Background(), cfg)
+	r.srv = httptest.NewServer(r.count(app))
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// Host is the registry's "127.0.0.1:PORT".
+func (r *Registry) Host() string { return strings.TrimPrefix(r.srv.URL, "http://") }
+
+// Repository opens repository name ("oa/clinic") on the registry over
+// plain HTTP. It fails t when name is not a valid repository name.
+func (r *Registry) Repository(t testing.TB, name string) *remote.Repository {
+	t.Helper()
+	repo, err := remote.NewRepository(r.Host() + "/" + name)
+	if err != nil {
+		t.Fatalf("registrytest: repository %q: %v", name, err)
+	}
+	repo.PlainHTTP = true
+	return repo
+}
+
+// Stop shuts the registry down. It is safe to call more than once; Start
+// arranges for it to be called when the test ends.
+func (r *Registry) Stop() { r.once.Do(r.srv.Close) }
+
+// Requests is the number of HTTP requests served so far.
+func (r *Registry) Requests() int64 { return r.requests.Load() }
+
+// BytesServed is the number of response body bytes written so far.
+func (r *Registry) BytesServed() int64 { return r.bytes.Load() }
+
+// ResetCounters sets Requests and BytesServed back to zero.
+func (r *Registry) ResetCounters() {
+	r.requests.Store(0)
+	r.bytes.Store(0)
+}
+
+// count wraps h so that every request and every body byte is counted.
+func (r *Registry) count(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		h.ServeHTTP(&countingWriter{ResponseWriter: w, n: &r.bytes}, req)
+	})
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+// Write counts and forwards b.
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// Flush forwards to the underlying writer when it can flush.
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
