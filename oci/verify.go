@@ -56,6 +56,9 @@ type SignatureResult struct {
 // another digest), signature_untrusted (no layer verifies with v),
 // layer_digest_mismatch (stored content does not match its digest).
 func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.Descriptor, v *Verifier) (*SignatureResult, error) {
+	if v == nil {
+		return nil, errors.New("oci: VerifySignature needs a verifier")
+	}
 	if err := checkSubject(subject); err != nil {
 		return nil, err
 	}
@@ -148,7 +151,9 @@ func VerifyIndependent(publisher, authority *Verifier) error {
 // cosignImage is a `.sig` or `.att` manifest with its layers' verified
 // bytes. found is false (and the rest empty) when the tag does not exist.
 type cosignImage struct {
-	found  bool
+	found bool
+	// parsed is true when desc is an image manifest that decoded.
+	parsed bool
 	desc   ocispec.Descriptor
 	layers []ocispec.Descriptor
 	blobs  [][]byte
@@ -164,11 +169,11 @@ func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string
 	if err != nil {
 		return cosignImage{}, fmt.Errorf("resolving cosign tag: %w", err)
 	}
-	layers, err := readCosignManifest(ctx, target, desc)
+	layers, parsed, err := readCosignManifest(ctx, target, desc)
 	if err != nil {
 		return cosignImage{}, err
 	}
-	img := cosignImage{found: true, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
+	img := cosignImage{found: true, parsed: parsed, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
 	for i, l := range layers {
 		if !knownCosignLayer(l) {
 			continue
@@ -187,20 +192,20 @@ func knownCosignLayer(l ocispec.Descriptor) bool {
 }
 
 // readCosignManifest fetches and decodes the manifest desc. A manifest of
-// another kind, too large or not JSON has no usable layers.
-func readCosignManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+// another kind, too large or not JSON has no usable layers (parsed false).
+func readCosignManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (layers []ocispec.Descriptor, parsed bool, err error) {
 	if desc.MediaType != ocispec.MediaTypeImageManifest && desc.MediaType != dockerManifestMediaType {
-		return nil, nil
+		return nil, false, nil
 	}
 	b, err := fetchCosign(ctx, target, desc, maxCosignManifestSize)
 	if err != nil || b == nil {
-		return nil, err
+		return nil, false, err
 	}
 	var m ocispec.Manifest
 	if json.Unmarshal(b, &m) != nil {
-		return nil, nil
+		return nil, false, nil
 	}
-	return m.Layers, nil
+	return m.Layers, true, nil
 }
 
 // fetchCosign reads desc, verifying size and digest. Content larger than
@@ -234,6 +239,9 @@ func contentMismatch(err error) bool {
 // verifying signatures), so that deleting it cannot remove another
 // manifest's signatures that happen to share these bytes.
 func (img cosignImage) onlyFor(subject digest.Digest) bool {
+	if !img.parsed {
+		return false
+	}
 	for i, l := range img.layers {
 		if img.blobs[i] == nil || claimedSubject(l.MediaType, img.blobs[i]) != subject {
 			return false

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"context"
+	"errors"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -75,6 +76,9 @@ func VerifyAttestation(ctx context.Context, target oras.ReadOnlyTarget, subject 
 
 // checkAttestationInputs checks the subject and the keys' independence.
 func checkAttestationInputs(subject ocispec.Descriptor, v *Verifier, cfg attestationConfig) error {
+	if v == nil {
+		return errors.New("oci: VerifyAttestation needs a verifier")
+	}
 	if err := checkSubject(subject); err != nil {
 		return err
 	}

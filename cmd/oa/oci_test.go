@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/registrytest"
+)
+
+// publisher is a fresh $OA_HOME with a compiled example bundle and two key
+// pairs: the publisher's and an independent conformance authority's.
+type publisher struct {
+	t      *testing.T
+	dir    string
+	bundle string
+}
+
+func newPublisher(t *testing.T) *publisher {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("OA_HOME", filepath.Join(dir, "home"))
+	t.Setenv("COSIGN_PASSWORD", "correct horse")
+	p := &publisher{t: t, dir: dir, bundle: filepath.Join(dir, "bundle")}
+	p.ok("init", p.bundle)
+	p.ok("keys", "generate", "--output-key-prefix", p.path("publisher"))
+	p.ok("keys", "generate", "--output-key-prefix", p.path("authority"))
+	return p
+}
+
+func (p *publisher) path(name string) string { return filepath.Join(p.dir, name) }
+
+// ok runs oa and requires exit 0, returning standard output.
+func (p *publisher) ok(args ...string) string {
+	p.t.Helper()
+	out, errOut, code := runCLI(p.t, args...)
+	if code != 0 {
+		p.t.Fatalf("oa %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// refused runs oa, requires exit 2 and that the output names code.
+func (p *publisher) refused(code string, args ...string) string {
+	p.t.Helper()
+	out, errOut, status := runCLI(p.t, args...)
+	if status != 2 || !strings.Contains(out+errOut, code) {
+		p.t.Fatalf("oa %s: exit %d, want 2 with %s\n%s%s", strings.Join(args, " "), status, code, out, errOut)
+	}
+	return out + errOut
+}
+
+// publish pushes, signs and attests the bundle at ref and returns ref@digest.
+func (p *publisher) publish(ref string) string {
+	p.t.Helper()
+	pinned := strings.TrimSpace(p.ok("push", p.bundle, ref))
+	p.ok("sign", "--key", p.path("publisher.key"), pinned)
+	p.ok("attest", "--key", p.path("authority.key"), pinned)
+	return pinned
+}
+
+func (p *publisher) verify(pinned string) string {
+	p.t.Helper()
+	return p.ok("verify", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
+}
+
+func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
+	reg := registrytest.Start(t)
+	for name, ref := range map[string]string{"layout": "clinic-triage", "registry": reg.Host() + "/oa/clinic-triage"} {
+		t.Run(name, func(t *testing.T) {
+			p := newPublisher(t)
+			pinned := p.publish(ref)
+			if !strings.Contains(pinned, ":1.2.0@sha256:") {
+				t.Fatalf("push printed %q, want REF:VERSION@sha256:…", pinned)
+			}
+			out := p.verify(pinned)
+			for _, link := range []string{"artifact", "worker_ir", "publisher_signature", "conformance_attestation"} {
+				if !strings.Contains(out, link) {
+					t.Fatalf("verify output lacks %s:\n%s", link, out)
+				}
+			}
+			var v struct {
+				Verified bool `json:"verified"`
+				Links    []struct {
+					Link string `json:"link"`
+				} `json:"links"`
+			}
+			if err := json.Unmarshal([]byte(p.ok("verify", "--json", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))), &v); err != nil || !v.Verified || len(v.Links) != 4 {
+				t.Fatalf("verify --json: %+v %v", v, err)
+			}
+			// The authority's key where the publisher's belongs, and the other way round.
+			p.refused("signature_untrusted", "verify", pinned, "--publisher-key", p.path("authority.pub"), "--authority-key", p.path("publisher.pub"))
+			p.refused("attestation_by_publisher", "verify", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("publisher.pub"))
+			tagOnly := strings.Split(pinned, "@")[0]
+			msg := p.refused("reference_not_digest", "sign", "--key", p.path("publisher.key"), tagOnly)
+			if !strings.Contains(msg, strings.Split(pinned, "@")[1]) {
+				t.Fatalf("the refusal does not show the digest the tag resolves to:\n%s", msg)
+			}
+			pulled := p.path("pulled")
+			p.ok("pull", pinned, "-o", pulled)
+			compiled := p.path("ir.json")
+			p.ok("compile", "-o", compiled, p.bundle)
+			a, _ := os.ReadFile(compiled)
+			b, _ := os.ReadFile(filepath.Join(pulled, "worker.ir.json"))
+			if len(a) == 0 || string(a) != string(b) {
+				t.Fatal("the pulled IR is not the compiled IR")
+			}
+		})
+	}
+}
+
+func TestPushIsReproducibleAndHonoursSourceDateEpoch(t *testing.T) {
+	p := newPublisher(t)
+	first := p.ok("push", p.bundle, "clinic-triage:a")
+	second := p.ok("push", p.bundle, "clinic-triage:b")
+	digest := func(s string) string { return strings.TrimSpace(strings.Split(s, "@")[1]) }
+	if digest(first) != digest(second) {
+		t.Fatalf("the same bundle pushed twice gave %s and %s", first, second)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	stamped := p.ok("push", p.bundle, "clinic-triage:c")
+	if digest(stamped) == digest(first) {
+		t.Fatal("SOURCE_DATE_EPOCH did not stamp the manifest")
+	}
+	if again := p.ok("push", p.bundle, "clinic-triage:d"); digest(again) != digest(stamped) {
+		t.Fatal("the same SOURCE_DATE_EPOCH gave another digest")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	p.refused("reference_invalid", "push", p.bundle, "clinic-triage:e")
+}
+
+// TestAirGappedCopy moves a signed, attested artifact from one registry to
+// a layout (the removable medium) and from there into another registry,
+// where it still verifies.
+func TestAirGappedCopy(t *testing.T) {
+	p := newPublisher(t)
+	outside, inside := registrytest.Start(t), registrytest.Start(t)
+	pinned := p.publish(outside.Host() + "/oa/clinic")
+	medium := p.path("medium")
+	onMedium := strings.TrimSpace(p.ok("copy", "--to-oci-layout", pinned, medium+":1.2.0"))
+	landed := strings.TrimSpace(p.ok("copy", "--from-oci-layout", onMedium, inside.Host()+"/mirror/clinic:1.2.0"))
+	if strings.Split(landed, "@")[1] != strings.Split(pinned, "@")[1] {
+		t.Fatalf("the digest changed in transit: %s vs %s", landed, pinned)
+	}
+	p.verify(landed)
+}
+
+func TestPullRefusesWhatIsNotAWorker(t *testing.T) {
+	p := newPublisher(t)
+	p.refused("artifact_not_found", "pull", "nothing-here@sha256:"+strings.Repeat("0", 64))
+	p.refused("reference_invalid", "pull", "Bad Name@sha256:1")
+}
+
+// interopTool finds a stock CLI: env var, then $(go env GOPATH)/bin. A
+// missing tool fails the test unless OA_SKIP_INTEROP=1 opts out.
+func interopTool(t *testing.T, env, name, install string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	gopath, _ := exec.Command("go", "env", "GOPATH").Output()
+	p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", name)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if os.Getenv("OA_SKIP_INTEROP") == "1" {
+		t.Skipf("%s not installed and OA_SKIP_INTEROP=1", name)
+	}
+	t.Fatalf("the stock %s CLI is needed: run .ci/run or `go install %s` (or set %s; OA_SKIP_INTEROP=1 skips)", name, install, env)
+	return ""
+}
+
+// TestOrasInterop: the stock oras CLI reads what oa pushed and moves it
+// with its signature and attestation tags, and oa verifies what oras moved.
+func TestOrasInterop(t *testing.T) {
+	oras := interopTool(t, "OA_ORAS", "oras", "oras.land/oras/cmd/oras@v1.3.6")
+	p := newPublisher(t)
+	reg := registrytest.Start(t)
+	pinned := p.publish(reg.Host() + "/oa/clinic")
+	digest := strings.Split(pinned, "@")[1]
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(oras, args...)
+		cmd.Dir = p.dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("oras %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	pulled := p.path("oras-pulled")
+	run("pull", "--plain-http", "-o", pulled, pinned)
+	compiled := p.path("ir.json")
+	p.ok("compile", "-o", compiled, p.bundle)
+	a, _ := os.ReadFile(compiled)
+	b, err := os.ReadFile(filepath.Join(pulled, "worker.ir.json"))
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("oras pull did not give the IR: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(pulled, "skills", "triage.md")); err != nil {
+		t.Fatalf("oras pull did not give the skill doc: %v", err)
+	}
+	manifest := run("manifest", "fetch", "--plain-http", pinned)
+	if !strings.Contains(manifest, `"artifactType":"application/vnd.oa.worker.v1"`) {
+		t.Fatalf("oras sees another artifact type:\n%s", manifest)
+	}
+	hex := strings.TrimPrefix(digest, "sha256:")
+	dst := reg.Host() + "/copied/clinic"
+	run("cp", "--from-plain-http", "--to-plain-http", pinned, dst+":1.2.0")
+	for _, suffix := range []string{".sig", ".att"} {
+		run("cp", "--from-plain-http", "--to-plain-http", reg.Host()+"/oa/clinic:sha256-"+hex+suffix, dst+":sha256-"+hex+suffix)
+	}
+	p.verify(dst + "@" + digest)
+	// And the other way: something oras pushed that is not a worker.
+	if err := os.WriteFile(p.path("note.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run("push", "--plain-http", "--artifact-type", "application/vnd.example.note", reg.Host()+"/other/note:v1", "note.txt")
+	i := strings.Index(out, "sha256:")
+	if i < 0 {
+		t.Fatalf("oras push printed no digest:\n%s", out)
+	}
+	p.refused("artifact_not_worker", "pull", reg.Host()+"/other/note@"+out[i:i+71])
+}
