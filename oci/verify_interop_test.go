@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,27 +11,12 @@ import (
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/oa-dev/oa/interoptest"
 )
 
-// Interop with the stock cosign CLI (v2.6.5). Required: a missing cosign
-// fails the test unless OA_SKIP_INTEROP=1 opts out explicitly.
-
-// csCosignVersion is the cosign release the format is pinned to.
-const csCosignVersion = "v2.6.5"
-
-// csCosignPath locates cosign: $OA_COSIGN, else $(go env GOPATH)/bin/cosign.
-func csCosignPath() string {
-	if p := os.Getenv("OA_COSIGN"); p != "" {
-		return p
-	}
-	gopath := build.Default.GOPATH
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		if first := strings.Split(strings.TrimSpace(string(out)), string(os.PathListSeparator))[0]; first != "" {
-			gopath = first
-		}
-	}
-	return filepath.Join(gopath, "bin", "cosign")
-}
+// Interop with the stock cosign CLI, at the version pinned as a tool in
+// go.mod (v2.6.5): interoptest builds it when OA_COSIGN does not name one.
 
 // csCosign is a stock cosign CLI with an isolated, offline environment.
 type csCosign struct {
@@ -41,18 +25,11 @@ type csCosign struct {
 	dir string
 }
 
-// csNeedCosign returns the cosign CLI, failing (or skipping, with
-// OA_SKIP_INTEROP=1) when it is missing.
+// csNeedCosign returns the cosign CLI with an isolated, offline
+// environment.
 func csNeedCosign(t testing.TB) *csCosign {
 	t.Helper()
-	bin := csCosignPath()
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("OA_SKIP_INTEROP") == "1" {
-			t.Skip("cosign interop skipped (OA_SKIP_INTEROP=1)")
-		}
-		t.Fatalf("stock cosign not found (set OA_COSIGN, or install it): run .ci/run, or "+
-			"go install github.com/sigstore/cosign/v2/cmd/cosign@%s; set OA_SKIP_INTEROP=1 to skip this test explicitly", csCosignVersion)
-	}
+	bin := interoptest.Tool(t, "cosign")
 	dir := t.TempDir()
 	env := []string{
 		"HOME=" + dir,

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/interoptest"
 )
 
 // cueVet runs the stock CUE CLI, pinned as a tool in go.mod, from the
 // module root, and returns its combined output and whether it passed.
 func cueVet(t *testing.T, args ...string) (string, bool) {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"tool", "cue", "vet"}, args...)...)
+	cmd := exec.Command(interoptest.Tool(t, "cue"), append([]string{"vet"}, args...)...)
 	cmd.Dir = ".."
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -1,46 +1,44 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/registrytest"
 )
 
 var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
+	oaOnce sync.Once
+	oaBin  string
+	oaErr  error
 )
 
-// binaries builds oa and the stock cue CLI (pinned as a tool in go.mod)
-// once, so both are measured as the processes a publisher runs.
+// binaries builds oa once and returns it with the stock cue CLI (pinned as
+// a tool in go.mod), so both are measured as the processes a publisher runs.
 func binaries(b *testing.B) (oa, cue string) {
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "oa-bench-")
-		if binErr != nil {
+	oaOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "oa-bench-")
+		if err != nil {
+			oaErr = err
 			return
 		}
-		for _, target := range [][2]string{{"oa", "."}, {"cue", "cuelang.org/go/cmd/cue"}} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, target[0]), target[1]).CombinedOutput()
-			if err != nil {
-				binErr = &buildError{target[1], string(out)}
-				return
-			}
+		oaBin = filepath.Join(dir, "oa")
+		if out, err := exec.Command("go", "build", "-o", oaBin, ".").CombinedOutput(); err != nil {
+			oaErr = fmt.Errorf("building oa: %v\n%s", err, out)
 		}
 	})
-	if binErr != nil {
-		b.Fatal(binErr)
+	if oaErr != nil {
+		b.Fatal(oaErr)
 	}
-	return filepath.Join(binDir, "oa"), filepath.Join(binDir, "cue")
+	return oaBin, interoptest.Tool(b, "cue")
 }
-
-type buildError struct{ target, out string }
-
-func (e *buildError) Error() string { return "building " + e.target + ": " + e.out }
 
 // BenchmarkCLICompile runs `oa compile` and `cue export` of the same bundle
 // files side by side in one run; the ratio of their ns/op is reported in
@@ -49,7 +47,7 @@ func BenchmarkCLICompile(b *testing.B) {
 	oa, cue := binaries(b)
 	for _, name := range examples.Names() {
 		dir := filepath.Join(b.TempDir(), name)
-		if _, _, code := runCLIb(b, "init", "--example", name, dir); code != 0 {
+		if _, code := runCLIb(b, "init", "--example", name, dir); code != 0 {
 			b.Fatal("init failed")
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
@@ -72,12 +70,93 @@ func BenchmarkCLICompile(b *testing.B) {
 	}
 }
 
-func runCLIb(b *testing.B, args ...string) (string, string, int) {
+// runCLIb runs oa in-process for benchmark set-up and returns its
+// standard output and exit status.
+func runCLIb(b *testing.B, args ...string) (string, int) {
 	b.Helper()
-	var out, errOut nopWriter
-	return "", "", run(args, &out, &errOut)
+	var out strings.Builder
+	var errOut nopWriter
+	code := run(args, &out, &errOut)
+	return out.String(), code
 }
 
 type nopWriter struct{}
 
 func (*nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// bigBundle writes the clinic example with a 1 MiB skill doc beside it and
+// compiles it to an IR file; it returns the IR file and a folder holding
+// the artifact's parts as files (what `oras push` is given).
+func bigBundle(b *testing.B) (irFile, partsDir string, parts []string) {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "bundle")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		b.Fatal(err)
+	}
+	var doc strings.Builder
+	doc.WriteString("# Reference\n\n")
+	for doc.Len() < 1<<20 {
+		doc.WriteString("Read the record back after every note and report only what the record shows. ")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "skills", "reference.md"), []byte(doc.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	irFile = filepath.Join(b.TempDir(), "worker.ir.json")
+	if _, code := runCLIb(b, "compile", "-o", irFile, dir); code != 0 {
+		b.Fatal("compile failed")
+	}
+	partsDir = filepath.Join(b.TempDir(), "parts")
+	layout := filepath.Join(b.TempDir(), "l2")
+	out, code := runCLIb(b, "push", "--oci-layout", irFile, layout)
+	if code != 0 {
+		b.Fatal("push failed")
+	}
+	if _, code := runCLIb(b, "pull", "--oci-layout", "-o", partsDir, strings.TrimSpace(out)); code != 0 {
+		b.Fatal("pull failed")
+	}
+	err := filepath.WalkDir(partsDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(partsDir, p)
+			parts = append(parts, rel)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return irFile, partsDir, parts
+}
+
+// BenchmarkPush1MiB runs `oa push` of a 1 MiB bundle's IR and `oras push`
+// of the same parts as files to the loopback registry, side by side, each
+// iteration to a new repository so every blob is sent.
+func BenchmarkPush1MiB(b *testing.B) {
+	oa, _ := binaries(b)
+	oras := interoptest.Tool(b, "oras")
+	irFile, partsDir, parts := bigBundle(b)
+	reg := registrytest.Start(b)
+	env := interoptest.Env(b)
+	b.Run("oa-push", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			cmd := exec.Command(oa, "push", irFile, fmt.Sprintf("%s/oa-push/n%d:v1", reg.Host(), i))
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+		}
+	})
+	b.Run("oras-push", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			args := append([]string{"push", "--plain-http", "--artifact-type", "application/vnd.oa.worker.v1", fmt.Sprintf("%s/oras-push/n%d:v1", reg.Host(), i)}, parts...)
+			cmd := exec.Command(oras, args...)
+			cmd.Dir, cmd.Env = partsDir, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v\n%s", err, out)
+			}
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oa-dev/oa/interoptest"
 	"github.com/oa-dev/oa/registrytest"
 )
 
@@ -154,29 +155,10 @@ func TestPullRefusesWhatIsNotAWorker(t *testing.T) {
 	p.refused("reference_invalid", "pull", "Bad Name@sha256:1")
 }
 
-// interopTool finds a stock CLI: env var, then $(go env GOPATH)/bin. A
-// missing tool fails the test unless OA_SKIP_INTEROP=1 opts out.
-func interopTool(t *testing.T, env, name, install string) string {
-	t.Helper()
-	if p := os.Getenv(env); p != "" {
-		return p
-	}
-	gopath, _ := exec.Command("go", "env", "GOPATH").Output()
-	p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", name)
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if os.Getenv("OA_SKIP_INTEROP") == "1" {
-		t.Skipf("%s not installed and OA_SKIP_INTEROP=1", name)
-	}
-	t.Fatalf("the stock %s CLI is needed: run .ci/run or `go install %s` (or set %s; OA_SKIP_INTEROP=1 skips)", name, install, env)
-	return ""
-}
-
 // TestOrasInterop: the stock oras CLI reads what oa pushed and moves it
 // with its signature and attestation tags, and oa verifies what oras moved.
 func TestOrasInterop(t *testing.T) {
-	oras := interopTool(t, "OA_ORAS", "oras", "oras.land/oras/cmd/oras@v1.3.6")
+	oras := interoptest.Tool(t, "oras")
 	p := newPublisher(t)
 	reg := registrytest.Start(t)
 	pinned := p.publish(reg.Host() + "/oa/clinic")
@@ -185,6 +167,7 @@ func TestOrasInterop(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(oras, args...)
 		cmd.Dir = p.dir
+		cmd.Env = interoptest.Env(t)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("oras %s: %v\n%s", strings.Join(args, " "), err, out)
