@@ -5,7 +5,6 @@ package blocking
 const (
 	ReferenceInvalid        Code = "reference_invalid"
 	ReferenceNotDigest      Code = "reference_not_digest"
-	PlainHTTPRefused        Code = "plain_http_refused"
 	ArtifactNotFound        Code = "artifact_not_found"
 	ArtifactNotWorker       Code = "artifact_not_worker"
 	ArtifactLayersInvalid   Code = "artifact_layers_invalid"
@@ -31,8 +30,6 @@ func init() {
 			"Write a registry reference as HOST/REPO[:TAG][@sha256:HEX] (as oras does), or an OCI layout as PATH[:TAG][@sha256:HEX] with --oci-layout."},
 		Entry{ReferenceNotDigest, StageOCI, "a digest reference is required",
 			"Re-run with REF@sha256:… — the digest shown is what the tag resolves to now; a tag can move, a digest cannot."},
-		Entry{PlainHTTPRefused, StageOCI, "plain HTTP to a non-loopback registry",
-			"Use HTTPS, or pass --plain-http if you really mean to talk to this registry unencrypted."},
 		Entry{ArtifactNotFound, StageOCI, "artifact not found",
 			"Check the reference; `oa push` prints the REF@sha256:… of what it pushed."},
 		Entry{ArtifactNotWorker, StageOCI, "artifact is not an oa worker",

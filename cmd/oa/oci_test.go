@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/registrytest"
 )
 
@@ -207,4 +214,41 @@ func TestOrasInterop(t *testing.T) {
 		t.Fatalf("oras push printed no digest:\n%s", out)
 	}
 	p.refused("artifact_not_worker", "pull", reg.Host()+"/other/note@"+out[i:i+71])
+}
+
+// TestAttestWritesNothingWhenACheckFails pushes, with the library (the CLI
+// would refuse it), an IR whose persona carries a phone number; attest must
+// refuse with the failed check and leave no attestation behind.
+func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
+	p := newPublisher(t)
+	res, err := compiler.Compile(p.bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Worker.Persona.Text += " Call +1 415 555 0134 first."
+	res.Worker.Persona.Digest = ir.DigestBytes([]byte(res.Worker.Persona.Text))
+	b, err := ir.Encode(res.Worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := oci.ParseRef("tainted:v1", oci.RefOptions{Home: oaHome()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := oci.Push(ctx, target, res.Worker, b, "v1", oci.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := p.refused("conformance_failed", "attest", "--key", p.path("authority.key"), ref.WithDigest(desc.Digest).String())
+	if !strings.Contains(msg, "no_customer_state") || strings.Contains(msg, "555") {
+		t.Fatalf("the refusal does not name the check, or echoes the value:\n%s", msg)
+	}
+	if _, err := target.Resolve(ctx, oci.AttestationTag(desc.Digest)); !errors.Is(err, errdef.ErrNotFound) {
+		t.Fatalf("an attestation was written: %v", err)
+	}
 }

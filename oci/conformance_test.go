@@ -1,0 +1,178 @@
+package oci
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/ir"
+)
+
+// pushEdited pushes the example's IR after edit, re-encoding it and
+// refreshing the digests edit invalidates, as a careless or hostile
+// publisher's own tooling could. oci.Push itself checks nothing.
+func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*Artifact, Target) {
+	t.Helper()
+	res := compiled(t, examples.Default)
+	w := res.Worker
+	edit(w)
+	for i := range w.Evaluators {
+		w.Evaluators[i].Digest = ir.DigestBytes([]byte(w.Evaluators[i].Source))
+	}
+	b, err := ir.Encode(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := newLayout(t)
+	ctx := context.Background()
+	desc, err := Push(ctx, store, w, b, "v1", PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	art, err := Fetch(ctx, store, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return art, store
+}
+
+func failedChecks(r *ConformanceReport) string { return strings.Join(r.Failed(), ",") }
+
+func TestConformancePassesForCompiledExamples(t *testing.T) {
+	for _, name := range examples.Names() {
+		res := compiled(t, name)
+		store, _ := newLayout(t)
+		desc, err := Push(context.Background(), store, res.Worker, res.IR, "", PackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		art, err := Fetch(context.Background(), store, desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Conformance(art, "authority.example")
+		if !r.Passed || len(r.Checks) != 6 || r.Err() != nil || r.WorkerIRDigest != res.Digest || r.ArtifactDigest != desc.Digest.String() {
+			t.Fatalf("%s: report %+v", name, r)
+		}
+	}
+}
+
+func TestConformanceNamesTheFailedCheck(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(w *ir.Worker)
+		want string
+	}{
+		{"customer state", func(w *ir.Worker) { w.Jobs[0].Purpose += " Mail triage.lead@clinic.example." }, CheckNoCustomerState},
+		{"impure component", func(w *ir.Worker) {
+			w.Evaluators[0].Source = strings.Replace(w.Evaluators[0].Source, "package component\n", "package component\n\nimport \"tool/exec\"\n", 1)
+		}, CheckComponentsPure},
+		{"component out of scope", func(w *ir.Worker) {
+			w.Evaluators[2].Source = strings.Replace(w.Evaluators[2].Source, "input.record_ref", "input.nope", 1) // record_lookup
+		}, CheckComponentsPure},
+		{"check through a consequential capability", func(w *ir.Worker) { w.Jobs[0].Steps[3].Capability = "records.note.append" }, CheckRisksConsistent},
+		{"no skill docs", func(w *ir.Worker) { w.Skills = nil }, CheckSkillDocs},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			art, _ := pushEdited(t, c.edit)
+			r := Conformance(art, "authority.example")
+			if r.Passed || !strings.Contains(failedChecks(r), c.want) {
+				t.Fatalf("failed checks %q, want %s", failedChecks(r), c.want)
+			}
+			l := blocking.Refusals(r.Err())
+			if len(l) == 0 || l[0].Code != blocking.ConformanceFailed {
+				t.Fatalf("Err() = %v", r.Err())
+			}
+			if strings.Contains(r.Err().Error(), "triage.lead") {
+				t.Fatal("the refusal echoes the customer state it found")
+			}
+		})
+	}
+}
+
+// TestVerifyChainLinks proves each link of the chain reports its own
+// refusal and that a good chain holds end to end.
+func TestVerifyChainLinks(t *testing.T) {
+	ctx := context.Background()
+	keys := func() (*Signer, *Verifier) {
+		priv, pub, err := GenerateKeys([]byte("pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadSigner(priv, []byte("pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := LoadVerifier(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, v
+	}
+	pubS, pubV := keys()
+	authS, authV := keys()
+	res := compiled(t, examples.Default)
+	store, _ := newLayout(t)
+	desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := VerifyChain(ctx, store, desc, pubV, authV)
+	if got := linkCodes(chain); got != "artifact ok,worker_ir ok,publisher_signature signature_missing,conformance_attestation attestation_missing" {
+		t.Fatalf("unsigned chain: %s", got)
+	}
+	if _, err := Sign(ctx, store, "oa.local/clinic", desc, pubS); err != nil {
+		t.Fatal(err)
+	}
+	art, err := Fetch(ctx, store, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := Conformance(art, "authority.example")
+	predicate, _ := canonical.Marshal(report)
+	if _, err := Attest(ctx, store, "oa.local/clinic", desc, ConformancePredicateType, predicate, authS); err != nil {
+		t.Fatal(err)
+	}
+	chain = VerifyChain(ctx, store, desc, pubV, authV)
+	if chain.Err() != nil || chain.Report == nil || !chain.Report.Passed {
+		t.Fatalf("good chain: %s %v", linkCodes(chain), chain.Err())
+	}
+	// Keys swapped: the signature is not by the "publisher", and the
+	// attestation is by the key now named as publisher.
+	if got := linkCodes(VerifyChain(ctx, store, desc, authV, pubV)); got != "artifact ok,worker_ir ok,publisher_signature signature_untrusted,conformance_attestation attestation_by_publisher" {
+		t.Fatalf("swapped keys: %s", got)
+	}
+	// A report that vouches for another IR, signed by the authority.
+	other := *report
+	other.WorkerIRDigest = "sha256:" + strings.Repeat("1", 64)
+	bad, _ := canonical.Marshal(&other)
+	otherStore, _ := newLayout(t)
+	if _, err := Push(ctx, otherStore, res.Worker, res.IR, "v1", PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sign(ctx, otherStore, "oa.local/clinic", desc, pubS); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Attest(ctx, otherStore, "oa.local/clinic", desc, ConformancePredicateType, bad, authS); err != nil {
+		t.Fatal(err)
+	}
+	if got := linkCodes(VerifyChain(ctx, otherStore, desc, pubV, authV)); !strings.HasSuffix(got, "conformance_attestation attestation_ir_mismatch") {
+		t.Fatalf("report for another IR: %s", got)
+	}
+}
+
+func linkCodes(c *Chain) string {
+	parts := make([]string, len(c.Links))
+	for i, l := range c.Links {
+		state := "ok"
+		if !l.OK() {
+			state = string(l.Refusal.Code)
+		}
+		parts[i] = l.Name + " " + state
+	}
+	return strings.Join(parts, ",")
+}
