@@ -49,6 +49,9 @@ type PackOptions struct {
 	// out, which keeps the manifest digest a function of the content only;
 	// CreatedFromEnv reads SOURCE_DATE_EPOCH.
 	Created *time.Time
+	// Progress, when set, is told of each blob as it is sent or found
+	// already present.
+	Progress func(desc ocispec.Descriptor, sent bool)
 }
 
 // CreatedFromEnv returns the time SOURCE_DATE_EPOCH sets, or nil when it is
@@ -143,12 +146,16 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 	}
 	blobs := append([]Layer{{Descriptor: ocispec.DescriptorEmptyJSON, Data: ocispec.DescriptorEmptyJSON.Data}}, layers...)
 	for _, l := range blobs {
-		if err := pushIfMissing(ctx, target, l.Descriptor, l.Data); err != nil {
+		sent, err := pushIfMissing(ctx, target, l.Descriptor, l.Data)
+		if err != nil {
 			return ocispec.Descriptor{}, err
+		}
+		if opts.Progress != nil {
+			opts.Progress(l.Descriptor, sent)
 		}
 	}
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if err := pushIfMissing(ctx, target, desc, manifest); err != nil {
+	if _, err := pushIfMissing(ctx, target, desc, manifest); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	if tag != "" {
@@ -159,19 +166,21 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 	return desc, nil
 }
 
-func pushIfMissing(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) error {
+// pushIfMissing pushes data unless target has it; it reports whether it
+// sent it.
+func pushIfMissing(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) (bool, error) {
 	desc.Data = nil
 	exists, err := target.Exists(ctx, desc)
 	if err != nil {
-		return fmt.Errorf("checking %s: %w", desc.Digest, err)
+		return false, fmt.Errorf("checking %s: %w", desc.Digest, err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	if err := target.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-		return fmt.Errorf("pushing %s: %w", desc.Digest, err)
+		return false, fmt.Errorf("pushing %s: %w", desc.Digest, err)
 	}
-	return nil
+	return true, nil
 }
 
 // Artifact is a worker artifact read back and verified.

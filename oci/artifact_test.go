@@ -194,7 +194,7 @@ func pushRaw(t *testing.T, store *oci.Store, manifest []byte) ocispec.Descriptor
 	t.Helper()
 	desc := layer(ocispec.MediaTypeImageManifest, "", "", manifest).Descriptor
 	desc.Annotations = nil
-	if err := pushIfMissing(context.Background(), store, desc, manifest); err != nil {
+	if _, err := pushIfMissing(context.Background(), store, desc, manifest); err != nil {
 		t.Fatal(err)
 	}
 	return desc

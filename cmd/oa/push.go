@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/compiler"
@@ -46,7 +47,14 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 			}
 			p := newProgress(cmd.ErrOrStderr())
 			p.step("pushing %s@%s (%d layers) to %s", w.Name, w.Version, len(oci.Layers(w, irBytes)), ref.String())
-			desc, err := oci.Push(ctx, target, w, irBytes, ref.Tag, oci.PackOptions{Source: source, Created: created})
+			progress := func(d ocispec.Descriptor, sent bool) {
+				state := "exists"
+				if sent {
+					state = "pushed"
+				}
+				p.step("  %s %-40s %8d bytes  %s", state, d.Annotations[ocispec.AnnotationTitle], d.Size, d.Digest)
+			}
+			desc, err := oci.Push(ctx, target, w, irBytes, ref.Tag, oci.PackOptions{Source: source, Created: created, Progress: progress})
 			if err != nil {
 				return err
 			}
