@@ -11,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/registrytest"
 )
 
@@ -157,6 +158,60 @@ func BenchmarkPush1MiB(b *testing.B) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%v\n%s", err, out)
 			}
+		}
+	})
+}
+
+// BenchmarkCLIVerify runs `oa verify` (signature and attestation, and the
+// artifact's digests) and the stock `cosign verify` plus
+// `cosign verify-attestation` of the same artifact in the loopback
+// registry, side by side, as processes.
+func BenchmarkCLIVerify(b *testing.B) {
+	oa, _ := binaries(b)
+	cosign := interoptest.Tool(b, "cosign")
+	reg := registrytest.Start(b)
+	dir := b.TempDir()
+	b.Setenv("OA_HOME", filepath.Join(dir, "home"))
+	b.Setenv("COSIGN_PASSWORD", "bench")
+	bundle := filepath.Join(dir, "bundle")
+	key := func(name string) string { return filepath.Join(dir, name) }
+	steps := [][]string{
+		{"init", bundle},
+		{"keys", "generate", "--output-key-prefix", key("publisher")},
+		{"keys", "generate", "--output-key-prefix", key("authority")},
+	}
+	for _, s := range steps {
+		if _, code := runCLIb(b, s...); code != 0 {
+			b.Fatalf("oa %v failed", s)
+		}
+	}
+	out, code := runCLIb(b, "push", bundle, reg.Host()+"/bench/clinic")
+	pinned := strings.TrimSpace(out)
+	if code != 0 {
+		b.Fatal("push failed")
+	}
+	for _, s := range [][]string{{"sign", "--key", key("publisher.key"), pinned}, {"attest", "--key", key("authority.key"), pinned}} {
+		if _, code := runCLIb(b, s...); code != 0 {
+			b.Fatalf("oa %v failed", s)
+		}
+	}
+	env := interoptest.Env(b)
+	exec1 := func(b *testing.B, bin string, args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s %v: %v\n%s", filepath.Base(bin), args, err, out)
+		}
+	}
+	b.Run("oa-verify", func(b *testing.B) {
+		for b.Loop() {
+			exec1(b, oa, "verify", pinned, "--publisher-key", key("publisher.pub"), "--authority-key", key("authority.pub"))
+		}
+	})
+	b.Run("cosign-verify-and-verify-attestation", func(b *testing.B) {
+		for b.Loop() {
+			exec1(b, cosign, "verify", "--key", key("publisher.pub"), "--insecure-ignore-tlog", pinned)
+			exec1(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", oci.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
 		}
 	})
 }
