@@ -14,6 +14,7 @@ import (
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/parser"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/ir"
 )
@@ -46,6 +47,9 @@ func mustCompileChecked(t testing.TB, dir string) *Result {
 	res := mustCompile(t, dir)
 	if err := CheckSchema(cuecontext.New(), res.IR); err != nil {
 		t.Fatalf("IR of %s fails #Worker: %v", dir, err)
+	}
+	if err := CheckWorker(cuecontext.New(), res.Worker); err != nil {
+		t.Fatalf("IR value of %s fails #Worker: %v", dir, err)
 	}
 	return res
 }
@@ -192,4 +196,26 @@ func shuffleDecl(rng *rand.Rand, d ast.Decl) ast.Decl {
 		return true
 	}, nil)
 	return d
+}
+
+// TestCheckWorkerRefusesWhatTheSchemaRefuses: the value-based check sees
+// what the byte-based one sees.
+func TestCheckWorkerRefusesWhatTheSchemaRefuses(t *testing.T) {
+	for name, edit := range map[string]func(w *ir.Worker){
+		"bad name":      func(w *ir.Worker) { w.Name = "Bad Name" },
+		"no skills":     func(w *ir.Worker) { w.Skills = nil },
+		"unknown risk":  func(w *ir.Worker) { w.Capabilities[0].Risk = "dangerous" },
+		"bad digest":    func(w *ir.Worker) { w.Evaluators[0].Digest = "md5:x" },
+		"empty purpose": func(w *ir.Worker) { w.Jobs[0].Purpose = "" },
+	} {
+		res := mustCompile(t, exampleDir(t, examples.Default))
+		edit(res.Worker)
+		b, _ := ir.Encode(res.Worker)
+		for how, err := range map[string]error{"value": CheckWorker(cuecontext.New(), res.Worker), "bytes": CheckSchema(cuecontext.New(), b)} {
+			l := blocking.Refusals(err)
+			if len(l) == 0 || l[0].Code != blocking.IRSchemaViolation {
+				t.Errorf("%s (%s): %v, want ir_schema_violation", name, how, err)
+			}
+		}
+	}
 }

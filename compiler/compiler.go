@@ -217,16 +217,25 @@ func (c *compilation) finish(w *ir.Worker) (*Result, error) {
 // CheckSchema checks IR bytes against #Worker. A refusal is a blocking.List
 // with code ir_schema_violation, located by field path.
 func CheckSchema(ctx *cue.Context, irBytes []byte) error {
+	return checkWorker(ctx, ctx.CompileBytes(irBytes, cue.Filename("worker-ir.json")))
+}
+
+// CheckWorker checks a decoded IR against #Worker. It is CheckSchema for
+// callers that hold the value: converting it is much cheaper than parsing
+// its JSON again, and for IR that decoded canonically it checks the same.
+func CheckWorker(ctx *cue.Context, w *ir.Worker) error {
+	return checkWorker(ctx, ctx.Encode(w))
+}
+
+func checkWorker(ctx *cue.Context, v cue.Value) error {
 	schema, err := schemas.Definition(ctx, schemas.WorkerIR)
 	if err != nil {
 		return err
 	}
-	v := ctx.CompileBytes(irBytes, cue.Filename("worker-ir.json"))
 	if err := v.Err(); err != nil {
 		return blocking.New(blocking.IRMalformed, "not JSON")
 	}
-	u := schema.Unify(v)
-	if err := u.Validate(cue.Concrete(true)); err != nil {
+	if err := schema.Unify(v).Validate(cue.Concrete(true)); err != nil {
 		return cueRefusals(blocking.IRSchemaViolation, err, nil, nil)
 	}
 	return nil

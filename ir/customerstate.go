@@ -25,34 +25,47 @@ type shapeRule struct {
 	code blocking.Code
 	rule string
 	re   *regexp.Regexp
-	// hint is a byte every match contains (case-folded for letters); a text
-	// without it cannot match, which saves running the expression.
-	hint string
+	// needles are lower-case strings of which every match contains one
+	// (in the lower-cased text); a text with none of them cannot match,
+	// which saves running the expression.
+	needles []string
+}
+
+// digits are the needles of the rules that need a digit.
+var digits = []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+// mayMatch reports whether lower (a lower-cased text) holds a needle.
+func (r shapeRule) mayMatch(lower string) bool {
+	for _, n := range r.needles {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // textRules are the shapes of customer state refused in any text a package
 // carries. They are checked in order; an earlier rule wins where matches
 // overlap, so specific shapes come before the generic entropy rule.
 var textRules = []shapeRule{
-	{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|SIGSTORE) )?PRIVATE KEY-----`), "-"},
-	{blocking.CustomerStateJWT, "json web token", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`), "."},
-	{blocking.CustomerStateToken, "aws access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), "A"},
-	{blocking.CustomerStateToken, "github token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`), "_"},
-	{blocking.CustomerStateToken, "slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), "-"},
-	{blocking.CustomerStateToken, "stripe key", regexp.MustCompile(`\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}`), "_"},
-	{blocking.CustomerStateToken, "google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), "A"},
-	{blocking.CustomerStateToken, "openai or anthropic key", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`), "-"},
-	{blocking.CustomerStateToken, "bearer credential", regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9+/_=.-]{16,}`), " "},
-	{blocking.CustomerStateToken, "assigned secret", regexp.MustCompile(`(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*["']?[^\s"']{6,}`), ":="},
-	{blocking.CustomerStateCredURL, "url with user info", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(:[^/\s@]*)?@`), "@"},
-	{blocking.CustomerStateCredURL, "url with credential parameter", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#]*\b(token|access_token|api_key|apikey|key|secret|password|sig|signature)=`), "?"},
-	{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), "@"},
-	{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), "0123456789"},
+	{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|SIGSTORE) )?PRIVATE KEY-----`), []string{"private key"}},
+	{blocking.CustomerStateJWT, "json web token", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`), []string{"eyj"}},
+	{blocking.CustomerStateToken, "aws access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"akia", "asia"}},
+	{blocking.CustomerStateToken, "github token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`), []string{"gh", "github_pat_"}},
+	{blocking.CustomerStateToken, "slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}},
+	{blocking.CustomerStateToken, "stripe key", regexp.MustCompile(`\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}`), []string{"_live_", "_test_"}},
+	{blocking.CustomerStateToken, "google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), []string{"aiza"}},
+	{blocking.CustomerStateToken, "openai or anthropic key", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`), []string{"sk-"}},
+	{blocking.CustomerStateToken, "bearer credential", regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9+/_=.-]{16,}`), []string{"bearer", "basic"}},
+	{blocking.CustomerStateToken, "assigned secret", regexp.MustCompile(`(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*["']?[^\s"']{6,}`), []string{"key", "secret", "token", "passw", "pwd"}},
+	{blocking.CustomerStateCredURL, "url with user info", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(:[^/\s@]*)?@`), []string{"://"}},
+	{blocking.CustomerStateCredURL, "url with credential parameter", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#]*\b(token|access_token|api_key|apikey|key|secret|password|sig|signature)=`), []string{"://"}},
+	{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), []string{"@"}},
+	{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), digits},
 }
 
 var (
-	digitRun  = regexp.MustCompile(`\d{5,}`)
-	tokenLike = regexp.MustCompile(`[A-Za-z0-9+/_=-]{24,}`)
+	digitRun = regexp.MustCompile(`\d{5,}`)
 	// nameRule matches field names that refer to connections, accounts or
 	// secrets: the package must never name what belongs to a host.
 	nameRule = regexp.MustCompile(`(?i)(^|[_.-])(connection|conn|account|acct|password|passwd|pwd|secret|credentials?|api_?key|access_?token|refresh_?token|auth_?token|token)s?($|[_.-])`)
@@ -75,15 +88,16 @@ func ScanText(text string, prose bool) []Finding {
 		used = append(used, span{loc[0], loc[1]})
 		out = append(out, Finding{Code: code, Offset: loc[0], Rule: rule})
 	}
+	lower := strings.ToLower(text)
 	for _, r := range textRules {
-		if !strings.ContainsAny(text, r.hint) {
+		if !r.mayMatch(lower) {
 			continue
 		}
 		for _, loc := range r.re.FindAllStringIndex(text, -1) {
 			add(r.code, r.rule, loc)
 		}
 	}
-	for _, loc := range tokenLike.FindAllStringIndex(text, -1) {
+	for _, loc := range tokenRuns(text, minTokenRun) {
 		if highEntropy(text[loc[0]:loc[1]]) {
 			add(blocking.CustomerStateHighEntropy, "high-entropy string", loc)
 		}
@@ -95,6 +109,35 @@ func ScanText(text string, prose bool) []Finding {
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Offset - b.Offset })
 	return out
+}
+
+// minTokenRun is the shortest run of token characters that may be a
+// high-entropy secret.
+const minTokenRun = 24
+
+// tokenRuns returns the [start, end) spans of runs of at least min token
+// characters ([A-Za-z0-9+/_=-]): the candidates for the entropy rule. A
+// byte loop, as this runs over every byte of every text a package carries.
+func tokenRuns(text string, min int) [][]int {
+	var runs [][]int
+	start := -1
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && isTokenByte(text[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= min {
+			runs = append(runs, []int{start, i})
+		}
+		start = -1
+	}
+	return runs
+}
+
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '=' || c == '-'
 }
 
 // ScanName reports whether a field name refers to a connection, an account,

@@ -45,7 +45,7 @@ func loadIR(b []byte) (*ir.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := compiler.CheckSchema(cuecontext.New(), b); err != nil {
+	if err := compiler.CheckWorker(cuecontext.New(), w); err != nil {
 		return nil, err
 	}
 	if err := ir.Err(ir.Validate(w)); err != nil {
