@@ -46,7 +46,7 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 				ref.Tag = w.Version
 			}
 			p := newProgress(cmd.ErrOrStderr())
-			p.step("pushing %s@%s (%d layers) to %s", w.Name, w.Version, len(oci.Layers(w, irBytes)), ref.String())
+			p.step("pushing %s@%s to %s", w.Name, w.Version, ref.String())
 			progress := func(d ocispec.Descriptor, sent bool) {
 				state := "exists"
 				if sent {
