@@ -51,7 +51,10 @@ type RefOptions struct {
 	Layout bool
 }
 
-var layoutTag = regexp.MustCompile(`^(.*?)(?::([A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?$`)
+var (
+	layoutTag     = regexp.MustCompile(`^(.*?)(?::([A-Za-z0-9_][A-Za-z0-9._-]{0,127}))?$`)
+	notRepository = regexp.MustCompile(`[^a-z0-9._-]+`)
+)
 
 // ParseRef parses s. As in Docker's image names, a first path component
 // followed by '/' that has a '.' or ':' or is "localhost" is a registry
@@ -91,7 +94,7 @@ func ParseRef(s string, opts RefOptions) (Ref, error) {
 // signature payloads.
 func layoutRepository(path string) string {
 	base := strings.ToLower(filepath.Base(filepath.Clean(path)))
-	clean := regexp.MustCompile(`[^a-z0-9._-]+`).ReplaceAllString(base, "-")
+	clean := notRepository.ReplaceAllString(base, "-")
 	clean = strings.Trim(clean, "._-")
 	if clean == "" {
 		clean = "layout"
