@@ -257,3 +257,11 @@ func redactValues(msg string) string {
 	})
 	return longDigit.ReplaceAllString(msg, "…")
 }
+
+// CUERefusals converts CUE errors into refusals with code, each located at
+// its first position in a file inInput accepts, with values redacted. It
+// is how later stages report errors in their own CUE inputs (host policy,
+// registries) the way the compiler reports bundles.
+func CUERefusals(code blocking.Code, err error, inInput func(string) bool) error {
+	return cueRefusals(code, err, inInput, nil)
+}

@@ -79,7 +79,7 @@ func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 		var res *AttestationResult
 		res, err = VerifyAttestation(ctx, target, desc, authority, ConformancePredicateType, WithPublisher(publisher))
 		if err == nil {
-			c.Report, err = checkReport(res.Predicate, desc, art)
+			c.Report, err = CheckReport(res.Predicate, desc, art)
 		}
 	}
 	c.add(LinkAttestation, authority.KeyID(), err)
@@ -118,9 +118,9 @@ func irDigest(a *Artifact) string {
 	return a.IRDigest
 }
 
-// checkReport decodes an attested conformance report strictly and checks
+// CheckReport decodes an attested conformance report strictly and checks
 // it vouches for this artifact and IR and that every check passed.
-func checkReport(predicate []byte, desc ocispec.Descriptor, art *Artifact) (*ConformanceReport, error) {
+func CheckReport(predicate []byte, desc ocispec.Descriptor, art *Artifact) (*ConformanceReport, error) {
 	var r ConformanceReport
 	dec := json.NewDecoder(bytes.NewReader(predicate))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
@@ -159,4 +160,15 @@ func ReadPassword(prompt func() ([]byte, error)) ([]byte, error) {
 		return nil, errors.New("no password: set " + PasswordEnv + " or give a prompt")
 	}
 	return prompt()
+}
+
+// SignBytes signs msg (ECDSA over its SHA-256), for records a host signs
+// itself: admissions, revocations, receipts.
+func (s *Signer) SignBytes(msg []byte) ([]byte, error) {
+	return s.sv.SignMessage(bytes.NewReader(msg))
+}
+
+// VerifyBytes checks a signature SignBytes made over msg.
+func (v *Verifier) VerifyBytes(sig, msg []byte) error {
+	return v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg))
 }

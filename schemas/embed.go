@@ -19,6 +19,15 @@ var Worker = []File{{Name: "schemas/bundle.cue", Source: bundleCUE}, {Name: "sch
 //go:embed bundle.cue
 var bundleCUE []byte
 
+// Host is the CUE source of package host: #Policy, a host's trust policy.
+var Host = []File{{Name: "schemas/host/policy.cue", Source: hostPolicyCUE}}
+
+// PolicyDef is the host policy definition in Host.
+const PolicyDef = "#Policy"
+
+//go:embed host/policy.cue
+var hostPolicyCUE []byte
+
 //go:embed ir.cue
 var irCUE []byte
 

@@ -1,0 +1,278 @@
+// Package admit decides, from exact bytes and the host's own trust policy,
+// whether a release may be admitted on this host, and records admissions.
+//
+// Evaluate runs every admission check on a worker artifact: the artifact and
+// its IR (package oci), a publisher signature from a trusted key inside its
+// window, enough conformance attestations from trusted authorities
+// independent of the publisher, and the host's own limits: protocols,
+// features, evaluator authorities, pure packages and the capability
+// ceiling. Any doubt means the release is not admitted.
+package admit
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/component"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+)
+
+// Names of the admission checks, in the order they run.
+const (
+	CheckArtifact     = "artifact"
+	CheckSignature    = "publisher_signature"
+	CheckAttestations = "conformance_attestations"
+	CheckProtocol     = "protocol"
+	CheckFeatures     = "features"
+	CheckEvaluators   = "evaluator_authorities"
+	CheckComponents   = "components_pure"
+	CheckCeiling      = "capability_ceiling"
+	// CheckHistory is run by Host.Admit: the digest is not revoked and no
+	// admission of another release of the package came after its own.
+	CheckHistory = "not_revoked_or_rolled_back"
+)
+
+// Check is one admission check and its result.
+type Check struct {
+	Name    string          `json:"check"`
+	Refusal *blocking.Error `json:"refusal,omitempty"`
+}
+
+// Passed reports whether the check passed.
+func (c Check) Passed() bool { return c.Refusal == nil }
+
+// Decision is the outcome of every admission check on one release.
+type Decision struct {
+	Checks []Check `json:"checks"`
+	// Artifact is the verified artifact, when it could be read.
+	Artifact *oci.Artifact `json:"-"`
+	// Publisher and PublisherKeyID name the trusted key the signature
+	// verified with.
+	Publisher      string `json:"publisher,omitempty"`
+	PublisherKeyID string `json:"publisherKeyId,omitempty"`
+	// Authorities are the trusted authorities whose attestations verified,
+	// by name, sorted.
+	Authorities []string `json:"authorities,omitempty"`
+	Profile     string   `json:"profile"`
+	// Lifetime is how long an admission made now would last.
+	Lifetime time.Duration `json:"-"`
+}
+
+// Err returns the refusals of the failed checks, or nil when every check
+// passed.
+func (d *Decision) Err() error {
+	var l blocking.List
+	for _, c := range d.Checks {
+		if !c.Passed() {
+			l = append(l, c.Refusal)
+		}
+	}
+	return l.Err()
+}
+
+func (d *Decision) add(name string, err error) error {
+	c := Check{Name: name}
+	if err != nil {
+		refusals := blocking.Refusals(err)
+		if refusals == nil {
+			return err // a fault, not a verdict
+		}
+		c.Refusal = refusals[0]
+	}
+	d.Checks = append(d.Checks, c)
+	return nil
+}
+
+// Evaluate runs every admission check of the release desc names under
+// policy and profile ("" for the policy's default) at time now. The
+// returned error is a program fault (the registry could not be read);
+// refusals are in the Decision.
+func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, profile string, now time.Time) (*Decision, error) {
+	if profile == "" {
+		profile = policy.DefaultProfile
+	}
+	d := &Decision{Profile: profile}
+	life, err := policy.Lifetime(profile)
+	if err != nil {
+		return nil, err
+	}
+	d.Lifetime = life
+	art, err := oci.Fetch(ctx, target, desc)
+	if err := d.add(CheckArtifact, err); err != nil {
+		return nil, err
+	}
+	d.Artifact = art
+	publisher, err := d.verifyPublisher(ctx, target, desc, policy, now)
+	if err := d.add(CheckSignature, err); err != nil {
+		return nil, err
+	}
+	if err := d.add(CheckAttestations, d.verifyAuthorities(ctx, target, desc, policy, publisher, now)); err != nil {
+		return nil, err
+	}
+	if art == nil {
+		return d, nil // the host checks need the IR
+	}
+	w := art.Worker
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{CheckProtocol, checkProtocol(w, policy)},
+		{CheckFeatures, checkFeatures(w, policy)},
+		{CheckEvaluators, checkEvaluators(w, policy)},
+		{CheckComponents, checkComponents(w, policy)},
+		{CheckCeiling, checkCeiling(w, policy)},
+	} {
+		if err := d.add(c.name, c.err); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// verifyPublisher finds the trusted publisher key the signature verifies
+// with. A key outside its window does not count, and says so.
+func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, now time.Time) (*oci.Verifier, error) {
+	var firstErr error
+	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
+		key := policy.Publishers[name]
+		_, err := oci.VerifySignature(ctx, target, desc, key.Verifier())
+		if err == nil && !key.ValidAt(now) {
+			err = blocking.New(blocking.PublisherKeyOutsideWindow, "publisher %s's key is not valid now", name)
+		}
+		if err == nil {
+			d.Publisher, d.PublisherKeyID = name, key.Verifier().KeyID()
+			return key.Verifier(), nil
+		}
+		if firstErr == nil || worse(err, firstErr) {
+			firstErr = err
+		}
+	}
+	if firstErr == nil {
+		firstErr = blocking.New(blocking.SignatureUntrusted, "the host policy trusts no publisher")
+	}
+	return nil, firstErr
+}
+
+// worse prefers the most telling refusal when no key verifies: a window
+// or subject problem over "another key", over "missing".
+func worse(a, b error) bool {
+	rank := func(err error) int {
+		l := blocking.Refusals(err)
+		if l == nil {
+			return 9
+		}
+		switch l[0].Code {
+		case blocking.PublisherKeyOutsideWindow, blocking.AuthorityKeyOutsideWindow:
+			return 4
+		case blocking.SignatureWrongSubject, blocking.AttestationWrongSubject, blocking.LayerDigestMismatch,
+			blocking.AttestationByPublisher, blocking.AttestationIRMismatch, blocking.AttestationPredicateBad:
+			return 3
+		case blocking.SignatureUntrusted, blocking.AttestationUntrusted:
+			return 2
+		}
+		return 1
+	}
+	return rank(a) > rank(b)
+}
+
+// verifyAuthorities counts the trusted authorities whose attestation
+// verifies for this artifact and IR, with every check passed, and requires
+// as many as the profile demands.
+func (d *Decision) verifyAuthorities(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, publisher *oci.Verifier, now time.Time) error {
+	var firstErr error
+	for _, name := range slices.Sorted(maps.Keys(policy.Authorities)) {
+		key := policy.Authorities[name]
+		err := d.verifyAuthority(ctx, target, desc, key, publisher, now)
+		if err == nil {
+			d.Authorities = append(d.Authorities, name)
+			continue
+		}
+		if firstErr == nil || worse(err, firstErr) {
+			firstErr = fmt.Errorf("authority %s: %w", name, err)
+		}
+	}
+	need := policy.Profiles[d.Profile].Attestations
+	switch {
+	case len(d.Authorities) >= need:
+		return nil
+	case len(d.Authorities) == 0 && firstErr != nil:
+		return firstErr
+	}
+	return blocking.New(blocking.AttestationsInsufficient, "profile %s needs %d independent attestations, %d verified", d.Profile, need, len(d.Authorities))
+}
+
+func (d *Decision) verifyAuthority(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, key TrustedKey, publisher *oci.Verifier, now time.Time) error {
+	var opts []oci.AttestationOption
+	if publisher != nil {
+		opts = append(opts, oci.WithPublisher(publisher))
+	}
+	res, err := oci.VerifyAttestation(ctx, target, desc, key.Verifier(), oci.ConformancePredicateType, opts...)
+	if err != nil {
+		return err
+	}
+	if !key.ValidAt(now) {
+		return blocking.New(blocking.AuthorityKeyOutsideWindow, "the authority's key is not valid now")
+	}
+	_, err = oci.CheckReport(res.Predicate, desc, d.Artifact)
+	return err
+}
+
+func checkProtocol(w *ir.Worker, p *Policy) error {
+	if !slices.Contains(p.Protocols, w.Protocol) {
+		return blocking.New(blocking.ProtocolNotSpoken, "the host speaks %s", strings.Join(p.Protocols, ", "))
+	}
+	return nil
+}
+
+func checkFeatures(w *ir.Worker, p *Policy) error {
+	var missing []string
+	for _, f := range w.RequiredFeatures {
+		if !slices.Contains(p.Features, f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return blocking.New(blocking.FeatureNotOffered, "not offered: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func checkEvaluators(w *ir.Worker, p *Policy) error {
+	for _, e := range w.Evaluators {
+		if !slices.Contains(p.EvaluatorAuthorities, e.Authority) {
+			return blocking.New(blocking.EvaluatorAuthorityUntrusted, "evaluator %s is vouched for by %s", e.Name, e.Authority)
+		}
+	}
+	return nil
+}
+
+func checkComponents(w *ir.Worker, p *Policy) error {
+	for _, e := range w.Evaluators {
+		if err := component.CheckPure(e.Source, p.PurePackages); err != nil {
+			return blocking.New(blocking.ComponentNotPure, "evaluator %s: %v", e.Name, err)
+		}
+	}
+	return nil
+}
+
+func checkCeiling(w *ir.Worker, p *Policy) error {
+	for _, c := range w.Capabilities {
+		switch {
+		case !ir.CeilingAllows(p.Ceiling.Capabilities, c.Key):
+			return blocking.New(blocking.CapabilityOutsideHost, "capability %s is not under the host ceiling", c.Key)
+		case c.Risk == ir.Consequential && p.Ceiling.MaxRisk != ir.Consequential:
+			return blocking.New(blocking.CapabilityOutsideHost, "capability %s is consequential; the host admits read_only only", c.Key)
+		}
+	}
+	return nil
+}

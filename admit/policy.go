@@ -1,0 +1,170 @@
+package admit
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/parser"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
+)
+
+// PolicyPackage is the CUE package a host policy file declares.
+const PolicyPackage = "host"
+
+// Policy is a host's trust policy, loaded and checked. Its shape is
+// #Policy in schemas/host/policy.cue.
+type Policy struct {
+	Host                 string                `json:"host"`
+	Publishers           map[string]TrustedKey `json:"publishers"`
+	Authorities          map[string]TrustedKey `json:"authorities"`
+	Protocols            []string              `json:"protocols"`
+	Features             []string              `json:"features"`
+	EvaluatorAuthorities []string              `json:"evaluator_authorities"`
+	PurePackages         []string              `json:"pure_packages"`
+	Ceiling              Ceiling               `json:"ceiling"`
+	Profiles             map[string]Profile    `json:"profiles"`
+	DefaultProfile       string                `json:"default_profile"`
+	MaxLifetime          string                `json:"max_lifetime"`
+
+	// digest is the sha256 of the policy's canonical JSON.
+	digest string
+}
+
+// TrustedKey is a trusted public key with its optional validity window.
+type TrustedKey struct {
+	Key       string     `json:"key"`
+	NotBefore *time.Time `json:"not_before,omitempty"`
+	NotAfter  *time.Time `json:"not_after,omitempty"`
+
+	verifier *oci.Verifier
+}
+
+// Ceiling is the most any admitted package may ask for on the host.
+type Ceiling struct {
+	Capabilities []string `json:"capabilities"`
+	MaxRisk      ir.Risk  `json:"max_risk"`
+}
+
+// Profile is what one admission profile demands.
+type Profile struct {
+	Attestations int    `json:"attestations"`
+	Lifetime     string `json:"lifetime"`
+}
+
+// Digest is the policy digest recorded in every admission: the sha256 of
+// the policy's canonical JSON, so any change to what is trusted changes it.
+func (p *Policy) Digest() string { return p.digest }
+
+// Verifier returns the key's verifier.
+func (k TrustedKey) Verifier() *oci.Verifier { return k.verifier }
+
+// ValidAt reports whether t is inside the key's window.
+func (k TrustedKey) ValidAt(t time.Time) bool {
+	return (k.NotBefore == nil || !t.Before(*k.NotBefore)) && (k.NotAfter == nil || t.Before(*k.NotAfter))
+}
+
+// Lifetime returns how long an admission under profile lasts: the
+// profile's lifetime capped by the policy's max_lifetime.
+func (p *Policy) Lifetime(profile string) (time.Duration, error) {
+	prof, ok := p.Profiles[profile]
+	if !ok {
+		return 0, blocking.New(blocking.ProfileUnknown, "the policy defines profiles %v", slices.Sorted(maps.Keys(p.Profiles)))
+	}
+	life, err1 := time.ParseDuration(prof.Lifetime)
+	max, err2 := time.ParseDuration(p.MaxLifetime)
+	if err1 != nil || err2 != nil {
+		return 0, blocking.New(blocking.PolicyInvalid, "lifetimes must be Go durations such as 720h")
+	}
+	return min(life, max), nil
+}
+
+// LoadPolicy reads and checks the host policy at path: CUE of package
+// host, unified with #Policy and concrete; every key a usable public key;
+// no authority key also a publisher's; the default profile defined. A
+// refusal is a blocking.List located in the file.
+func LoadPolicy(path string) (*Policy, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, blocking.New(blocking.PolicyUnreadable, "the file cannot be read").At(path, "")
+	}
+	abs, _ := filepath.Abs(path)
+	inPolicy := func(name string) bool { return name == path || name == abs }
+	file, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
+	}
+	if file.PackageName() != PolicyPackage {
+		return nil, blocking.New(blocking.PolicyInvalid, "the file must declare package %s", PolicyPackage).At(path+":1:1", "")
+	}
+	ctx := cuecontext.New()
+	schema, err := schemas.Build(ctx, schemas.Host)
+	if err != nil {
+		return nil, err
+	}
+	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
+	if err := inst.AddSyntax(file); err != nil {
+		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
+	}
+	v := schema.LookupPath(cue.ParsePath(schemas.PolicyDef)).Unify(ctx.BuildInstance(inst))
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
+	}
+	var p Policy
+	if err := v.Decode(&p); err != nil {
+		return nil, fmt.Errorf("admit: decoding a policy that passed the schema: %w", err)
+	}
+	if err := p.loadKeys(path); err != nil {
+		return nil, err
+	}
+	if _, err := p.Lifetime(p.DefaultProfile); err != nil {
+		return nil, err
+	}
+	b, err := canonical.Marshal(&p)
+	if err != nil {
+		return nil, err
+	}
+	p.digest = ir.DigestBytes(b)
+	return &p, nil
+}
+
+// loadKeys parses every trusted key and refuses an authority that shares
+// a key with a publisher.
+func (p *Policy) loadKeys(path string) error {
+	var refused blocking.List
+	load := func(group string, keys map[string]TrustedKey) map[string]string {
+		ids := map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(keys)) {
+			k := keys[name]
+			v, err := oci.LoadVerifier([]byte(k.Key))
+			if err != nil {
+				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(path, group+"."+name+".key"))
+				continue
+			}
+			k.verifier = v
+			keys[name] = k
+			ids[v.KeyID()] = name
+		}
+		return ids
+	}
+	publishers := load("publishers", p.Publishers)
+	authorities := load("authorities", p.Authorities)
+	for id, name := range authorities {
+		if pub, clash := publishers[id]; clash {
+			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s has the key of publisher %s", name, pub).At(path, "authorities."+name+".key"))
+		}
+	}
+	return refused.Err()
+}

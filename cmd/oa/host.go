@@ -1,0 +1,242 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/oci"
+)
+
+func newHostCmd() *cobra.Command {
+	host := &cobra.Command{Use: "host", Short: "Set up this host: its key and trust policy"}
+	var name string
+	var publishers, authorities []string
+	initCmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a host key and a starter trust policy under $OA_HOME",
+		Long: `Init writes $OA_HOME/keys/host.key and host.pub (the key that signs this
+host's admission records) and $OA_HOME/policy.cue, a starter policy that
+trusts the publisher and authority public keys given. Nothing is overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := admit.InitOptions{Host: name, Publishers: map[string][]byte{}, Authorities: map[string][]byte{}}
+			for _, group := range []struct {
+				files []string
+				into  map[string][]byte
+			}{{publishers, opts.Publishers}, {authorities, opts.Authorities}} {
+				for _, f := range group.files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						return usageError{fmt.Errorf("reading key %s: %w", f, err)}
+					}
+					group.into[admit.KeyName(f)] = b
+				}
+			}
+			home := oaHome()
+			if err := admit.InitHost(home, opts); err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"home": home, "policy": filepath.Join(home, admit.PolicyFile)})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "host initialized in %s\npolicy: %s\n", home, filepath.Join(home, admit.PolicyFile))
+			return nil
+		},
+	}
+	initCmd.Flags().StringVar(&name, "name", "", "the host's name in its records")
+	initCmd.Flags().StringArrayVar(&publishers, "publisher-key", nil, "a publisher public key to trust (repeatable)")
+	initCmd.Flags().StringArrayVar(&authorities, "authority-key", nil, "a conformance authority public key to trust (repeatable)")
+	host.AddCommand(initCmd)
+	return host
+}
+
+func newPolicyCmd() *cobra.Command {
+	policy := &cobra.Command{Use: "policy", Short: "Check host trust policies"}
+	policy.AddCommand(&cobra.Command{
+		Use:   "check [FILE]",
+		Short: "Validate a host policy (default $OA_HOME/policy.cue) with located errors",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := filepath.Join(oaHome(), admit.PolicyFile)
+			if len(args) == 1 {
+				path = args[0]
+			}
+			p, err := admit.LoadPolicy(path)
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
+			return nil
+		},
+	})
+	return policy
+}
+
+func newAdmitCmd() *cobra.Command {
+	var refs refFlags
+	var as, profile string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "admit REF@sha256:… --as NAME",
+		Short: "Verify a release against host policy and record its admission",
+		Long: `Admit verifies the release REF@sha256:… against this host's policy: the
+artifact and its IR, a publisher signature from a trusted key inside its
+window, enough independent conformance attestations for the profile, and
+the host's protocols, features, evaluator authorities, pure packages and
+capability ceiling. When every check passes it writes an admission record
+signed by the host key. --dry-run reports every check and writes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			h, err := admit.OpenHost(ctx, oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ref, target, err := refs.open(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			desc, err := oci.Resolve(ctx, target, ref.Reference())
+			if err != nil {
+				return err
+			}
+			if err := ref.RequireDigest(desc.Digest); err != nil {
+				return err
+			}
+			d, rec, err := h.Admit(ctx, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
+			if d != nil {
+				printDecision(cmd, ref, d, rec)
+			}
+			return err
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().StringVar(&as, "as", "", "the person admitting the release (recorded)")
+	cmd.Flags().StringVar(&profile, "profile", "", "admission profile (default: the policy's default_profile)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every check, write nothing")
+	return cmd
+}
+
+func printDecision(cmd *cobra.Command, ref oci.Ref, d *admit.Decision, rec *admit.Record) {
+	if wantJSON(cmd) {
+		_ = printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "decision": d, "admission": rec})
+		return
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s (profile %s)\n", ref.String(), d.Profile)
+	for _, c := range d.Checks {
+		state := "✓"
+		if !c.Passed() {
+			state = "✗ " + string(c.Refusal.Code)
+		}
+		fmt.Fprintf(out, "  %-26s %s\n", c.Name, state)
+	}
+	if rec != nil {
+		fmt.Fprintf(out, "admitted %s@%s as #%d by %s until %s\n", rec.Package, rec.Version, rec.Seq, rec.AdmittedBy, rec.ExpiresAt.Format(time.RFC3339))
+	}
+}
+
+func newAdmissionsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "admissions", Short: "List and show this host's admission records"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list [PACKAGE]",
+		Short: "List admission records, each verified with the host key",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			pkg := ""
+			if len(args) == 1 {
+				pkg = args[0]
+			}
+			list, err := h.Admissions(cmd.Context(), pkg)
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), list)
+			}
+			for _, l := range list {
+				state := "unverifiable"
+				if l.Verified {
+					state = "by " + l.Record.AdmittedBy + " until " + l.Record.ExpiresAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%-24s #%-3d %s  %s\n", l.Package, l.Seq, l.ArtifactDigest, state)
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show DIGEST",
+		Short: "Show whether a release is actively admitted now, and its record",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			st, err := h.Status(cmd.Context(), args[0], time.Now())
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", args[0], st.State)
+			if st.Record != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %s@%s #%d, admitted by %s (%s) at %s, expires %s, profile %s\n", st.Record.Package, st.Record.Version, st.Record.Seq,
+					st.Record.AdmittedBy, st.Record.OSAccount, st.Record.AdmittedAt.Format(time.RFC3339), st.Record.ExpiresAt.Format(time.RFC3339), st.Record.Profile)
+			}
+			if st.Why != nil {
+				return st.Why
+			}
+			return nil
+		},
+	})
+	return cmd
+}
+
+func newRevokeCmd() *cobra.Command {
+	var reason, as string
+	cmd := &cobra.Command{
+		Use:   "revoke DIGEST --reason TEXT --as NAME",
+		Short: "Revoke a release on this host, permanently",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := oci.ParseRef("x@"+args[0], oci.RefOptions{}); err != nil {
+				return err
+			}
+			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			rev, err := h.Revoke(cmd.Context(), args[0], reason, as, time.Now())
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), rev)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s by %s\n", rev.ArtifactDigest, rev.RevokedBy)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded)")
+	cmd.Flags().StringVar(&as, "as", "", "the person revoking (recorded)")
+	_ = cmd.MarkFlagRequired("reason")
+	return cmd
+}

@@ -1,0 +1,462 @@
+// Package store keeps a host's durable state in one SQLite database file,
+// normally under $OA_HOME.
+//
+// The store holds signed records as the exact bytes it was given. It neither
+// signs nor verifies them: that is the job of the admit package, which checks
+// the signature of every record it reads. A row edited behind the store's
+// back is returned as it is stored, so the edit shows up as a record whose
+// signature does not verify.
+//
+// # Tables
+//
+// admission_sequences has one row per package name holding the last sequence
+// number handed out for it. The counter only ever grows, so a sequence number
+// is never reused, even if admission rows were removed by hand.
+//
+// admissions holds one row per admission record: package name, sequence
+// number (1, 2, 3… per package), artifact digest, record bytes and signature
+// bytes. (package, seq) is the primary key.
+//
+// revocations holds one row per revocation record: a store-assigned sequence
+// number (increasing across all revocations, never reused), artifact digest,
+// record bytes and signature bytes. A digest may have several revocations.
+//
+// Both record tables are append-only. The package has no API to update or
+// delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
+// mistake in other code cannot rewrite history. The triggers are not a
+// security boundary: anyone who can write the file can drop them. Signatures
+// are.
+//
+// The schema version is kept in PRAGMA user_version. Open applies missing
+// migrations in one write transaction and refuses a database whose version is
+// newer than this code knows ([ErrSchemaTooNew]).
+//
+// # Concurrency
+//
+// A [DB] is safe for concurrent use by multiple goroutines, and several DBs,
+// in one process or in several, may use the same file at once. The database
+// runs in WAL mode, so readers do not block the writer or each other, and a
+// read sees only committed transactions. Writes take the write lock up front
+// (BEGIN IMMEDIATE) and so are serialized; a writer that finds the lock taken
+// waits up to [BusyTimeout] (or until its context is done) before failing.
+// Each insert is atomic: it is either entirely written or not at all.
+//
+// WAL mode needs shared memory between the processes, so the file must be on
+// a local file system, not a network one.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// BusyTimeout is how long an operation waits for a lock held by another
+// connection or process before it fails.
+const BusyTimeout = 10 * time.Second
+
+// ErrSchemaTooNew is returned (wrapped) by [Open] when the database was
+// written by a newer version of this code than the one running.
+var ErrSchemaTooNew = errors.New("store: database schema is newer than this program supports")
+
+// migrations are applied in order; after migrations[i] the schema version is
+// i+1. Never edit an existing migration: append a new one.
+var migrations = []string{
+	// 1: admissions and revocations.
+	`
+CREATE TABLE admission_sequences (
+	package  TEXT    NOT NULL PRIMARY KEY,
+	last_seq INTEGER NOT NULL CHECK (last_seq > 0)
+) STRICT;
+
+CREATE TRIGGER admission_sequences_only_grow
+BEFORE UPDATE ON admission_sequences
+WHEN NEW.package IS NOT OLD.package OR NEW.last_seq <= OLD.last_seq
+BEGIN SELECT RAISE(ABORT, 'admission sequence numbers only grow'); END;
+
+CREATE TRIGGER admission_sequences_no_delete
+BEFORE DELETE ON admission_sequences
+BEGIN SELECT RAISE(ABORT, 'admission sequence numbers are permanent'); END;
+
+CREATE TABLE admissions (
+	package         TEXT    NOT NULL REFERENCES admission_sequences (package),
+	seq             INTEGER NOT NULL CHECK (seq > 0),
+	artifact_digest TEXT    NOT NULL CHECK (artifact_digest <> ''),
+	record          BLOB    NOT NULL,
+	signature       BLOB    NOT NULL,
+	PRIMARY KEY (package, seq)
+) STRICT;
+
+CREATE INDEX admissions_by_artifact ON admissions (artifact_digest);
+
+CREATE TRIGGER admissions_no_update
+BEFORE UPDATE ON admissions
+BEGIN SELECT RAISE(ABORT, 'admissions are append-only'); END;
+
+CREATE TRIGGER admissions_no_delete
+BEFORE DELETE ON admissions
+BEGIN SELECT RAISE(ABORT, 'admissions are append-only'); END;
+
+CREATE TABLE revocations (
+	seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+	artifact_digest TEXT    NOT NULL CHECK (artifact_digest <> ''),
+	record          BLOB    NOT NULL,
+	signature       BLOB    NOT NULL
+) STRICT;
+
+CREATE INDEX revocations_by_artifact ON revocations (artifact_digest);
+
+CREATE TRIGGER revocations_no_update
+BEFORE UPDATE ON revocations
+BEGIN SELECT RAISE(ABORT, 'revocations are permanent'); END;
+
+CREATE TRIGGER revocations_no_delete
+BEFORE DELETE ON revocations
+BEGIN SELECT RAISE(ABORT, 'revocations are permanent'); END;
+`,
+}
+
+// schemaVersion is the schema version this code writes and understands.
+var schemaVersion = len(migrations)
+
+// DB is a handle on a host state database. Create one with [Open].
+type DB struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens the database at path, creating it if needed, and brings its
+// schema up to date.
+//
+// A new file is created with mode 0600, and a missing parent directory with
+// mode 0700; existing ones are left as they are. Open returns an error
+// wrapping [ErrSchemaTooNew] if the database has a newer schema than this
+// code knows.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	// Create the file ourselves so that it gets mode 0600 whatever the umask;
+	// SQLite gives its -wal and -shm files the same mode. O_EXCL matters: never
+	// open and close an existing database file here, since closing any
+	// descriptor of a file drops the POSIX locks this process holds on it.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	case !errors.Is(err, fs.ErrExist):
+		return nil, fmt.Errorf("store: %w", err)
+	}
+
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	dsn := (&url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}).String()
+
+	sdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	db := &DB{db: sdb, path: abs}
+	if err := db.useWAL(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// useWAL puts the database in WAL mode, which is then recorded in the file
+// and holds for every later connection.
+//
+// Switching a file from rollback-journal mode to WAL upgrades a read lock to
+// a write lock, and SQLite answers SQLITE_BUSY at once, without waiting, when
+// another connection is doing the same (as when several processes open a new
+// database together). So useWAL retries for up to BusyTimeout itself. Once
+// the file is in WAL mode the pragma takes no lock and returns at once.
+func (db *DB) useWAL(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, BusyTimeout)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		var mode string
+		err := db.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if err == nil {
+			if mode != "wal" {
+				return fmt.Errorf("store: open %s: cannot use WAL mode (journal mode is %q)", db.path, mode)
+			}
+			return nil
+		}
+		if !isBusy(err) {
+			return fmt.Errorf("store: open %s: %w", db.path, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: open %s: %w", db.path, err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
+// migrate applies the migrations the database lacks, all in one transaction.
+func (db *DB) migrate(ctx context.Context) error {
+	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return fmt.Errorf("store: open %s: %w", db.path, err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("store: open %s: %w", db.path, err)
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, this program knows versions up to %d; use a newer oa",
+			ErrSchemaTooNew, db.path, version, schemaVersion)
+	}
+	if version < 0 {
+		return fmt.Errorf("store: %s has invalid schema version %d", db.path, version)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	for i := version; i < schemaVersion; i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("store: migrate %s to schema version %d: %w", db.path, i+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(schemaVersion)); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", db.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	return db.db.Close()
+}
+
+// Admission is one stored admission record.
+type Admission struct {
+	// Seq is the record's sequence number among the admissions of Package,
+	// starting at 1.
+	Seq int64
+	// Package is the package name the admission belongs to.
+	Package string
+	// ArtifactDigest is the digest of the admitted artifact.
+	ArtifactDigest string
+	// Record is the signed record, byte for byte as it was inserted.
+	Record []byte
+	// Signature is the signature over Record, byte for byte as it was
+	// inserted.
+	Signature []byte
+}
+
+// InsertAdmission appends an admission for package pkg and returns its
+// sequence number.
+//
+// In one write transaction it allocates the next sequence number for pkg (1
+// for its first admission, then 2, 3…; never reused, and increasing across
+// every process sharing the database), calls build with it to produce the
+// signed record and its signature (so the number can be part of what is
+// signed), and inserts the row. If build returns an error, or anything else
+// fails, nothing is written and the sequence number is not consumed. build
+// runs while the write lock is held, so it should be quick and must not use
+// the database itself.
+func (db *DB) InsertAdmission(ctx context.Context, pkg, artifactDigest string, build func(seq int64) (record, signature []byte, err error)) (int64, error) {
+	if pkg == "" {
+		return 0, errors.New("store: insert admission: empty package name")
+	}
+	if artifactDigest == "" {
+		return 0, errors.New("store: insert admission: empty artifact digest")
+	}
+	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return 0, fmt.Errorf("store: insert admission: %w", err)
+	}
+	defer tx.Rollback()
+
+	var seq int64
+	err = tx.QueryRowContext(ctx, `
+INSERT INTO admission_sequences (package, last_seq) VALUES (?, 1)
+ON CONFLICT (package) DO UPDATE SET last_seq = last_seq + 1
+RETURNING last_seq`, pkg).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("store: insert admission: allocate sequence number: %w", err)
+	}
+	record, signature, err := build(seq)
+	if err != nil {
+		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+	}
+	if err := checkRecord(record, signature); err != nil {
+		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+	}
+	_, err = tx.ExecContext(ctx, `
+INSERT INTO admissions (package, seq, artifact_digest, record, signature)
+VALUES (?, ?, ?, ?, ?)`, pkg, seq, artifactDigest, record, signature)
+	if err != nil {
+		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+	}
+	return seq, nil
+}
+
+func checkRecord(record, signature []byte) error {
+	if len(record) == 0 {
+		return errors.New("empty record")
+	}
+	if len(signature) == 0 {
+		return errors.New("empty signature")
+	}
+	return nil
+}
+
+const admissionColumns = `seq, package, artifact_digest, record, signature`
+
+// Admissions returns the admissions of package pkg by ascending sequence
+// number. If pkg is "", it returns the admissions of every package, ordered
+// by package name and then sequence number.
+func (db *DB) Admissions(ctx context.Context, pkg string) ([]Admission, error) {
+	if pkg == "" {
+		return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions ORDER BY package, seq`)
+	}
+	return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
+}
+
+// LatestAdmission returns the admission of package pkg with the highest
+// sequence number. It reports false if pkg has none.
+func (db *DB) LatestAdmission(ctx context.Context, pkg string) (Admission, bool, error) {
+	as, err := db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
+	if err != nil || len(as) == 0 {
+		return Admission{}, false, err
+	}
+	return as[0], true, nil
+}
+
+// AdmissionsOf returns the admissions of the artifact with the given digest,
+// ordered by package name and then sequence number.
+func (db *DB) AdmissionsOf(ctx context.Context, artifactDigest string) ([]Admission, error) {
+	return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
+}
+
+func (db *DB) queryAdmissions(ctx context.Context, query string, args ...any) ([]Admission, error) {
+	rows, err := db.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: read admissions: %w", err)
+	}
+	defer rows.Close()
+	var as []Admission
+	for rows.Next() {
+		var a Admission
+		if err := rows.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature); err != nil {
+			return nil, fmt.Errorf("store: read admissions: %w", err)
+		}
+		as = append(as, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read admissions: %w", err)
+	}
+	return as, nil
+}
+
+// Revocation is one stored revocation record.
+type Revocation struct {
+	// ArtifactDigest is the digest of the revoked artifact.
+	ArtifactDigest string
+	// Record is the signed record, byte for byte as it was inserted.
+	Record []byte
+	// Signature is the signature over Record, byte for byte as it was
+	// inserted.
+	Signature []byte
+	// Seq is assigned by the store: it increases with every revocation
+	// inserted, whatever its digest, and is never reused.
+	Seq int64
+}
+
+// InsertRevocation appends a revocation of the artifact with the given
+// digest. Revocations are permanent: there is no way to remove or change one.
+func (db *DB) InsertRevocation(ctx context.Context, artifactDigest string, record, signature []byte) error {
+	if artifactDigest == "" {
+		return errors.New("store: insert revocation: empty artifact digest")
+	}
+	if err := checkRecord(record, signature); err != nil {
+		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
+	}
+	_, err := db.db.ExecContext(ctx, `
+INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
+		artifactDigest, record, signature)
+	if err != nil {
+		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
+	}
+	return nil
+}
+
+// Revocations returns the revocations of the artifact with the given digest
+// by ascending Seq. If artifactDigest is "", it returns every revocation.
+func (db *DB) Revocations(ctx context.Context, artifactDigest string) ([]Revocation, error) {
+	const cols = `SELECT seq, artifact_digest, record, signature FROM revocations`
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if artifactDigest == "" {
+		rows, err = db.db.QueryContext(ctx, cols+` ORDER BY seq`)
+	} else {
+		rows, err = db.db.QueryContext(ctx, cols+` WHERE artifact_digest = ? ORDER BY seq`, artifactDigest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read revocations: %w", err)
+	}
+	defer rows.Close()
+	var rs []Revocation
+	for rows.Next() {
+		var r Revocation
+		if err := rows.Scan(&r.Seq, &r.ArtifactDigest, &r.Record, &r.Signature); err != nil {
+			return nil, fmt.Errorf("store: read revocations: %w", err)
+		}
+		rs = append(rs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read revocations: %w", err)
+	}
+	return rs, nil
+}
