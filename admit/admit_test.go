@@ -1,0 +1,386 @@
+package admit
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	_ "modernc.org/sqlite"
+	"oras.land/oras-go/v2/content/oci"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/examples"
+	ocipkg "github.com/oa-dev/oa/oci"
+)
+
+type keyPair struct {
+	signer *ocipkg.Signer
+	pub    []byte
+}
+
+func newKey(t *testing.T) keyPair {
+	t.Helper()
+	priv, pub, err := ocipkg.GenerateKeys(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ocipkg.LoadSigner(priv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyPair{s, pub}
+}
+
+// fixture is a host, a layout and the keys of one publisher and two
+// authorities; release pushes, signs and attests a bundle version.
+type fixture struct {
+	t                    *testing.T
+	home                 string
+	store                *oci.Store
+	publisher, auth, lab keyPair
+}
+
+func newFixture(t *testing.T, edit func(policy string) string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, home: t.TempDir(), publisher: newKey(t), auth: newKey(t), lab: newKey(t)}
+	store, err := oci.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.store = store
+	if err := InitHost(f.home, InitOptions{Host: "test-host", Publishers: map[string][]byte{"acme": f.publisher.pub}, Authorities: map[string][]byte{"auth": f.auth.pub, "lab": f.lab.pub}}); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		p := filepath.Join(f.home, PolicyFile)
+		b, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, []byte(edit(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *fixture) host() *Host {
+	f.t.Helper()
+	h, err := OpenHost(context.Background(), f.home)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// release pushes the clinic example at version, signed by signer and
+// attested by each of attesters.
+func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*ocipkg.Signer) ocispec.Descriptor {
+	f.t.Helper()
+	dir := filepath.Join(f.t.TempDir(), "b")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "version.cue"), []byte("package worker\nversion: \""+version+"\"\n"), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "worker.cue"))
+	os.WriteFile(filepath.Join(dir, "worker.cue"), []byte(strings.Replace(string(b), `version:  "1.2.0"`, "", 1)), 0o644)
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx := context.Background()
+	desc, err := ocipkg.Push(ctx, f.store, res.Worker, res.IR, version, ocipkg.PackOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if signer != nil {
+		if _, err := ocipkg.Sign(ctx, f.store, "oa.local/clinic", desc, signer); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	art, err := ocipkg.Fetch(ctx, f.store, desc)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, a := range attesters {
+		pred, _ := canonical.Marshal(ocipkg.Conformance(art, a.KeyID()))
+		if _, err := ocipkg.Attest(ctx, f.store, "oa.local/clinic", desc, ocipkg.ConformancePredicateType, pred, a); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return desc
+}
+
+var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+func (f *fixture) admit(h *Host, desc ocispec.Descriptor, profile string) (*Decision, *Record, error) {
+	return h.Admit(context.Background(), f.store, desc, AdmitOptions{Profile: profile, AdmittedBy: "Dr Ada", Now: now})
+}
+
+func code(err error) blocking.Code {
+	if l := blocking.Refusals(err); l != nil {
+		return l[0].Code
+	}
+	return ""
+}
+
+func TestAdmitWritesASignedRecordAndStatusIsActive(t *testing.T) {
+	f := newFixture(t, nil)
+	h := f.host()
+	desc := f.release("1.2.0", f.publisher.signer, f.auth.signer)
+	if d, rec, err := h.Admit(context.Background(), f.store, desc, AdmitOptions{AdmittedBy: "Dr Ada", Now: now, DryRun: true}); err != nil || rec != nil || len(d.Checks) != 9 {
+		t.Fatalf("dry run: %v %v %d checks", err, rec, len(d.Checks))
+	}
+	if list, _ := h.Admissions(context.Background(), ""); len(list) != 0 {
+		t.Fatal("a dry run wrote a record")
+	}
+	_, rec, err := f.admit(h, desc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Seq != 1 || rec.ArtifactDigest != desc.Digest.String() || rec.Publisher.Name != "acme" || rec.PolicyDigest != h.Policy.Digest() ||
+		rec.AdmittedBy != "Dr Ada" || rec.OSAccount == "" || rec.Profile != "standard" || !rec.ExpiresAt.Equal(now.Add(720*time.Hour)) || len(rec.Authorities) != 1 || rec.Authorities[0].Name != "auth" {
+		t.Fatalf("record: %+v", rec)
+	}
+	st, err := h.Status(context.Background(), desc.Digest.String(), now)
+	if err != nil || st.State != Active {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	// Expiry at the boundary.
+	if st, _ := h.Status(context.Background(), desc.Digest.String(), rec.ExpiresAt.Add(-time.Second)); st.State != Active {
+		t.Fatalf("a second before expiry: %s", st.State)
+	}
+	if st, _ := h.Status(context.Background(), desc.Digest.String(), rec.ExpiresAt); st.State != Expired {
+		t.Fatalf("at expiry: %s", st.State)
+	}
+	if st, _ := h.Status(context.Background(), "sha256:"+strings.Repeat("2", 64), now); st.State != Missing {
+		t.Fatalf("unknown digest: %s", st.State)
+	}
+}
+
+func TestAdmissionRefusals(t *testing.T) {
+	past := "not_after: \"2020-01-01T00:00:00Z\""
+	cases := []struct {
+		name    string
+		policy  func(string) string
+		release func(f *fixture) ocispec.Descriptor
+		profile string
+		want    blocking.Code
+	}{
+		{"no signature", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", nil, f.auth.signer) }, "", blocking.SignatureMissing},
+		{"untrusted publisher", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", newKey(f.t).signer, f.auth.signer) }, "", blocking.SignatureUntrusted},
+		{"publisher key expired", func(p string) string { return strings.Replace(p, "acme: key:", "acme: "+past+"\n\tacme: key:", 1) },
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.PublisherKeyOutsideWindow},
+		{"no attestation", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer) }, "", blocking.AttestationMissing},
+		{"attested by the publisher", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.publisher.signer) }, "", blocking.AttestationByPublisher},
+		{"untrusted authority", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, newKey(f.t).signer) }, "", blocking.AttestationUntrusted},
+		{"authority key expired", func(p string) string {
+			return strings.Replace(strings.Replace(p, "auth: key:", "auth: "+past+"\n\tauth: key:", 1), "lab: key:", "lab: "+past+"\n\tlab: key:", 1)
+		}, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.AuthorityKeyOutsideWindow},
+		{"too few attestations", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "regulated", blocking.AttestationsInsufficient},
+		{"feature not offered", func(p string) string { return strings.Replace(p, `"approvals.person"`, `"other.feature"`, 1) },
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.FeatureNotOffered},
+		{"evaluator authority", func(p string) string {
+			return strings.Replace(p, `"oa.dev/evaluators/cue@v1"`, `"example.org/eval@v1"`, 1)
+		},
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.EvaluatorAuthorityUntrusted},
+		{"impure for this host", func(p string) string { return strings.Replace(p, `"strings", `, "", 1) },
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.ComponentNotPure},
+		{"outside host ceiling", func(p string) string {
+			return strings.Replace(p, `capabilities: ["*"]`, `capabilities: ["invoices.*"]`, 1)
+		},
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.CapabilityOutsideHost},
+		{"consequential on a read-only host", func(p string) string {
+			return strings.Replace(p, `max_risk:     "consequential"`, `max_risk: "read_only"`, 1)
+		},
+			func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "", blocking.CapabilityOutsideHost},
+		{"unknown profile", nil, func(f *fixture) ocispec.Descriptor { return f.release("1.0.0", f.publisher.signer, f.auth.signer) }, "lenient", blocking.ProfileUnknown},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.policy)
+			h := f.host()
+			_, rec, err := f.admit(h, c.release(f), c.profile)
+			if code(err) != c.want || rec != nil {
+				t.Fatalf("Admit = %v (record %v), want %s", err, rec, c.want)
+			}
+			if list, _ := h.Admissions(context.Background(), ""); len(list) != 0 {
+				t.Fatal("a refused admission wrote a record")
+			}
+		})
+	}
+}
+
+func TestRollbackAndRevocation(t *testing.T) {
+	f := newFixture(t, nil)
+	h := f.host()
+	old := f.release("1.0.0", f.publisher.signer, f.auth.signer)
+	newer := f.release("1.1.0", f.publisher.signer, f.auth.signer)
+	ctx := context.Background()
+	for _, d := range []ocispec.Descriptor{old, newer} {
+		if _, _, err := f.admit(h, d, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := h.Status(ctx, old.Digest.String(), now); st.State != Mismatched {
+		t.Fatalf("the older release after a newer admission: %s", st.State)
+	}
+	if _, _, err := f.admit(h, old, ""); code(err) != blocking.AdmissionRollback {
+		t.Fatalf("re-admitting the older release: %v", err)
+	}
+	if _, err := h.Revoke(ctx, newer.Digest.String(), "broken", "Dr Ada", now); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.Status(ctx, newer.Digest.String(), now); st.State != Revoked {
+		t.Fatalf("revoked release: %s", st.State)
+	}
+	if st, _ := h.Status(ctx, old.Digest.String(), now); st.State == Active {
+		t.Fatal("revoking the newer release restored the older admission")
+	}
+	if _, _, err := f.admit(h, newer, ""); code(err) != blocking.ReleaseRevoked {
+		t.Fatalf("re-admitting a revoked release: %v", err)
+	}
+}
+
+func TestTamperedRowReadsUnverifiable(t *testing.T) {
+	f := newFixture(t, nil)
+	h := f.host()
+	desc := f.release("1.2.0", f.publisher.signer, f.auth.signer)
+	if _, _, err := f.admit(h, desc, ""); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(f.home, StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// The store's triggers refuse updates; an attacker with the file drops them.
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'trigger'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var triggers []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		triggers = append(triggers, n)
+	}
+	rows.Close()
+	for _, n := range triggers {
+		if _, err := db.Exec(`DROP TRIGGER "` + n + `"`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`UPDATE admissions SET record = CAST(replace(CAST(record AS TEXT), '"standard"', '"demo"') AS BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.Status(context.Background(), desc.Digest.String(), now)
+	if err != nil || st.State != Unverifiable {
+		t.Fatalf("status after tampering: %+v %v", st, err)
+	}
+	list, _ := h.Admissions(context.Background(), "")
+	if len(list) != 1 || list[0].Verified {
+		t.Fatalf("list after tampering: %+v", list)
+	}
+}
+
+func TestPolicyChangeMismatches(t *testing.T) {
+	f := newFixture(t, nil)
+	desc := f.release("1.2.0", f.publisher.signer, f.auth.signer)
+	if _, _, err := f.admit(f.host(), desc, ""); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(f.home, PolicyFile)
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(b), `"24h"`, `"12h"`, 1)), 0o644)
+	if st, _ := f.host().Status(context.Background(), desc.Digest.String(), now); st.State != Mismatched {
+		t.Fatalf("after a policy change: %s", st.State)
+	}
+}
+
+func TestConcurrentAdmissionsGetDistinctSequenceNumbers(t *testing.T) {
+	f := newFixture(t, nil)
+	descs := []ocispec.Descriptor{f.release("2.0.0", f.publisher.signer, f.auth.signer), f.release("2.0.1", f.publisher.signer, f.auth.signer)}
+	var wg sync.WaitGroup
+	seqs := make([]int64, 2)
+	errs := make([]error, 2)
+	for i := range descs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := OpenHost(context.Background(), f.home)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer h.Close()
+			_, rec, err := f.admit(h, descs[i], "")
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			seqs[i] = rec.Seq
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && code(err) != blocking.AdmissionRollback {
+			t.Fatal(err)
+		}
+	}
+	if seqs[0] == seqs[1] {
+		t.Fatalf("both admissions got seq %d", seqs[0])
+	}
+}
+
+func TestLoadPolicyRefusals(t *testing.T) {
+	good := StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newKey(t).pub}, Authorities: map[string][]byte{"lab": newKey(t).pub}})
+	shared := newKey(t).pub
+	cases := map[string]struct {
+		text string
+		want blocking.Code
+		pos  string
+	}{
+		"syntax":              {strings.Replace(good, "host: ", "host: {", 1), blocking.PolicyInvalid, "policy.cue:"},
+		"wrong package":       {strings.Replace(good, "package host", "package other", 1), blocking.PolicyInvalid, "policy.cue:1:1"},
+		"unknown field":       {good + "\nextra: 1\n", blocking.PolicyInvalid, "policy.cue:"},
+		"bad key":             {strings.Replace(good, "-----BEGIN PUBLIC KEY-----\\n", "-----BEGIN PUBLIC KEY-----\\nAAAA", 1), blocking.PolicyKeyInvalid, ""},
+		"authority=publisher": {StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": shared}, Authorities: map[string][]byte{"lab": shared}}), blocking.PolicyAuthorityIsPublisher, ""},
+		"undefined default":   {strings.Replace(good, `default_profile: "standard"`, `default_profile: "regulated"`, 1) + "", "", ""},
+		"bad lifetime":        {strings.Replace(good, `max_lifetime:    "2160h"`, `max_lifetime: "forever"`, 1), blocking.PolicyInvalid, "policy.cue:"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "policy.cue")
+			os.WriteFile(p, []byte(c.text), 0o644)
+			_, err := LoadPolicy(p)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused a valid policy: %v", err)
+				}
+				return
+			}
+			l := blocking.Refusals(err)
+			if len(l) == 0 || l[0].Code != c.want || !strings.Contains(l[0].Pos, c.pos) {
+				t.Fatalf("LoadPolicy = %v, want %s at %s", err, c.want, c.pos)
+			}
+		})
+	}
+	if _, err := LoadPolicy(filepath.Join(t.TempDir(), "missing.cue")); code(err) != blocking.PolicyUnreadable {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := OpenHost(context.Background(), t.TempDir()); code(err) != blocking.HostNotInitialized {
+		t.Fatalf("empty home: %v", err)
+	}
+	if err := InitHost(t.TempDir(), InitOptions{}); err != nil {
+		t.Fatalf("init with no keys: %v", err)
+	}
+}
