@@ -240,3 +240,59 @@ func newRevokeCmd() *cobra.Command {
 	_ = cmd.MarkFlagRequired("reason")
 	return cmd
 }
+
+func newStatusCmd() *cobra.Command {
+	var refs refFlags
+	cmd := &cobra.Command{
+		Use:   "status REF@sha256:…",
+		Short: "Print a release's integrity chain on this host as a tree",
+		Long: `Status checks, under this host's policy and without writing anything, each
+link of the release's chain — artifact → Worker IR → publisher signature →
+conformance attestations → admission — and prints it as a tree, each link
+with its state. It exits 2 when any link does not hold.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			h, err := admit.OpenHost(ctx, oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ref, target, err := refs.open(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			desc, err := oci.Resolve(ctx, target, ref.Reference())
+			if err != nil {
+				return err
+			}
+			if err := ref.RequireDigest(desc.Digest); err != nil {
+				return err
+			}
+			in, err := h.Integrity(ctx, target, desc, time.Now())
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				if err := printJSON(cmd.OutOrStdout(), in); err != nil {
+					return err
+				}
+				return in.Err()
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintln(out, ref.String())
+			indent := ""
+			for _, l := range in.Links {
+				state := "✓"
+				if l.Refusal != nil {
+					state = "✗ " + string(l.Refusal.Code)
+				}
+				fmt.Fprintf(out, "%s└── %-26s %s  %s\n", indent, l.Name, state, l.Detail)
+				indent += "    "
+			}
+			return in.Err()
+		},
+	}
+	refs.register(cmd)
+	return cmd
+}
