@@ -105,3 +105,21 @@ func init() {
 			"Name the evaluator in a step's args or predicate, or remove it: a package carries no code that never runs."},
 	)
 }
+
+// More codes of the compile stage.
+const (
+	IRUnreadable           Code = "ir_unreadable"
+	SourceDateEpochInvalid Code = "source_date_epoch_invalid"
+	KeyPasswordMissing     Code = "key_password_missing"
+)
+
+func init() {
+	register(
+		Entry{IRUnreadable, StageCompile, "the IR file cannot be read",
+			"Pass the path of a file written by `oa compile`."},
+		Entry{SourceDateEpochInvalid, StageOCI, "SOURCE_DATE_EPOCH is not a Unix time",
+			"Set SOURCE_DATE_EPOCH to a non-negative number of seconds since 1970 (reproducible-builds.org), or unset it for a manifest with no time at all."},
+		Entry{KeyPasswordMissing, StageOCI, "no password for the key and no terminal to ask on",
+			"Set COSIGN_PASSWORD (it may be empty) or run the command on a terminal."},
+	)
+}

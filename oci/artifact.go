@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -19,7 +20,10 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
+	"cuelang.org/go/cue/cuecontext"
+
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -63,7 +67,7 @@ func CreatedFromEnv() (*time.Time, error) {
 	}
 	secs, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || secs < 0 {
-		return nil, blocking.New(blocking.ReferenceInvalid, "SOURCE_DATE_EPOCH must be a non-negative Unix time in seconds")
+		return nil, blocking.New(blocking.SourceDateEpochInvalid, "the value is not a whole number of seconds")
 	}
 	t := time.Unix(secs, 0).UTC()
 	return &t, nil
@@ -247,6 +251,11 @@ func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descrip
 	if a.Worker, err = ir.DecodeCanonical(a.IR); err != nil {
 		return nil, err
 	}
+	// Everything downstream trusts the IR's names (pull writes files by
+	// them): it must be schema-valid before anything is derived from it.
+	if err := compiler.CheckWorker(cuecontext.New(), a.Worker); err != nil {
+		return nil, err
+	}
 	if err := a.checkLayers(); err != nil {
 		return nil, err
 	}
@@ -262,9 +271,13 @@ func (a *Artifact) checkLayers() error {
 	}
 	for i, w := range want {
 		got := a.Layers[i].Descriptor
-		if got.MediaType != w.Descriptor.MediaType || got.Digest != w.Descriptor.Digest || got.Annotations[AnnotationPart] != w.Descriptor.Annotations[AnnotationPart] {
-			return blocking.New(blocking.ArtifactLayersInvalid, "layer %d is not the IR's part %s", i, w.Descriptor.Annotations[AnnotationPart])
+		if got.MediaType != w.Descriptor.MediaType || got.Digest != w.Descriptor.Digest || !maps.Equal(got.Annotations, w.Descriptor.Annotations) {
+			return blocking.New(blocking.ArtifactLayersInvalid, "layer %d is not the IR's part %s with its own annotations", i, w.Descriptor.Annotations[AnnotationPart])
 		}
+	}
+	ann := a.Manifest.Annotations
+	if ann[ocispec.AnnotationTitle] != a.Worker.Name || ann[ocispec.AnnotationVersion] != a.Worker.Version {
+		return blocking.New(blocking.ArtifactLayersInvalid, "the manifest's title or version annotation is not the IR's")
 	}
 	return nil
 }
@@ -324,4 +337,11 @@ func copyError(err error) error {
 		return blocking.New(blocking.LayerDigestMismatch, "a blob read during the copy does not match its digest")
 	}
 	return fmt.Errorf("copying: %w", err)
+}
+
+// pushBlob pushes data unless target has it, for callers that need not
+// know which.
+func pushBlob(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) error {
+	_, err := pushIfMissing(ctx, target, desc, data)
+	return err
 }

@@ -3,7 +3,6 @@ package oci
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,8 +43,7 @@ func newLayout(t testing.TB) (*oci.Store, string) {
 
 func wantCode(t *testing.T, err error, code blocking.Code) {
 	t.Helper()
-	var e *blocking.Error
-	if !errors.As(err, &e) || e.Code != code {
+	if l := blocking.Refusals(err); len(l) == 0 || l[0].Code != code {
 		t.Fatalf("error = %v, want %s", err, code)
 	}
 }
@@ -149,6 +147,14 @@ func TestFetchRefusesTampering(t *testing.T) {
 			m.Layers = m.Layers[:len(m.Layers)-1]
 			return mustJSON(t, m)
 		}, blocking.ArtifactLayersInvalid},
+		{"layer title leaves the folder", func(t *testing.T, dir string, m *ocispec.Manifest) []byte {
+			m.Layers[1].Annotations[ocispec.AnnotationTitle] = "../../.ssh/authorized_keys"
+			return mustJSON(t, m)
+		}, blocking.ArtifactLayersInvalid},
+		{"manifest title is not the IR's name", func(t *testing.T, dir string, m *ocispec.Manifest) []byte {
+			m.Annotations[ocispec.AnnotationTitle] = "other-worker"
+			return mustJSON(t, m)
+		}, blocking.ArtifactLayersInvalid},
 		{"layers swapped", func(t *testing.T, dir string, m *ocispec.Manifest) []byte {
 			m.Layers[1], m.Layers[2] = m.Layers[2], m.Layers[1]
 			return mustJSON(t, m)
@@ -167,10 +173,6 @@ func TestFetchRefusesTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 			if changed := c.tamper(t, dir, &m); changed != nil {
-				desc, err = Push(ctx, store, res.Worker, res.IR, "", PackOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
 				desc = pushRaw(t, store, changed)
 			}
 			_, err = Fetch(ctx, store, desc)

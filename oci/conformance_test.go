@@ -39,6 +39,21 @@ func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*Artifact, Target) {
 	return art, store
 }
 
+// TestFetchRefusesSchemaInvalidIR: an IR the schema refuses never reaches
+// conformance (or pull, which names files after it).
+func TestFetchRefusesSchemaInvalidIR(t *testing.T) {
+	res := compiled(t, examples.Default)
+	res.Worker.Skills = nil
+	b, _ := ir.Encode(res.Worker)
+	store, _ := newLayout(t)
+	desc, err := Push(context.Background(), store, res.Worker, b, "v1", PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Fetch(context.Background(), store, desc)
+	wantCode(t, err, blocking.IRSchemaViolation)
+}
+
 func failedChecks(r *ConformanceReport) string { return strings.Join(r.Failed(), ",") }
 
 func TestConformancePassesForCompiledExamples(t *testing.T) {
@@ -74,7 +89,6 @@ func TestConformanceNamesTheFailedCheck(t *testing.T) {
 			w.Evaluators[2].Source = strings.Replace(w.Evaluators[2].Source, "input.record_ref", "input.nope", 1) // record_lookup
 		}, CheckComponentsPure},
 		{"check through a consequential capability", func(w *ir.Worker) { w.Jobs[0].Steps[3].Capability = "records.note.append" }, CheckRisksConsistent},
-		{"no skill docs", func(w *ir.Worker) { w.Skills = nil }, CheckSkillDocs},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

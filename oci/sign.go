@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/blocking"
 )
@@ -159,7 +157,7 @@ func appendCosignLayer(ctx context.Context, target oras.Target, tag string, subj
 // writeCosignImage pushes the new layer, the config and the manifest over
 // layers, and tags the manifest.
 func writeCosignImage(ctx context.Context, target oras.Target, tag string, layers []ocispec.Descriptor, added cosignLayer) (ocispec.Descriptor, error) {
-	if err := pushCosignBlob(ctx, target, added.desc, added.blob); err != nil {
+	if err := pushBlob(ctx, target, added.desc, added.blob); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	cfg, err := cosignConfig(layers)
@@ -167,7 +165,7 @@ func writeCosignImage(ctx context.Context, target oras.Target, tag string, layer
 		return ocispec.Descriptor{}, err
 	}
 	cfgDesc := content.NewDescriptorFromBytes(cosignConfigMediaType, cfg)
-	if err := pushCosignBlob(ctx, target, cfgDesc, cfg); err != nil {
+	if err := pushBlob(ctx, target, cfgDesc, cfg); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	manifest, err := cosignManifest(cfgDesc, layers)
@@ -179,18 +177,6 @@ func writeCosignImage(ctx context.Context, target oras.Target, tag string, layer
 		return ocispec.Descriptor{}, fmt.Errorf("pushing cosign manifest: %w", err)
 	}
 	return desc, nil
-}
-
-// pushCosignBlob pushes b unless target already has it.
-func pushCosignBlob(ctx context.Context, target oras.Target, d ocispec.Descriptor, b []byte) error {
-	if ok, err := target.Exists(ctx, d); err == nil && ok {
-		return nil
-	}
-	err := target.Push(ctx, d, bytes.NewReader(b))
-	if err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-		return fmt.Errorf("pushing blob: %w", err)
-	}
-	return nil
 }
 
 // deleteSuperseded removes the manifest a moved tag used to name. It is

@@ -176,7 +176,7 @@ func csForge(t testing.TB, target oras.Target, tag string, layers []cosignLayer)
 	ctx := context.Background()
 	descs := make([]ocispec.Descriptor, len(layers))
 	for i, l := range layers {
-		if err := pushCosignBlob(ctx, target, l.desc, l.blob); err != nil {
+		if err := pushBlob(ctx, target, l.desc, l.blob); err != nil {
 			t.Fatal(err)
 		}
 		descs[i] = l.desc
@@ -186,7 +186,7 @@ func csForge(t testing.TB, target oras.Target, tag string, layers []cosignLayer)
 		t.Fatal(err)
 	}
 	cfgDesc := content.NewDescriptorFromBytes(cosignConfigMediaType, cfg)
-	if err := pushCosignBlob(ctx, target, cfgDesc, cfg); err != nil {
+	if err := pushBlob(ctx, target, cfgDesc, cfg); err != nil {
 		t.Fatal(err)
 	}
 	m, err := cosignManifest(cfgDesc, descs)

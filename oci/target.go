@@ -184,6 +184,9 @@ type OpenOptions struct {
 	PlainHTTP bool
 	// Credentials overrides the Docker config credentials (tests).
 	Credentials credentials.Store
+	// Create makes a missing OCI layout, for targets that are written to;
+	// otherwise a missing layout is artifact_not_found and nothing is made.
+	Create bool
 }
 
 // Target is an opened artifact store: an OCI layout or a registry
@@ -192,9 +195,13 @@ type Target interface {
 	oras.GraphTarget
 }
 
-// Open opens the target r names. A layout is created when missing.
+// Open opens the target r names. A missing layout is created only when
+// opts.Create is set.
 func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 	if r.Layout != "" {
+		if _, err := os.Stat(filepath.Join(r.Layout, "oci-layout")); err != nil && !opts.Create {
+			return nil, blocking.New(blocking.ArtifactNotFound, "there is no OCI layout by that name")
+		}
 		if err := os.MkdirAll(r.Layout, 0o755); err != nil {
 			return nil, fmt.Errorf("creating OCI layout: %w", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -221,7 +220,7 @@ func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 		return b, nil
 	case errors.Is(err, errdef.ErrNotFound):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s is missing", desc.Digest)
-	case contentMismatch(err):
+	case tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s does not match its digest", desc.Digest)
 	default:
 		return nil, fmt.Errorf("fetching cosign content: %w", err)
@@ -230,10 +229,6 @@ func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 
 // contentMismatch reports whether err says fetched bytes differ from their
 // descriptor: another digest, or more or fewer bytes than described.
-func contentMismatch(err error) bool {
-	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
-		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF)
-}
 
 // onlyFor reports whether every layer of the image claims subject (without
 // verifying signatures), so that deleting it cannot remove another

@@ -24,7 +24,7 @@ artifact is verified before it is copied. It prints DST@sha256:….`,
 			if err != nil {
 				return err
 			}
-			dstRef, dst, err := to.open(ctx, args[1])
+			dstRef, dst, err := to.openForWrite(ctx, args[1])
 			if err != nil {
 				return err
 			}

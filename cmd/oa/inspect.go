@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 )
@@ -22,7 +23,7 @@ func newInspectCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := os.ReadFile(args[0])
 			if err != nil {
-				return fmt.Errorf("reading IR: %w", err)
+				return blocking.New(blocking.IRUnreadable, "the file cannot be read")
 			}
 			w, err := loadIR(b)
 			if err != nil {

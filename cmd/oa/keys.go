@@ -68,7 +68,7 @@ func promptPassword(confirm bool) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		fd := int(os.Stdin.Fd())
 		if !term.IsTerminal(fd) {
-			return nil, blocking.New(blocking.KeyPasswordWrong, "no terminal to ask for the password: set %s", oci.PasswordEnv)
+			return nil, blocking.New(blocking.KeyPasswordMissing, "set %s", oci.PasswordEnv)
 		}
 		fmt.Fprint(os.Stderr, "Enter password for private key: ")
 		pw, err := term.ReadPassword(fd)

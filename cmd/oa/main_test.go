@@ -109,8 +109,10 @@ func TestExitStatuses(t *testing.T) {
 			t.Errorf("oa %v: exit %d, want %d (%s)", c.args, code, c.want, errOut)
 		}
 	}
-	if _, _, code := runCLI(t, "inspect", filepath.Join(t.TempDir(), "missing.json")); code != 1 {
-		t.Errorf("inspect of a missing file: exit %d, want 1 (a fault, not a refusal)", code)
+	for _, args := range [][]string{{"inspect", filepath.Join(t.TempDir(), "missing.json")}, {"push", filepath.Join(t.TempDir(), "missing"), "x:1"}} {
+		if _, _, code := runCLI(t, args...); code != 2 {
+			t.Errorf("oa %v of a missing file: exit %d, want 2 (a refusal naming the input)", args, code)
+		}
 	}
 }
 

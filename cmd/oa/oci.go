@@ -36,13 +36,22 @@ func (f *refFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
 }
 
-// open parses s and opens its target.
+// open parses s and opens its target for reading.
 func (f *refFlags) open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+	return f.openTarget(ctx, s, false)
+}
+
+// openForWrite parses s and opens its target, creating a missing layout.
+func (f *refFlags) openForWrite(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+	return f.openTarget(ctx, s, true)
+}
+
+func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
 	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP})
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP, Create: create})
 	return ref, target, err
 }
 

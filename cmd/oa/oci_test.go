@@ -137,7 +137,7 @@ func TestPushIsReproducibleAndHonoursSourceDateEpoch(t *testing.T) {
 		t.Fatal("the same SOURCE_DATE_EPOCH gave another digest")
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
-	p.refused("reference_invalid", "push", p.bundle, "clinic-triage:e")
+	p.refused("source_date_epoch_invalid", "push", p.bundle, "clinic-triage:e")
 }
 
 // TestAirGappedCopy moves a signed, attested artifact from one registry to
@@ -159,6 +159,10 @@ func TestAirGappedCopy(t *testing.T) {
 func TestPullRefusesWhatIsNotAWorker(t *testing.T) {
 	p := newPublisher(t)
 	p.refused("artifact_not_found", "pull", "nothing-here@sha256:"+strings.Repeat("0", 64))
+	if _, err := os.Stat(filepath.Join(os.Getenv("OA_HOME"), "oci", "nothing-here")); !os.IsNotExist(err) {
+		t.Fatal("a refused pull created a layout")
+	}
+	p.refused("customer_state_credential_url", "push", "--source", "https://alice:s3cr3t@example.org/src", p.bundle, "clinic-triage:s")
 	p.refused("reference_invalid", "pull", "Bad Name@sha256:1")
 }
 
@@ -236,7 +240,7 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -30,12 +31,15 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 			if err != nil {
 				return err
 			}
+			if findings := ir.ScanText(source, false); len(findings) > 0 {
+				return blocking.New(findings[0].Code, "rule: %s", findings[0].Rule).At("", "--source")
+			}
 			created, err := oci.CreatedFromEnv()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			ref, target, err := refs.open(ctx, args[1])
+			ref, target, err := refs.openForWrite(ctx, args[1])
 			if err != nil {
 				return err
 			}
@@ -75,7 +79,7 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 func loadWorker(path string) (*ir.Worker, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, blocking.New(blocking.BundleUnreadable, "neither a bundle folder nor an IR file can be read there")
 	}
 	if info.IsDir() {
 		res, err := compiler.Compile(path)
