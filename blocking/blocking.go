@@ -10,6 +10,7 @@ package blocking
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -178,4 +179,23 @@ func ExitStatus(err error) int {
 	default:
 		return 1
 	}
+}
+
+var (
+	quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	longDigits = regexp.MustCompile(`\d{5,}`)
+)
+
+// Redact replaces every double-quoted string and every run of five or more
+// digits in msg with "…", except quoted strings keep reports true for.
+// Library messages (encoding/json, CUE, oras) quote what they reject; a
+// refusal built from one must not repeat an input's value.
+func Redact(msg string, keep func(quoted string) bool) string {
+	msg = quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		if keep != nil && keep(q) {
+			return q
+		}
+		return `"…"`
+	})
+	return longDigits.ReplaceAllString(msg, "…")
 }

@@ -54,7 +54,7 @@ func (c *compilation) build(src bundleSource, skills []ir.Document) (*ir.Worker,
 			if !errors.As(err, &ee) {
 				return nil, err
 			}
-			c.refuseAt(blocking.EvaluatorSyntax, bpath("evaluators", name, "expr"), "%s", ee)
+			c.refuseAt(blocking.EvaluatorSyntax, bpath("evaluators", name, "expr"), "%s", redactValues(ee.Error()))
 			// Keep a placeholder so the steps naming it are not also
 			// refused as naming something undeclared.
 			c.broken[name] = true
@@ -123,10 +123,10 @@ func (c *compilation) checkEvaluators(w *ir.Worker) {
 // returns the code and the message that say why.
 func (c *compilation) checkOne(e ir.Evaluator, scope component.Scope) (blocking.Code, string) {
 	if err := component.CheckPure(e.Source, c.pure); err != nil {
-		return blocking.EvaluatorImportForbidden, err.Error()
+		return blocking.EvaluatorImportForbidden, redactValues(err.Error())
 	}
 	if err := c.checker.Check(e.Kind, e.Source, scope); err != nil {
-		return blocking.EvaluatorInvalid, err.Error()
+		return blocking.EvaluatorInvalid, redactValues(err.Error())
 	}
 	return "", ""
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -57,7 +56,12 @@ func cueRefusals(code blocking.Code, err error, inInput func(string) bool, fallb
 				msg = "must be one of " + allowed
 			}
 		}
-		key := pos + path + msg
+		if strings.Contains(msg, "empty disjunction") {
+			msg = "the value is none of the alternatives the schema allows here"
+		}
+		// One refusal per place: a value refused by a disjunction gets an
+		// error from every alternative, which says less, not more.
+		key := pos + path
 		if seen[key] {
 			continue
 		}
@@ -231,31 +235,23 @@ func bundlePath(irPath []string) string {
 	return bpath(out...)
 }
 
-var (
-	quoted    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	longDigit = regexp.MustCompile(`\d{5,}`)
-	// schemaText is every schema source: a quoted string found in it is the
-	// schema's own rule (a pattern, an enum value) and is safe to show.
-	schemaText = func() string {
-		var b strings.Builder
-		for _, f := range schemas.Worker {
-			b.Write(f.Source)
-		}
-		return b.String()
-	}()
-)
+// schemaText is every schema source: a quoted string found in it is the
+// schema's own rule (a pattern, an enum value) and is safe to show.
+var schemaText = func() string {
+	var b strings.Builder
+	for _, f := range schemas.Worker {
+		b.Write(f.Source)
+	}
+	return b.String()
+}()
 
-// redactValues replaces the quoted strings and long numbers of a CUE
-// message that did not come from the schemas with "…": an input may hold a
-// secret in a conflicting value, and a refusal never repeats what it refuses.
+// redactValues redacts a CUE message (see blocking.Redact), keeping the
+// quoted strings that come from the schemas: an input may hold a secret
+// in a conflicting value, and a refusal never repeats what it refuses.
 func redactValues(msg string) string {
-	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
-		if strings.Contains(schemaText, q) || strings.Contains(schemaText, strings.Trim(q, `"`)) && len(q) > 2 {
-			return q
-		}
-		return `"…"`
+	return blocking.Redact(msg, func(q string) bool {
+		return len(q) > 2 && (strings.Contains(schemaText, q) || strings.Contains(schemaText, strings.Trim(q, `"`)))
 	})
-	return longDigit.ReplaceAllString(msg, "…")
 }
 
 // CUERefusals converts CUE errors into refusals with code, each located at

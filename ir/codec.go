@@ -38,7 +38,7 @@ func DigestBytes(b []byte) string {
 // digested. A refusal is a *blocking.Error with code ir_malformed.
 func Decode(b []byte) (*Worker, error) {
 	if _, err := canonical.Transform(b); err != nil {
-		return nil, blocking.New(blocking.IRMalformed, "%s", err)
+		return nil, blocking.New(blocking.IRMalformed, "%s", blocking.Redact(err.Error(), nil))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -68,13 +68,13 @@ func DecodeCanonical(b []byte) (*Worker, error) {
 }
 
 // describeDecodeError names what failed without echoing input values:
-// encoding/json's messages quote field names and Go types only, except for
-// syntax errors, which canonical.Transform has already ruled out.
+// a wrong type is named by the IR's own field path; anything else, such as
+// an unknown field's name, is redacted.
 func describeDecodeError(err error) string {
 	switch e := err.(type) {
 	case *json.UnmarshalTypeError:
 		return fmt.Sprintf("field %s has the wrong JSON type (want %s)", e.Field, e.Type)
 	default:
-		return err.Error()
+		return blocking.Redact(err.Error(), nil) // unknown field names are the input's own
 	}
 }

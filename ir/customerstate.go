@@ -48,7 +48,7 @@ func (r shapeRule) mayMatch(lower string) bool {
 // carries. They are checked in order; an earlier rule wins where matches
 // overlap, so specific shapes come before the generic entropy rule.
 var textRules = []shapeRule{
-	{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|SIGSTORE) )?PRIVATE KEY-----`), []string{"private key"}},
+	{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|ENCRYPTED COSIGN|SIGSTORE|PGP) )?PRIVATE KEY( BLOCK)?-----`), []string{"private key"}},
 	{blocking.CustomerStateJWT, "json web token", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`), []string{"eyj"}},
 	{blocking.CustomerStateToken, "aws access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"akia", "asia"}},
 	{blocking.CustomerStateToken, "github token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`), []string{"gh", "github_pat_"}},
@@ -68,7 +68,7 @@ var (
 	digitRun = regexp.MustCompile(`\d{5,}`)
 	// nameRule matches field names that refer to connections, accounts or
 	// secrets: the package must never name what belongs to a host.
-	nameRule = regexp.MustCompile(`(?i)(^|[_.-])(connection|conn|account|acct|password|passwd|pwd|secret|credentials?|api_?key|access_?token|refresh_?token|auth_?token|token)s?($|[_.-])`)
+	nameRule = regexp.MustCompile(`(?i)(^|[_.-])(connection|conn|account|acct|password|passwd|pwd|secret|credentials?|api_?key|access_?token|refresh_?token|auth_?token|token)s?($|[_.-])|(?i)^(account|acct|connection|conn)(id|no|num|number|name|ref)s?$|(?i)(password|passwd|secret|apikey|accesstoken|authtoken)s?$`)
 )
 
 // ScanText returns the customer state found in text. prose says the text is

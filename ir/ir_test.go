@@ -157,6 +157,7 @@ func TestScanTextFindsEachShapeWithoutEchoingIt(t *testing.T) {
 		{"key ghp_" + strings.Repeat("aB3", 12), false, blocking.CustomerStateToken},
 		{"AKIAIOSFODNN7EXAMPLE", false, blocking.CustomerStateToken},
 		{"-----BEGIN EC PRIVATE KEY-----", false, blocking.CustomerStatePrivateKey},
+		{"-----BEGIN PGP PRIVATE KEY BLOCK-----", false, blocking.CustomerStatePrivateKey},
 		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", false, blocking.CustomerStateJWT},
 		{"q7Zr2VxK9mLp4TnB8cWd3YhF6jGs1AeU5oRiE0", false, blocking.CustomerStateHighEntropy},
 		{"write to nurse.lead@clinic.example", true, blocking.CustomerStateEmail},
@@ -195,7 +196,7 @@ func TestScanTextLeavesOrdinaryTextAlone(t *testing.T) {
 }
 
 func TestScanNameRefusesHostOwnedNames(t *testing.T) {
-	for _, bad := range []string{"account_id", "connection", "db_password", "api_key", "secret", "auth_token"} {
+	for _, bad := range []string{"account_id", "connection", "db_password", "api_key", "secret", "auth_token", "accountid", "connectionid", "dbpassword", "clientsecret"} {
 		if _, hit := ScanName(bad); !hit {
 			t.Errorf("ScanName(%q) passed", bad)
 		}
@@ -248,4 +249,20 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeRefusalsNeverEchoTheInput: the decoder's messages quote keys;
+// a key can be a secret.
+func TestDecodeRefusalsNeverEchoTheInput(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("Qz7", 12)
+	b := golden(t)
+	for name, in := range map[string][]byte{
+		"duplicate key": bytes.Replace(b, []byte(`{"capabilities"`), []byte(`{"`+secret+`":1,"`+secret+`":2,"capabilities"`), 1),
+		"unknown field": bytes.Replace(b, []byte(`{"capabilities"`), []byte(`{"`+secret+`":1,"capabilities"`), 1),
+	} {
+		_, err := Decode(in)
+		if err == nil || strings.Contains(err.Error(), secret[:10]) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

@@ -121,7 +121,7 @@ func refProblem(err error) string {
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
 		msg = msg[i+2:]
 	}
-	return "not HOST/REPO[:TAG][@sha256:HEX] (" + msg + ")"
+	return "not HOST/REPO[:TAG][@sha256:HEX] (" + blocking.Redact(msg, nil) + ")"
 }
 
 // Name is the image name cosign puts in a signature's docker-reference:
