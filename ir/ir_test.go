@@ -242,11 +242,15 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("DecodeCanonical(Encode(w)): %v", err)
 		}
-		if !reflect.DeepEqual(w, w2) {
-			enc2, _ := Encode(w2)
-			if !bytes.Equal(enc, enc2) {
-				t.Fatalf("decode/encode not stable")
-			}
+		// Equal as values: the canonical form is a fixed point, and what it
+		// decodes to encodes to it again.
+		enc2, err := Encode(w2)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("decode/encode is not stable: %v", err)
+		}
+		w3, err := DecodeCanonical(enc2)
+		if err != nil || !reflect.DeepEqual(w2, w3) {
+			t.Fatalf("decoding the canonical form twice gave different values: %v", err)
 		}
 	})
 }

@@ -31,10 +31,13 @@ artifact is verified before it is copied. It prints DST@sha256:….`,
 			if dstRef.Digest != "" && dstRef.Digest != art.Descriptor.Digest {
 				return usageError{fmt.Errorf("the destination names another digest than the source")}
 			}
+			p := newProgress(cmd.ErrOrStderr())
+			p.step("copying %s (%d layers, with its signature and attestation if any)", art.Descriptor.Digest, len(art.Layers))
 			copied, err := oci.Copy(ctx, src, dst, art.Descriptor, dstRef.Tag)
 			if err != nil {
 				return err
 			}
+			p.step("copied: %v", copied)
 			pinned := dstRef.WithDigest(art.Descriptor.Digest)
 			if wantJSON(cmd) {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"reference": pinned.String(), "copied": copied})

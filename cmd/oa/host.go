@@ -101,15 +101,8 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 				return err
 			}
 			defer h.Close()
-			ref, target, err := refs.open(ctx, args[0])
+			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
 			if err != nil {
-				return err
-			}
-			desc, err := oci.Resolve(ctx, target, ref.Reference())
-			if err != nil {
-				return err
-			}
-			if err := ref.RequireDigest(desc.Digest); err != nil {
 				return err
 			}
 			d, rec, err := h.Admit(ctx, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
@@ -258,15 +251,8 @@ with its state. It exits 2 when any link does not hold.`,
 				return err
 			}
 			defer h.Close()
-			ref, target, err := refs.open(ctx, args[0])
+			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
 			if err != nil {
-				return err
-			}
-			desc, err := oci.Resolve(ctx, target, ref.Reference())
-			if err != nil {
-				return err
-			}
-			if err := ref.RequireDigest(desc.Digest); err != nil {
 				return err
 			}
 			in, err := h.Integrity(ctx, target, desc, time.Now())

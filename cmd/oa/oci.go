@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -55,18 +56,24 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	return ref, target, err
 }
 
-// openPinned opens s and resolves it to a manifest descriptor, refusing a
-// reference without a digest with the digest its tag resolves to.
-func (f *refFlags) openPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
+// resolvePinned opens s and resolves it to a manifest descriptor, refusing
+// a reference without a digest with the digest its tag resolves to.
+func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
 	ref, target, err := f.open(ctx, s)
 	if err != nil {
-		return ref, nil, nil, err
+		return ref, nil, ocispec.Descriptor{}, err
 	}
 	desc, err := oci.Resolve(ctx, target, ref.Reference())
 	if err != nil {
-		return ref, nil, nil, err
+		return ref, nil, ocispec.Descriptor{}, err
 	}
-	if err := ref.RequireDigest(desc.Digest); err != nil {
+	return ref, target, desc, ref.RequireDigest(desc.Digest)
+}
+
+// openPinned is resolvePinned followed by a verified fetch of the artifact.
+func (f *refFlags) openPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
+	ref, target, desc, err := f.resolvePinned(ctx, s)
+	if err != nil {
 		return ref, nil, nil, err
 	}
 	art, err := oci.Fetch(ctx, target, desc)

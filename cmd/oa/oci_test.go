@@ -256,3 +256,23 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 		t.Fatalf("an attestation was written: %v", err)
 	}
 }
+
+// TestQuickstartScript runs the README's main job, as written, with a
+// freshly built oa and an empty $OA_HOME.
+func TestQuickstartScript(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "oa")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building oa: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "quickstart"))
+	cmd.Env = append(os.Environ(), "OA="+bin, "OA_HOME="+t.TempDir(), "COSIGN_PASSWORD=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("quickstart: %v\n%s", err, out)
+	}
+	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("quickstart output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -31,6 +31,8 @@ resolves to.`,
 			if out == "" {
 				out = art.Worker.Name + "-" + art.Worker.Version
 			}
+			p := newProgress(cmd.ErrOrStderr())
+			p.step("verified %s (%d layers); writing to %s", ref.String(), len(art.Layers), out)
 			files, err := writeArtifact(out, art)
 			if err != nil {
 				return err

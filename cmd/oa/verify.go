@@ -31,15 +31,8 @@ of tampering has its own blocking code. Nothing online is contacted.`,
 				return err
 			}
 			ctx := cmd.Context()
-			ref, target, err := refs.open(ctx, args[0])
+			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
 			if err != nil {
-				return err
-			}
-			desc, err := oci.Resolve(ctx, target, ref.Reference())
-			if err != nil {
-				return err
-			}
-			if err := ref.RequireDigest(desc.Digest); err != nil {
 				return err
 			}
 			chain := oci.VerifyChain(ctx, target, desc, publisher, authority)
