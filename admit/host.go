@@ -40,15 +40,18 @@ const RevocationType = "oa.revocation/v1"
 type Host struct {
 	Home   string
 	Policy *Policy
-	signer *oci.Signer
-	db     *store.DB
+	// verifier checks every record read; signer, decrypted only when a
+	// record is written (scrypt makes that cost about 0.1 s), signs them.
+	verifier *oci.Verifier
+	signer   *oci.Signer
+	db       *store.DB
 }
 
-// OpenHost opens the host under home: its policy, its host key (stored
-// unencrypted-by-password in cosign's format, 0600, as hosts keep their
-// own keys) and its SQLite store.
+// OpenHost opens the host under home: its policy, its host public key and
+// its SQLite store. The host private key (cosign's format, no password,
+// 0600, the way hosts keep their own keys) is read when a record is signed.
 func OpenHost(ctx context.Context, home string) (*Host, error) {
-	keyPEM, err := os.ReadFile(filepath.Join(home, HostKeyFile))
+	pubPEM, err := os.ReadFile(filepath.Join(home, HostPubFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, blocking.New(blocking.HostNotInitialized, "no host key")
 	}
@@ -62,7 +65,7 @@ func OpenHost(ctx context.Context, home string) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	signer, err := oci.LoadSigner(keyPEM, nil)
+	verifier, err := oci.LoadVerifier(pubPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +73,28 @@ func OpenHost(ctx context.Context, home string) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Host{Home: home, Policy: policy, signer: signer, db: db}, nil
+	return &Host{Home: home, Policy: policy, verifier: verifier, db: db}, nil
+}
+
+// loadSigner decrypts the host private key once, and checks it is the
+// key of the host public key records are verified with.
+func (h *Host) loadSigner() (*oci.Signer, error) {
+	if h.signer != nil {
+		return h.signer, nil
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(h.Home, HostKeyFile))
+	if err != nil {
+		return nil, blocking.New(blocking.HostNotInitialized, "the host private key cannot be read")
+	}
+	s, err := oci.LoadSigner(keyPEM, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.KeyID() != h.verifier.KeyID() {
+		return nil, blocking.New(blocking.HostNotInitialized, "the host key pair does not match")
+	}
+	h.signer = s
+	return s, nil
 }
 
 // Close closes the host's store.
@@ -142,6 +166,10 @@ func (h *Host) Admit(ctx context.Context, target oras.ReadOnlyTarget, desc ocisp
 	for _, name := range d.Authorities {
 		rec.Authorities = append(rec.Authorities, KeyRef{name, h.Policy.Authorities[name].Verifier().KeyID()})
 	}
+	// Decrypt the key before taking the store's write lock, not under it.
+	if _, err := h.loadSigner(); err != nil {
+		return d, nil, err
+	}
 	_, err = h.db.InsertAdmission(ctx, w.Name, rec.ArtifactDigest, func(seq int64) ([]byte, []byte, error) {
 		rec.Seq = seq
 		return h.sign(rec)
@@ -174,11 +202,15 @@ func (h *Host) refuseRevokedOrRollback(ctx context.Context, pkg, digest string) 
 }
 
 func (h *Host) sign(v any) ([]byte, []byte, error) {
+	signer, err := h.loadSigner()
+	if err != nil {
+		return nil, nil, err
+	}
 	b, err := canonical.Marshal(v)
 	if err != nil {
 		return nil, nil, err
 	}
-	sig, err := h.signer.SignBytes(b)
+	sig, err := signer.SignBytes(b)
 	return b, sig, err
 }
 
@@ -267,7 +299,7 @@ func (h *Host) readRecord(row store.Admission) (*Record, error) {
 }
 
 func (h *Host) verify(record, sig []byte) error {
-	return h.signer.Verifier().VerifyBytes(sig, record)
+	return h.verifier.VerifyBytes(sig, record)
 }
 
 // Admissions returns every admission of pkg ("" for all) with each

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -229,16 +230,14 @@ func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descrip
 	}
 	a := &Artifact{Descriptor: desc, Manifest: m}
 	a.Descriptor.ArtifactType = m.ArtifactType
+	if a.Layers, err = fetchLayers(ctx, target, m.Layers); err != nil {
+		return nil, err
+	}
 	var irLayers int
-	for _, l := range m.Layers {
-		data, err := fetch(ctx, target, l)
-		if err != nil {
-			return nil, err
-		}
-		a.Layers = append(a.Layers, Layer{Descriptor: l, Data: data})
-		if l.MediaType == IRMediaType {
+	for _, l := range a.Layers {
+		if l.Descriptor.MediaType == IRMediaType {
 			irLayers++
-			a.IR = data
+			a.IR = l.Data
 		}
 	}
 	if irLayers != 1 {
@@ -280,6 +279,35 @@ func (a *Artifact) checkLayers() error {
 		return blocking.New(blocking.ArtifactLayersInvalid, "the manifest's title or version annotation is not the IR's")
 	}
 	return nil
+}
+
+// fetchConcurrency bounds the layer reads in flight: a registry round trip
+// each, so a few at once hide most of the latency.
+const fetchConcurrency = 4
+
+// fetchLayers reads every layer, verifying each, a few at a time. It
+// returns the first refusal or fault in layer order.
+func fetchLayers(ctx context.Context, target oras.ReadOnlyTarget, descs []ocispec.Descriptor) ([]Layer, error) {
+	layers := make([]Layer, len(descs))
+	errs := make([]error, len(descs))
+	sem := make(chan struct{}, fetchConcurrency)
+	var wg sync.WaitGroup
+	for i, d := range descs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			layers[i].Descriptor = d
+			layers[i].Data, errs[i] = fetch(ctx, target, d)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return layers, nil
 }
 
 // fetch reads desc's bytes, verifying size and digest.
