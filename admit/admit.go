@@ -15,6 +15,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -106,13 +107,23 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 		return nil, err
 	}
 	d.Lifetime = life
-	art, err := oci.Fetch(ctx, target, desc)
-	if err := d.add(CheckArtifact, err); err != nil {
+	// The artifact and its signature are independent reads: against a
+	// registry, doing them at once halves the round trips waited for.
+	var (
+		wg               sync.WaitGroup
+		art              *oci.Artifact
+		publisher        *oci.Verifier
+		fetchErr, sigErr error
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); art, fetchErr = oci.Fetch(ctx, target, desc) }()
+	go func() { defer wg.Done(); publisher, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
+	wg.Wait()
+	if err := d.add(CheckArtifact, fetchErr); err != nil {
 		return nil, err
 	}
 	d.Artifact = art
-	publisher, err := d.verifyPublisher(ctx, target, desc, policy, now)
-	if err := d.add(CheckSignature, err); err != nil {
+	if err := d.add(CheckSignature, sigErr); err != nil {
 		return nil, err
 	}
 	if err := d.add(CheckAttestations, d.verifyAuthorities(ctx, target, desc, policy, publisher, now)); err != nil {
@@ -189,16 +200,25 @@ func worse(a, b error) bool {
 // verifies for this artifact and IR, with every check passed, and requires
 // as many as the profile demands.
 func (d *Decision) verifyAuthorities(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, publisher *oci.Verifier, now time.Time) error {
+	names := slices.Sorted(maps.Keys(policy.Authorities))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.verifyAuthority(ctx, target, desc, policy.Authorities[name], publisher, now)
+		}()
+	}
+	wg.Wait()
 	var firstErr error
-	for _, name := range slices.Sorted(maps.Keys(policy.Authorities)) {
-		key := policy.Authorities[name]
-		err := d.verifyAuthority(ctx, target, desc, key, publisher, now)
-		if err == nil {
+	for i, name := range names {
+		if errs[i] == nil {
 			d.Authorities = append(d.Authorities, name)
 			continue
 		}
-		if firstErr == nil || worse(err, firstErr) {
-			firstErr = fmt.Errorf("authority %s: %w", name, err)
+		if firstErr == nil || worse(errs[i], firstErr) {
+			firstErr = fmt.Errorf("authority %s: %w", name, errs[i])
 		}
 	}
 	need := policy.Profiles[d.Profile].Attestations
