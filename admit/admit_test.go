@@ -354,7 +354,7 @@ func TestLoadPolicyRefusals(t *testing.T) {
 		"unknown field":       {good + "\nextra: 1\n", blocking.PolicyInvalid, "policy.cue:"},
 		"bad key":             {strings.Replace(good, "-----BEGIN PUBLIC KEY-----\\n", "-----BEGIN PUBLIC KEY-----\\nAAAA", 1), blocking.PolicyKeyInvalid, ""},
 		"authority=publisher": {StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": shared}, Authorities: map[string][]byte{"lab": shared}}), blocking.PolicyAuthorityIsPublisher, ""},
-		"undefined default":   {strings.Replace(good, `default_profile: "standard"`, `default_profile: "regulated"`, 1) + "", "", ""},
+		"regulated default": {strings.Replace(good, `default_profile: "standard"`, `default_profile: "regulated"`, 1) + "", "", ""},
 		"bad lifetime":        {strings.Replace(good, `max_lifetime:    "2160h"`, `max_lifetime: "forever"`, 1), blocking.PolicyInvalid, "policy.cue:"},
 	}
 	for name, c := range cases {
@@ -382,5 +382,26 @@ func TestLoadPolicyRefusals(t *testing.T) {
 	}
 	if err := InitHost(t.TempDir(), InitOptions{}); err != nil {
 		t.Fatalf("init with no keys: %v", err)
+	}
+}
+
+// TestHostChecksOnTheIR covers the checks a policy file cannot reach
+// through the schema alone (it only lets a host speak oa.worker/v1).
+func TestHostChecksOnTheIR(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "b")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Protocols: []string{"oa.worker/v2"}}
+	if code(checkProtocol(res.Worker, p)) != blocking.ProtocolNotSpoken {
+		t.Fatal("a protocol the host does not speak was accepted")
+	}
+	p.Protocols = []string{"oa.worker/v1"}
+	if err := checkProtocol(res.Worker, p); err != nil {
+		t.Fatal(err)
 	}
 }

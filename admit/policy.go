@@ -126,7 +126,18 @@ func LoadPolicy(path string) (*Policy, error) {
 	if err := v.Decode(&p); err != nil {
 		return nil, fmt.Errorf("admit: decoding a policy that passed the schema: %w", err)
 	}
-	if err := p.loadKeys(path); err != nil {
+	posOf := func(segs ...string) string {
+		sels := make([]cue.Selector, len(segs))
+		for i, seg := range segs {
+			sels[i] = cue.Str(seg)
+		}
+		pos := v.LookupPath(cue.MakePath(sels...)).Pos()
+		if !pos.IsValid() {
+			return path
+		}
+		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
+	}
+	if err := p.loadKeys(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {
@@ -141,8 +152,8 @@ func LoadPolicy(path string) (*Policy, error) {
 }
 
 // loadKeys parses every trusted key and refuses an authority that shares
-// a key with a publisher.
-func (p *Policy) loadKeys(path string) error {
+// a key with a publisher; posOf locates a field in the policy file.
+func (p *Policy) loadKeys(posOf func(segs ...string) string) error {
 	var refused blocking.List
 	load := func(group string, keys map[string]TrustedKey) map[string]string {
 		ids := map[string]string{}
@@ -150,7 +161,7 @@ func (p *Policy) loadKeys(path string) error {
 			k := keys[name]
 			v, err := oci.LoadVerifier([]byte(k.Key))
 			if err != nil {
-				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(path, group+"."+name+".key"))
+				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(posOf(group, name, "key"), group+"."+name+".key"))
 				continue
 			}
 			k.verifier = v
@@ -163,7 +174,7 @@ func (p *Policy) loadKeys(path string) error {
 	authorities := load("authorities", p.Authorities)
 	for id, name := range authorities {
 		if pub, clash := publishers[id]; clash {
-			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s has the key of publisher %s", name, pub).At(path, "authorities."+name+".key"))
+			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s has the key of publisher %s", name, pub).At(posOf("authorities", name, "key"), "authorities."+name+".key"))
 		}
 	}
 	return refused.Err()

@@ -107,6 +107,20 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 			if !strings.Contains(msg, strings.Split(pinned, "@")[1]) {
 				t.Fatalf("the refusal does not show the digest the tag resolves to:\n%s", msg)
 			}
+			// Admission on this host, from the same target.
+			p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
+			p.refused("admitted_by_missing", "admit", pinned)
+			p.refused("reference_not_digest", "admit", tagOnly, "--as", "Dr Ada")
+			if out := p.ok("admit", pinned, "--as", "Dr Ada"); !strings.Contains(out, "admitted clinic-triage@1.2.0 as #1") {
+				t.Fatalf("admit: %s", out)
+			}
+			if out := p.ok("status", pinned); !strings.Contains(out, "admission") || !strings.Contains(out, "active") {
+				t.Fatalf("status: %s", out)
+			}
+			digest := strings.Split(pinned, "@")[1]
+			p.ok("revoke", digest, "--reason", "test", "--as", "Dr Ada")
+			p.refused("release_revoked", "admissions", "show", digest)
+			p.refused("release_revoked", "status", pinned)
 			pulled := p.path("pulled")
 			p.ok("pull", pinned, "-o", pulled)
 			compiled := p.path("ir.json")
