@@ -170,31 +170,7 @@ func BenchmarkCLIVerify(b *testing.B) {
 	oa, _ := binaries(b)
 	cosign := interoptest.Tool(b, "cosign")
 	reg := registrytest.Start(b)
-	dir := b.TempDir()
-	b.Setenv("OA_HOME", filepath.Join(dir, "home"))
-	b.Setenv("COSIGN_PASSWORD", "bench")
-	bundle := filepath.Join(dir, "bundle")
-	key := func(name string) string { return filepath.Join(dir, name) }
-	steps := [][]string{
-		{"init", bundle},
-		{"keys", "generate", "--output-key-prefix", key("publisher")},
-		{"keys", "generate", "--output-key-prefix", key("authority")},
-	}
-	for _, s := range steps {
-		if _, code := runCLIb(b, s...); code != 0 {
-			b.Fatalf("oa %v failed", s)
-		}
-	}
-	out, code := runCLIb(b, "push", bundle, reg.Host()+"/bench/clinic")
-	pinned := strings.TrimSpace(out)
-	if code != 0 {
-		b.Fatal("push failed")
-	}
-	for _, s := range [][]string{{"sign", "--key", key("publisher.key"), pinned}, {"attest", "--key", key("authority.key"), pinned}} {
-		if _, code := runCLIb(b, s...); code != 0 {
-			b.Fatalf("oa %v failed", s)
-		}
-	}
+	pinned, key := signedRelease(b, reg, "verify")
 	env := interoptest.Env(b)
 	exec1 := func(b *testing.B, bin string, args ...string) {
 		cmd := exec.Command(bin, args...)
@@ -226,32 +202,11 @@ func BenchmarkCLIAdmit(b *testing.B) {
 	oa, _ := binaries(b)
 	cosign := interoptest.Tool(b, "cosign")
 	reg := registrytest.Start(b)
-	dir := b.TempDir()
-	b.Setenv("OA_HOME", filepath.Join(dir, "home"))
-	b.Setenv("COSIGN_PASSWORD", "bench")
-	bundle := filepath.Join(dir, "bundle")
-	key := func(name string) string { return filepath.Join(dir, name) }
-	for _, s := range [][]string{
-		{"init", bundle},
-		{"keys", "generate", "--output-key-prefix", key("publisher")},
-		{"keys", "generate", "--output-key-prefix", key("authority")},
-		{"host", "init", "--publisher-key", key("publisher.pub"), "--authority-key", key("authority.pub")},
-	} {
-		if _, code := runCLIb(b, s...); code != 0 {
-			b.Fatalf("oa %v failed", s)
-		}
+	pinned, key := signedRelease(b, reg, "admit")
+	if _, code := runCLIb(b, "host", "init", "--publisher-key", key("publisher.pub"), "--authority-key", key("authority.pub")); code != 0 {
+		b.Fatal("host init failed")
 	}
-	out, code := runCLIb(b, "push", bundle, reg.Host()+"/bench/admit")
-	pinned := strings.TrimSpace(out)
-	if code != 0 {
-		b.Fatal("push failed")
-	}
-	for _, s := range [][]string{{"sign", "--key", key("publisher.key"), pinned}, {"attest", "--key", key("authority.key"), pinned}} {
-		if _, code := runCLIb(b, s...); code != 0 {
-			b.Fatalf("oa %v failed", s)
-		}
-	}
-	env := interoptest.Env(b, "OA_HOME="+filepath.Join(dir, "home"))
+	env := interoptest.Env(b, "OA_HOME="+os.Getenv("OA_HOME"))
 	run := func(b *testing.B, bin string, args ...string) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
@@ -274,4 +229,36 @@ func BenchmarkCLIAdmit(b *testing.B) {
 			run(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", oci.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
 		}
 	})
+}
+
+// signedRelease sets up $OA_HOME with a publisher and an authority key
+// pair, pushes the example bundle to reg under bench/NAME, signs and
+// attests it, and returns the pinned reference and where the keys are.
+func signedRelease(b *testing.B, reg *registrytest.Registry, name string) (string, func(string) string) {
+	b.Helper()
+	dir := b.TempDir()
+	b.Setenv("OA_HOME", filepath.Join(dir, "home"))
+	b.Setenv("COSIGN_PASSWORD", "bench")
+	bundle := filepath.Join(dir, "bundle")
+	key := func(name string) string { return filepath.Join(dir, name) }
+	for _, s := range [][]string{
+		{"init", bundle},
+		{"keys", "generate", "--output-key-prefix", key("publisher")},
+		{"keys", "generate", "--output-key-prefix", key("authority")},
+	} {
+		if _, code := runCLIb(b, s...); code != 0 {
+			b.Fatalf("oa %v failed", s)
+		}
+	}
+	out, code := runCLIb(b, "push", bundle, reg.Host()+"/bench/"+name)
+	pinned := strings.TrimSpace(out)
+	if code != 0 {
+		b.Fatal("push failed")
+	}
+	for _, s := range [][]string{{"sign", "--key", key("publisher.key"), pinned}, {"attest", "--key", key("authority.key"), pinned}} {
+		if _, code := runCLIb(b, s...); code != 0 {
+			b.Fatalf("oa %v failed", s)
+		}
+	}
+	return pinned, key
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
@@ -96,15 +98,11 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			h, err := admit.OpenHost(ctx, oaHome())
+			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			d, rec, err := h.Admit(ctx, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
 			if d != nil {
 				printDecision(cmd, ref, d, rec)
@@ -246,15 +244,11 @@ with its state. It exits 2 when any link does not hold.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			h, err := admit.OpenHost(ctx, oaHome())
+			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			in, err := h.Integrity(ctx, target, desc, time.Now())
 			if err != nil {
 				return err
@@ -281,4 +275,18 @@ with its state. It exits 2 when any link does not hold.`,
 	}
 	refs.register(cmd)
 	return cmd
+}
+
+// openHostAndRelease opens this host and resolves the pinned release s.
+func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.Host, oci.Ref, oci.Target, ocispec.Descriptor, error) {
+	h, err := admit.OpenHost(ctx, oaHome())
+	if err != nil {
+		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
+	}
+	ref, target, desc, err := refs.resolvePinned(ctx, s)
+	if err != nil {
+		h.Close()
+		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
+	}
+	return h, ref, target, desc, nil
 }
