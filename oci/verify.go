@@ -158,20 +158,22 @@ type cosignImage struct {
 	blobs  [][]byte
 }
 
-// readCosignImage resolves tag and reads its manifest and the layers oa
-// understands, checking every digest. A missing tag is not an error.
+// readCosignImage reads the manifest tag names (one request, digest
+// checked) and the layers oa understands, checking every digest. A missing
+// tag is not an error.
 func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string) (cosignImage, error) {
-	desc, err := target.Resolve(ctx, tag)
-	if errors.Is(err, errdef.ErrNotFound) {
+	desc, raw, err := oras.FetchBytes(ctx, target, tag, oras.FetchBytesOptions{MaxBytes: maxCosignManifestSize})
+	switch {
+	case errors.Is(err, errdef.ErrNotFound):
 		return cosignImage{}, nil
+	case errors.Is(err, errdef.ErrSizeExceedsLimit):
+		return cosignImage{found: true, desc: desc}, nil // not one of ours: no usable layers
+	case tampered(err):
+		return cosignImage{}, blocking.New(blocking.LayerDigestMismatch, "the cosign manifest does not match its digest")
+	case err != nil:
+		return cosignImage{}, fmt.Errorf("reading cosign tag: %w", err)
 	}
-	if err != nil {
-		return cosignImage{}, fmt.Errorf("resolving cosign tag: %w", err)
-	}
-	layers, parsed, err := readCosignManifest(ctx, target, desc)
-	if err != nil {
-		return cosignImage{}, err
-	}
+	layers, parsed := parseCosignManifest(desc, raw)
 	img := cosignImage{found: true, parsed: parsed, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
 	for i, l := range layers {
 		if !knownCosignLayer(l) {
@@ -190,21 +192,17 @@ func knownCosignLayer(l ocispec.Descriptor) bool {
 	return (l.MediaType == SimpleSigningMediaType || l.MediaType == DSSEMediaType) && l.Size <= maxCosignLayerSize
 }
 
-// readCosignManifest fetches and decodes the manifest desc. A manifest of
-// another kind, too large or not JSON has no usable layers (parsed false).
-func readCosignManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (layers []ocispec.Descriptor, parsed bool, err error) {
+// parseCosignManifest decodes a cosign manifest. A manifest of another
+// kind or not JSON has no usable layers (parsed false).
+func parseCosignManifest(desc ocispec.Descriptor, raw []byte) (layers []ocispec.Descriptor, parsed bool) {
 	if desc.MediaType != ocispec.MediaTypeImageManifest && desc.MediaType != dockerManifestMediaType {
-		return nil, false, nil
-	}
-	b, err := fetchCosign(ctx, target, desc, maxCosignManifestSize)
-	if err != nil || b == nil {
-		return nil, false, err
+		return nil, false
 	}
 	var m ocispec.Manifest
-	if json.Unmarshal(b, &m) != nil {
-		return nil, false, nil
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
 	}
-	return m.Layers, true, nil
+	return m.Layers, true
 }
 
 // fetchCosign reads desc, verifying size and digest. Content larger than
