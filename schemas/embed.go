@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/parser"
 )
 
 // Worker is the CUE source of package worker: #Bundle (what a publisher
@@ -50,7 +51,11 @@ const (
 func Build(ctx *cue.Context, files []File) (cue.Value, error) {
 	inst := build.NewContext().NewInstance("schemas", nil)
 	for _, f := range files {
-		if err := inst.AddFile(f.Name, f.Source); err != nil {
+		file, err := parser.ParseFile(f.Name, f.Source, parser.ParseComments)
+		if err != nil {
+			return cue.Value{}, fmt.Errorf("schemas: %s: %w", f.Name, err)
+		}
+		if err := inst.AddSyntax(file); err != nil {
 			return cue.Value{}, fmt.Errorf("schemas: %s: %w", f.Name, err)
 		}
 	}
