@@ -107,17 +107,20 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 		return nil, err
 	}
 	d.Lifetime = life
-	// The artifact and its signature are independent reads: against a
-	// registry, doing them at once halves the round trips waited for.
+	// The artifact, its signature and its attestations are independent
+	// reads: against a registry, doing them at once saves most of the round
+	// trips waited for. Attestations are checked against every trusted
+	// publisher key, so none of them can vouch for a release's conformance.
 	var (
 		wg               sync.WaitGroup
 		art              *oci.Artifact
-		publisher        *oci.Verifier
 		fetchErr, sigErr error
+		attested         []attestation
 	)
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); art, fetchErr = oci.Fetch(ctx, target, desc) }()
-	go func() { defer wg.Done(); publisher, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
+	go func() { defer wg.Done(); _, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
+	go func() { defer wg.Done(); attested = readAttestations(ctx, target, desc, policy) }()
 	wg.Wait()
 	if err := d.add(CheckArtifact, fetchErr); err != nil {
 		return nil, err
@@ -126,7 +129,7 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 	if err := d.add(CheckSignature, sigErr); err != nil {
 		return nil, err
 	}
-	if err := d.add(CheckAttestations, d.verifyAuthorities(ctx, target, desc, policy, publisher, now)); err != nil {
+	if err := d.add(CheckAttestations, d.countAttestations(attested, desc, policy, now)); err != nil {
 		return nil, err
 	}
 	if art == nil {
@@ -196,29 +199,54 @@ func worse(a, b error) bool {
 	return rank(a) > rank(b)
 }
 
-// verifyAuthorities counts the trusted authorities whose attestation
-// verifies for this artifact and IR, with every check passed, and requires
-// as many as the profile demands.
-func (d *Decision) verifyAuthorities(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, publisher *oci.Verifier, now time.Time) error {
+// attestation is one authority's attestation as read and verified.
+type attestation struct {
+	name string
+	res  *oci.AttestationResult
+	err  error
+}
+
+// readAttestations verifies each trusted authority's attestation, all at
+// once, refusing any that a trusted publisher's key also signed.
+func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy) []attestation {
+	var opts []oci.AttestationOption
+	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
+		opts = append(opts, oci.WithPublisher(policy.Publishers[name].Verifier()))
+	}
 	names := slices.Sorted(maps.Keys(policy.Authorities))
-	errs := make([]error, len(names))
+	out := make([]attestation, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.verifyAuthority(ctx, target, desc, policy.Authorities[name], publisher, now)
+			res, err := oci.VerifyAttestation(ctx, target, desc, policy.Authorities[name].Verifier(), oci.ConformancePredicateType, opts...)
+			out[i] = attestation{name, res, err}
 		}()
 	}
 	wg.Wait()
+	return out
+}
+
+// countAttestations keeps the attestations whose authority key is inside
+// its window and whose report passed for this artifact and IR, and
+// requires as many as the profile demands.
+func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descriptor, policy *Policy, now time.Time) error {
 	var firstErr error
-	for i, name := range names {
-		if errs[i] == nil {
-			d.Authorities = append(d.Authorities, name)
+	for _, a := range attested {
+		err := a.err
+		if err == nil && !policy.Authorities[a.name].ValidAt(now) {
+			err = blocking.New(blocking.AuthorityKeyOutsideWindow, "the authority's key is not valid now")
+		}
+		if err == nil {
+			_, err = oci.CheckReport(a.res.Predicate, desc, d.Artifact)
+		}
+		if err == nil {
+			d.Authorities = append(d.Authorities, a.name)
 			continue
 		}
-		if firstErr == nil || worse(errs[i], firstErr) {
-			firstErr = fmt.Errorf("authority %s: %w", name, errs[i])
+		if firstErr == nil || worse(err, firstErr) {
+			firstErr = fmt.Errorf("authority %s: %w", a.name, err)
 		}
 	}
 	need := policy.Profiles[d.Profile].Attestations
@@ -229,22 +257,6 @@ func (d *Decision) verifyAuthorities(ctx context.Context, target oras.ReadOnlyTa
 		return firstErr
 	}
 	return blocking.New(blocking.AttestationsInsufficient, "profile %s needs %d independent attestations, %d verified", d.Profile, need, len(d.Authorities))
-}
-
-func (d *Decision) verifyAuthority(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, key TrustedKey, publisher *oci.Verifier, now time.Time) error {
-	var opts []oci.AttestationOption
-	if publisher != nil {
-		opts = append(opts, oci.WithPublisher(publisher))
-	}
-	res, err := oci.VerifyAttestation(ctx, target, desc, key.Verifier(), oci.ConformancePredicateType, opts...)
-	if err != nil {
-		return err
-	}
-	if !key.ValidAt(now) {
-		return blocking.New(blocking.AuthorityKeyOutsideWindow, "the authority's key is not valid now")
-	}
-	_, err = oci.CheckReport(res.Predicate, desc, d.Artifact)
-	return err
 }
 
 func checkProtocol(w *ir.Worker, p *Policy) error {

@@ -33,15 +33,16 @@ type AttestationOption func(*attestationConfig)
 
 // attestationConfig holds the options of VerifyAttestation.
 type attestationConfig struct {
-	publisher *Verifier
+	publishers []*Verifier
 }
 
-// WithPublisher names the publisher's key, which must not vouch for its
+// WithPublisher names a publisher's key, which must not vouch for its
 // own conformance: VerifyAttestation then refuses attestation_by_publisher
 // when the authority key is the publisher's, or when any envelope of the
-// requested predicate type verifies with the publisher's key.
+// requested predicate type verifies with the publisher's key. It may be
+// given once per trusted publisher.
 func WithPublisher(publisher *Verifier) AttestationOption {
-	return func(c *attestationConfig) { c.publisher = publisher }
+	return func(c *attestationConfig) { c.publishers = append(c.publishers, publisher) }
 }
 
 // VerifyAttestation checks the attestation of manifest subject in target,
@@ -82,8 +83,10 @@ func checkAttestationInputs(subject ocispec.Descriptor, v *Verifier, cfg attesta
 	if err := checkSubject(subject); err != nil {
 		return err
 	}
-	if cfg.publisher != nil {
-		return VerifyIndependent(cfg.publisher, v)
+	for _, p := range cfg.publishers {
+		if err := VerifyIndependent(p, v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -97,8 +100,10 @@ func verifyEnvelopes(img cosignImage, want digest.Digest, v *Verifier, predicate
 			continue
 		}
 		candidates++
-		if cfg.publisher != nil && publisherAttested(img.blobs[i], cfg.publisher, predicateType) {
-			return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies with the publisher key")
+		for _, p := range cfg.publishers {
+			if publisherAttested(img.blobs[i], p, predicateType) {
+				return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies with the publisher key")
+			}
 		}
 		got, predicate := checkEnvelope(img.blobs[i], want, v, predicateType)
 		best = max(best, got)
