@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cyberphone/json-canonicalization/go/src/webpki.org/jsoncanonicalizer"
 	"reflect"
 	"slices"
 	"strings"
@@ -83,6 +84,12 @@ func FuzzTransform(f *testing.F) {
 		// Differential check against a simple tree-based canonicalizer.
 		if ref := refCanonical(vin); ref != string(out) {
 			t.Fatalf("output differs from reference for %q:\ngot %q\nref %q", in, out, ref)
+		}
+		// And against an independent implementation (the RFC 8785 author's,
+		// which formats numbers by its own code): wherever it accepts the
+		// input, the bytes must agree.
+		if ref, err := jsoncanonicalizer.Transform(in); err == nil && !bytes.Equal(ref, out) {
+			t.Fatalf("output differs from cyberphone's for %q:\ngot %q\nref %q", in, out, ref)
 		}
 	})
 }
