@@ -102,6 +102,12 @@ func layoutRepository(path string) string {
 	return clean
 }
 
+// ParseDigest validates a bare digest argument: sha256:<64 lower-case hex>.
+func ParseDigest(s string) (digest.Digest, error) {
+	_, d, err := splitDigest("@" + s)
+	return d, err
+}
+
 // splitDigest splits "X@sha256:HEX" and validates the digest.
 func splitDigest(s string) (string, digest.Digest, error) {
 	rest, d, found := strings.Cut(s, "@")

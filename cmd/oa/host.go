@@ -174,6 +174,9 @@ func newAdmissionsCmd() *cobra.Command {
 		Short: "Show whether a release is actively admitted now, and its record",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := oci.ParseDigest(args[0]); err != nil {
+				return err
+			}
 			h, err := admit.OpenHost(cmd.Context(), oaHome())
 			if err != nil {
 				return err
@@ -207,7 +210,7 @@ func newRevokeCmd() *cobra.Command {
 		Short: "Revoke a release on this host, permanently",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := oci.ParseRef("x@"+args[0], oci.RefOptions{}); err != nil {
+			if _, err := oci.ParseDigest(args[0]); err != nil {
 				return err
 			}
 			h, err := admit.OpenHost(cmd.Context(), oaHome())

@@ -121,6 +121,8 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 			p.ok("revoke", digest, "--reason", "test", "--as", "Dr Ada")
 			p.refused("release_revoked", "admissions", "show", digest)
 			p.refused("release_revoked", "status", pinned)
+			p.refused("reference_invalid", "admissions", "show", "sha256:nothex")
+			p.refused("reference_invalid", "revoke", "md5:abc", "--reason", "x", "--as", "Dr Ada")
 			pulled := p.path("pulled")
 			p.ok("pull", pinned, "-o", pulled)
 			compiled := p.path("ir.json")
