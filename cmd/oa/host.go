@@ -270,7 +270,8 @@ with its state. It exits 2 when any link does not hold.`,
 				if l.Refusal != nil {
 					state = "✗ " + string(l.Refusal.Code)
 				}
-				fmt.Fprintf(out, "%s└── %-26s %s  %s\n", indent, l.Name, state, l.Detail)
+				// Names end in one column however deep the branch.
+				fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 44-len(indent)), l.Name, state, l.Detail)
 				indent += "    "
 			}
 			return in.Err()
