@@ -45,7 +45,7 @@ func (h *Host) Integrity(ctx context.Context, target oras.ReadOnlyTarget, desc o
 		Link{Name: "artifact", Detail: desc.Digest.String(), Refusal: byName[CheckArtifact]},
 		Link{Name: "worker_ir", Detail: irDigest, Refusal: byName[CheckArtifact]},
 		Link{Name: "publisher_signature", Detail: d.Publisher, Refusal: byName[CheckSignature]},
-		Link{Name: "conformance_attestations", Detail: joinNames(d.Authorities), Refusal: byName[CheckAttestations]},
+		Link{Name: "conformance_attestations", Detail: strings.Join(d.Authorities, ", "), Refusal: byName[CheckAttestations]},
 	)
 	st, err := h.Status(ctx, desc.Digest.String(), now)
 	if err != nil {
@@ -55,8 +55,6 @@ func (h *Host) Integrity(ctx context.Context, target oras.ReadOnlyTarget, desc o
 	in.Links = append(in.Links, Link{Name: "admission", Detail: string(st.State), Refusal: st.Why})
 	return in, nil
 }
-
-func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 // Err returns the refusals of the links that do not hold.
 func (in *Integrity) Err() error {

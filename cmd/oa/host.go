@@ -174,10 +174,7 @@ func newAdmissionsCmd() *cobra.Command {
 		Short: "Show whether a release is actively admitted now, and its record",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := oci.ParseDigest(args[0]); err != nil {
-				return err
-			}
-			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -210,10 +207,7 @@ func newRevokeCmd() *cobra.Command {
 		Short: "Revoke a release on this host, permanently",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := oci.ParseDigest(args[0]); err != nil {
-				return err
-			}
-			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -293,4 +287,13 @@ func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.H
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
 	}
 	return h, ref, target, desc, nil
+}
+
+// openHostForDigest refuses a malformed digest argument, then opens this
+// host, so that a bad argument never touches host state.
+func openHostForDigest(cmd *cobra.Command, arg string) (*admit.Host, error) {
+	if _, err := oci.ParseDigest(arg); err != nil {
+		return nil, err
+	}
+	return admit.OpenHost(cmd.Context(), oaHome())
 }
