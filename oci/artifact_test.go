@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 
@@ -194,8 +195,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // to a registry could.
 func pushRaw(t *testing.T, store *oci.Store, manifest []byte) ocispec.Descriptor {
 	t.Helper()
-	desc := layer(ocispec.MediaTypeImageManifest, "", "", manifest).Descriptor
-	desc.Annotations = nil
+	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
 	if _, err := pushIfMissing(context.Background(), store, desc, manifest); err != nil {
 		t.Fatal(err)
 	}
