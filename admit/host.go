@@ -201,6 +201,17 @@ func (h *Host) refuseRevokedOrRollback(ctx context.Context, pkg, digest string) 
 	return nil
 }
 
+// SignRecord encodes v as canonical JSON and signs those bytes with the
+// host key. Later stages (connections, bindings, receipts) keep their
+// host-signed records this way, so one key vouches for all host state.
+func (h *Host) SignRecord(v any) (record, signature []byte, err error) { return h.sign(v) }
+
+// VerifyRecord checks signature over record with the host key.
+func (h *Host) VerifyRecord(record, signature []byte) error { return h.verify(record, signature) }
+
+// DB is the host's store, shared by the stages after admission.
+func (h *Host) DB() *store.DB { return h.db }
+
 func (h *Host) sign(v any) ([]byte, []byte, error) {
 	signer, err := h.loadSigner()
 	if err != nil {

@@ -26,6 +26,7 @@ const (
 	StageCompile     Stage = "compile"
 	StageOCI         Stage = "oci"
 	StageAdmit       Stage = "admit"
+	StageHarness     Stage = "harness"
 	StageResolve     Stage = "resolve"
 	StageBind        Stage = "bind"
 	StageCoordinator Stage = "coordinator"
@@ -76,7 +77,7 @@ func All() []Entry {
 }
 
 func stageOrder(s Stage) int {
-	for i, st := range []Stage{StageCompile, StageOCI, StageAdmit, StageResolve, StageBind, StageCoordinator} {
+	for i, st := range []Stage{StageCompile, StageOCI, StageAdmit, StageHarness, StageResolve, StageBind, StageCoordinator} {
 		if st == s {
 			return i
 		}
