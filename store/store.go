@@ -21,7 +21,12 @@
 // number (increasing across all revocations, never reused), artifact digest,
 // record bytes and signature bytes. A digest may have several revocations.
 //
-// Both record tables are append-only. The package has no API to update or
+// versions holds versioned host records of other kinds (connections, the
+// capability registry's signatures, bindings): one row per (kind, key, seq),
+// seq counting 1, 2, 3… per (kind, key). The latest seq is the current
+// version; earlier ones are history.
+//
+// All record tables are append-only. The package has no API to update or
 // delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
 // mistake in other code cannot rewrite history. The triggers are not a
 // security boundary: anyone who can write the file can drop them. Signatures
@@ -123,6 +128,25 @@ BEGIN SELECT RAISE(ABORT, 'revocations are permanent'); END;
 CREATE TRIGGER revocations_no_delete
 BEFORE DELETE ON revocations
 BEGIN SELECT RAISE(ABORT, 'revocations are permanent'); END;
+`,
+	// 2: versioned records (connections, registry signatures, bindings).
+	`
+CREATE TABLE versions (
+	kind      TEXT    NOT NULL CHECK (kind <> ''),
+	key       TEXT    NOT NULL CHECK (key <> ''),
+	seq       INTEGER NOT NULL CHECK (seq > 0),
+	record    BLOB    NOT NULL,
+	signature BLOB    NOT NULL,
+	PRIMARY KEY (kind, key, seq)
+) STRICT;
+
+CREATE TRIGGER versions_no_update
+BEFORE UPDATE ON versions
+BEGIN SELECT RAISE(ABORT, 'versions are append-only'); END;
+
+CREATE TRIGGER versions_no_delete
+BEFORE DELETE ON versions
+BEGIN SELECT RAISE(ABORT, 'versions are append-only'); END;
 `,
 }
 
