@@ -1,7 +1,10 @@
 package admit
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/store"
 )
@@ -45,6 +50,8 @@ type Host struct {
 	verifier *oci.Verifier
 	signer   *oci.Signer
 	db       *store.DB
+	// verified remembers signatures already checked (see verify).
+	verified sync.Map
 }
 
 // OpenHost opens the host under home: its policy, its host public key and
@@ -95,6 +102,13 @@ func (h *Host) loadSigner() (*oci.Signer, error) {
 	}
 	h.signer = s
 	return s, nil
+}
+
+// PrepareSigner decrypts the host key now, so that signing under a store
+// write lock later is quick.
+func (h *Host) PrepareSigner() error {
+	_, err := h.loadSigner()
+	return err
 }
 
 // Close closes the host's store.
@@ -160,7 +174,7 @@ func (h *Host) Admit(ctx context.Context, target oras.ReadOnlyTarget, desc ocisp
 		Type: RecordType, Host: h.Policy.Host, Package: w.Name, Version: w.Version,
 		ArtifactDigest: desc.Digest.String(), WorkerIRDigest: d.Artifact.IRDigest,
 		Publisher: KeyRef{d.Publisher, d.PublisherKeyID}, PolicyDigest: h.Policy.Digest(),
-		Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: osAccount(),
+		Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: OSAccount(),
 		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime),
 	}
 	for _, name := range d.Authorities {
@@ -225,7 +239,9 @@ func (h *Host) sign(v any) ([]byte, []byte, error) {
 	return b, sig, err
 }
 
-func osAccount() string {
+// OSAccount is the operating-system account running oa, recorded beside
+// the named person in every host record.
+func OSAccount() string {
 	if u, err := user.Current(); err == nil {
 		return u.Username
 	}
@@ -249,6 +265,9 @@ const (
 type Status struct {
 	State  State   `json:"state"`
 	Record *Record `json:"record,omitempty"`
+	// RecordDigest is the digest of the active record's signed bytes, the
+	// admission link of every plan resolved from it.
+	RecordDigest string `json:"recordDigest,omitempty"`
 	// Why names the refusal when State is not Active.
 	Why *blocking.Error `json:"why,omitempty"`
 }
@@ -291,7 +310,7 @@ func (h *Host) Status(ctx context.Context, artifactDigest string, now time.Time)
 	case !now.Before(rec.ExpiresAt):
 		return &Status{State: Expired, Record: rec, Why: blocking.New(blocking.AdmissionExpired, "expired at %s", rec.ExpiresAt.Format(time.RFC3339))}, nil
 	}
-	return &Status{State: Active, Record: rec}, nil
+	return &Status{State: Active, Record: rec, RecordDigest: ir.DigestBytes(row.Record)}, nil
 }
 
 // readRecord verifies a stored admission and decodes it strictly; the row's
@@ -301,16 +320,63 @@ func (h *Host) readRecord(row store.Admission) (*Record, error) {
 		return nil, err
 	}
 	var rec Record
-	dec := json.NewDecoder(strings.NewReader(string(row.Record)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil || rec.Type != RecordType || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
+	if err := decodeStrict(row.Record, &rec); err != nil || rec.Type != RecordType || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
 		return nil, errors.New("record does not match its row")
 	}
 	return &rec, nil
 }
 
+// ReadVersion verifies a stored version with the host key and decodes it
+// strictly (unknown fields refused) into out. The record's "type" must be
+// typ and its "seq" the version's own: a row moved between keys or
+// sequence numbers does not read.
+func (h *Host) ReadVersion(v *store.Version, typ string, out any) error {
+	if err := h.verify(v.Record, v.Signature); err != nil {
+		return err
+	}
+	var head struct {
+		Type string `json:"type"`
+		Seq  int64  `json:"seq"`
+	}
+	if err := json.Unmarshal(v.Record, &head); err != nil || head.Type != typ || head.Seq != v.Seq {
+		return fmt.Errorf("admit: record is not %s #%d", typ, v.Seq)
+	}
+	return decodeStrict(v.Record, out)
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields and
+// trailing data.
+func decodeStrict(b []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("admit: trailing data after the record")
+	}
+	return nil
+}
+
+// verify checks sig over record with the host key. A signature that
+// verified once is remembered by the digest of its exact bytes, so the
+// plan can be recomputed before every effect without paying for ECDSA
+// on every record each time; only successes are remembered.
 func (h *Host) verify(record, sig []byte) error {
-	return h.verifier.VerifyBytes(sig, record)
+	sum := sha256.New()
+	sum.Write(binary.BigEndian.AppendUint64(nil, uint64(len(sig)))) // no two splits of one byte string share a key
+	sum.Write(sig)
+	sum.Write(record)
+	var key [sha256.Size]byte
+	sum.Sum(key[:0])
+	if _, ok := h.verified.Load(key); ok {
+		return nil
+	}
+	if err := h.verifier.VerifyBytes(sig, record); err != nil {
+		return err
+	}
+	h.verified.Store(key, struct{}{})
+	return nil
 }
 
 // Admissions returns every admission of pkg ("" for all) with each
@@ -355,7 +421,7 @@ func (h *Host) Revoke(ctx context.Context, artifactDigest, reason, by string, no
 	if strings.TrimSpace(by) == "" {
 		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
-	rev := &Revocation{Type: RevocationType, Host: h.Policy.Host, ArtifactDigest: artifactDigest, Reason: reason, RevokedBy: by, OSAccount: osAccount(), RevokedAt: now.UTC().Truncate(time.Second)}
+	rev := &Revocation{Type: RevocationType, Host: h.Policy.Host, ArtifactDigest: artifactDigest, Reason: reason, RevokedBy: by, OSAccount: OSAccount(), RevokedAt: now.UTC().Truncate(time.Second)}
 	b, sig, err := h.sign(rev)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"cuelang.org/go/cue"
@@ -96,46 +97,13 @@ func (p *Policy) Lifetime(profile string) (time.Duration, error) {
 // no authority key also a publisher's; the default profile defined. A
 // refusal is a blocking.List located in the file.
 func LoadPolicy(path string) (*Policy, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, blocking.New(blocking.PolicyUnreadable, "the file cannot be read").At(path, "")
-	}
-	abs, _ := filepath.Abs(path)
-	inPolicy := func(name string) bool { return name == path || name == abs }
-	file, err := parser.ParseFile(path, src, parser.ParseComments)
-	if err != nil {
-		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
-	}
-	if file.PackageName() != PolicyPackage {
-		return nil, blocking.New(blocking.PolicyInvalid, "the file must declare package %s", PolicyPackage).At(path+":1:1", "")
-	}
-	ctx := cuecontext.New()
-	schema, err := schemas.Build(ctx, schemas.Host)
+	v, posOf, err := LoadHostFile(path, schemas.PolicyDef, blocking.PolicyUnreadable, blocking.PolicyInvalid)
 	if err != nil {
 		return nil, err
-	}
-	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
-	if err := inst.AddSyntax(file); err != nil {
-		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
-	}
-	v := schema.LookupPath(cue.ParsePath(schemas.PolicyDef)).Unify(ctx.BuildInstance(inst))
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return nil, compiler.CUERefusals(blocking.PolicyInvalid, err, inPolicy)
 	}
 	var p Policy
 	if err := v.Decode(&p); err != nil {
 		return nil, fmt.Errorf("admit: decoding a policy that passed the schema: %w", err)
-	}
-	posOf := func(segs ...string) string {
-		sels := make([]cue.Selector, len(segs))
-		for i, seg := range segs {
-			sels[i] = cue.Str(seg)
-		}
-		pos := v.LookupPath(cue.MakePath(sels...)).Pos()
-		if !pos.IsValid() {
-			return path
-		}
-		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
 	}
 	if err := p.loadKeys(posOf); err != nil {
 		return nil, err
@@ -151,9 +119,62 @@ func LoadPolicy(path string) (*Policy, error) {
 	return &p, nil
 }
 
+// Locator gives the "file:line:col" of a field of a loaded host file, by
+// its path segments, or the file name when the field has no position.
+type Locator func(segs ...string) string
+
+// LoadHostFile reads the host configuration file at path (CUE of package
+// host), unifies it with the definition def of schemas/host and checks it
+// is concrete. A file that cannot be read is refused with unreadable, one
+// that does not match with invalid, located in the file.
+func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Value, Locator, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return cue.Value{}, nil, blocking.New(unreadable, "the file cannot be read").At(path, "")
+	}
+	abs, _ := filepath.Abs(path)
+	inFile := func(name string) bool { return name == path || name == abs }
+	file, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
+	}
+	if file.PackageName() != PolicyPackage {
+		return cue.Value{}, nil, blocking.New(invalid, "the file must declare package %s", PolicyPackage).At(path+":1:1", "")
+	}
+	ctx := cuecontext.New()
+	schema, err := schemas.Build(ctx, schemas.Host)
+	if err != nil {
+		return cue.Value{}, nil, err
+	}
+	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
+	if err := inst.AddSyntax(file); err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
+	}
+	v := schema.LookupPath(cue.ParsePath(def)).Unify(ctx.BuildInstance(inst))
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
+	}
+	posOf := func(segs ...string) string {
+		sels := make([]cue.Selector, len(segs))
+		for i, seg := range segs {
+			if n, err := strconv.Atoi(seg); err == nil {
+				sels[i] = cue.Index(n)
+			} else {
+				sels[i] = cue.Str(seg)
+			}
+		}
+		pos := v.LookupPath(cue.MakePath(sels...)).Pos()
+		if !pos.IsValid() {
+			return path
+		}
+		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
+	}
+	return v, posOf, nil
+}
+
 // loadKeys parses every trusted key and refuses an authority that shares
 // a key with a publisher; posOf locates a field in the policy file.
-func (p *Policy) loadKeys(posOf func(segs ...string) string) error {
+func (p *Policy) loadKeys(posOf Locator) error {
 	var refused blocking.List
 	load := func(group string, keys map[string]TrustedKey) map[string]string {
 		ids := map[string]string{}

@@ -20,14 +20,21 @@ var Worker = []File{{Name: "schemas/bundle.cue", Source: bundleCUE}, {Name: "sch
 //go:embed bundle.cue
 var bundleCUE []byte
 
-// Host is the CUE source of package host: #Policy, a host's trust policy.
-var Host = []File{{Name: "schemas/host/policy.cue", Source: hostPolicyCUE}}
+// Host is the CUE source of package host: #Policy, a host's trust policy,
+// and #Registry, its capability registry.
+var Host = []File{{Name: "schemas/host/policy.cue", Source: hostPolicyCUE}, {Name: "schemas/host/registry.cue", Source: hostRegistryCUE}}
 
-// PolicyDef is the host policy definition in Host.
-const PolicyDef = "#Policy"
+// Definitions looked up in the host schema.
+const (
+	PolicyDef   = "#Policy"
+	RegistryDef = "#Registry"
+)
 
 //go:embed host/policy.cue
 var hostPolicyCUE []byte
+
+//go:embed host/registry.cue
+var hostRegistryCUE []byte
 
 //go:embed ir.cue
 var irCUE []byte
