@@ -1,0 +1,445 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/connector/sandbox"
+)
+
+// SandboxCommand is the Command of a connection to the built-in sandbox
+// records connector (run in-process).
+const SandboxCommand = "builtin:sandbox-records"
+
+// protocolVersion is the MCP version oa asks downstream servers for. It is
+// the last version before 2026-07-28 on purpose: from 2026-07-28 the go-sdk
+// client may answer tools/list from a cache the server controls (SEP-2549),
+// and oa must see the live list to catch drift before every call.
+const protocolVersion = "2025-11-25"
+
+// defaultTimeout bounds start + initialize + list when Options.Timeout is 0.
+const defaultTimeout = 10 * time.Second
+
+// maxPages bounds a tools/list walk, so a server handing out cursors
+// forever cannot hold oa.
+const maxPages = 1000
+
+// Config is how to start one downstream MCP server over stdio. It never
+// holds a secret value.
+type Config struct {
+	// Command is the program, or SandboxCommand.
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// Env holds NAMES of environment variables passed to the server; their
+	// values are read from oa's environment at start.
+	Env []string `json:"env,omitempty"`
+	// SecretFile is a file of NAME=VALUE lines, mode 0600 (refused
+	// otherwise), read at start.
+	SecretFile string `json:"secretFile,omitempty"`
+}
+
+// Options tune how a server is run. They are host settings, not part of a
+// connection's identity.
+type Options struct {
+	// Stderr is where the server's stderr goes (operator only); nil
+	// discards it. It is never copied into a refusal.
+	Stderr io.Writer
+	// Timeout bounds start + initialize, and each tools/list walk; 0 means
+	// 10s.
+	Timeout time.Duration
+	// SandboxDir is the state folder for SandboxCommand ("" keeps the
+	// state in memory, per session).
+	SandboxDir string
+}
+
+// CallResult is what a tool answered.
+type CallResult struct {
+	// Structured is the structuredContent in canonical JSON, or nil when
+	// the server sent none.
+	Structured json.RawMessage
+	// IsError is true when the tool reported a tool error. A tool error's
+	// Structured is not checked against the output schema.
+	IsError bool
+}
+
+// Session is one running connection to a downstream server. Its methods
+// are safe for concurrent use. A session ends on Close, when the context
+// given to Open ends, when an operation times out or is cancelled, or when
+// the server exits; after that every method refuses with connector_closed.
+type Session struct {
+	cs      *mcp.ClientSession
+	proc    *process           // nil for the in-process sandbox
+	server  *mcp.ServerSession // the sandbox's side, nil for a subprocess
+	timeout time.Duration
+	stop    func() bool // detaches the watch on Open's context
+
+	mu     sync.Mutex
+	inv    *Inventory
+	checks map[string]checker
+
+	endOnce sync.Once
+	endErr  error
+	ended   chan struct{}
+}
+
+// Open starts the server cfg describes (or the built-in sandbox), runs the
+// MCP initialize handshake and returns the session. The session lives until
+// Close or until ctx ends, like exec.CommandContext.
+func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	if cfg.Command == SandboxCommand {
+		return openSandbox(ctx, cfg, opts, timeout)
+	}
+	return openProcess(ctx, cfg, opts, timeout)
+}
+
+// newClient returns the go-sdk client oa speaks to servers with. It offers
+// no capabilities (no roots, sampling or elicitation): a downstream server
+// gets nothing from oa but calls. The middleware keeps tools/list results
+// as they came, before the go-sdk drops tools it dislikes, so the inventory
+// check sees everything the server listed.
+func newClient() *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: "oa", Version: "v1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+	})
+	c.AddSendingMiddleware(keepRawTools)
+	return c
+}
+
+// rawToolsKey marks the context of a tools/list call that wants the raw list.
+type rawToolsKey struct{}
+
+// keepRawTools copies the unfiltered tools of a tools/list result into the
+// *[]*mcp.Tool found in the context.
+func keepRawTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if dst, ok := ctx.Value(rawToolsKey{}).(*[]*mcp.Tool); ok && err == nil {
+			if lr, ok := res.(*mcp.ListToolsResult); ok {
+				*dst = append([]*mcp.Tool(nil), lr.Tools...)
+			}
+		}
+		return res, err
+	}
+}
+
+// openSandbox connects the in-process sandbox server through in-memory
+// transports, so the same client code lists and calls it.
+func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
+	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" {
+		return nil, blocking.New(blocking.ConnectorConfigInvalid, "the sandbox connector takes no args, env or secret file")
+	}
+	octx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := sandbox.NewServer(opts.SandboxDir).Connect(octx, st, nil)
+	if err != nil {
+		return nil, blocking.New(blocking.ConnectorStartFailed, "the sandbox connector did not start")
+	}
+	cs, err := newClient().Connect(octx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		_ = ss.Close()
+		return nil, startError(octx, ctx)
+	}
+	s := &Session{cs: cs, server: ss, timeout: timeout, ended: make(chan struct{})}
+	s.watch(ctx)
+	return s, nil
+}
+
+// openProcess starts cfg.Command in its own process group with a minimal
+// environment and connects to it over stdio.
+func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
+	if cfg.Command == "" {
+		return nil, blocking.New(blocking.ConnectorConfigInvalid, "no command")
+	}
+	env, err := childEnv(cfg, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxRefusal(err)
+	}
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Env = env
+	cmd.Stderr = opts.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild holding the stderr pipe must not keep Wait from
+	// returning once the group is dead.
+	cmd.WaitDelay = time.Second
+	p := &process{cmd: cmd}
+
+	octx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// Until the session exists, the end of octx ends the group at once, so
+	// a server that hangs in initialize cannot hold Open past its timeout.
+	stopEarly := context.AfterFunc(octx, p.kill)
+	tr := &groupTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: termGrace}, proc: p}
+	cs, err := newClient().Connect(octx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	stopEarly()
+	if err != nil {
+		_ = p.end(nil)
+		return nil, startError(octx, ctx)
+	}
+	s := &Session{cs: cs, proc: p, timeout: timeout, ended: make(chan struct{})}
+	s.watch(ctx)
+	return s, nil
+}
+
+// startError is the refusal for a failed start: a timeout or cancel if a
+// context ended, else start_failed. The go-sdk's error text is dropped: it
+// can quote what the server printed.
+func startError(octx, parent context.Context) error {
+	if err := parent.Err(); err != nil {
+		return ctxRefusal(err)
+	}
+	if octx.Err() != nil {
+		return blocking.New(blocking.ConnectorTimeout, "start and initialize took longer than the timeout")
+	}
+	return blocking.New(blocking.ConnectorStartFailed, "the server did not complete the MCP initialize handshake")
+}
+
+// ctxRefusal maps a context error to its refusal.
+func ctxRefusal(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return blocking.New(blocking.ConnectorTimeout, "the deadline passed")
+	}
+	return blocking.New(blocking.ConnectorCancelled, "the context was cancelled")
+}
+
+// watch ends the session when ctx ends.
+func (s *Session) watch(ctx context.Context) {
+	s.stop = context.AfterFunc(ctx, func() { _ = s.end() })
+}
+
+// groupTransport is the go-sdk CommandTransport, plus noting the process
+// group as soon as the command has started.
+type groupTransport struct {
+	inner *mcp.CommandTransport
+	proc  *process
+}
+
+// Connect starts the command through the go-sdk and records its group.
+func (t *groupTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if t.inner.Command.Process != nil {
+		t.proc.started(t.inner.Command.Process.Pid)
+	}
+	return conn, err
+}
+
+// Probe opens the server, lists its tools and closes it.
+func Probe(ctx context.Context, cfg Config, opts Options) (*Inventory, error) {
+	s, err := Open(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := s.Inventory(ctx)
+	if cerr := s.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	return inv, err
+}
+
+// Inventory lists every tool (all pages), checks the list against the MCP
+// tool rules and normalizes it. Identical servers give identical digests in
+// any process. The last inventory is what Call checks arguments against.
+func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	raw, err := s.listAll(lctx)
+	if err != nil {
+		return nil, s.failed(lctx, err)
+	}
+	inv, checks, err := newInventory(raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.inv, s.checks = inv, checks
+	s.mu.Unlock()
+	return inv, nil
+}
+
+// listAll walks tools/list to its last page and returns the tools as the
+// server sent them.
+func (s *Session) listAll(ctx context.Context) ([]*mcp.Tool, error) {
+	var all []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for range maxPages {
+		var page []*mcp.Tool
+		res, err := s.cs.ListTools(context.WithValue(ctx, rawToolsKey{}, &page), params)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, blocking.New(blocking.ConnectorInventoryInvalid, "the list's page cursor repeats")
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return nil, blocking.New(blocking.ConnectorInventoryInvalid, "the list has more than %d pages", maxPages)
+}
+
+// Call calls tool with args, which must encode to a JSON object satisfying
+// the tool's input schema (checked before anything is sent). A call that
+// outlives ctx ends the server's process tree and refuses with
+// connector_timeout (or connector_cancelled): its effect is then unknown.
+func (s *Session) Call(ctx context.Context, tool string, args any) (*CallResult, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	c, err := s.checker(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	in, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if !conforms(c.input, in) {
+		return nil, blocking.New(blocking.ConnectorArgumentsInvalid, "the arguments break the input schema")
+	}
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(in)})
+	if err != nil {
+		return nil, s.failed(ctx, err)
+	}
+	return checkResult(c, res)
+}
+
+// checker returns the resolved schemas of tool from the last inventory,
+// listing the tools first if this session has not yet.
+func (s *Session) checker(ctx context.Context, tool string) (checker, error) {
+	s.mu.Lock()
+	checks := s.checks
+	s.mu.Unlock()
+	if checks == nil {
+		if _, err := s.Inventory(ctx); err != nil {
+			return checker{}, err
+		}
+		s.mu.Lock()
+		checks = s.checks
+		s.mu.Unlock()
+	}
+	c, ok := checks[tool]
+	if !ok {
+		return checker{}, blocking.New(blocking.ConnectorToolUnknown, "the tool is not listed")
+	}
+	return c, nil
+}
+
+// encodeArgs returns the canonical JSON of args, which must be an object;
+// nil means {}.
+func encodeArgs(args any) ([]byte, error) {
+	if args == nil {
+		return []byte("{}"), nil
+	}
+	b, err := canonical.Marshal(args)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return nil, blocking.New(blocking.ConnectorArgumentsInvalid, "the arguments are not a JSON object")
+	}
+	return b, nil
+}
+
+// checkResult canonicalizes the structured content and holds a successful
+// result to the tool's output schema.
+func checkResult(c checker, res *mcp.CallToolResult) (*CallResult, error) {
+	out := &CallResult{IsError: res.IsError}
+	if res.StructuredContent != nil {
+		b, err := canonical.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, blocking.New(blocking.ConnectorResultInvalid, "the structured content is not JSON")
+		}
+		out.Structured = b
+	}
+	if res.IsError || c.output == nil {
+		return out, nil
+	}
+	if out.Structured == nil {
+		return nil, blocking.New(blocking.ConnectorResultInvalid, "the tool has an output schema but sent no structured content")
+	}
+	if !conforms(c.output, out.Structured) {
+		return nil, blocking.New(blocking.ConnectorResultInvalid, "the structured content breaks the output schema")
+	}
+	return out, nil
+}
+
+// failed turns an error of a request into a refusal. A timeout, a cancel
+// or a server that went away ends the session (and the process tree); a
+// protocol error answered by a live server leaves it open.
+func (s *Session) failed(ctx context.Context, err error) error {
+	if r := blocking.Refusals(err); r != nil {
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		_ = s.end()
+		return ctxRefusal(cerr)
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) || s.isEnded() {
+		_ = s.end()
+		return blocking.New(blocking.ConnectorCallFailed, "the server ended during the request")
+	}
+	return blocking.New(blocking.ConnectorCallFailed, "the server answered with a protocol error")
+}
+
+// usable refuses once the session has ended.
+func (s *Session) usable() error {
+	if s.isEnded() {
+		return blocking.New(blocking.ConnectorClosed, "the session has ended")
+	}
+	return nil
+}
+
+func (s *Session) isEnded() bool {
+	select {
+	case <-s.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close ends the session: the server's whole process group is ended
+// (SIGTERM, then SIGKILL) and its end verified. It is safe to call more than
+// once; every call returns the first outcome.
+func (s *Session) Close() error {
+	return s.end()
+}
+
+// end runs the shutdown once.
+func (s *Session) end() error {
+	s.endOnce.Do(func() {
+		close(s.ended)
+		if s.stop != nil {
+			s.stop()
+		}
+		if s.proc != nil {
+			s.endErr = s.proc.end(s.cs)
+			return
+		}
+		_ = s.cs.Close()
+		_ = s.server.Close()
+	})
+	return s.endErr
+}

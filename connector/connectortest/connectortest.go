@@ -1,0 +1,133 @@
+// Package connectortest runs real MCP stdio servers for tests: a small
+// go-sdk server (./testserver) built once per test binary with `go build`
+// and cached by content in the temporary folder, and the tool files it
+// serves.
+package connectortest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// ToolSpec is one tool the test server lists, exactly as given (defaults
+// aside, see WriteTools), and how it answers a call.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema defaults to {"type":"object"} in WriteTools; set
+	// NoInputSchema to list the tool without one.
+	InputSchema   json.RawMessage `json:"inputSchema,omitempty"`
+	NoInputSchema bool            `json:"-"`
+	OutputSchema  json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are MCP tool annotations, such as {"readOnlyHint":true}.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Result is the structuredContent of every call's answer; when nil the
+	// answer echoes the call's arguments.
+	Result json.RawMessage `json:"result,omitempty"`
+	// IsError marks every answer as a tool error.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// WriteTools writes tools to a file in dir for the server's --tools flag and
+// returns its path. An empty InputSchema becomes {"type":"object"} unless
+// NoInputSchema is set.
+func WriteTools(t testing.TB, dir string, tools []ToolSpec) string {
+	t.Helper()
+	out := make([]ToolSpec, len(tools))
+	for i, ts := range tools {
+		if ts.InputSchema == nil && !ts.NoInputSchema {
+			ts.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		out[i] = ts
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(dir, "tools-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// Server returns the path of the built test server, building it on first
+// use. A binary built earlier from the same sources (and the same Go and
+// module files) is reused across test binaries.
+func Server(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() { builtPath, buildErr = build() })
+	if buildErr != nil {
+		t.Fatalf("connectortest: building the test server: %v", buildErr)
+	}
+	return builtPath
+}
+
+// build compiles ./testserver into a folder named by a hash of its inputs.
+func build() (string, error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot find the connectortest sources")
+	}
+	src := filepath.Join(filepath.Dir(self), "testserver")
+	key, err := cacheKey(src)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(os.TempDir(), "oa-connectortest-"+key)
+	bin := filepath.Join(dir, "testserver")
+	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	// Build to a private name and rename: test binaries of other packages
+	// may build at the same time, and none may see a half-written file.
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
+	cmd := exec.Command("go", "build", "-o", tmp, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// cacheKey hashes what the binary depends on: its source, the module
+// files, the Go version and GOFLAGS.
+func cacheKey(src string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintln(h, runtime.Version(), os.Getenv("GOFLAGS"))
+	files := []string{filepath.Join(src, "main.go")}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(src))) // connector/connectortest/testserver → module root
+	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}

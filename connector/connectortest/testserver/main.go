@@ -1,0 +1,219 @@
+// Command testserver is a small MCP stdio server for oa's tests. It lists
+// the tools of a JSON file exactly as written there (so tests can serve
+// lists a real server library would refuse to build), and answers a call
+// with the tool's configured result or an echo of the arguments.
+//
+// Flags:
+//
+//	--tools FILE          the tool list (connectortest.ToolSpec entries)
+//	--page-size N         list N tools per tools/list page (0: all at once)
+//	--hang-on-call        never answer a tools/call
+//	--crash-on-call       exit with status 3 on a tools/call
+//	--hang-at-start       never answer initialize
+//	--exit-at-start       exit with status 3 before speaking MCP
+//	--spawn-grandchild    start a long sleep in the same process group
+//	--ignore-term         ignore SIGTERM (only SIGKILL ends the server)
+//	--pid-file FILE       write "SERVERPID GRANDCHILDPID" at start
+//	--env-file FILE       write the environment received, as a JSON array
+//	--stderr-text TEXT    write TEXT to stderr at start
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// spec is one tool as the tools file holds it.
+type spec struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	IsError      bool            `json:"isError,omitempty"`
+}
+
+var (
+	toolsFile   = flag.String("tools", "", "tool list file")
+	pageSize    = flag.Int("page-size", 0, "tools per page")
+	hangOnCall  = flag.Bool("hang-on-call", false, "never answer a call")
+	crashOnCall = flag.Bool("crash-on-call", false, "exit on a call")
+	hangAtStart = flag.Bool("hang-at-start", false, "never answer initialize")
+	exitAtStart = flag.Bool("exit-at-start", false, "exit at start")
+	grandchild  = flag.Bool("spawn-grandchild", false, "start a long sleep")
+	ignoreTerm  = flag.Bool("ignore-term", false, "ignore SIGTERM")
+	pidFile     = flag.String("pid-file", "", "write pids here")
+	envFile     = flag.String("env-file", "", "write the environment here")
+	stderrText  = flag.String("stderr-text", "", "write this to stderr")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if *stderrText != "" {
+		fmt.Fprintln(os.Stderr, *stderrText)
+	}
+	if *exitAtStart {
+		os.Exit(3)
+	}
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if err := writeEnv(); err != nil {
+		return err
+	}
+	if err := startGrandchild(); err != nil {
+		return err
+	}
+	if *hangAtStart {
+		select {}
+	}
+	specs, err := readSpecs()
+	if err != nil {
+		return err
+	}
+	return newServer(specs).Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// writeEnv records the environment the server was given.
+func writeEnv() error {
+	if *envFile == "" {
+		return nil
+	}
+	b, _ := json.Marshal(os.Environ())
+	return os.WriteFile(*envFile, b, 0o600)
+}
+
+// startGrandchild starts a sleep that shares the server's process group
+// and its stderr, and writes the pid file.
+func startGrandchild() error {
+	gpid := 0
+	if *grandchild {
+		cmd := exec.Command("sleep", "1000")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		gpid = cmd.Process.Pid
+	}
+	if *pidFile == "" {
+		return nil
+	}
+	line := strconv.Itoa(os.Getpid()) + " " + strconv.Itoa(gpid) + "\n"
+	return os.WriteFile(*pidFile, []byte(line), 0o600)
+}
+
+func readSpecs() ([]spec, error) {
+	if *toolsFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(*toolsFile)
+	if err != nil {
+		return nil, err
+	}
+	var specs []spec
+	return specs, json.Unmarshal(b, &specs)
+}
+
+// newServer registers a handler per distinct tool name, and serves
+// tools/list from the specs verbatim through a middleware.
+func newServer(specs []spec) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "oa-testserver", Version: "v1"}, &mcp.ServerOptions{HasTools: true})
+	for _, sp := range specs {
+		s.AddTool(&mcp.Tool{Name: sp.Name, Description: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}, callHandler(sp))
+	}
+	s.AddReceivingMiddleware(listVerbatim(specs))
+	return s
+}
+
+// callHandler answers a call to sp.
+func callHandler(sp spec) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if *crashOnCall {
+			os.Exit(3)
+		}
+		if *hangOnCall {
+			<-ctx.Done()
+			select {} // never answer, even once cancelled
+		}
+		out := sp.Result
+		if out == nil {
+			out = req.Params.Arguments
+		}
+		if len(out) == 0 {
+			out = json.RawMessage(`{}`)
+		}
+		return &mcp.CallToolResult{
+			StructuredContent: out,
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
+			IsError:           sp.IsError,
+		}, nil
+	}
+}
+
+// listVerbatim answers tools/list with the specs as written, paged.
+func listVerbatim(specs []spec) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			start := 0
+			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil && p.Cursor != "" {
+				start, _ = strconv.Atoi(p.Cursor)
+			}
+			return page(specs, start), nil
+		}
+	}
+}
+
+// page returns the tools from start on, at most --page-size of them.
+func page(specs []spec, start int) *mcp.ListToolsResult {
+	end := len(specs)
+	if *pageSize > 0 && start+*pageSize < end {
+		end = start + *pageSize
+	}
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	for _, sp := range specs[min(start, len(specs)):end] {
+		res.Tools = append(res.Tools, toTool(sp))
+	}
+	if end < len(specs) {
+		res.NextCursor = strconv.Itoa(end)
+	}
+	return res
+}
+
+// toTool turns a spec into a listed tool, keeping every JSON value as
+// written: a missing input schema stays missing.
+func toTool(sp spec) *mcp.Tool {
+	t := &mcp.Tool{Name: sp.Name, Description: sp.Description}
+	if sp.InputSchema != nil {
+		t.InputSchema = sp.InputSchema
+	}
+	if sp.OutputSchema != nil {
+		t.OutputSchema = sp.OutputSchema
+	}
+	if sp.Annotations != nil {
+		var a mcp.ToolAnnotations
+		if json.Unmarshal(sp.Annotations, &a) == nil {
+			t.Annotations = &a
+		}
+	}
+	return t
+}

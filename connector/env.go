@@ -1,0 +1,153 @@
+package connector
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"syscall"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// envName is the shape of an environment variable name oa passes on. It is
+// stricter than POSIX requires so a name can be shown in a refusal safely.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// maxSecretFile bounds how much of a secret file is read: a secret file is a
+// handful of lines, and a huge one is a mistake, not a configuration.
+const maxSecretFile = 64 << 10
+
+// childEnv returns the whole environment of a server: PATH and HOME from
+// oa's environment, then the named variables, then the secret-file entries.
+// Nothing else of oa's environment leaks to the child. lookup reads oa's
+// environment (os.LookupEnv outside tests).
+func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) {
+	var env []string
+	seen := map[string]bool{}
+	for _, name := range []string{"PATH", "HOME"} {
+		if v, ok := lookup(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	for _, name := range cfg.Env {
+		if !envName.MatchString(name) {
+			return nil, blocking.New(blocking.ConnectorConfigInvalid, "an env entry is not a variable name")
+		}
+		if seen[name] {
+			return nil, blocking.New(blocking.ConnectorConfigInvalid, "env names %s twice", name)
+		}
+		seen[name] = true
+		v, ok := lookup(name)
+		if !ok {
+			return nil, blocking.New(blocking.ConnectorSecretUnavailable, "environment variable %s is not set", name)
+		}
+		env = append(env, name+"="+v)
+	}
+	if cfg.SecretFile == "" {
+		return env, nil
+	}
+	entries, err := readSecretFile(cfg.SecretFile)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if seen[e.name] {
+			return nil, blocking.New(blocking.ConnectorConfigInvalid, "%s is both a named env variable and a secret file entry", e.name)
+		}
+		seen[e.name] = true
+		env = append(env, e.name+"="+e.value)
+	}
+	return env, nil
+}
+
+// secretEntry is one NAME=VALUE line of a secret file.
+type secretEntry struct{ name, value string }
+
+// readSecretFile opens the file once and checks the open file (not the path)
+// so the file judged is the file read. Refusals name the rule, never the path
+// or the contents.
+func readSecretFile(path string) ([]secretEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be opened")
+	}
+	defer f.Close()
+	if err := checkSecretFileInfo(f); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
+	}
+	if len(data) > maxSecretFile {
+		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is larger than %d bytes", maxSecretFile)
+	}
+	return parseSecrets(data)
+}
+
+// checkSecretFileInfo holds a secret file to what ssh holds a private key
+// to: a regular file, mode exactly 0600, owned by the user oa runs as.
+func checkSecretFileInfo(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
+	}
+	if !fi.Mode().IsRegular() {
+		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is not a regular file")
+	}
+	if fi.Mode().Perm() != 0o600 {
+		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file must have mode 0600")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is not owned by the user oa runs as")
+	}
+	return nil
+}
+
+// parseSecrets reads NAME=VALUE lines. Blank lines and lines starting with
+// # are skipped; a CR before the LF is dropped; the value is everything
+// after the first '=' taken literally (no quotes, no expansion), so what the
+// operator wrote is exactly what the server gets. A refusal names the line
+// number and the rule only.
+func parseSecrets(data []byte) ([]secretEntry, error) {
+	var out []secretEntry
+	seen := map[string]bool{}
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			continue
+		}
+		e, err := parseSecretLine(line)
+		if err != nil {
+			return nil, blocking.New(blocking.ConnectorSecretUnavailable, "secret file line %d: %s", i+1, err)
+		}
+		if seen[e.name] {
+			return nil, blocking.New(blocking.ConnectorSecretUnavailable, "secret file line %d: the name is given twice", i+1)
+		}
+		seen[e.name] = true
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ruleError is a rule name; its text is fixed and never holds input.
+type ruleError string
+
+func (r ruleError) Error() string { return string(r) }
+
+// parseSecretLine splits one non-blank line.
+func parseSecretLine(line []byte) (secretEntry, error) {
+	eq := bytes.IndexByte(line, '=')
+	if eq < 0 {
+		return secretEntry{}, ruleError("not NAME=VALUE")
+	}
+	name, value := string(line[:eq]), line[eq+1:]
+	if !envName.MatchString(name) {
+		return secretEntry{}, ruleError("the name is not a variable name")
+	}
+	if bytes.IndexByte(value, 0) >= 0 {
+		return secretEntry{}, ruleError("the value holds a NUL byte")
+	}
+	return secretEntry{name: name, value: string(value)}, nil
+}

@@ -1,0 +1,185 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+)
+
+// stateFile and lockFile live in the state folder.
+const (
+	stateFile = "records.json"
+	lockFile  = "records.lock"
+)
+
+// state is the whole sandbox: records that differ from the seed, by
+// reference. A reference not in Records falls back to the seed rules.
+type state struct {
+	Records map[string]*Record `json:"records"`
+}
+
+// seed returns the starting state.
+func seed() *state {
+	return &state{Records: map[string]*Record{
+		"AB-1234": {Record: "AB-1234", Status: StatusOpen, Notes: []Note{}},
+		"CD-5678": {Record: "CD-5678", Status: StatusOpen, Notes: []Note{{ID: "CD-5678-N1", Text: "Customer asked for a callback."}}},
+		"CL-0001": {Record: "CL-0001", Status: StatusClosed, Notes: []Note{}},
+	}}
+}
+
+// scripted are the prefixes whose every reference exists and is open.
+var scripted = []string{"DU", "FS", "TO", "OF"}
+
+// read returns the record ref, if it exists.
+func (s *state) read(ref string) (Record, bool) {
+	if r, ok := s.Records[ref]; ok {
+		out := *r
+		out.Notes = slices.Clone(r.Notes)
+		if out.Notes == nil {
+			out.Notes = []Note{}
+		}
+		return out, true
+	}
+	if slices.Contains(scripted, prefix(ref)) {
+		return Record{Record: ref, Status: StatusOpen, Notes: []Note{}}, true
+	}
+	return Record{}, false
+}
+
+// add appends a note to ref, which exists.
+func (s *state) add(ref string, n Note) {
+	r, _ := s.read(ref)
+	r.Notes = append(r.Notes, n)
+	s.Records[ref] = &r
+}
+
+// store keeps the state in memory (dir "") or in dir.
+type store struct {
+	dir string
+	mu  sync.Mutex
+	mem *state
+}
+
+func newStore(dir string) *store {
+	return &store{dir: dir, mem: seed()}
+}
+
+// view runs fn on the current state.
+func (st *store) view(fn func(*state)) error {
+	return st.update(func(s *state) bool { fn(s); return false })
+}
+
+// update runs fn on the current state and keeps the changes when fn
+// returns true. With a folder it holds an exclusive lock on the lock file
+// for the read-modify-write, so two processes never lose each other's notes.
+func (st *store) update(fn func(*state) bool) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.dir == "" {
+		fn(st.mem)
+		return nil
+	}
+	unlock, err := lock(st.dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := load(st.dir)
+	if err != nil {
+		return err
+	}
+	if fn(s) {
+		return save(st.dir, s)
+	}
+	return nil
+}
+
+// lock takes the folder's lock file.
+func lock(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// load reads the folder's state, or the seed when there is none yet.
+func load(dir string) (*state, error) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return seed(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &state{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, err
+	}
+	if s.Records == nil {
+		s.Records = map[string]*Record{}
+	}
+	return s, nil
+}
+
+// save writes the state atomically: a synced temporary file renamed over
+// the old one, so a reader sees the old state or the new, never half.
+func save(dir string, s *state) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, stateFile+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, stateFile)); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Read returns record ref as read_record would, from the state in dir
+// (which must not be ""): for tests and operators to check what was really
+// written, independently of what a tool answered.
+func Read(dir, ref string) (Record, bool, error) {
+	var out Record
+	var found bool
+	err := newStore(dir).view(func(s *state) { out, found = s.read(ref) })
+	return out, found, err
+}
+
+// Notes returns the notes of record ref stored in dir (nil when the record
+// does not exist).
+func Notes(dir, ref string) ([]Note, error) {
+	r, _, err := Read(dir, ref)
+	return r.Notes, err
+}
