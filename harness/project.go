@@ -159,10 +159,12 @@ func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, 
 	for _, d := range w.Skills {
 		files[referencePath(w.Name, d.Name)] = []byte(d.Text)
 	}
-	for name, b := range files {
-		if err := scan(name, b); err != nil {
-			return nil, err
-		}
+	var unsafe blocking.List
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		unsafe = append(unsafe, scan(name, files[name])...)
+	}
+	if err := unsafe.Err(); err != nil {
+		return nil, err
 	}
 	var err error
 	if files[ToolsFile], err = canonical.Marshal(toolsDoc{Coordinator: CoordinatorTools, ReadOnly: p.ReadOnlyTools}); err != nil {
@@ -223,12 +225,12 @@ func checkNames(w *ir.Worker) error {
 
 // scan refuses a projected text that looks like customer state, naming the
 // file and the rule, never the text.
-func scan(name string, b []byte) error {
+func scan(name string, b []byte) blocking.List {
 	var l blocking.List
 	for _, f := range ir.ScanText(string(b), true) {
 		l = append(l, blocking.New(blocking.ProjectionUnsafeText, "rule: %s (%s) at byte %d", f.Rule, f.Code, f.Offset).At(name, ""))
 	}
-	return l.Err()
+	return l
 }
 
 func referencePath(pkg, doc string) string {

@@ -70,6 +70,9 @@ func renderSkill(w *ir.Worker, p *Projection) []byte {
 		fmt.Fprintf(&b, "Never tools you call: %s. The coordinator uses them only inside a workflow run.\n\n", strings.Join(keys, ", "))
 	}
 
+	if len(w.Skills) == 0 {
+		return []byte(b.String())
+	}
 	b.WriteString("## Package notes\n\n")
 	b.WriteString("The publisher's notes on using this worker:\n\n")
 	for _, d := range w.Skills {
