@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
@@ -396,11 +397,14 @@ func (s *Session) failed(ctx context.Context, err error) error {
 		_ = s.end()
 		return ctxRefusal(cerr)
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || s.isEnded() {
-		_ = s.end()
-		return blocking.New(blocking.ConnectorCallFailed, "the server ended during the request")
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && !s.isEnded() {
+		return blocking.New(blocking.ConnectorCallFailed, "the server answered with a protocol error")
 	}
-	return blocking.New(blocking.ConnectorCallFailed, "the server answered with a protocol error")
+	// Anything but a JSON-RPC error answer means the connection broke (the
+	// server exited, or wrote something that is not JSON-RPC): end it.
+	_ = s.end()
+	return blocking.New(blocking.ConnectorCallFailed, "the server ended or broke the connection during the request")
 }
 
 // usable refuses once the session has ended.

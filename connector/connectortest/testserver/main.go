@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,13 +83,21 @@ func run() error {
 		return err
 	}
 	if *hangAtStart {
-		select {}
+		hang()
 	}
 	specs, err := readSpecs()
 	if err != nil {
 		return err
 	}
 	return newServer(specs).Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// hang blocks forever. A bare select{} would not: with no other goroutine
+// the runtime reports a deadlock and exits.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // writeEnv records the environment the server was given.
@@ -149,8 +158,7 @@ func callHandler(sp spec) mcp.ToolHandler {
 			os.Exit(3)
 		}
 		if *hangOnCall {
-			<-ctx.Done()
-			select {} // never answer, even once cancelled
+			hang() // never answer, even once cancelled
 		}
 		out := sp.Result
 		if out == nil {
