@@ -88,3 +88,27 @@ func init() {
 			"Run `oa admissions show DIGEST` to see why (missing, expired, revoked, mismatched, unverifiable), admit the exact release with `oa admit`, and resolve again."},
 	)
 }
+
+// Codes raised while binding a plan and checking a binding.
+const (
+	BindNotApproved     Code = "bind_not_approved"
+	BindingMissing      Code = "binding_missing"
+	BindingUnverifiable Code = "binding_unverifiable"
+	PlanDigestMismatch  Code = "plan_digest_mismatch"
+	DeploymentInvalid   Code = "deployment_invalid"
+)
+
+func init() {
+	register(
+		Entry{BindNotApproved, StageBind, "the plan was not approved",
+			"Review the plan `oa resolve` prints, then bind it with a confirmation on a terminal or with --yes; nothing binds without a person's approval."},
+		Entry{BindingMissing, StageBind, "no binding for this deployment",
+			"Bind an admitted release to the deployment with `oa bind REF@sha256:… --deployment NAME --model M --as NAME`."},
+		Entry{BindingUnverifiable, StageBind, "the stored binding does not verify with the host key",
+			"The binding's row was changed outside oa. Bind the deployment again after reviewing its plan; check who can write $OA_HOME."},
+		Entry{PlanDigestMismatch, StageBind, "the recomputed plan is not the approved one",
+			"Something the plan depends on changed since a person approved it (`oa bind inspect DEPLOYMENT` names the link). Review the new plan and bind again, or restore what changed."},
+		Entry{DeploymentInvalid, StageBind, "deployment or model name is invalid",
+			"Name a deployment with lower-case letters, digits and single dashes (at most 63), and a model with letters, digits and . _ : / - (at most 128)."},
+	)
+}

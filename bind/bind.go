@@ -1,0 +1,179 @@
+// Package bind records a person's approval of one execution plan for one
+// deployment, and checks later that the plan recomputed from live host
+// state is still exactly the approved one.
+//
+// A binding is signed with the host key and stored as a new version of the
+// deployment: plan digest and the whole plan, the deployment, persona,
+// session policy, model, the connection set with revisions, who approved
+// and when. A consequential capability never binds without an explicit
+// approval.
+package bind
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/store"
+)
+
+// RecordType is the type of a binding record.
+const RecordType = "oa.binding/v1"
+
+// Binding is one approved plan for one deployment.
+type Binding struct {
+	Type       string `json:"type"`
+	Host       string `json:"host"`
+	Deployment string `json:"deployment"`
+	Seq        int64  `json:"seq"`
+	// Reference is where the release is read from: a digest reference.
+	Reference      string        `json:"reference"`
+	ArtifactDigest string        `json:"artifactDigest"`
+	PlanDigest     string        `json:"planDigest"`
+	Plan           resolve.Plan  `json:"plan"`
+	PersonaDigest  string        `json:"personaDigest"`
+	SessionPolicy  SessionPolicy `json:"sessionPolicy"`
+	Model          string        `json:"model"`
+	// Connections is the connection set with the revisions approved.
+	Connections []ConnectionRef `json:"connections"`
+	// Approved lists the consequential capabilities the person approved.
+	Approved   []string  `json:"approved"`
+	ApprovedBy string    `json:"approvedBy"`
+	OSAccount  string    `json:"osAccount"`
+	ApprovedAt time.Time `json:"approvedAt"`
+}
+
+// SessionPolicy is how the coordinator serves the deployment.
+type SessionPolicy struct {
+	// WaitSecondsDefault and WaitSecondsMax bound run_workflow's wait.
+	WaitSecondsDefault int `json:"waitSecondsDefault"`
+	WaitSecondsMax     int `json:"waitSecondsMax"`
+	// Approvals is who may approve a paused consequential step: always a
+	// person, through MCP form elicitation or the oa CLI.
+	Approvals string `json:"approvals"`
+}
+
+// DefaultSessionPolicy is the session policy of a new binding.
+var DefaultSessionPolicy = SessionPolicy{WaitSecondsDefault: 60, WaitSecondsMax: 600, Approvals: "person"}
+
+// ConnectionRef is one connection at one revision.
+type ConnectionRef struct {
+	ID              string `json:"id"`
+	Revision        int64  `json:"revision"`
+	AuthorityDigest string `json:"authorityDigest"`
+}
+
+// Approval is a person's answer to the plan shown to them.
+type Approval struct {
+	By string
+	// Approved is true only after an explicit confirmation (a terminal
+	// prompt answered yes, or --yes).
+	Approved bool
+	Now      time.Time
+}
+
+var (
+	deploymentPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	modelPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
+)
+
+// CheckNames refuses a malformed deployment or model name.
+func CheckNames(deployment, model string) error {
+	var refused blocking.List
+	if !deploymentPattern.MatchString(deployment) || len(deployment) > 63 {
+		refused = append(refused, blocking.New(blocking.DeploymentInvalid, "the deployment name breaks the naming rule").At("", "deployment"))
+	}
+	if !modelPattern.MatchString(model) {
+		refused = append(refused, blocking.New(blocking.DeploymentInvalid, "the model name breaks the naming rule").At("", "model"))
+	}
+	return refused.Err()
+}
+
+// Bind signs and stores plan as the deployment's binding, if a person
+// approved it. reference is the digest reference of the release.
+func Bind(ctx context.Context, h *admit.Host, reference string, plan *resolve.Plan, a Approval) (*Binding, error) {
+	if strings.TrimSpace(a.By) == "" {
+		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
+	}
+	if err := CheckNames(plan.Deployment, plan.Model); err != nil {
+		return nil, err
+	}
+	consequential := plan.Consequential()
+	if !a.Approved {
+		if len(consequential) > 0 {
+			return nil, blocking.New(blocking.ConsequentialNotApproved, "consequential capabilities %s need an explicit approval", strings.Join(consequential, ", "))
+		}
+		return nil, blocking.New(blocking.BindNotApproved, "no approval was given")
+	}
+	b := &Binding{
+		Type: RecordType, Host: h.Policy.Host, Deployment: plan.Deployment, Reference: reference,
+		ArtifactDigest: plan.ArtifactDigest, PlanDigest: plan.Digest(), Plan: *plan,
+		PersonaDigest: plan.PersonaDigest, SessionPolicy: DefaultSessionPolicy, Model: plan.Model,
+		Connections: connectionSet(plan), Approved: append([]string{}, consequential...),
+		ApprovedBy: a.By, OSAccount: admit.OSAccount(), ApprovedAt: a.Now.UTC().Truncate(time.Second),
+	}
+	if err := h.PrepareSigner(); err != nil {
+		return nil, err
+	}
+	_, err := h.DB().InsertVersion(ctx, store.KindBinding, plan.Deployment, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+		b.Seq = seq
+		return h.SignRecord(b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// connectionSet lists each connection of the plan once, in plan order.
+func connectionSet(plan *resolve.Plan) []ConnectionRef {
+	seen := map[string]bool{}
+	out := []ConnectionRef{}
+	for _, e := range plan.Capabilities {
+		if !seen[e.ConnectionID] {
+			seen[e.ConnectionID] = true
+			out = append(out, ConnectionRef{e.ConnectionID, e.ConnectionRevision, e.AuthorityDigest})
+		}
+	}
+	return out
+}
+
+// Current returns the deployment's binding, verified: its signature, and
+// that its plan digest is the digest of the plan it carries and every
+// consequential capability of that plan was approved.
+func Current(ctx context.Context, h *admit.Host, deployment string) (*Binding, error) {
+	v, err := h.DB().LatestVersion(ctx, store.KindBinding, deployment)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, blocking.New(blocking.BindingMissing, "deployment %s", deployment)
+	}
+	var b Binding
+	if err := h.ReadVersion(v, RecordType, &b); err != nil || b.Deployment != deployment || b.Plan.Digest() != b.PlanDigest {
+		return nil, blocking.New(blocking.BindingUnverifiable, "deployment %s binding #%d", deployment, v.Seq)
+	}
+	if missing := unapproved(&b.Plan, b.Approved); len(missing) > 0 {
+		return nil, blocking.New(blocking.ConsequentialNotApproved, "binding #%d lacks approval of %s", v.Seq, strings.Join(missing, ", "))
+	}
+	return &b, nil
+}
+
+// unapproved returns the plan's consequential capabilities not in approved.
+func unapproved(plan *resolve.Plan, approved []string) []string {
+	ok := map[string]bool{}
+	for _, k := range approved {
+		ok[k] = true
+	}
+	var out []string
+	for _, k := range plan.Consequential() {
+		if !ok[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}

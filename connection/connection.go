@@ -1,0 +1,318 @@
+// Package connection keeps a host's live connections: downstream MCP
+// servers (or the built-in sandbox) that perform a connector's tools.
+//
+// Every change appends a new version of the connection's record to the
+// host store, signed with the host key, so an edited row reads as
+// unverifiable. A connection's revision goes up whenever its configuration
+// or its verified tool inventory changes; enabling or disabling it does not
+// change what the server is, so it keeps the revision. Secret values are
+// never stored: a configuration names environment variables and a 0600
+// secret file, read by the connector when the server starts.
+package connection
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/store"
+)
+
+// RecordType is the type of a connection record.
+const RecordType = "oa.connection/v1"
+
+// Record is one version of a connection.
+type Record struct {
+	Type string `json:"type"`
+	Host string `json:"host"`
+	// Name is the connection id, unique on the host.
+	Name string `json:"name"`
+	// Seq is the store version of this record; every change adds one.
+	Seq int64 `json:"seq"`
+	// Revision goes up when Config or the verified inventory changes.
+	Revision  int64            `json:"revision"`
+	Connector string           `json:"connector"`
+	Config    connector.Config `json:"config"`
+	Enabled   bool             `json:"enabled"`
+	// Online is whether the last verification attempt reached the server.
+	Online bool `json:"online"`
+	// Verification is the last successful verification of this revision,
+	// nil until one succeeds.
+	Verification *Verification `json:"verification"`
+	ChangedBy    string        `json:"changedBy"`
+	OSAccount    string        `json:"osAccount"`
+	ChangedAt    time.Time     `json:"changedAt"`
+}
+
+// Verification is what one verification of a revision found.
+type Verification struct {
+	Revision   int64               `json:"revision"`
+	Inventory  connector.Inventory `json:"inventory"`
+	VerifiedBy string              `json:"verifiedBy"`
+	VerifiedAt time.Time           `json:"verifiedAt"`
+}
+
+// Verified reports whether the connection's current revision is verified.
+func (r *Record) Verified() bool {
+	return r.Verification != nil && r.Verification.Revision == r.Revision
+}
+
+// authority is what AuthorityDigest covers.
+type authority struct {
+	ConnectionID    string           `json:"connectionId"`
+	Connector       string           `json:"connector"`
+	Revision        int64            `json:"revision"`
+	Config          connector.Config `json:"config"`
+	InventoryDigest string           `json:"inventoryDigest"`
+	VerifiedBy      string           `json:"verifiedBy"`
+}
+
+// AuthorityDigest is the digest of what vouches for the connection: its
+// configuration (names, never secret values), revision, verified
+// inventory digest and who verified it. It is "" when the current revision
+// is not verified.
+func (r *Record) AuthorityDigest() string {
+	if !r.Verified() {
+		return ""
+	}
+	b, err := canonical.Marshal(authority{r.Name, r.Connector, r.Revision, r.Config, r.Verification.Inventory.Digest, r.Verification.VerifiedBy})
+	if err != nil {
+		panic("connection: authority is always encodable: " + err.Error())
+	}
+	return ir.DigestBytes(b)
+}
+
+var (
+	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	connectorPattern = regexp.MustCompile(`^[a-z][a-z0-9]*([._-][a-z0-9]+)*$`)
+	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Change is who makes a change, and when.
+type Change struct {
+	By  string
+	Now time.Time
+}
+
+func (c Change) check() error {
+	if c.By == "" {
+		return blocking.New(blocking.AdmitterMissing, "--as is required")
+	}
+	return nil
+}
+
+// AddOptions are the settings of a new connection.
+type AddOptions struct {
+	Name      string
+	Connector string
+	Config    connector.Config
+	// Replace gives an existing connection a new configuration.
+	Replace bool
+}
+
+// Add records a new connection (or, with Replace, a new configuration of
+// one): enabled, not yet verified. Its arguments are scanned for anything
+// that looks like a secret, which belongs in an environment variable or
+// the secret file instead.
+func Add(ctx context.Context, h *admit.Host, opts AddOptions, c Change) (*Record, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := checkSettings(opts); err != nil {
+		return nil, err
+	}
+	rec := &Record{Type: RecordType, Host: h.Policy.Host, Name: opts.Name, Connector: opts.Connector, Config: opts.Config, Enabled: true}
+	err := write(ctx, h, opts.Name, c, func(prev *Record) (*Record, error) {
+		if prev != nil && !opts.Replace {
+			return nil, blocking.New(blocking.ConnectionExists, "connection %s", opts.Name)
+		}
+		rec.Revision = 1
+		if prev != nil {
+			rec.Revision = prev.Revision + 1
+		}
+		return rec, nil
+	})
+	return rec, err
+}
+
+// checkSettings refuses a bad name, connector id or configuration, naming
+// the rule and never the value.
+func checkSettings(opts AddOptions) error {
+	var refused blocking.List
+	bad := func(path, format string, args ...any) {
+		refused = append(refused, blocking.New(blocking.ConnectionInvalid, format, args...).At("", path))
+	}
+	if !namePattern.MatchString(opts.Name) || len(opts.Name) > 63 {
+		bad("name", "a connection name is lower-case letters, digits and single dashes, at most 63 characters")
+	}
+	if !connectorPattern.MatchString(opts.Connector) || len(opts.Connector) > 64 {
+		bad("connector", "a connector id is lower-case letters and digits separated by '.', '_' or '-'")
+	}
+	if opts.Config.Command == "" {
+		bad("command", "give the server's command after --")
+	}
+	for i, arg := range opts.Config.Args {
+		if isPath(arg) {
+			continue // a file that exists is a path, not a secret
+		}
+		if findings := ir.ScanText(arg, false); len(findings) > 0 {
+			bad("args["+strconv.Itoa(i)+"]", "looks like a secret or customer value (%s); pass it with --env NAME or --secret-file", findings[0].Rule)
+		}
+	}
+	for i, name := range opts.Config.Env {
+		if !envNamePattern.MatchString(name) {
+			bad("env["+strconv.Itoa(i)+"]", "an environment variable name is letters, digits and underscores (give the NAME, never the value)")
+		}
+	}
+	return refused.Err()
+}
+
+func isPath(arg string) bool {
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// SetEnabled enables or disables a connection. The revision stays: the
+// server is the same, and a disabled connection simply cannot be chosen.
+func SetEnabled(ctx context.Context, h *admit.Host, name string, enabled bool, c Change) (*Record, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	var rec *Record
+	err := write(ctx, h, name, c, func(prev *Record) (*Record, error) {
+		if prev == nil {
+			return nil, blocking.New(blocking.ConnectionUnknown, "connection %s", name)
+		}
+		next := *prev
+		next.Enabled = enabled
+		rec = &next
+		return rec, nil
+	})
+	return rec, err
+}
+
+// Verify starts the connection's server, lists its tools and records the
+// inventory as verified by c.By. A changed inventory raises the revision.
+// A server that cannot be reached is recorded offline and refused.
+func Verify(ctx context.Context, h *admit.Host, name string, opts connector.Options, c Change) (*Record, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cur, err := Get(ctx, h, name)
+	if err != nil {
+		return nil, err
+	}
+	inv, probeErr := connector.Probe(ctx, cur.Config, opts)
+	var rec *Record
+	err = write(ctx, h, name, c, func(prev *Record) (*Record, error) {
+		if prev == nil || prev.Revision != cur.Revision || !sameConfig(prev, cur) {
+			return nil, blocking.New(blocking.ConnectionRevisionChanged, "connection %s changed while it was being verified", name)
+		}
+		next := *prev
+		next.Online = probeErr == nil
+		if probeErr == nil {
+			if prev.Verification != nil && prev.Verification.Inventory.Digest != inv.Digest {
+				next.Revision++
+			}
+			next.Verification = &Verification{Revision: next.Revision, Inventory: *inv, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second)}
+		}
+		rec = &next
+		return rec, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if probeErr != nil {
+		if r := blocking.Refusals(probeErr); r != nil {
+			return rec, append(blocking.List{blocking.New(blocking.ConnectionVerifyFailed, "connection %s is recorded offline", name)}, r...)
+		}
+		return rec, blocking.New(blocking.ConnectionVerifyFailed, "connection %s is recorded offline", name)
+	}
+	return rec, nil
+}
+
+func sameConfig(a, b *Record) bool {
+	x, err1 := canonical.Marshal(a.Config)
+	y, err2 := canonical.Marshal(b.Config)
+	return err1 == nil && err2 == nil && string(x) == string(y) && a.Connector == b.Connector
+}
+
+// write appends the version next computes from the current one, signed.
+func write(ctx context.Context, h *admit.Host, name string, c Change, next func(prev *Record) (*Record, error)) error {
+	if err := h.PrepareSigner(); err != nil {
+		return err
+	}
+	_, err := h.DB().InsertVersion(ctx, store.KindConnection, name, func(seq int64, v *store.Version) ([]byte, []byte, error) {
+		var prev *Record
+		if v != nil {
+			p, err := read(h, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			prev = p
+		}
+		rec, err := next(prev)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec.Seq, rec.ChangedBy, rec.OSAccount, rec.ChangedAt = seq, c.By, admit.OSAccount(), c.Now.UTC().Truncate(time.Second)
+		return h.SignRecord(rec)
+	})
+	return err
+}
+
+func read(h *admit.Host, v *store.Version) (*Record, error) {
+	var rec Record
+	if err := h.ReadVersion(v, RecordType, &rec); err != nil || rec.Name != v.Key {
+		return nil, blocking.New(blocking.ConnectionUnverifiable, "connection %s version %d", v.Key, v.Seq)
+	}
+	return &rec, nil
+}
+
+// Get returns the current version of connection name, verified.
+func Get(ctx context.Context, h *admit.Host, name string) (*Record, error) {
+	v, err := h.DB().LatestVersion(ctx, store.KindConnection, name)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, blocking.New(blocking.ConnectionUnknown, "connection %s", name)
+	}
+	return read(h, v)
+}
+
+// Listed is one connection's current version as read: Record is nil when
+// the stored row does not verify.
+type Listed struct {
+	Name   string  `json:"name"`
+	Seq    int64   `json:"seq"`
+	Record *Record `json:"record,omitempty"`
+}
+
+// List returns the current version of every connection, by name. A row
+// that does not verify is listed with a nil Record.
+func List(ctx context.Context, h *admit.Host) ([]Listed, error) {
+	vs, err := h.DB().LatestVersions(ctx, store.KindConnection)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Listed, len(vs))
+	for i := range vs {
+		out[i] = Listed{Name: vs[i].Key, Seq: vs[i].Seq}
+		rec, err := read(h, &vs[i])
+		switch {
+		case err == nil:
+			out[i].Record = rec
+		case blocking.Refusals(err) == nil:
+			return nil, err
+		}
+	}
+	return out, nil
+}

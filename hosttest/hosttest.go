@@ -1,0 +1,132 @@
+// Package hosttest builds real hosts for tests: a host folder with keys,
+// policy and SQLite store, an OCI image layout under it holding the clinic
+// example pushed, signed by a publisher and attested by an independent
+// authority, and that release admitted. Nothing is mocked.
+package hosttest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// Name is the host name of every test host.
+const Name = "test-host"
+
+// Host is a test host with one admitted release.
+type Host struct {
+	T    testing.TB
+	Home string
+	// Ref is the release's digest reference, "clinic-triage@sha256:…",
+	// naming a layout under Home/oci as the oa CLI reads it.
+	Ref    string
+	Target oci.Target
+	Desc   ocispec.Descriptor
+	// Now is the time the release was admitted at.
+	Now time.Time
+}
+
+// New initializes a host in a new temporary folder and admits the clinic
+// example (edited by edit, when not nil, before it is compiled).
+func New(t testing.TB, edit func(bundleDir string)) *Host {
+	t.Helper()
+	ctx := context.Background()
+	h := &Host{T: t, Home: t.TempDir(), Now: time.Now().UTC().Truncate(time.Second)}
+	publisher, authority := keys(t), keys(t)
+	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.pub}, Authorities: map[string][]byte{"authority": authority.pub}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(dir)
+	}
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := oci.ParseRef(res.Worker.Name, oci.RefOptions{Home: h.Home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Target, err = oci.Open(ctx, ref, oci.OpenOptions{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if h.Desc, err = oci.Push(ctx, h.Target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Sign(ctx, h.Target, ref.Name(), h.Desc, publisher.signer); err != nil {
+		t.Fatal(err)
+	}
+	art, err := oci.Fetch(ctx, h.Target, h.Desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, _ := canonical.Marshal(oci.Conformance(art, authority.signer.KeyID()))
+	if _, err := oci.Attest(ctx, h.Target, ref.Name(), h.Desc, oci.ConformancePredicateType, pred, authority.signer); err != nil {
+		t.Fatal(err)
+	}
+	h.Ref = res.Worker.Name + "@" + h.Desc.Digest.String()
+	host := h.Open()
+	if _, _, err := host.Admit(ctx, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+type keyPair struct {
+	signer *oci.Signer
+	pub    []byte
+}
+
+func keys(t testing.TB) keyPair {
+	t.Helper()
+	priv, pub, err := oci.GenerateKeys(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oci.LoadSigner(priv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyPair{s, pub}
+}
+
+// Open opens the host; it is closed when the test ends.
+func (h *Host) Open() *admit.Host {
+	h.T.Helper()
+	host, err := admit.OpenHost(context.Background(), h.Home)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	h.T.Cleanup(func() { host.Close() })
+	return host
+}
+
+// WriteRegistry writes src as the host's registry and signs it.
+func (h *Host) WriteRegistry(src string) {
+	h.T.Helper()
+	if err := os.WriteFile(filepath.Join(h.Home, resolve.RegistryFile), []byte(src), 0o644); err != nil {
+		h.T.Fatal(err)
+	}
+	reg, err := resolve.LoadRegistry(filepath.Join(h.Home, resolve.RegistryFile))
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	if _, err := resolve.SignRegistry(context.Background(), h.Open(), reg, "Test Operator", h.Now); err != nil {
+		h.T.Fatal(err)
+	}
+}

@@ -1,0 +1,87 @@
+// Package resolve turns an admitted release's provider-neutral capabilities
+// into one exact execution plan on one host: each capability bound to one
+// canonical runtime tool of one canonical connector, performed through one
+// online, verified connection revision. It proves the nine resolution rules
+// of DESIGN.md for every capability, each failure its own blocking code
+// naming the capability, and never picks among ambiguous candidates.
+//
+// The plan lives on the host only. Its digest, capabilityPlanDigest, is
+// the sha256 of its canonical JSON (RFC 8785): the same state gives the same
+// digest in any process.
+package resolve
+
+import (
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/ir"
+)
+
+// PlanType is the type of an execution plan.
+const PlanType = "oa.plan/v1"
+
+// Plan is an execution plan: one entry per capability of the package, and
+// the chain of digests above it.
+type Plan struct {
+	Type       string `json:"type"`
+	Host       string `json:"host"`
+	Deployment string `json:"deployment"`
+	Package    string `json:"package"`
+	Version    string `json:"version"`
+
+	ArtifactDigest        string `json:"artifactDigest"`
+	WorkerIRDigest        string `json:"workerIrDigest"`
+	AdmissionDigest       string `json:"admissionDigest"`
+	PolicyDigest          string `json:"policyDigest"`
+	RegistryDigest        string `json:"registryDigest"`
+	PersonaDigest         string `json:"personaDigest"`
+	SkillDigest           string `json:"skillDigest"`
+	MaterializationDigest string `json:"materializationDigest"`
+	Model                 string `json:"model"`
+
+	// Capabilities are ordered by capability key.
+	Capabilities []Entry `json:"capabilities"`
+}
+
+// Entry is how one capability is performed on this host.
+type Entry struct {
+	CapabilityKey      string      `json:"capabilityKey"`
+	RuntimeTool        string      `json:"runtimeTool"`
+	Connector          string      `json:"connector"`
+	ConnectionID       string      `json:"connectionId"`
+	ConnectionRevision int64       `json:"connectionRevision"`
+	AuthorityDigest    string      `json:"authorityDigest"`
+	InventoryDigest    string      `json:"inventoryDigest"`
+	ToolSchemaDigest   string      `json:"toolSchemaDigest"`
+	Risk               ir.Risk     `json:"risk"`
+	Approval           ir.Approval `json:"approval"`
+}
+
+// Digest is capabilityPlanDigest: the sha256 of the plan's canonical JSON.
+func (p *Plan) Digest() string {
+	b, err := canonical.Marshal(p)
+	if err != nil {
+		panic("resolve: a plan is always encodable: " + err.Error())
+	}
+	return ir.DigestBytes(b)
+}
+
+// Entry returns the plan's entry for capability key.
+func (p *Plan) Entry(key string) (Entry, bool) {
+	for _, e := range p.Capabilities {
+		if e.CapabilityKey == key {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Consequential returns the keys of the plan's consequential capabilities,
+// the ones a person must approve.
+func (p *Plan) Consequential() []string {
+	var out []string
+	for _, e := range p.Capabilities {
+		if e.Risk == ir.Consequential {
+			out = append(out, e.CapabilityKey)
+		}
+	}
+	return out
+}
