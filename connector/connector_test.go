@@ -114,11 +114,15 @@ func TestDigestChanges(t *testing.T) {
 	baseWrite, _ := base.Tool("write")
 	baseLookup, _ := base.Tool("lookup")
 	changes := map[string]func(ts []connectortest.ToolSpec){
-		"input schema":  func(ts []connectortest.ToolSpec) { ts[1].InputSchema = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`) },
+		"input schema": func(ts []connectortest.ToolSpec) {
+			ts[1].InputSchema = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
+		},
 		"output schema": func(ts []connectortest.ToolSpec) { ts[1].OutputSchema = json.RawMessage(`{"type":"object"}`) },
 		"description":   func(ts []connectortest.ToolSpec) { ts[1].Description = "Write a thing!" },
 		"annotation":    func(ts []connectortest.ToolSpec) { ts[1].Annotations = json.RawMessage(`{"destructiveHint":true}`) },
-		"idempotent":    func(ts []connectortest.ToolSpec) { ts[1].Annotations = json.RawMessage(`{"destructiveHint":false,"idempotentHint":true}`) },
+		"idempotent": func(ts []connectortest.ToolSpec) {
+			ts[1].Annotations = json.RawMessage(`{"destructiveHint":false,"idempotentHint":true}`)
+		},
 	}
 	for name, change := range changes {
 		t.Run(name, func(t *testing.T) {
@@ -144,16 +148,25 @@ func TestDigestChanges(t *testing.T) {
 func TestInventoryInvalid(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(ts []connectortest.ToolSpec) []connectortest.ToolSpec{
-		"duplicate name":         func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { return append(ts, ts[0]) },
-		"no description":         func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].Description = " "; return ts },
-		"schema not object type": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].InputSchema = json.RawMessage(`{"type":"string"}`); return ts },
-		"schema not an object":   func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].InputSchema = json.RawMessage(`[1,2]`); return ts },
+		"duplicate name": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { return append(ts, ts[0]) },
+		"no description": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].Description = " "; return ts },
+		"schema not object type": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec {
+			ts[0].InputSchema = json.RawMessage(`{"type":"string"}`)
+			return ts
+		},
+		"schema not an object": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec {
+			ts[0].InputSchema = json.RawMessage(`[1,2]`)
+			return ts
+		},
 		"no input schema": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec {
 			ts[0].InputSchema, ts[0].NoInputSchema = nil, true
 			return ts
 		},
-		"output not object": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[1].OutputSchema = json.RawMessage(`{"type":"array"}`); return ts },
-		"bad name":          func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].Name = "look up"; return ts },
+		"output not object": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec {
+			ts[1].OutputSchema = json.RawMessage(`{"type":"array"}`)
+			return ts
+		},
+		"bad name": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec { ts[0].Name = "look up"; return ts },
 		"remote ref": func(ts []connectortest.ToolSpec) []connectortest.ToolSpec {
 			ts[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.invalid/s.json"}}}`)
 			return ts

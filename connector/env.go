@@ -149,5 +149,10 @@ func parseSecretLine(line []byte) (secretEntry, error) {
 	if bytes.IndexByte(value, 0) >= 0 {
 		return secretEntry{}, ruleError("the value holds a NUL byte")
 	}
+	// One CR before the LF is a Windows line end and already gone; another
+	// is a mistake that would otherwise reach the server invisibly.
+	if bytes.IndexByte(value, '\r') >= 0 {
+		return secretEntry{}, ruleError("the value holds a carriage return")
+	}
 	return secretEntry{name: name, value: string(value)}, nil
 }
