@@ -30,8 +30,10 @@ type Binding struct {
 	Host       string `json:"host"`
 	Deployment string `json:"deployment"`
 	Seq        int64  `json:"seq"`
-	// Reference is where the release is read from: a digest reference.
+	// Reference is where the release is read from: a digest reference,
+	// an OCI layout path when LayoutPath is set.
 	Reference      string        `json:"reference"`
+	LayoutPath     bool          `json:"layoutPath"`
 	ArtifactDigest string        `json:"artifactDigest"`
 	PlanDigest     string        `json:"planDigest"`
 	Plan           resolve.Plan  `json:"plan"`
@@ -95,7 +97,7 @@ func CheckNames(deployment, model string) error {
 
 // Bind signs and stores plan as the deployment's binding, if a person
 // approved it. reference is the digest reference of the release.
-func Bind(ctx context.Context, h *admit.Host, reference string, plan *resolve.Plan, a Approval) (*Binding, error) {
+func Bind(ctx context.Context, h *admit.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
 	if strings.TrimSpace(a.By) == "" {
 		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
@@ -110,7 +112,7 @@ func Bind(ctx context.Context, h *admit.Host, reference string, plan *resolve.Pl
 		return nil, blocking.New(blocking.BindNotApproved, "no approval was given")
 	}
 	b := &Binding{
-		Type: RecordType, Host: h.Policy.Host, Deployment: plan.Deployment, Reference: reference,
+		Type: RecordType, Host: h.Policy.Host, Deployment: plan.Deployment, Reference: reference, LayoutPath: layoutPath,
 		ArtifactDigest: plan.ArtifactDigest, PlanDigest: plan.Digest(), Plan: *plan,
 		PersonaDigest: plan.PersonaDigest, SessionPolicy: DefaultSessionPolicy, Model: plan.Model,
 		Connections: connectionSet(plan), Approved: append([]string{}, consequential...),

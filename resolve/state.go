@@ -32,6 +32,9 @@ func Load(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc o
 	if err != nil {
 		return nil, err
 	}
+	if art.IRDigest != status.Record.WorkerIRDigest {
+		return nil, blocking.New(blocking.AdmissionMismatched, "the artifact's Worker IR is not the one admitted")
+	}
 	return LoadFor(ctx, h, art, status.RecordDigest)
 }
 

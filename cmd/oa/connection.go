@@ -1,0 +1,231 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/connector"
+)
+
+// SandboxDir is where the built-in sandbox connector keeps its records.
+const sandboxDir = "sandbox"
+
+func connectorOptions(cmd *cobra.Command) connector.Options {
+	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: filepath.Join(oaHome(), sandboxDir)}
+}
+
+func newConnectionCmd() *cobra.Command {
+	conn := &cobra.Command{Use: "connection", Short: "Add, verify, enable, disable and list this host's connections"}
+	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd())
+	return conn
+}
+
+// withHost opens this host, runs f and closes the host.
+func withHost(cmd *cobra.Command, f func(h *admit.Host) error) error {
+	h, err := admit.OpenHost(cmd.Context(), oaHome())
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return f(h)
+}
+
+func newConnectionAddCmd() *cobra.Command {
+	var opts connection.AddOptions
+	var as string
+	cmd := &cobra.Command{
+		Use:   "add NAME --connector C [--env NAME…] [--secret-file F] --as NAME -- COMMAND ARGS…",
+		Short: "Add a connection: a downstream MCP server run over stdio (or builtin:sandbox-records)",
+		Long: `Add records a connection named NAME to the canonical connector C, served
+by COMMAND ARGS… over stdio. Secret values never go on the command line:
+--env NAME passes the variable NAME from oa's environment, --secret-file
+names a 0600 file of NAME=VALUE lines; both are read when the server starts
+and are never stored, planned or printed. COMMAND builtin:sandbox-records is
+the built-in sandbox records connector. A new connection is enabled but
+unverified: run oa connection verify NAME.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 {
+				return usageError{fmt.Errorf("give NAME, then -- and the server's command")}
+			}
+			opts.Name, opts.Config.Command, opts.Config.Args = args[0], args[1], args[2:]
+			return withHost(cmd, func(h *admit.Host) error {
+				rec, err := connection.Add(cmd.Context(), h, opts, connection.Change{By: as, Now: time.Now()})
+				if err != nil {
+					return err
+				}
+				return printConnection(cmd, rec, "added")
+			})
+		},
+	}
+	cmd.Flags().StringVar(&opts.Connector, "connector", "", "the canonical connector id")
+	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "an environment variable NAME to pass to the server (repeatable)")
+	cmd.Flags().StringVar(&opts.Config.SecretFile, "secret-file", "", "a 0600 file of NAME=VALUE lines for the server")
+	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
+	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
+	_ = cmd.MarkFlagRequired("connector")
+	return cmd
+}
+
+func newConnectionVerifyCmd() *cobra.Command {
+	var as string
+	cmd := &cobra.Command{
+		Use:   "verify NAME --as NAME",
+		Short: "Start the connection's server, list its tools and record the inventory digest",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				rec, err := connection.Verify(cmd.Context(), h, args[0], connectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
+				if rec != nil {
+					if perr := printConnection(cmd, rec, "verified"); perr != nil && err == nil {
+						err = perr
+					}
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "the person verifying the connection (recorded)")
+	return cmd
+}
+
+func newConnectionEnableCmd(enable bool) *cobra.Command {
+	var as string
+	use, verb := "enable", "enabled"
+	if !enable {
+		use, verb = "disable", "disabled"
+	}
+	cmd := &cobra.Command{
+		Use:   use + " NAME --as NAME",
+		Short: strings.ToUpper(use[:1]) + use[1:] + " a connection (its revision stays)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				rec, err := connection.SetEnabled(cmd.Context(), h, args[0], enable, connection.Change{By: as, Now: time.Now()})
+				if err != nil {
+					return err
+				}
+				return printConnection(cmd, rec, verb)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
+	return cmd
+}
+
+func newConnectionListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List connections with their state, revision and authority digest",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				list, err := connection.List(cmd.Context(), h)
+				if err != nil {
+					return err
+				}
+				if wantJSON(cmd) {
+					views := make([]connectionView, len(list))
+					for i, l := range list {
+						views[i] = viewOf(l.Name, l.Record)
+					}
+					return printJSON(cmd.OutOrStdout(), views)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "%-20s %-20s %-4s %-12s %s\n", "NAME", "CONNECTOR", "REV", "STATE", "AUTHORITY")
+				for _, l := range list {
+					v := viewOf(l.Name, l.Record)
+					fmt.Fprintf(out, "%-20s %-20s %-4d %-12s %s\n", v.Name, v.Connector, v.Revision, v.State, v.AuthorityDigest)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func newConnectionShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a connection: configuration (secret names only), state and verified tools",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				rec, err := connection.Get(cmd.Context(), h, args[0])
+				if err != nil {
+					return err
+				}
+				return printConnection(cmd, rec, "")
+			})
+		},
+	}
+}
+
+// connectionView is what is printed of a connection: names of secrets,
+// never values (the record holds none).
+type connectionView struct {
+	Name            string           `json:"name"`
+	Connector       string           `json:"connector"`
+	Revision        int64            `json:"revision"`
+	State           string           `json:"state"`
+	Enabled         bool             `json:"enabled"`
+	Online          bool             `json:"online"`
+	Verified        bool             `json:"verified"`
+	AuthorityDigest string           `json:"authorityDigest,omitempty"`
+	InventoryDigest string           `json:"inventoryDigest,omitempty"`
+	Tools           []string         `json:"tools,omitempty"`
+	VerifiedBy      string           `json:"verifiedBy,omitempty"`
+	Config          connector.Config `json:"config"`
+}
+
+func viewOf(name string, rec *connection.Record) connectionView {
+	if rec == nil {
+		return connectionView{Name: name, State: "unverifiable"}
+	}
+	v := connectionView{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config}
+	switch {
+	case !rec.Enabled:
+		v.State = "disabled"
+	case !rec.Verified():
+		v.State = "unverified"
+	case !rec.Online:
+		v.State = "offline"
+	default:
+		v.State = "ready"
+	}
+	if rec.Verification != nil {
+		v.InventoryDigest, v.VerifiedBy = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy
+		for _, t := range rec.Verification.Inventory.Tools {
+			v.Tools = append(v.Tools, t.Name)
+		}
+	}
+	return v
+}
+
+func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) error {
+	v := viewOf(rec.Name, rec)
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), v)
+	}
+	out := cmd.OutOrStdout()
+	if verb != "" {
+		fmt.Fprintf(out, "connection %s %s: revision %d, %s\n", v.Name, verb, v.Revision, v.State)
+		return nil
+	}
+	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n  command    %s (%d args)\n", v.Name, v.Connector, v.Revision, v.State, v.Config.Command, len(v.Config.Args))
+	if len(v.Config.Env) > 0 {
+		fmt.Fprintf(out, "  env        %s\n", strings.Join(v.Config.Env, ", "))
+	}
+	if v.Config.SecretFile != "" {
+		fmt.Fprintln(out, "  secrets    from a 0600 file")
+	}
+	if v.Verified {
+		fmt.Fprintf(out, "  authority  %s\n  inventory  %s (verified by %s)\n  tools      %s\n", v.AuthorityDigest, v.InventoryDigest, v.VerifiedBy, strings.Join(v.Tools, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/resolve"
+)
+
+func newRegistryCmd() *cobra.Command {
+	reg := &cobra.Command{Use: "registry", Short: "Write, check and sign this host's capability registry"}
+	reg.AddCommand(&cobra.Command{
+		Use:   "init",
+		Short: "Write a starter capability registry ($OA_HOME/registry.cue) for the built-in sandbox",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := admit.LoadPolicy(filepath.Join(oaHome(), admit.PolicyFile))
+			if err != nil {
+				return err
+			}
+			path, err := resolve.InitRegistry(oaHome(), p.Host)
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"registry": path})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "registry written to %s; review it, then `oa registry sign --as NAME`\n", path)
+			return nil
+		},
+	})
+	reg.AddCommand(&cobra.Command{
+		Use:   "check [FILE]",
+		Short: "Validate a capability registry (default $OA_HOME/registry.cue) with located errors",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := resolve.LoadRegistry(registryPath(args))
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"host": r.Host, "registryDigest": r.Digest(), "capabilities": len(r.Capabilities), "connectors": len(r.Connectors), "tools": len(r.Tools)})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "registry ok: host %s, %d capabilities, %d connectors, %d tools, digest %s\n", r.Host, len(r.Capabilities), len(r.Connectors), len(r.Tools), r.Digest())
+			return nil
+		},
+	})
+	var as string
+	sign := &cobra.Command{
+		Use:   "sign [FILE] --as NAME",
+		Short: "Sign the capability registry with the host key (FILE is installed as $OA_HOME/registry.cue first)",
+		Long: `Sign records, signed with the host key, that the named person reviewed the
+capability registry with its exact digest. Plans resolve only against a
+registry whose digest is the last one signed. With FILE, the file is checked
+and installed as $OA_HOME/registry.cue before it is signed.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			r, err := resolve.LoadRegistry(registryPath(args))
+			if err != nil {
+				return err
+			}
+			h, err := admit.OpenHost(ctx, oaHome())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if len(args) == 1 {
+				if err := installRegistry(args[0]); err != nil {
+					return err
+				}
+			}
+			sig, err := resolve.SignRegistry(ctx, h, r, as, time.Now())
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), sig)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "registry %s signed as #%d by %s\n", sig.RegistryDigest, sig.Seq, sig.SignedBy)
+			return nil
+		},
+	}
+	sign.Flags().StringVar(&as, "as", "", "the person who reviewed the registry (recorded)")
+	reg.AddCommand(sign)
+	return reg
+}
+
+func registryPath(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return filepath.Join(oaHome(), resolve.RegistryFile)
+}
+
+// installRegistry copies a checked registry file into $OA_HOME atomically.
+func installRegistry(src string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(oaHome(), resolve.RegistryFile)
+	if abs, _ := filepath.Abs(src); abs == dst {
+		return nil
+	}
+	tmp := dst + ".new"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
