@@ -8,14 +8,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -129,4 +133,53 @@ func (h *Host) WriteRegistry(src string) {
 	if _, err := resolve.SignRegistry(context.Background(), h.Open(), reg, "Test Operator", h.Now); err != nil {
 		h.T.Fatal(err)
 	}
+}
+
+// Change is the change every test connection is made with.
+func (h *Host) Change() connection.Change {
+	return connection.Change{By: "Test Operator", Now: h.Now}
+}
+
+// AddConnection adds (or replaces) a connection and verifies it.
+func (h *Host) AddConnection(host *admit.Host, name, connectorID string, cfg connector.Config) {
+	h.T.Helper()
+	ctx := context.Background()
+	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, h.Change()); err != nil {
+		h.T.Fatal(err)
+	}
+	if _, err := connection.Verify(ctx, host, name, connector.Options{}, h.Change()); err != nil {
+		h.T.Fatal(err)
+	}
+}
+
+// Sandbox is the configuration of a built-in sandbox connection.
+var Sandbox = connector.Config{Command: connector.SandboxCommand}
+
+// Plan computes the release's plan for deployment "clinic" and model.
+func (h *Host) Plan(host *admit.Host, model string, probe bool) (*resolve.Plan, error) {
+	plan, _, err := resolve.Compute(context.Background(), host, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
+	return plan, err
+}
+
+// Codes returns the codes of err's refusals, failing the test on a fault.
+func Codes(t testing.TB, err error) []blocking.Code {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	l := blocking.Refusals(err)
+	if l == nil {
+		t.Fatalf("fault, not a refusal: %v", err)
+	}
+	out := make([]blocking.Code, len(l))
+	for i, r := range l {
+		out[i] = r.Code
+	}
+	return out
+}
+
+// HasCode reports whether err holds a refusal with code.
+func HasCode(t testing.TB, err error, code blocking.Code) bool {
+	t.Helper()
+	return slices.Contains(Codes(t, err), code)
 }

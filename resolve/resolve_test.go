@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,45 +36,22 @@ func newFixture(t *testing.T, registry string) *fixture {
 
 func starter() string { return resolve.StarterRegistry(hosttest.Name) }
 
-var sandboxConfig = connector.Config{Command: connector.SandboxCommand}
+var sandboxConfig = hosttest.Sandbox
 
-func (f *fixture) change() connection.Change {
-	return connection.Change{By: "Test Operator", Now: f.Now}
-}
+func (f *fixture) change() connection.Change { return f.Change() }
 
-// addVerified adds a connection and verifies it.
 func (f *fixture) addVerified(name, connectorID string, cfg connector.Config) {
 	f.T.Helper()
-	ctx := context.Background()
-	if _, err := connection.Add(ctx, f.host, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, f.change()); err != nil {
-		f.T.Fatal(err)
-	}
-	if _, err := connection.Verify(ctx, f.host, name, connector.Options{}, f.change()); err != nil {
-		f.T.Fatal(err)
-	}
+	f.AddConnection(f.host, name, connectorID, cfg)
 }
 
 func (f *fixture) compute(probe bool) (*resolve.Plan, error) {
-	plan, _, err := resolve.Compute(context.Background(), f.host, f.Target, f.Desc, resolve.Request{Deployment: "clinic", Model: "claude-test"}, resolve.ComputeOptions{Now: f.Now, Probe: probe})
-	return plan, err
+	return f.Plan(f.host, "claude-test", probe)
 }
 
-// codes returns the codes of err's refusals, failing on a program fault.
-func codes(t *testing.T, err error) []blocking.Code {
-	t.Helper()
-	if err == nil {
-		return nil
-	}
-	l := blocking.Refusals(err)
-	if l == nil {
-		t.Fatalf("fault, not a refusal: %v", err)
-	}
-	out := make([]blocking.Code, len(l))
-	for i, r := range l {
-		out[i] = r.Code
-	}
-	return out
-}
+func codes(t *testing.T, err error) []blocking.Code { return hosttest.Codes(t, err) }
+
+func contains(codes []blocking.Code, want blocking.Code) bool { return slices.Contains(codes, want) }
 
 func TestResolveSandboxPlan(t *testing.T) {
 	f := newFixture(t, starter())
@@ -205,15 +183,6 @@ func TestResolutionProofs(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(codes []blocking.Code, want blocking.Code) bool {
-	for _, c := range codes {
-		if c == want {
-			return true
-		}
-	}
-	return false
 }
 
 // A real MCP subprocess: its readOnlyHint is checked against the package,
