@@ -143,7 +143,7 @@ func readSpecs() ([]spec, error) {
 // newServer registers a handler per distinct tool name, and serves
 // tools/list from the specs verbatim through a middleware.
 func newServer(specs []spec) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "oa-testserver", Version: "v1"}, &mcp.ServerOptions{HasTools: true})
+	s := mcp.NewServer(&mcp.Implementation{Name: "oa-testserver", Version: "v1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	for _, sp := range specs {
 		s.AddTool(&mcp.Tool{Name: sp.Name, Description: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}, callHandler(sp))
 	}
