@@ -82,12 +82,10 @@ func newConnectionVerifyCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				rec, err := connection.Verify(cmd.Context(), h, args[0], connectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
-				if rec != nil {
-					if perr := printConnection(cmd, rec, "verified"); perr != nil && err == nil {
-						err = perr
-					}
+				if err != nil {
+					return err
 				}
-				return err
+				return printConnection(cmd, rec, "verified")
 			})
 		},
 	}

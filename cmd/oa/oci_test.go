@@ -286,7 +286,7 @@ func TestQuickstartScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("quickstart: %v\n%s", err, out)
 	}
-	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active"} {
+	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active", "connection sandbox verified: revision 1, ready", "bound deployment clinic as #1", "approved: the live plan is the bound one"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("quickstart output lacks %q:\n%s", want, out)
 		}
