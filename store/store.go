@@ -26,7 +26,12 @@
 // seq counting 1, 2, 3… per (kind, key). The latest seq is the current
 // version; earlier ones are history.
 //
-// All record tables are append-only. The package has no API to update or
+// runs, attention and receipts are the coordinator's: a run's and an
+// attention item's state is one JSON document rewritten as the run moves
+// (never holding an input value); receipts are append-only and chained;
+// used_states remembers single-use request states until they expire.
+//
+// The other record tables are append-only. The package has no API to update or
 // delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
 // mistake in other code cannot rewrite history. The triggers are not a
 // security boundary: anyone who can write the file can drop them. Signatures
@@ -147,6 +152,46 @@ BEGIN SELECT RAISE(ABORT, 'versions are append-only'); END;
 CREATE TRIGGER versions_no_delete
 BEFORE DELETE ON versions
 BEGIN SELECT RAISE(ABORT, 'versions are append-only'); END;
+`,
+	// 3: the coordinator's runs, attention items, receipts and used
+	// request states.
+	`
+CREATE TABLE runs (
+	run_id     TEXT    NOT NULL PRIMARY KEY,
+	deployment TEXT    NOT NULL,
+	request_id TEXT    NOT NULL,
+	state      BLOB    NOT NULL,
+	UNIQUE (deployment, request_id)
+) STRICT;
+
+CREATE TABLE attention (
+	id     TEXT NOT NULL PRIMARY KEY,
+	run_id TEXT NOT NULL REFERENCES runs (run_id),
+	state  BLOB NOT NULL
+) STRICT;
+
+CREATE INDEX attention_by_run ON attention (run_id);
+
+CREATE TABLE receipts (
+	seq         INTEGER NOT NULL PRIMARY KEY CHECK (seq > 0),
+	run_id      TEXT    NOT NULL,
+	prev_digest TEXT    NOT NULL,
+	record      BLOB    NOT NULL,
+	signature   BLOB    NOT NULL
+) STRICT;
+
+CREATE TRIGGER receipts_no_update
+BEFORE UPDATE ON receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+
+CREATE TRIGGER receipts_no_delete
+BEFORE DELETE ON receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+
+CREATE TABLE used_states (
+	nonce      TEXT NOT NULL PRIMARY KEY,
+	expires_at TEXT NOT NULL
+) STRICT;
 `,
 }
 

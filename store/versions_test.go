@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // appendSeq builds a record naming its seq and the seq it replaces.
@@ -100,5 +101,56 @@ func TestVersionsConcurrentWritersSeeEachOther(t *testing.T) {
 		if want := fmt.Sprintf(`{"seq":%d,"prev":%d}`, i+1, i); string(v.Record) != want {
 			t.Fatalf("version %d = %s, want %s: a writer did not see the version it replaced", i+1, v.Record, want)
 		}
+	}
+}
+
+func TestRunsAttentionReceiptsAndStates(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, filepath.Join(t.TempDir(), "oa.db"))
+	if err := db.InsertRun(ctx, Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertRun(ctx, Run{RunID: "r2", Deployment: "d", RequestID: "q", State: []byte(`{}`)}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second run for one request id: %v", err)
+	}
+	if err := db.UpdateRun(ctx, "r1", func(b []byte) ([]byte, error) { return append(b[:len(b)-2], []byte("1}")...), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.RunByRequest(ctx, "d", "q"); err != nil || string(r.State) != `{"n":1}` {
+		t.Fatalf("run = %+v, %v", r, err)
+	}
+	if r, err := db.RunByID(ctx, "nope"); r != nil || err != nil {
+		t.Fatalf("missing run = %+v, %v", r, err)
+	}
+	if err := db.InsertAttention(ctx, Attention{ID: "a1", RunID: "r1", State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if items, err := db.AttentionItems(ctx); err != nil || len(items) != 1 {
+		t.Fatalf("items = %v, %v", items, err)
+	}
+	for i := range 3 {
+		r, err := db.AppendReceipt(ctx, "r1", func(seq int64, prev *Receipt) ([]byte, []byte, string, error) {
+			p := ""
+			if prev != nil {
+				p = fmt.Sprint(prev.Seq)
+			}
+			return []byte(fmt.Sprint(seq)), []byte("s"), p, nil
+		})
+		if err != nil || r.Seq != int64(i+1) {
+			t.Fatalf("receipt %d = %+v, %v", i, r, err)
+		}
+	}
+	if rs, _ := db.Receipts(ctx); len(rs) != 3 || rs[2].PrevDigest != "2" {
+		t.Fatalf("chain = %+v", rs)
+	}
+	if _, err := db.db.ExecContext(ctx, `DELETE FROM receipts`); err == nil {
+		t.Fatal("receipts deleted")
+	}
+	now := time.Now()
+	if err := db.UseState(ctx, "n1", now.Add(time.Minute), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UseState(ctx, "n1", now.Add(time.Minute), now); !errors.Is(err, ErrConflict) {
+		t.Fatalf("replayed state: %v", err)
 	}
 }

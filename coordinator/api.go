@@ -1,0 +1,94 @@
+package coordinator
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/ir"
+)
+
+// Options are how a coordinator is opened.
+type Options struct {
+	// Home is $OA_HOME.
+	Home string
+	// Deployment is the bound deployment served.
+	Deployment string
+	// Operator receives operator-only diagnostics (which link of the plan
+	// changed, a downstream server's stderr). Never the calling agent.
+	Operator io.Writer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// EffectTimeout bounds one downstream call; 0 means 30s.
+	EffectTimeout time.Duration
+	// Probe re-reads every downstream inventory at session start and before
+	// each effect (on unless a test turns it off to count calls).
+	NoProbe bool
+}
+
+// WorkflowCard is one job as list_workflows shows it.
+type WorkflowCard struct {
+	Name        string          `json:"name"`
+	Purpose     string          `json:"purpose"`
+	DoneMeans   string          `json:"done_means"`
+	InputSchema ir.InputSchema  `json:"input_schema"`
+	Effects     []string        `json:"effects"`
+	Approval    map[string]bool `json:"approval_required"`
+}
+
+// RunRequest is one run_workflow call.
+type RunRequest struct {
+	Workflow  string          `json:"workflow"`
+	Inputs    json.RawMessage `json:"inputs"`
+	RequestID string          `json:"request_id"`
+	// Wait is how long to wait for a terminal outcome before answering
+	// running.
+	Wait time.Duration `json:"-"`
+}
+
+// AttentionItem is a paused run waiting for a person.
+type AttentionItem struct {
+	ID         string  `json:"attention_id"`
+	RunID      string  `json:"run_id"`
+	Workflow   string  `json:"workflow"`
+	Step       string  `json:"step"`
+	Capability string  `json:"capability"`
+	Risk       ir.Risk `json:"risk"`
+	// State is open, approved, rejected or escalated.
+	State string `json:"state"`
+	// Question is fixed copy naming the step and capability, never values.
+	Question  string          `json:"question"`
+	DecidedBy string          `json:"decided_by,omitempty"`
+	Channel   string          `json:"channel,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	DecidedAt *time.Time      `json:"decided_at,omitempty"`
+	Outcome   harness.Outcome `json:"outcome"`
+}
+
+// Attention states.
+const (
+	AttentionOpen      = "open"
+	AttentionApproved  = "approved"
+	AttentionRejected  = "rejected"
+	AttentionEscalated = "escalated"
+)
+
+// Decision is a person's decision on an attention item.
+type Decision struct {
+	AttentionID string
+	// Decision is one of harness.Decisions.
+	Decision string
+	// By names the person; Channel is "cli" or "elicitation".
+	By      string
+	Channel string
+}
+
+// ReadResult is the answer of a read-only capability tool: the downstream
+// structured content, checked against the tool's output schema.
+type ReadResult struct {
+	Capability string          `json:"capability"`
+	Outcome    harness.Outcome `json:"outcome"`
+	Reason     Reason          `json:"reason"`
+	Content    json.RawMessage `json:"content,omitempty"`
+}
