@@ -112,3 +112,33 @@ func init() {
 			"Name a deployment with lower-case letters, digits and single dashes (at most 63), and a model with letters, digits and . _ : / - (at most 128)."},
 	)
 }
+
+// Codes raised by the coordinator.
+const (
+	RequestStateInvalid Code = "request_state_invalid"
+	RunUnknown          Code = "run_unknown"
+	AttentionUnknown    Code = "attention_unknown"
+	AttentionDecided    Code = "attention_decided"
+	DecisionInvalid     Code = "decision_invalid"
+	RequestIDInvalid    Code = "request_id_invalid"
+	ReceiptChainBroken  Code = "receipt_chain_broken"
+)
+
+func init() {
+	register(
+		Entry{RequestStateInvalid, StageCoordinator, "the request state is forged, expired or used",
+			"Start the approval again from the run: the coordinator issues a fresh, single-use request state; a client can never make one up."},
+		Entry{RunUnknown, StageCoordinator, "no run by that id",
+			"Use a run_id returned by run_workflow on this deployment."},
+		Entry{AttentionUnknown, StageCoordinator, "no attention item by that id",
+			"List open items with list_needs_attention (or `oa attention list`)."},
+		Entry{AttentionDecided, StageCoordinator, "the attention item was already decided",
+			"A decision is final; see the run with get_run (or `oa attention show ID`)."},
+		Entry{DecisionInvalid, StageCoordinator, "the decision cannot be made this way",
+			"Decide with approve, reject or escalate and name the person (--as NAME). Approval needs a person: through MCP form elicitation or `oa attention approve ID --as NAME`."},
+		Entry{RequestIDInvalid, StageCoordinator, "request_id is missing or malformed",
+			"Give every run a request_id of 1 to 128 letters, digits and . _ : - ; reuse it only to ask about the same request."},
+		Entry{ReceiptChainBroken, StageCoordinator, "the receipt chain is broken",
+			"A receipt was changed, removed or signed by another key at the link named. Keep the database for the auditor; do not append to it until the cause is known."},
+	)
+}

@@ -12,14 +12,19 @@ type Reason string
 const (
 	// done
 	ReasonVerified Reason = "verified"
+	// ReasonRead answers a read-only capability tool: nothing changed.
+	ReasonRead Reason = "read"
 	// running
 	ReasonInProgress Reason = "in_progress"
 	// needs_review
 	ReasonApprovalRequired Reason = "approval_required"
 	ReasonEscalated        Reason = "escalated"
-	ReasonDuplicateRecord  Reason = "duplicate_record"
-	ReasonGuardReview      Reason = "guard_needs_review"
-	ReasonEvidenceReview   Reason = "evidence_needs_review"
+	// ReasonApprovedAwaitingCaller: a person approved the paused step; the
+	// run goes on when its caller asks again with the same request.
+	ReasonApprovedAwaitingCaller Reason = "approved_awaiting_caller"
+	ReasonDuplicateRecord        Reason = "duplicate_record"
+	ReasonGuardReview            Reason = "guard_needs_review"
+	ReasonEvidenceReview         Reason = "evidence_needs_review"
 	// not_sure_if_saved
 	ReasonNotConfirmed  Reason = "not_confirmed"
 	ReasonEffectTimeout Reason = "effect_timeout"
@@ -78,12 +83,18 @@ var Reasons = []ReasonInfo{
 	{ReasonVerified, harness.OutcomeDone, ChangedYes, false,
 		"The change was made and read back as expected.",
 		"Report it as done. Do not run it again."},
+	{ReasonRead, harness.OutcomeDone, ChangedNo, false,
+		"The record was read; nothing was changed.",
+		"Use what was read; read again for a fresh view."},
 	{ReasonInProgress, harness.OutcomeRunning, ChangedUnknown, false,
 		"The run is still going.",
 		"Call get_run with the run_id until the outcome is terminal."},
 	{ReasonApprovalRequired, harness.OutcomeNeedsReview, ChangedNo, false,
 		"The run stopped before a consequential step that needs a person's approval.",
 		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
+	{ReasonApprovedAwaitingCaller, harness.OutcomeNeedsReview, ChangedNo, false,
+		"A person approved the paused step; nothing has been changed yet.",
+		"Call run_workflow again with the same request_id and the same inputs to continue the run."},
 	{ReasonEscalated, harness.OutcomeNeedsReview, ChangedNo, false,
 		"A person escalated the paused run; nothing was changed.",
 		"Leave it to the people it was escalated to. Do not retry."},

@@ -1,0 +1,299 @@
+// Package coordinator owns a deployment's consequential state: it alone
+// advances runs, authorizes effects, evaluates outcomes and issues
+// receipts. It serves the package's governed tools over MCP stdio (see
+// server.go) and refuses any run whose recomputed plan digest is not the
+// approved one: at session start and again before every effect.
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/component"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// Coordinator serves one bound deployment.
+type Coordinator struct {
+	opts          Options
+	host          *admit.Host
+	binding       *bind.Binding
+	bindingDigest string
+	art           *oci.Artifact
+	eval          *component.Evaluator
+	secret        []byte
+	receipts      *oci.Signer
+	readTools     []ReadTool
+	me            owner
+
+	// life ends every downstream session and run when the coordinator
+	// closes.
+	life   context.Context
+	cancel context.CancelFunc
+	runs   sync.WaitGroup
+
+	mu       sync.Mutex
+	sessions map[string]*connector.Session
+	// active holds a channel per run this process is executing, closed
+	// when the run stops (terminal or paused).
+	active map[string]chan struct{}
+}
+
+// ReadTool is a read-only capability served as its own tool.
+type ReadTool struct {
+	Name         string          `json:"name"`
+	Capability   string          `json:"capability"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+// Open starts serving the deployment: the binding must verify, the release
+// be actively admitted, the recomputed plan be the bound one and (unless
+// NoProbe) every downstream tool list be the verified one. Which link
+// changed is told to opts.Operator only.
+func Open(ctx context.Context, opts Options) (*Coordinator, error) {
+	if opts.Operator == nil {
+		opts.Operator = io.Discard
+	}
+	if opts.EffectTimeout == 0 {
+		opts.EffectTimeout = 30 * time.Second
+	}
+	h, err := admit.OpenHost(ctx, opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	c, err := open(ctx, h, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error) {
+	b, err := bind.Current(ctx, h, opts.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{opts: opts, host: h, binding: b, eval: component.NewEvaluator(), sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
+	raw, err := canonical.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	c.bindingDigest = ir.DigestBytes(raw)
+	if c.art, err = fetchRelease(ctx, opts.Home, b); err != nil {
+		return nil, err
+	}
+	if c.secret, err = hostSecret(opts.Home); err != nil {
+		return nil, err
+	}
+	if c.receipts, err = receiptKeys(opts.Home); err != nil {
+		return nil, err
+	}
+	c.life, c.cancel = context.WithCancel(context.Background())
+	plan, err := c.checkPlan(ctx)
+	if err != nil {
+		c.cancel()
+		return nil, err
+	}
+	if !opts.NoProbe {
+		for _, e := range plan.Capabilities {
+			if _, err := c.session(ctx, e); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+	}
+	if err := c.buildReadTools(ctx, plan); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// fetchRelease reads the bound release, every blob digest-checked.
+func fetchRelease(ctx context.Context, home string, b *bind.Binding) (*oci.Artifact, error) {
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	desc, err := oci.Resolve(ctx, target, ref.Reference())
+	if err != nil {
+		return nil, err
+	}
+	if desc.Digest.String() != b.ArtifactDigest {
+		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
+	}
+	return oci.Fetch(ctx, target, desc)
+}
+
+func (c *Coordinator) now() time.Time {
+	if c.opts.Now != nil {
+		return c.opts.Now()
+	}
+	return time.Now()
+}
+
+// Deployment is the deployment served.
+func (c *Coordinator) Deployment() string { return c.opts.Deployment }
+
+// checkPlan recomputes the plan from live host state and refuses it unless
+// its digest is the bound one; the operator is told which link changed.
+func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
+	digest := c.art.Descriptor.Digest.String()
+	status, err := c.host.Status(ctx, digest, c.now())
+	if err != nil {
+		return nil, err
+	}
+	if status.State != admit.Active {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: release %s is %s; run refused\n", c.opts.Deployment, digest, status.State)
+		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
+	}
+	st, err := resolve.LoadFor(ctx, c.host, c.art, status.RecordDigest)
+	var plan *resolve.Plan
+	if err == nil {
+		plan, err = resolve.Resolve(st, resolve.Request{Deployment: c.binding.Deployment, Model: c.binding.Model})
+	}
+	if err != nil && blocking.Refusals(err) == nil {
+		return nil, err
+	}
+	report := bind.Compare(c.binding, plan, err)
+	if report.Approved {
+		return plan, nil
+	}
+	for _, ch := range report.Changes {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: plan changed: %s %s %s\n", c.opts.Deployment, ch.Link, ch.Capability, ch.Detail)
+	}
+	return nil, report.Err()
+}
+
+// session returns the open downstream session of the entry's connection,
+// opening it (and checking its tool list against the plan) when needed.
+func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.Session, error) {
+	c.mu.Lock()
+	s := c.sessions[e.ConnectionID]
+	c.mu.Unlock()
+	if s == nil {
+		rec, err := connection.Get(ctx, c.host, e.ConnectionID)
+		if err != nil {
+			return nil, err
+		}
+		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: SandboxDir(c.opts.Home)})
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if s = c.sessions[e.ConnectionID]; s == nil {
+			s, c.sessions[e.ConnectionID] = opened, opened
+		} else {
+			opened.Close()
+		}
+		c.mu.Unlock()
+	}
+	if c.opts.NoProbe {
+		return s, nil
+	}
+	inv, err := s.Inventory(ctx)
+	if err != nil {
+		c.dropSession(e.ConnectionID, s)
+		return nil, err
+	}
+	if inv.Digest != e.InventoryDigest {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: connection %s lists other tools than verified revision %d\n", c.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
+		return nil, blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
+	}
+	return s, nil
+}
+
+// dropSession forgets (and ends) a session that failed, so the next call
+// starts the server again.
+func (c *Coordinator) dropSession(id string, s *connector.Session) {
+	c.mu.Lock()
+	if c.sessions[id] == s {
+		delete(c.sessions, id)
+	}
+	c.mu.Unlock()
+	s.Close()
+}
+
+// SandboxDir is where the built-in sandbox connector keeps its records
+// under a host folder; the CLI's connection commands use it too.
+func SandboxDir(home string) string { return home + "/sandbox" }
+
+// buildReadTools lists the plan's read-only, approval-free capabilities
+// with their downstream schemas.
+func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) error {
+	for _, e := range plan.Capabilities {
+		if e.Risk != ir.ReadOnly || e.Approval != ir.ApprovalNotRequired {
+			continue
+		}
+		rec, err := connection.Get(ctx, c.host, e.ConnectionID)
+		if err != nil {
+			return err
+		}
+		tool, ok := rec.Verification.Inventory.Tool(e.RuntimeTool)
+		if !ok {
+			return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
+		}
+		capability, _ := c.art.Worker.Capability(e.CapabilityKey)
+		c.readTools = append(c.readTools, ReadTool{Name: e.CapabilityKey, Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+	}
+	return nil
+}
+
+// ReadTools are the read-only capability tools served beside the
+// coordinator's own.
+func (c *Coordinator) ReadTools() []ReadTool { return c.readTools }
+
+// Workflows lists the package's jobs.
+func (c *Coordinator) Workflows() []WorkflowCard {
+	w := c.art.Worker
+	cards := make([]WorkflowCard, 0, len(w.Jobs))
+	for _, j := range w.Jobs {
+		card := WorkflowCard{Name: j.Name, Purpose: j.Purpose, DoneMeans: j.DoneMeans, InputSchema: j.InputSchema, Effects: []string{}, Approval: map[string]bool{}}
+		for _, s := range j.Steps {
+			if s.Kind != ir.StepEffect {
+				continue
+			}
+			card.Effects = append(card.Effects, s.Capability)
+			if e, ok := c.binding.Plan.Entry(s.Capability); ok {
+				card.Approval[s.Capability] = e.Approval == ir.ApprovalRequired
+			}
+		}
+		cards = append(cards, card)
+	}
+	return cards
+}
+
+// Close ends every run this process is executing (they read as
+// interrupted) and every downstream session, then the host.
+func (c *Coordinator) Close() error {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.runs.Wait()
+	c.mu.Lock()
+	for id, s := range c.sessions {
+		s.Close()
+		delete(c.sessions, id)
+	}
+	c.mu.Unlock()
+	return c.host.Close()
+}

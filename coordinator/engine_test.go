@@ -1,0 +1,206 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// served is a bound clinic deployment on the sandbox connector, opened.
+type served struct {
+	*hosttest.Host
+	host *admit.Host
+	c    *coordinator.Coordinator
+}
+
+func serve(t *testing.T, registry string) *served {
+	t.Helper()
+	s := &served{Host: hosttest.New(t, nil)}
+	s.WriteRegistry(registry)
+	s.host = s.Open()
+	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	plan, err := s.Plan(s.host, "claude-test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), s.host, s.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: s.Now}); err != nil {
+		t.Fatal(err)
+	}
+	s.c = s.open(t)
+	return s
+}
+
+func (s *served) open(t *testing.T) *coordinator.Coordinator {
+	t.Helper()
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func inputs(record string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"record_ref":%q,"urgency":"soon","summary":"Persistent cough, three days."}`, record))
+}
+
+func (s *served) run(t *testing.T, requestID, record string) *coordinator.Result {
+	t.Helper()
+	res, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs(record), RequestID: requestID, Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestSandboxCasesGiveEachOutcome(t *testing.T) {
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	cases := []struct {
+		record  string
+		outcome harness.Outcome
+		reason  coordinator.Reason
+		notes   int
+	}{
+		{"AB-1234", harness.OutcomeDone, coordinator.ReasonVerified, 1},
+		{"DU-0001", harness.OutcomeNeedsReview, coordinator.ReasonDuplicateRecord, 0},
+		{"FS-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed, 0},
+		{"TO-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout, 1},
+		{"OF-0001", harness.OutcomeDidNotRun, coordinator.ReasonAppOffline, 0},
+		{"CL-0001", harness.OutcomeDidNotRun, coordinator.ReasonGuardFailed, 0},
+	}
+	for i, c := range cases {
+		res := s.run(t, fmt.Sprintf("req-%d", i), c.record)
+		if res.Outcome != c.outcome || res.Reason != c.reason || res.Proof != coordinator.ProofSealed || res.ReceiptDigest == "" {
+			t.Fatalf("%s: %+v, want %s/%s sealed", c.record, res, c.outcome, c.reason)
+		}
+		info, _ := c.reason.Info()
+		if res.SafeToRetry != info.SafeToRetry || res.WhatHappened != info.WhatHappened {
+			t.Fatalf("%s: copy is not the reason's fixed copy: %+v", c.record, res)
+		}
+		notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), c.record)
+		if len(notes) != c.notes {
+			t.Fatalf("%s: %d notes written, want %d", c.record, len(notes), c.notes)
+		}
+		if strings.Contains(fmt.Sprint(*res), "cough") {
+			t.Fatalf("%s: the result echoes an input value", c.record)
+		}
+	}
+	report, err := coordinator.VerifyReceipts(context.Background(), s.host)
+	if err != nil || !report.OK || report.Receipts != len(cases) {
+		t.Fatalf("receipts: %+v, %v", report, err)
+	}
+}
+
+func TestRequestIDReplayConflictAndRetry(t *testing.T) {
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	first := s.run(t, "once", "AB-1234")
+	again := s.run(t, "once", "AB-1234")
+	if first.Outcome != harness.OutcomeDone || !again.Replayed || again.RunID != first.RunID || again.ReceiptDigest != first.ReceiptDigest {
+		t.Fatalf("replay: %+v then %+v", first, again)
+	}
+	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+		t.Fatalf("a replay wrote again: %d notes", len(notes))
+	}
+	conflict := s.run(t, "once", "CD-5678")
+	if conflict.Reason != coordinator.ReasonRequestIDConflict || conflict.Outcome != harness.OutcomeDidNotRun || conflict.SafeToRetry {
+		t.Fatalf("conflict: %+v", conflict)
+	}
+	// Offline proves nothing was written: the same request may try again,
+	// at most MaxAttempts times.
+	var last *coordinator.Result
+	for i := 1; i <= coordinator.MaxAttempts+1; i++ {
+		last = s.run(t, "offline", "OF-0002")
+		if i <= coordinator.MaxAttempts && (last.Attempt != i || last.Reason != coordinator.ReasonAppOffline) {
+			t.Fatalf("attempt %d: %+v", i, last)
+		}
+	}
+	if last.Reason != coordinator.ReasonAttemptsExhausted {
+		t.Fatalf("after %d attempts: %+v", coordinator.MaxAttempts, last)
+	}
+	bad, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: json.RawMessage(`{"record_ref":"nope"}`), RequestID: "bad", Wait: time.Second})
+	if err != nil || bad.Reason != coordinator.ReasonInvalidInputs {
+		t.Fatalf("invalid inputs: %+v, %v", bad, err)
+	}
+	if _, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234")}); err == nil {
+		t.Fatal("a run without request_id was accepted")
+	}
+}
+
+func approvalRegistry() string {
+	return strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Append one note to a record."`, "description: \"Append one note to a record.\"\n\t\tapproval: \"required\"", 1)
+}
+
+func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, approvalRegistry())
+	res := s.run(t, "ask", "AB-1234")
+	if res.Outcome != harness.OutcomeNeedsReview || res.Reason != coordinator.ReasonApprovalRequired || res.AttentionID == "" {
+		t.Fatalf("paused: %+v", res)
+	}
+	items, err := s.c.NeedsAttention(ctx)
+	if err != nil || len(items) != 1 || items[0].ID != res.AttentionID || items[0].Capability != "records.note.append" {
+		t.Fatalf("attention: %+v, %v", items, err)
+	}
+	if again := s.run(t, "ask", "AB-1234"); again.Reason != coordinator.ReasonApprovalRequired || !again.Replayed {
+		t.Fatalf("asking again before a decision: %+v", again)
+	}
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+		t.Fatal("a decided item was decided again")
+	}
+	done := s.run(t, "ask", "AB-1234")
+	if done.Outcome != harness.OutcomeDone || done.RunID != res.RunID {
+		t.Fatalf("resumed: %+v", done)
+	}
+	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+		t.Fatalf("%d notes after approval, want 1", len(notes))
+	}
+	// Rejected: did_not_run, sealed.
+	res = s.run(t, "no", "CD-5678")
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	rejected := s.run(t, "no", "CD-5678")
+	if rejected.Reason != coordinator.ReasonRejected || rejected.Proof != coordinator.ProofSealed {
+		t.Fatalf("rejected: %+v", rejected)
+	}
+	if report, _ := coordinator.VerifyReceipts(ctx, s.host); !report.OK || report.Receipts != 2 {
+		t.Fatalf("receipts: %+v", report)
+	}
+}
+
+func TestPlanChangeRefusesTheEffect(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), "Read one record", "Read exactly one record", 1))
+	res := s.run(t, "changed", "AB-1234")
+	if res.Outcome != harness.OutcomeDidNotRun || res.Reason != coordinator.ReasonPlanChanged {
+		t.Fatalf("registry changed mid-session: %+v", res)
+	}
+	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 0 {
+		t.Fatal("a refused run wrote")
+	}
+	if _, err := coordinator.Open(ctx, coordinator.Options{Home: s.Home, Deployment: "clinic"}); err == nil {
+		t.Fatal("a session started on a changed plan")
+	}
+	s.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	if _, err := s.host.Revoke(ctx, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.run(t, "revoked", "AB-1234"); res.Reason != coordinator.ReasonNotAdmitted {
+		t.Fatalf("revoked mid-session: %+v", res)
+	}
+}

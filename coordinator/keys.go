@@ -1,0 +1,178 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/store"
+)
+
+// Files of the coordinator under $OA_HOME, made on first use.
+const (
+	// ReceiptKeyFile signs receipts; a key of its own, so receipts can be
+	// checked by someone who is not trusted with admissions.
+	ReceiptKeyFile = "keys/receipt.key"
+	ReceiptPubFile = "keys/receipt.pub"
+	// SecretFile keys the input fingerprints and request states.
+	SecretFile = "keys/coordinator.secret"
+)
+
+// createOnce writes data to path unless it exists, without ever replacing
+// a file another process made first; it returns what the file holds.
+func createOnce(path string, data []byte, mode os.FileMode) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, fs.ErrExist) {
+		return os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return data, f.Close()
+}
+
+// hostSecret returns the host's coordinator secret, made on first use.
+func hostSecret(home string) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	b, err := createOnce(filepath.Join(home, SecretFile), fresh, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator secret: %w", err)
+	}
+	if len(b) != 32 {
+		return nil, errors.New("coordinator secret: the file is not 32 bytes")
+	}
+	return b, nil
+}
+
+// receiptKeys returns the receipt signer and verifier, made on first use.
+// The private key stays unencrypted at 0600, as the host key does: a host
+// signs without a person at the keyboard.
+func receiptKeys(home string) (*oci.Signer, error) {
+	priv, pub, err := oci.GenerateKeys(nil)
+	if err != nil {
+		return nil, err
+	}
+	privPEM, err := createOnce(filepath.Join(home, ReceiptKeyFile), priv, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	s, err := oci.LoadSigner(privPEM, nil)
+	if err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	if string(privPEM) == string(priv) {
+		if _, err := createOnce(filepath.Join(home, ReceiptPubFile), pub, 0o644); err != nil {
+			return nil, fmt.Errorf("receipt key: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// receiptVerifier reads the receipt public key.
+func receiptVerifier(home string) (*oci.Verifier, error) {
+	b, err := os.ReadFile(filepath.Join(home, ReceiptPubFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return oci.LoadVerifier(b)
+}
+
+// fingerprint is the keyed fingerprint of a request: inputs are never
+// stored, only this.
+func fingerprint(secret []byte, parts ...[]byte) string {
+	m := hmac.New(sha256.New, secret)
+	for _, p := range parts {
+		fmt.Fprintf(m, "%d:", len(p))
+		m.Write(p)
+	}
+	return "hmac-sha256:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sealed is the payload of a request state.
+type sealed struct {
+	Value   json.RawMessage `json:"v"`
+	Expires int64           `json:"exp"`
+	Nonce   string          `json:"n"`
+}
+
+const stateDomain = "oa.request-state/v1\n"
+
+// SealState seals v into an opaque token that expires after ttl and can
+// be opened once: HMAC with the host's coordinator secret, so a client
+// cannot make one up or change one.
+func (c *Coordinator) SealState(v any, ttl time.Duration) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, 16)
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	payload, err := json.Marshal(sealed{b, c.now().Add(ttl).Unix(), base64.RawURLEncoding.EncodeToString(nonce)})
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte(stateDomain))
+	m.Write(payload)
+	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// OpenState verifies a token made by SealState, refuses it when forged,
+// expired or already used, and decodes its value into v. A token is used
+// up by opening it.
+func (c *Coordinator) OpenState(ctx context.Context, token string, v any) error {
+	refuse := func(why string) error { return blocking.New(blocking.RequestStateInvalid, "%s", why) }
+	p64, m64, ok := strings.Cut(token, ".")
+	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
+	mac, err2 := base64.RawURLEncoding.DecodeString(m64)
+	if !ok || err1 != nil || err2 != nil {
+		return refuse("the request state is malformed")
+	}
+	m := hmac.New(sha256.New, c.secret)
+	m.Write([]byte(stateDomain))
+	m.Write(payload)
+	if !hmac.Equal(mac, m.Sum(nil)) {
+		return refuse("the request state was not made by this host")
+	}
+	var s sealed
+	if err := json.Unmarshal(payload, &s); err != nil {
+		return refuse("the request state is malformed")
+	}
+	exp := time.Unix(s.Expires, 0)
+	if !c.now().Before(exp) {
+		return refuse("the request state has expired")
+	}
+	if err := c.host.DB().UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
+		return refuse("the request state was used before")
+	} else if err != nil {
+		return err
+	}
+	return json.Unmarshal(s.Value, v)
+}

@@ -1,0 +1,588 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/harness"
+)
+
+// The MCP layer of the coordinator: the six coordinator tools of
+// harness.CoordinatorTools plus one tool per read-only capability, nothing
+// else. Every tool has a description, an exact input and output schema and
+// honest annotations; every answer is structuredContent (mirrored as JSON
+// text) checked against the output schema before it is sent. A tool error
+// is fixed copy from toolErrors: never an error's text, a path, an input
+// value or anything a downstream app said.
+//
+// Approval of a paused run goes to the person through form elicitation.
+// Under protocol 2026-07-28 a server may not send elicitation/create while
+// serving a request, so a tool answers with the multi-round-trip
+// InputRequests result; the go-sdk turns the same result into an
+// elicitation/create request for clients on older protocol versions. The
+// RequestState is sealed by the host secret (SealState), bound to the tool,
+// run, attention item, step, request_id and a keyed fingerprint of the
+// inputs, expires, and opens once: a forged, changed, expired or replayed
+// state, or input responses without a valid state, are refused.
+
+// Serve serves c's tools over t (stdio in production) until the client
+// goes away or ctx ends.
+func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
+	return NewServer(c).Run(ctx, t)
+}
+
+// ServerName is the MCP implementation name the coordinator announces.
+const ServerName = "oa-coordinator"
+
+// approvalTTL is how long a person has to answer an approval form.
+const approvalTTL = 15 * time.Minute
+
+// approvalInput is the key of the approval form in InputRequests.
+const approvalInput = "approval"
+
+// Decision channels and deciders recorded for MCP decisions.
+const (
+	ChannelElicitation = "elicitation"
+	ChannelMCP         = "mcp"
+	ByElicitation      = "mcp-elicitation"
+	ByCallingAgent     = "mcp-calling-agent"
+)
+
+type mcpServer struct {
+	c       *Coordinator
+	schemas map[string]toolSchemas
+}
+
+// NewServer builds the MCP server of c's deployment.
+func NewServer(c *Coordinator) *mcp.Server {
+	s := &mcpServer{c: c, schemas: map[string]toolSchemas{}}
+	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "oa coordinator", Version: "v1"}, &mcp.ServerOptions{
+		Instructions: "Governed workflows of deployment " + c.Deployment() + ". Start with list_workflows; run one with run_workflow and your own request_id; every result carries one outcome (done, needs_review, not_sure_if_saved, did_not_run, or running) with fixed what_happened and next_action.",
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	for _, t := range s.tools() {
+		srv.AddTool(t.tool, s.guard(t.tool.Name, t.handle))
+	}
+	return srv
+}
+
+type toolDef struct {
+	tool   *mcp.Tool
+	handle func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult
+}
+
+func yes() *bool { b := true; return &b }
+func no() *bool  { b := false; return &b }
+
+func (s *mcpServer) add(defs *[]toolDef, name, description string, in, out any, ann *mcp.ToolAnnotations, h func(context.Context, *mcp.CallToolRequest, json.RawMessage) *mcp.CallToolResult) {
+	ts, err := newToolSchemas(in, out)
+	if err != nil {
+		panic(fmt.Sprintf("coordinator: tool %s: %v", name, err)) // the schemas are written here: a bug
+	}
+	s.schemas[name] = ts
+	*defs = append(*defs, toolDef{&mcp.Tool{Name: name, Description: description, InputSchema: ts.in, OutputSchema: ts.out, Annotations: ann}, h})
+}
+
+func (s *mcpServer) tools() []toolDef {
+	var defs []toolDef
+	result := resultSchema()
+	attention := attentionSchema()
+
+	// Reading the coordinator's own records: read-only, idempotent, and a
+	// closed world (no downstream app is called).
+	local := func(title string) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no(), OpenWorldHint: no()}
+	}
+
+	s.add(&defs, harness.ToolListWorkflows,
+		"List the workflows this deployment can run: one card per workflow with its purpose, what done means, the JSON Schema of its inputs, the consequential capabilities it may use and which of them need a person's approval. Reads only.",
+		emptyInput(), workflowsSchema(), local("List workflows"), s.listWorkflows)
+
+	s.add(&defs, harness.ToolRunWorkflow,
+		"Run a workflow with inputs matching its input_schema from list_workflows. request_id is required and is yours: the same request_id always answers the same request (replayed: true) and never repeats a change; the same request_id with other inputs is refused; use a new request_id only for a new request. Waits up to wait_seconds for a terminal outcome, else answers running (poll get_run). The result is one outcome — done, needs_review, not_sure_if_saved, did_not_run — with a closed reason, safe_to_retry, record_changed, proof and fixed what_happened/next_action. When a step needs a person's approval and your client offers form elicitation, the person is asked in a form; after they approve, the run continues in the same call.",
+		obj(map[string]any{
+			harness.ArgWorkflow:    map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "The workflow's name from list_workflows."},
+			harness.ArgInputs:      map[string]any{"type": "object", "description": "The workflow's inputs, matching its input_schema."},
+			harness.ArgRequestID:   idString("Your id for this request: 1 to 128 letters, digits and . _ : - . Reuse it only to ask about the same request."),
+			harness.ArgWaitSeconds: waitSeconds(),
+		}, harness.ArgWorkflow, harness.ArgInputs, harness.ArgRequestID),
+		result,
+		// Not read-only: a workflow may make consequential changes in a
+		// downstream app. Destructive: the coordinator serves whatever
+		// consequential capabilities the package binds and cannot prove
+		// they only add, so it claims no less. Idempotent: request_id is
+		// a required argument and the same arguments never make a change
+		// twice (at most once per request_id). Open world: it calls
+		// downstream apps.
+		&mcp.ToolAnnotations{Title: "Run a workflow", ReadOnlyHint: false, DestructiveHint: yes(), IdempotentHint: true, OpenWorldHint: yes()},
+		s.runWorkflow)
+
+	s.add(&defs, harness.ToolGetRun,
+		"Get a run's current result by run_id, waiting up to wait_seconds for it to become terminal. Same result contract as run_workflow. Reads only; never starts or resumes a run.",
+		obj(map[string]any{
+			harness.ArgRunID:       idString("A run_id returned by run_workflow."),
+			harness.ArgWaitSeconds: waitSeconds(),
+		}, harness.ArgRunID),
+		result, local("Get a run"), s.getRun)
+
+	s.add(&defs, harness.ToolListNeedsAttention,
+		"List the paused runs waiting for a person's decision (open attention items). Reads only.",
+		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": attention}}, "items"),
+		local("List runs that need attention"), s.listAttention)
+
+	s.add(&defs, harness.ToolGetAttentionItem,
+		"Get one attention item: the paused run, the step and capability waiting for a decision, and its state. Reads only.",
+		obj(map[string]any{harness.ArgAttentionID: idString("An attention_id from a result or list_needs_attention.")}, harness.ArgAttentionID),
+		attention, local("Get an attention item"), s.getAttention)
+
+	s.add(&defs, harness.ToolDecide,
+		"Relay a person's decision on a paused run: approve, reject or escalate. Approval always comes from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot approve (the person uses `oa attention approve ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval, call run_workflow again with the same request_id and the same inputs to continue the run.",
+		obj(map[string]any{
+			harness.ArgAttentionID: idString("The attention item's id."),
+			harness.ArgDecision:    enum("The decision.", decisionValues()),
+		}, harness.ArgAttentionID, harness.ArgDecision),
+		obj(map[string]any{"attention_item": attention, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
+		// A decision is final and moves a run on (or ends it), so it is
+		// neither read-only nor idempotent, and it may be destructive:
+		// a rejection ends the run for good. It calls no downstream app.
+		&mcp.ToolAnnotations{Title: "Decide on a paused run", ReadOnlyHint: false, DestructiveHint: yes(), IdempotentHint: false, OpenWorldHint: no()},
+		s.decide)
+
+	for _, rt := range s.c.ReadTools() {
+		out, err := readResultSchema(rt.Capability, rt.OutputSchema)
+		if err != nil {
+			panic(fmt.Sprintf("coordinator: read tool %s: %v", rt.Name, err)) // verified when the connection was
+		}
+		desc := rt.Description
+		if desc == "" {
+			desc = "Read capability " + rt.Capability + "."
+		}
+		desc += " Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
+		capability := rt.Capability
+		s.add(&defs, rt.Name, desc, rt.InputSchema, out,
+			// Reads a downstream app: read-only and idempotent, open world.
+			&mcp.ToolAnnotations{Title: "Read " + rt.Capability, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no(), OpenWorldHint: yes()},
+			func(ctx context.Context, _ *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
+				return s.read(ctx, capability, args)
+			})
+	}
+	return defs
+}
+
+// guard checks a call's arguments against the tool's input schema, turns a
+// panic into a fixed-copy error and never lets a Go error reach the
+// client (the SDK would send its text).
+func (s *mcpServer) guard(name string, h func(context.Context, *mcp.CallToolRequest, json.RawMessage) *mcp.CallToolResult) mcp.ToolHandler {
+	ts := s.schemas[name]
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.operator("tool %s: panic: %v\n%s", name, p, debug.Stack())
+				res, err = toolError(errInternal), nil
+			}
+		}()
+		args := req.Params.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		if !conformsTo(ts.inRes, args) {
+			return toolError(errArguments), nil
+		}
+		return h(ctx, req, args), nil
+	}
+}
+
+func (s *mcpServer) operator(format string, a ...any) {
+	fmt.Fprintf(s.c.opts.Operator, "oa coordinator: deployment %s: "+format+"\n", append([]any{s.c.Deployment()}, a...)...)
+}
+
+// answer is a structured result, checked against the tool's output schema:
+// what does not match is not sent.
+func (s *mcpServer) answer(tool string, v any) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.operator("tool %s: encoding the result: %v", tool, err)
+		return toolError(errInternal)
+	}
+	if !conformsTo(s.schemas[tool].outRes, b) {
+		s.operator("tool %s: the result does not match the output schema; not sent", tool)
+		return toolError(errInternal)
+	}
+	return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// fail maps an error to a fixed-copy tool error. A fault's text goes to
+// the operator only.
+func (s *mcpServer) fail(tool string, err error) *mcp.CallToolResult {
+	if refusals := blocking.Refusals(err); len(refusals) > 0 {
+		code := refusals[0].Code
+		if te, ok := toolErrorsByCode[code]; ok {
+			return toolError(te)
+		}
+		if e, ok := blocking.Lookup(code); ok {
+			return toolError(toolErr{Code: string(code), Message: e.Title + "."})
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return toolError(errCancelled)
+	}
+	s.operator("tool %s: fault: %v", tool, err)
+	return toolError(errInternal)
+}
+
+// toolErr is the fixed copy of a tool error.
+type toolErr struct {
+	Code    string `json:"error"`
+	Message string `json:"message"`
+}
+
+var (
+	errArguments = toolErr{"arguments_invalid", "The arguments do not match this tool's inputSchema; nothing was done. Check the required arguments, their types and limits."}
+	errInternal  = toolErr{"internal_error", "The coordinator could not answer this call; nothing more is known here. The operator can see why on the host."}
+	errCancelled = toolErr{"cancelled", "The call ended before an answer. For a run, ask get_run (or run_workflow with the same request_id) what happened."}
+	errNeedsUser = toolErr{"approval_needs_person", "Approval must come from a person, and this client offers no form elicitation to ask them. The person approves on the host with `oa attention approve ID --as NAME`; reject and escalate can be relayed here."}
+	errState     = toolErr{string(blocking.RequestStateInvalid), "The approval answer was refused: its request state is missing, forged, changed, expired or already used, so no decision was recorded. Call the tool again to ask the person afresh."}
+)
+
+var toolErrorsByCode = map[blocking.Code]toolErr{
+	blocking.RequestStateInvalid: errState,
+	blocking.RunUnknown:          {string(blocking.RunUnknown), "There is no run with that run_id on this deployment. Use a run_id returned by run_workflow."},
+	blocking.AttentionUnknown:    {string(blocking.AttentionUnknown), "There is no attention item with that attention_id on this deployment. See list_needs_attention."},
+	blocking.AttentionDecided:    {string(blocking.AttentionDecided), "That attention item was already decided; a decision is final. See get_attention_item or get_run."},
+	blocking.DecisionInvalid:     {string(blocking.DecisionInvalid), "That decision cannot be made this way. Decide with approve, reject or escalate; approval needs the person."},
+	blocking.RequestIDInvalid:    {string(blocking.RequestIDInvalid), "request_id is missing or malformed: give 1 to 128 letters, digits and . _ : - ."},
+}
+
+func toolError(e toolErr) *mcp.CallToolResult {
+	b, _ := json.Marshal(e)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// ---- tools -----------------------------------------------------------
+
+type workflowsOut struct {
+	Deployment string         `json:"deployment"`
+	Workflows  []WorkflowCard `json:"workflows"`
+}
+
+func (s *mcpServer) listWorkflows(_ context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
+	w := s.c.Workflows()
+	if w == nil {
+		w = []WorkflowCard{}
+	}
+	return s.answer(harness.ToolListWorkflows, workflowsOut{s.c.Deployment(), w})
+}
+
+type runArgs struct {
+	Workflow    string          `json:"workflow"`
+	Inputs      json.RawMessage `json:"inputs"`
+	RequestID   string          `json:"request_id"`
+	WaitSeconds *int            `json:"wait_seconds"`
+}
+
+func wait(seconds *int) time.Duration {
+	n := harness.WaitSecondsDefault
+	if seconds != nil {
+		n = *seconds
+	}
+	return time.Duration(min(max(n, 0), harness.WaitSecondsMax)) * time.Second
+}
+
+// approvalState is what a sealed RequestState binds.
+type approvalState struct {
+	Tool        string `json:"tool"`
+	RunID       string `json:"run_id,omitempty"`
+	AttentionID string `json:"attention_id"`
+	Step        string `json:"step"`
+	Capability  string `json:"capability"`
+	Workflow    string `json:"workflow"`
+	RequestID   string `json:"request_id,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// requestFingerprint is a keyed fingerprint of a run request, bound into
+// its approval state so an answer cannot be carried over to other inputs.
+func (s *mcpServer) requestFingerprint(a runArgs) (string, error) {
+	in, err := canonical.Transform(a.Inputs)
+	if err != nil {
+		return "", err
+	}
+	return fingerprint(s.c.secret, []byte("mcp-approval/v1"), []byte(a.Workflow), in, []byte(a.RequestID)), nil
+}
+
+func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
+	var a runArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return toolError(errArguments)
+	}
+	fp, err := s.requestFingerprint(a)
+	if err != nil {
+		return toolError(errArguments)
+	}
+	rr := RunRequest{Workflow: a.Workflow, Inputs: a.Inputs, RequestID: a.RequestID, Wait: wait(a.WaitSeconds)}
+
+	answered := false
+	var askedFor string
+	if isAnswer(req) {
+		st, decision, bad := s.openAnswer(ctx, req, harness.ToolRunWorkflow)
+		if bad != nil {
+			return bad
+		}
+		if st.RequestID != a.RequestID || st.Workflow != a.Workflow || st.Fingerprint != fp {
+			return toolError(errState)
+		}
+		answered, askedFor = true, st.AttentionID
+		if decision != "" {
+			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !hasCode(err, blocking.AttentionDecided) {
+				return s.fail(harness.ToolRunWorkflow, err)
+			}
+		}
+	}
+	res, err := s.c.Run(ctx, rr)
+	if err != nil {
+		return s.fail(harness.ToolRunWorkflow, err)
+	}
+	// Ask the person when the run waits for an approval and the client can
+	// ask — but not again for the item just answered without a decision
+	// (declined or cancelled form): that run stays needs_review.
+	if res.Reason == ReasonApprovalRequired && res.AttentionID != "" && elicitationOffered(req) && !(answered && res.AttentionID == askedFor) {
+		item, err := s.c.AttentionItem(ctx, res.AttentionID)
+		if err != nil {
+			return s.fail(harness.ToolRunWorkflow, err)
+		}
+		if item.State == AttentionOpen {
+			return s.ask(harness.ToolRunWorkflow, approvalState{Tool: harness.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp}, item)
+		}
+	}
+	return s.answer(harness.ToolRunWorkflow, res)
+}
+
+type getRunArgs struct {
+	RunID       string `json:"run_id"`
+	WaitSeconds *int   `json:"wait_seconds"`
+}
+
+func (s *mcpServer) getRun(ctx context.Context, _ *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
+	var a getRunArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return toolError(errArguments)
+	}
+	res, err := s.c.GetRun(ctx, a.RunID, wait(a.WaitSeconds))
+	if err != nil {
+		return s.fail(harness.ToolGetRun, err)
+	}
+	return s.answer(harness.ToolGetRun, res)
+}
+
+type attentionList struct {
+	Items []AttentionItem `json:"items"`
+}
+
+func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
+	items, err := s.c.NeedsAttention(ctx)
+	if err != nil {
+		return s.fail(harness.ToolListNeedsAttention, err)
+	}
+	if items == nil {
+		items = []AttentionItem{}
+	}
+	return s.answer(harness.ToolListNeedsAttention, attentionList{items})
+}
+
+type attentionArgs struct {
+	AttentionID string `json:"attention_id"`
+	Decision    string `json:"decision"`
+}
+
+func (s *mcpServer) getAttention(ctx context.Context, _ *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
+	var a attentionArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return toolError(errArguments)
+	}
+	item, err := s.c.AttentionItem(ctx, a.AttentionID)
+	if err != nil {
+		return s.fail(harness.ToolGetAttentionItem, err)
+	}
+	return s.answer(harness.ToolGetAttentionItem, item)
+}
+
+type decided struct {
+	Item       *AttentionItem `json:"attention_item"`
+	NextAction string         `json:"next_action"`
+}
+
+// Fixed next actions of decide_attention_item, by item state.
+var decideNext = map[string]string{
+	AttentionOpen:      "No decision was recorded; the run is still waiting for a person.",
+	AttentionApproved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
+	AttentionRejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
+	AttentionEscalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
+}
+
+func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
+	var a attentionArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return toolError(errArguments)
+	}
+	d := Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
+	switch {
+	case isAnswer(req):
+		st, decision, bad := s.openAnswer(ctx, req, harness.ToolDecide)
+		if bad != nil {
+			return bad
+		}
+		if st.AttentionID != a.AttentionID {
+			return toolError(errState)
+		}
+		if decision == "" {
+			item, err := s.c.AttentionItem(ctx, a.AttentionID)
+			if err != nil {
+				return s.fail(harness.ToolDecide, err)
+			}
+			return s.answer(harness.ToolDecide, decided{item, decideNext[item.State]})
+		}
+		d.Decision, d.By, d.Channel = decision, ByElicitation, ChannelElicitation
+	case a.Decision == harness.DecisionApprove:
+		// The calling agent cannot approve: only the person can, asked
+		// in a form.
+		if !elicitationOffered(req) {
+			return toolError(errNeedsUser)
+		}
+		item, err := s.c.AttentionItem(ctx, a.AttentionID)
+		if err != nil {
+			return s.fail(harness.ToolDecide, err)
+		}
+		if item.State != AttentionOpen {
+			return toolError(toolErrorsByCode[blocking.AttentionDecided])
+		}
+		return s.ask(harness.ToolDecide, approvalState{Tool: harness.ToolDecide, RunID: item.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow}, item)
+	}
+	item, err := s.c.Decide(ctx, d)
+	if err != nil {
+		return s.fail(harness.ToolDecide, err)
+	}
+	return s.answer(harness.ToolDecide, decided{item, decideNext[item.State]})
+}
+
+func (s *mcpServer) read(ctx context.Context, capability string, args json.RawMessage) *mcp.CallToolResult {
+	rr, err := s.c.Read(ctx, capability, args)
+	if err != nil {
+		return s.fail(capability, err)
+	}
+	info, ok := rr.Reason.Info()
+	if !ok {
+		s.operator("read %s: a reason outside the closed set", capability)
+		return toolError(errInternal)
+	}
+	out := readOut{Capability: capability, Outcome: rr.Outcome, Reason: rr.Reason, WhatHappened: info.WhatHappened, NextAction: info.NextAction}
+	if rr.Outcome == harness.OutcomeDone {
+		out.Content = rr.Content
+	}
+	return s.answer(capability, out)
+}
+
+type readOut struct {
+	Capability   string          `json:"capability"`
+	Outcome      harness.Outcome `json:"outcome"`
+	Reason       Reason          `json:"reason"`
+	WhatHappened string          `json:"what_happened"`
+	NextAction   string          `json:"next_action"`
+	Content      json.RawMessage `json:"content,omitempty"`
+}
+
+// ---- elicitation -----------------------------------------------------
+
+// elicitationOffered reports whether the calling client offers form
+// elicitation (read per request under 2026-07-28, from initialize
+// before).
+func elicitationOffered(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil {
+		return false
+	}
+	// Both modes unset means form, for backward compatibility.
+	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
+}
+
+// isAnswer reports whether a call carries input responses or a request
+// state: the second round of a multi-round-trip call, or a client making
+// one up.
+func isAnswer(req *mcp.CallToolRequest) bool {
+	return req.Params.RequestState != "" || len(req.Params.InputResponses) > 0
+}
+
+// ask answers with the approval form instead of a result.
+func (s *mcpServer) ask(tool string, st approvalState, item *AttentionItem) *mcp.CallToolResult {
+	token, err := s.c.SealState(st, approvalTTL)
+	if err != nil {
+		return s.fail(tool, err)
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         approvalMessage(item),
+			RequestedSchema: approvalForm,
+		}},
+		RequestState: token,
+	}
+}
+
+// approvalMessage is fixed copy naming the workflow, step and capability:
+// identifiers from the package, never a value.
+func approvalMessage(item *AttentionItem) string {
+	return fmt.Sprintf("Workflow %q is paused before step %q, which uses the consequential capability %q. Approve to let the run make this change, reject to stop it with nothing written, or escalate to hand it to others. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability)
+}
+
+var approvalForm = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run make the change; reject stops it with nothing written; escalate hands it to others.","enum":["approve","reject","escalate"]}},"required":["decision"]}`)
+
+// openAnswer verifies the second round of an approval: a valid state made
+// for this tool, and the form's answer. decision is "" when the person
+// declined or cancelled the form.
+func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, tool string) (*approvalState, string, *mcp.CallToolResult) {
+	if req.Params.RequestState == "" {
+		// Input responses without a state: never trusted.
+		return nil, "", toolError(errState)
+	}
+	var st approvalState
+	if err := s.c.OpenState(ctx, req.Params.RequestState, &st); err != nil {
+		if hasCode(err, blocking.RequestStateInvalid) {
+			return nil, "", toolError(errState)
+		}
+		return nil, "", s.fail(tool, err)
+	}
+	if st.Tool != tool {
+		return nil, "", toolError(errState)
+	}
+	resp, ok := req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
+	if !ok || len(req.Params.InputResponses) != 1 {
+		return nil, "", toolError(errState)
+	}
+	if resp.Action != "accept" {
+		return &st, "", nil
+	}
+	d, _ := resp.Content["decision"].(string)
+	for _, v := range harness.Decisions {
+		if d == v {
+			return &st, d, nil
+		}
+	}
+	return nil, "", toolError(errState)
+}
+
+func hasCode(err error, code blocking.Code) bool {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,394 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/ir"
+)
+
+// stop ends execution of a run with a reason, or pauses it.
+type stop struct {
+	reason Reason
+	pause  bool
+}
+
+func (s *stop) Error() string { return string(s.reason) }
+
+// execute runs the job's steps for one attempt. Reads and guards run
+// again on every attempt and resume (what they saw may have changed while
+// the run waited); an effect that completed is never sent again.
+func (c *Coordinator) execute(runID string, inputs []byte) {
+	ctx := c.life
+	var r *runState
+	if err := c.update(ctx, runID, func(cur *runState) error { r = cur; return nil }); err != nil {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+		return
+	}
+	err := c.steps(ctx, r, inputs)
+	var s *stop
+	switch {
+	case errors.As(err, &s) && s.pause:
+		c.pause(runID, s.reason)
+		return
+	case errors.As(err, &s):
+		c.finish(runID, s.reason)
+	case ctx.Err() != nil:
+		c.finish(runID, c.interruption(runID))
+	case err != nil:
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+		c.finish(runID, c.interruption(runID))
+	default:
+		c.finish(runID, c.verdict(r))
+	}
+}
+
+// verdict is a run's outcome once every step ran: done only when every
+// piece of required evidence was read back.
+func (c *Coordinator) verdict(r *runState) Reason {
+	job, _ := c.art.Worker.Job(r.Workflow)
+	var cur *runState
+	if err := c.update(c.life, r.RunID, func(x *runState) error { cur = x; return nil }); err != nil {
+		return ReasonInterrupted
+	}
+	for _, need := range job.RequiredEvidence {
+		if !contains(cur.Evidence, need) {
+			if job.OutcomeRule.MissingEvidence == string(harness.OutcomeNeedsReview) {
+				return ReasonEvidenceReview
+			}
+			return ReasonNotConfirmed
+		}
+	}
+	return ReasonVerified
+}
+
+func (c *Coordinator) interruption(runID string) Reason {
+	reason := ReasonInterruptedEarly
+	_ = c.update(context.Background(), runID, func(cur *runState) error {
+		if cur.effectsStarted() {
+			reason = ReasonInterrupted
+		}
+		return nil
+	})
+	return reason
+}
+
+// steps runs every step of r's job in order.
+func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) error {
+	job, ok := c.art.Worker.Job(r.Workflow)
+	if !ok {
+		return &stop{reason: ReasonUnknownWorkflow}
+	}
+	if err := checkInputs(job, inputs); err != nil {
+		return &stop{reason: ReasonInvalidInputs}
+	}
+	seen := map[string]json.RawMessage{}
+	// failed picks the reason of a failure: nothing written yet, or not.
+	failed := func(before Reason) error {
+		if r.effectsStarted() {
+			return &stop{reason: ReasonNotConfirmed}
+		}
+		return &stop{reason: before}
+	}
+	for _, s := range job.Steps {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		switch s.Kind {
+		case ir.StepRead:
+			res, reason := c.readStep(ctx, s, inputs, seen)
+			if reason != "" {
+				return failed(reason)
+			}
+			seen[s.ID] = res
+		case ir.StepGuard:
+			ok, err := c.predicate(s.Predicate, inputs, seen, nil)
+			if err != nil {
+				return failed(ReasonEvaluationFailed)
+			}
+			if !ok {
+				if r.effectsStarted() {
+					return &stop{reason: ReasonNotConfirmed}
+				}
+				if job.OutcomeRule.GuardFailed == string(harness.OutcomeNeedsReview) {
+					return &stop{reason: ReasonGuardReview}
+				}
+				return &stop{reason: ReasonGuardFailed}
+			}
+		case ir.StepEffect:
+			if r.completed(s.ID) {
+				continue
+			}
+			if err := c.effectStep(ctx, r, s, inputs, seen); err != nil {
+				return err
+			}
+		case ir.StepCheck:
+			res, reason := c.readStep(ctx, s, inputs, seen)
+			if reason != "" {
+				return failed(reason)
+			}
+			ok, err := c.predicate(s.Predicate, inputs, seen, res)
+			if err != nil {
+				return failed(ReasonEvaluationFailed)
+			}
+			if ok && s.Evidence != "" {
+				if err := c.update(ctx, r.RunID, func(cur *runState) error {
+					if !contains(cur.Evidence, s.Evidence) {
+						cur.Evidence = append(cur.Evidence, s.Evidence)
+					}
+					cur.Digests[s.ID] = digestJSON(res)
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readStep calls a read-only capability with the step's arguments.
+func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, Reason) {
+	args, err := c.arguments(s.Arguments, inputs, seen)
+	if err != nil {
+		return nil, ReasonEvaluationFailed
+	}
+	res, err := c.call(ctx, s.Capability, args)
+	switch {
+	case errors.Is(err, errPlan):
+		return nil, ReasonPlanChanged
+	case err != nil:
+		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) {
+			return nil, ReasonAppOffline
+		}
+		return nil, ReasonReadFailed
+	case res.IsError:
+		if appError(res) == "offline" {
+			return nil, ReasonAppOffline
+		}
+		return nil, ReasonReadFailed
+	}
+	return res.Structured, ""
+}
+
+// effectStep makes one consequential call: only with the person's
+// approval where it is required, only after the plan and the downstream
+// tool list are checked again, and recorded as in flight before it is
+// sent, so a crash mid-call reads as not_sure_if_saved.
+func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen map[string]json.RawMessage) error {
+	entry, ok := c.binding.Plan.Entry(s.Capability)
+	if !ok {
+		return &stop{reason: ReasonPlanChanged}
+	}
+	if entry.Approval == ir.ApprovalRequired && !r.approved(s.ID) {
+		if err := c.openAttention(ctx, r, s, entry.Risk); err != nil {
+			return err
+		}
+		return &stop{reason: ReasonApprovalRequired, pause: true}
+	}
+	if _, err := c.checkPlan(ctx); err != nil {
+		if blocking.Refusals(err) == nil {
+			return err
+		}
+		if isCode(err, blocking.AdmissionNotActive) {
+			return &stop{reason: ReasonNotAdmitted}
+		}
+		return &stop{reason: ReasonPlanChanged}
+	}
+	args, err := c.arguments(s.Arguments, inputs, seen)
+	if err != nil {
+		return &stop{reason: ReasonEvaluationFailed}
+	}
+	session, err := c.session(ctx, entry)
+	if err != nil {
+		if isCode(err, blocking.ConnectionInventoryChanged) {
+			return &stop{reason: ReasonToolDrift}
+		}
+		return &stop{reason: ReasonAppOffline}
+	}
+	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
+		return err
+	}
+	r.InFlight = s.ID
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
+	res, err := session.Call(callCtx, entry.RuntimeTool, args)
+	cancel()
+	reason := classifyEffect(res, err)
+	if err != nil {
+		c.dropSession(entry.ConnectionID, session)
+	}
+	// Record the answer even when the coordinator is closing: the effect
+	// was sent.
+	if err := c.update(context.Background(), r.RunID, func(cur *runState) error {
+		if reason == "" {
+			cur.Completed = append(cur.Completed, s.ID)
+			cur.Digests[s.ID] = digestJSON(res.Structured)
+		}
+		if reason == "" || reasonWroteNothing(reason) {
+			cur.InFlight = ""
+		}
+		*r = *cur
+		return nil
+	}); err != nil {
+		return err
+	}
+	if reason != "" {
+		return &stop{reason: reason}
+	}
+	return nil
+}
+
+// classifyEffect maps an effect call's answer to a reason ("" = success).
+// An answer that does not prove nothing was written is never did_not_run.
+func classifyEffect(res *connector.CallResult, err error) Reason {
+	switch {
+	case err != nil && (isCode(err, blocking.ConnectorArgumentsInvalid) || isCode(err, blocking.ConnectorToolUnknown) || isCode(err, blocking.ConnectorClosed)):
+		return ReasonEvaluationFailed // refused before anything was sent
+	case err != nil && (isCode(err, blocking.ConnectorTimeout) || isCode(err, blocking.ConnectorCancelled)):
+		return ReasonEffectTimeout
+	case err != nil:
+		return ReasonEffectUnclear
+	case !res.IsError:
+		return ""
+	}
+	switch appError(res) {
+	case "duplicate":
+		return ReasonDuplicateRecord
+	case "offline":
+		return ReasonAppOffline
+	case "closed", "not_found", "invalid_arguments":
+		return ReasonTargetRefused
+	}
+	return ReasonEffectUnclear
+}
+
+// reasonWroteNothing reports whether reason proves the effect wrote
+// nothing, so the step is no longer in flight.
+func reasonWroteNothing(reason Reason) bool {
+	info, _ := reason.Info()
+	return info.RecordChanged == ChangedNo
+}
+
+var errPlan = errors.New("coordinator: the plan has no entry for the capability")
+
+// call calls a read-only capability of the plan.
+func (c *Coordinator) call(ctx context.Context, capability string, args json.RawMessage) (*connector.CallResult, error) {
+	entry, ok := c.binding.Plan.Entry(capability)
+	if !ok {
+		return nil, errPlan
+	}
+	session, err := c.session(ctx, entry)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
+	defer cancel()
+	res, err := session.Call(callCtx, entry.RuntimeTool, args)
+	if err != nil {
+		c.dropSession(entry.ConnectionID, session)
+	}
+	return res, err
+}
+
+// appError is the app's closed error word in a tool error's structured
+// content ({"error": "offline"}), or "".
+func appError(res *connector.CallResult) string {
+	if res == nil || len(res.Structured) == 0 {
+		return ""
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(res.Structured, &e)
+	return e.Error
+}
+
+func (c *Coordinator) arguments(evaluator string, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, error) {
+	e, ok := c.art.Worker.Evaluator(evaluator)
+	if !ok {
+		return nil, fmt.Errorf("no evaluator %s", evaluator)
+	}
+	return c.eval.Eval(e.Source, inputs, stepsJSON(seen), nil)
+}
+
+func (c *Coordinator) predicate(evaluator string, inputs []byte, seen map[string]json.RawMessage, result json.RawMessage) (bool, error) {
+	e, ok := c.art.Worker.Evaluator(evaluator)
+	if !ok {
+		return false, fmt.Errorf("no evaluator %s", evaluator)
+	}
+	out, err := c.eval.Eval(e.Source, inputs, stepsJSON(seen), result)
+	if err != nil {
+		return false, err
+	}
+	return string(out) == "true", nil
+}
+
+func stepsJSON(seen map[string]json.RawMessage) json.RawMessage {
+	b, err := json.Marshal(seen)
+	if err != nil {
+		panic("coordinator: step results are JSON: " + err.Error())
+	}
+	return b
+}
+
+func isCode(err error, code blocking.Code) bool {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Read serves a read-only capability tool: through the plan (checked
+// again first) to the connection it names.
+func (c *Coordinator) Read(ctx context.Context, capability string, args json.RawMessage) (*ReadResult, error) {
+	if !slices.ContainsFunc(c.readTools, func(t ReadTool) bool { return t.Capability == capability }) {
+		return nil, blocking.New(blocking.ConnectorToolUnknown, "no read-only capability tool by that name")
+	}
+	out := &ReadResult{Capability: capability}
+	set := func(reason Reason) (*ReadResult, error) {
+		info, _ := reason.Info()
+		out.Outcome, out.Reason = info.Outcome, reason
+		return out, nil
+	}
+	if _, err := c.checkPlan(ctx); err != nil {
+		if blocking.Refusals(err) == nil {
+			return nil, err
+		}
+		if isCode(err, blocking.AdmissionNotActive) {
+			return set(ReasonNotAdmitted)
+		}
+		return set(ReasonPlanChanged)
+	}
+	res, err := c.call(ctx, capability, orEmpty(args))
+	switch {
+	case isCode(err, blocking.ConnectionInventoryChanged):
+		return set(ReasonToolDrift)
+	case isCode(err, blocking.ConnectorArgumentsInvalid):
+		return set(ReasonInvalidInputs)
+	case err != nil:
+		return set(ReasonReadFailed)
+	case res.IsError && appError(res) == "offline":
+		return set(ReasonAppOffline)
+	case res.IsError:
+		return set(ReasonTargetRefused)
+	}
+	out.Content = res.Structured
+	return set(ReasonRead)
+}
