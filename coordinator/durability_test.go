@@ -1,0 +1,121 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/store"
+)
+
+// TestHelperCoordinator is not a test: it is the child process of the
+// durability tests, a coordinator that runs one request and then waits to
+// be killed.
+func TestHelperCoordinator(t *testing.T) {
+	home := os.Getenv("OA_TEST_COORDINATOR_HOME")
+	if home == "" {
+		t.Skip("only runs as the child of a durability test")
+	}
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: home, Deployment: "clinic", EffectTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs(os.Getenv("OA_TEST_RECORD")), RequestID: "durable", Wait: time.Hour})
+	t.Fatalf("the child's run returned (%v); it should have been killed", err)
+}
+
+// killedMidRun starts a child coordinator on the served host's home, waits
+// until its run reaches state (as stored), and kills it with SIGKILL.
+func killedMidRun(t *testing.T, s *served, record string, reached func(run map[string]any) bool) {
+	t.Helper()
+	s.c.Close() // the child serves alone
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperCoordinator$")
+	cmd.Env = append(os.Environ(), "OA_TEST_COORDINATOR_HOME="+s.Home, "OA_TEST_RECORD="+record)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), s.Home+"/state.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		row, err := db.RunByRequest(context.Background(), "clinic", "durable")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row != nil {
+			var run map[string]any
+			if json.Unmarshal(row.State, &run) == nil && reached(run) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the child never reached the state")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}
+
+// TestKilledDuringEffect: the coordinator dies while an effect is in
+// flight. The run reads as interrupted (not_sure_if_saved), the note the
+// app saved is there once, and asking again never sends it again.
+func TestKilledDuringEffect(t *testing.T) {
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	killedMidRun(t, s, "TO-0042", func(run map[string]any) bool { return run["in_flight"] == "append_note" })
+	c := s.open(t)
+	got, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("TO-0042"), RequestID: "durable", Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Outcome != harness.OutcomeNotSureIfSaved || got.Reason != coordinator.ReasonInterrupted || got.SafeToRetry || got.Proof != coordinator.ProofSealed {
+		t.Fatalf("after the kill: %+v", got)
+	}
+	again, _ := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("TO-0042"), RequestID: "durable", Wait: 10 * time.Second})
+	if !again.Replayed || again.Reason != coordinator.ReasonInterrupted {
+		t.Fatalf("asked again: %+v", again)
+	}
+	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "TO-0042"); len(notes) != 1 {
+		t.Fatalf("%d notes, want the one the app saved before the kill", len(notes))
+	}
+	if report, _ := coordinator.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != 1 {
+		t.Fatalf("receipts: %+v", report)
+	}
+}
+
+// TestKilledWhilePaused: the coordinator dies while a run waits for a
+// person. Nothing is lost: the person approves from the CLI side, a new
+// coordinator resumes the run and the note is written exactly once.
+func TestKilledWhilePaused(t *testing.T) {
+	s := serve(t, approvalRegistry())
+	killedMidRun(t, s, "AB-1234", func(run map[string]any) bool { return run["status"] == "paused" })
+	items, err := coordinator.ListAttention(context.Background(), s.host, false)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("attention after the kill: %+v, %v", items, err)
+	}
+	if _, err := coordinator.DecideAttention(context.Background(), s.host, coordinator.Decision{AttentionID: items[0].ID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.open(t)
+	got, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234"), RequestID: "durable", Wait: 10 * time.Second})
+	if err != nil || got.Outcome != harness.OutcomeDone {
+		t.Fatalf("resumed after the kill: %+v, %v", got, err)
+	}
+	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+		t.Fatalf("%d notes, want 1", len(notes))
+	}
+}
