@@ -20,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -234,8 +235,8 @@ func (c *Coordinator) dropSession(id string, s *connector.Session) {
 }
 
 // SandboxDir is where the built-in sandbox connector keeps its records
-// under a host folder; the CLI's connection commands use it too.
-func SandboxDir(home string) string { return home + "/sandbox" }
+// under a host folder.
+func SandboxDir(home string) string { return sandbox.Dir(home) }
 
 // buildReadTools lists the plan's read-only, approval-free capabilities
 // with their downstream schemas.

@@ -16,10 +16,9 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -47,8 +46,15 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	t.Helper()
 	ctx := context.Background()
 	h := &Host{T: t, Home: t.TempDir(), Now: time.Now().UTC().Truncate(time.Second)}
-	publisher, authority := keys(t), keys(t)
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.pub}, Authorities: map[string][]byte{"authority": authority.pub}}); err != nil {
+	publisher, err := demo.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	authority, err := demo.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "bundle")
@@ -58,55 +64,16 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if edit != nil {
 		edit(dir)
 	}
-	res, err := compiler.Compile(dir)
+	rel, err := demo.Publish(ctx, h.Home, dir, publisher.Signer, authority.Signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := oci.ParseRef(res.Worker.Name, oci.RefOptions{Home: h.Home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Target, err = oci.Open(ctx, ref, oci.OpenOptions{Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	if h.Desc, err = oci.Push(ctx, h.Target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := oci.Sign(ctx, h.Target, ref.Name(), h.Desc, publisher.signer); err != nil {
-		t.Fatal(err)
-	}
-	art, err := oci.Fetch(ctx, h.Target, h.Desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, _ := canonical.Marshal(oci.Conformance(art, authority.signer.KeyID()))
-	if _, err := oci.Attest(ctx, h.Target, ref.Name(), h.Desc, oci.ConformancePredicateType, pred, authority.signer); err != nil {
-		t.Fatal(err)
-	}
-	h.Ref = res.Worker.Name + "@" + h.Desc.Digest.String()
+	h.Ref, h.Target, h.Desc = rel.Ref, rel.Target, rel.Desc
 	host := h.Open()
 	if _, _, err := host.Admit(ctx, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	return h
-}
-
-type keyPair struct {
-	signer *oci.Signer
-	pub    []byte
-}
-
-func keys(t testing.TB) keyPair {
-	t.Helper()
-	priv, pub, err := oci.GenerateKeys(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := oci.LoadSigner(priv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keyPair{s, pub}
 }
 
 // Open opens the host; it is closed when the test ends.

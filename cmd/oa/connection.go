@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,13 +10,11 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
 )
 
-// SandboxDir is where the built-in sandbox connector keeps its records.
-const sandboxDir = "sandbox"
-
 func connectorOptions(cmd *cobra.Command) connector.Options {
-	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: filepath.Join(oaHome(), sandboxDir)}
+	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: sandbox.Dir(oaHome())}
 }
 
 func newConnectionCmd() *cobra.Command {

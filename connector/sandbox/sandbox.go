@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -234,3 +235,7 @@ func prefix(ref string) string {
 	}
 	return ref[:2]
 }
+
+// Dir is where the sandbox keeps its records under a host folder
+// ($OA_HOME): the CLI, the coordinator and the demo all use this one.
+func Dir(home string) string { return filepath.Join(home, "sandbox") }
