@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )
@@ -31,7 +32,7 @@ func InitHost(home string, opts InitOptions) error {
 	}
 	for _, f := range []string{HostKeyFile, HostPubFile, PolicyFile} {
 		if _, err := os.Stat(filepath.Join(home, f)); !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s exists under the host folder; init never overwrites a host", f)
+			return blocking.New(blocking.HostExists, "%s exists under the host folder", f)
 		}
 	}
 	priv, pub, err := oci.GenerateKeys(nil)

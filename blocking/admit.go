@@ -51,6 +51,7 @@ func init() {
 // Codes about admission records and their state.
 const (
 	HostNotInitialized  Code = "host_not_initialized"
+	HostExists          Code = "host_exists"
 	ReleaseRevoked      Code = "release_revoked"
 	AdmissionRollback   Code = "admission_rollback"
 	AdmissionMissing    Code = "admission_missing"
@@ -62,6 +63,8 @@ const (
 
 func init() {
 	register(
+		Entry{HostExists, StageAdmit, "the folder already holds a host (or the file already exists)",
+			"Nothing is ever overwritten: choose a new folder ($OA_HOME or the quickstart DIR), or remove the old host yourself after keeping what you need."},
 		Entry{HostNotInitialized, StageAdmit, "this host has no policy or host key yet",
 			"Run `oa host init` (with --publisher-key and --authority-key to trust them) to write a host key and a starter policy under $OA_HOME."},
 		Entry{ReleaseRevoked, StageAdmit, "release revoked on this host",

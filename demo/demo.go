@@ -22,6 +22,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connection"
@@ -114,7 +115,7 @@ type Setup struct {
 // yet, telling each step to progress.
 func Prepare(ctx context.Context, home string, progress io.Writer) (*Setup, error) {
 	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s already holds a host; the demo needs an empty folder", home)
+		return nil, blocking.New(blocking.HostExists, "the demo needs a folder without a host")
 	}
 	step := func(format string, args ...any) { fmt.Fprintf(progress, "  ✓ "+format+"\n", args...) }
 	now := time.Now()

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/oa-dev/oa/blocking"
 )
 
 // SandboxConnector is the canonical id the starter registry gives the
@@ -53,7 +55,7 @@ tools: [
 func InitRegistry(home, host string) (string, error) {
 	path := filepath.Join(home, RegistryFile)
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return path, fmt.Errorf("%s exists under the host folder; init never overwrites a registry", RegistryFile)
+		return path, blocking.New(blocking.HostExists, "%s exists under the host folder", RegistryFile)
 	}
 	if err := os.WriteFile(path, []byte(StarterRegistry(host)), 0o644); err != nil {
 		return path, err

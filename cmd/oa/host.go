@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -256,23 +257,27 @@ with its state. It exits 2 when any link does not hold.`,
 				}
 				return in.Err()
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintln(out, ref.String())
-			indent := ""
-			for _, l := range in.Links {
-				state := "✓"
-				if l.Refusal != nil {
-					state = "✗ " + string(l.Refusal.Code)
-				}
-				// Names end in one column however deep the branch.
-				fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 44-len(indent)), l.Name, state, l.Detail)
-				indent += "    "
-			}
+			printIntegrity(cmd.OutOrStdout(), ref.String(), in)
 			return in.Err()
 		},
 	}
 	refs.register(cmd)
 	return cmd
+}
+
+// printIntegrity prints a release's integrity chain as a tree.
+func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
+	fmt.Fprintln(out, ref)
+	indent := ""
+	for _, l := range in.Links {
+		state := "✓"
+		if l.Refusal != nil {
+			state = "✗ " + string(l.Refusal.Code)
+		}
+		// Names end in one column however deep the branch.
+		fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 44-len(indent)), l.Name, state, l.Detail)
+		indent += "    "
+	}
 }
 
 // openHostAndRelease opens this host and resolves the pinned release s.

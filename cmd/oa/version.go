@@ -15,10 +15,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the oa version and the worker protocol it speaks",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := "(devel)"
-			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-				v = info.Main.Version
-			}
+			v := oaVersion()
 			if wantJSON(cmd) {
 				return printJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
 			}
@@ -26,4 +23,12 @@ func newVersionCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// oaVersion is the module version oa was built at, or "(devel)".
+func oaVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
 }
