@@ -43,7 +43,7 @@ func serve(t *testing.T, registry string) *served {
 
 func (s *served) open(t *testing.T) *coordinator.Coordinator {
 	t.Helper()
-	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second, Operator: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +203,12 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	if res := s.run(t, "revoked", "AB-1234"); res.Reason != coordinator.ReasonNotAdmitted {
 		t.Fatalf("revoked mid-session: %+v", res)
 	}
+}
+
+// testWriter sends the operator channel to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -160,6 +160,7 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 		return nil, ReasonEvaluationFailed
 	}
 	res, err := c.call(ctx, s.Capability, args)
+	c.tell(s.ID, err)
 	switch {
 	case errors.Is(err, errPlan):
 		return nil, ReasonPlanChanged
@@ -169,8 +170,11 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 		}
 		return nil, ReasonReadFailed
 	case res.IsError:
-		if appError(res) == "offline" {
+		switch appError(res) {
+		case "offline":
 			return nil, ReasonAppOffline
+		case "not_found", "closed", "invalid_arguments":
+			return nil, ReasonTargetRefused
 		}
 		return nil, ReasonReadFailed
 	}
@@ -220,6 +224,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err)
+	c.tell(s.ID, err)
 	if err != nil {
 		c.dropSession(entry.ConnectionID, session)
 	}
@@ -391,4 +396,20 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 	}
 	out.Content = res.Structured
 	return set(ReasonRead)
+}
+
+// tell gives the operator the blocking codes of a failed step (codes and
+// step ids only: the calling agent never sees this).
+func (c *Coordinator) tell(step string, err error) {
+	if err == nil {
+		return
+	}
+	codes := ""
+	for _, r := range blocking.Refusals(err) {
+		codes += " " + string(r.Code)
+	}
+	if codes == "" {
+		codes = " " + err.Error()
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: step %s failed:%s\n", c.opts.Deployment, step, codes)
 }
