@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
@@ -72,7 +74,26 @@ func NewServer(c *Coordinator) *mcp.Server {
 	for _, t := range s.tools() {
 		srv.AddTool(t.tool, s.guard(t.tool.Name, t.handle))
 	}
+	srv.AddReceivingMiddleware(fixedProtocolErrors)
 	return srv
+}
+
+// fixedProtocolErrors replaces the text of protocol errors of tools/call
+// (which the SDK words itself, quoting an unknown tool's name, say) with
+// fixed copy; the handlers here never return one.
+func fixedProtocolErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil || method != "tools/call" {
+			return res, err
+		}
+		fixed := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call could not be served"}
+		var we *jsonrpc.Error
+		if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams {
+			fixed = &jsonrpc.Error{Code: we.Code, Message: "no such tool, or the call's parameters are malformed; see tools/list"}
+		}
+		return nil, fixed
+	}
 }
 
 type toolDef struct {
@@ -363,7 +384,18 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return s.ask(harness.ToolRunWorkflow, approvalState{Tool: harness.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp}, item)
 		}
 	}
-	return s.answer(harness.ToolRunWorkflow, res)
+	return s.answer(harness.ToolRunWorkflow, s.shown(res))
+}
+
+// shown is the result as the client sees it: a workflow name the
+// deployment does not have is the caller's own text, never echoed.
+func (s *mcpServer) shown(res *Result) *Result {
+	if !slices.ContainsFunc(s.c.Workflows(), func(w WorkflowCard) bool { return w.Name == res.Workflow }) {
+		cp := *res
+		cp.Workflow = ""
+		return &cp
+	}
+	return res
 }
 
 type getRunArgs struct {
@@ -380,7 +412,7 @@ func (s *mcpServer) getRun(ctx context.Context, _ *mcp.CallToolRequest, raw json
 	if err != nil {
 		return s.fail(harness.ToolGetRun, err)
 	}
-	return s.answer(harness.ToolGetRun, res)
+	return s.answer(harness.ToolGetRun, s.shown(res))
 }
 
 type attentionList struct {

@@ -83,7 +83,7 @@ func resultSchema() map[string]any {
 	s := obj(map[string]any{
 		"run_id":         str("The run's id; pass it to get_run."),
 		"request_id":     str("The caller's request_id, as given."),
-		"workflow":       str("The workflow run."),
+		"workflow":       str("The workflow run; empty when the name given is not one of this deployment's workflows."),
 		"outcome":        enum("One of the four terminal outcomes, or running.", outcomeValues()),
 		"reason":         enum("The closed reason; it fixes the outcome and the copy.", reasonValues()),
 		"safe_to_retry":  map[string]any{"type": "boolean", "description": "Whether retrying with the same request_id can succeed without risk."},

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/coordinator"
+)
+
+func newCoordinatorCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "coordinator", Short: "Serve a bound deployment's governed tools over MCP stdio"}
+	var deployment string
+	var effectTimeout time.Duration
+	serve := &cobra.Command{
+		Use:   "serve --deployment NAME",
+		Short: "Serve the deployment's governed tools to one MCP client over stdin and stdout",
+		Long: `Serve speaks MCP over stdin and stdout to the one client that started it;
+there is no network listener. At session start it checks the deployment's
+binding, that the release is actively admitted and that the recomputed plan
+is the bound one, and starts every connection of the plan to compare its
+tool list with the verified one; it checks the plan again before every
+effect. A refusal at session start exits 2 with the blocking code on
+stderr and nothing on stdout. stderr is the operator's channel: it names
+which link of the plan changed; nothing of it reaches the client.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			c, err := coordinator.Open(ctx, coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout})
+			if err != nil {
+				return err
+			}
+			err = coordinator.Serve(ctx, c, &mcp.StdioTransport{})
+			cerr := c.Close()
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrConnectionClosed) {
+				return err
+			}
+			return cerr
+		},
+	}
+	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve")
+	serve.Flags().DurationVar(&effectTimeout, "effect-timeout", 30*time.Second, "how long one downstream call may take before its server is ended (the effect is then unknown)")
+	_ = serve.MarkFlagRequired("deployment")
+	cmd.AddCommand(serve)
+	return cmd
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// coordinatorHost is a bound clinic deployment on the sandbox connector
+// with records.note.append needing a person's approval, as $OA_HOME.
+func coordinatorHost(t *testing.T, approval bool) *hosttest.Host {
+	t.Helper()
+	h := hosttest.New(t, nil)
+	reg := resolve.StarterRegistry(hosttest.Name)
+	if approval {
+		reg = strings.Replace(reg, `description: "Append one note to a record."`, `description: "Append one note to a record."`+"\n\t\tapproval:    \"required\"", 1)
+	}
+	h.WriteRegistry(reg)
+	host := h.Open()
+	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	plan, err := h.Plan(host, "claude-test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OA_HOME", h.Home)
+	return h
+}
+
+func runClinic(t *testing.T, c *coordinator.Coordinator, requestID, record string) *coordinator.Result {
+	t.Helper()
+	res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: requestID, Wait: 30 * time.Second,
+		Inputs: json.RawMessage(`{"record_ref":"` + record + `","urgency":"soon","summary":"Cough."}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func openCoordinator(t *testing.T, h *hosttest.Host) *coordinator.Coordinator {
+	t.Helper()
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func cliOK(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("oa %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+func cliRefused(t *testing.T, code string, args ...string) (string, string) {
+	t.Helper()
+	out, errOut, status := runCLI(t, args...)
+	if status != 2 || !strings.Contains(errOut, code) {
+		t.Fatalf("oa %s: exit %d, want 2 with %s\n%s%s", strings.Join(args, " "), status, code, out, errOut)
+	}
+	return out, errOut
+}
+
+func TestCoordinatorServeRefusesAtSessionStart(t *testing.T) {
+	h := hosttest.New(t, nil)
+	t.Setenv("OA_HOME", h.Home)
+	out, _ := cliRefused(t, "binding_missing", "coordinator", "serve", "--deployment", "clinic")
+	if out != "" {
+		t.Fatalf("a refused serve wrote to stdout: %q", out)
+	}
+	cliRefused(t, "required flag", "coordinator", "serve")
+}
+
+func TestCoordinatorServeRevokedRelease(t *testing.T) {
+	h := coordinatorHost(t, false)
+	cliOK(t, "revoke", strings.SplitN(h.Ref, "@", 2)[1], "--reason", "withdrawn", "--as", "Dr Ada")
+	out, errOut := cliRefused(t, "admission_not_active", "coordinator", "serve", "--deployment", "clinic")
+	if out != "" || !strings.Contains(errOut, "revoked") {
+		t.Fatalf("serve of a revoked release: stdout %q stderr %q", out, errOut)
+	}
+}
+
+func TestAttentionCLI(t *testing.T) {
+	h := coordinatorHost(t, true)
+	c := openCoordinator(t, h)
+	paused := runClinic(t, c, "req-1", "AB-1234")
+	if paused.Reason != coordinator.ReasonApprovalRequired || paused.AttentionID == "" {
+		t.Fatalf("want a paused run: %+v", paused)
+	}
+	second := runClinic(t, c, "req-2", "CD-5678")
+
+	var items []coordinator.AttentionItem
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--json")), &items); err != nil || len(items) != 2 {
+		t.Fatalf("attention list --json: %v %+v", err, items)
+	}
+	text := cliOK(t, "attention", "list")
+	if !strings.Contains(text, paused.AttentionID) || !strings.Contains(text, "append_note") || strings.Contains(text, "Cough") {
+		t.Fatalf("attention list:\n%s", text)
+	}
+	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "records.note.append") || !strings.Contains(show, "open") {
+		t.Fatalf("attention show:\n%s", show)
+	}
+	cliRefused(t, "required flag", "attention", "approve", paused.AttentionID)
+	cliRefused(t, "attention_unknown", "attention", "approve", "att-nope", "--as", "Dr Ada")
+	var it coordinator.AttentionItem
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "approve", paused.AttentionID, "--as", "Dr Ada", "--json")), &it); err != nil ||
+		it.State != coordinator.AttentionApproved || it.DecidedBy != "Dr Ada" || it.Channel != "cli" {
+		t.Fatalf("attention approve: %v %+v", err, it)
+	}
+	cliRefused(t, "attention_decided", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
+	if res := runClinic(t, c, "req-1", "AB-1234"); res.Outcome != harness.OutcomeDone {
+		t.Fatalf("resumed after the CLI approval: %+v", res)
+	}
+	cliOK(t, "attention", "escalate", second.AttentionID, "--as", "Dr Ada")
+	cliOK(t, "attention", "reject", second.AttentionID, "--as", "Dr Bea")
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--json")), &items); err != nil || len(items) != 0 {
+		t.Fatalf("open items after deciding: %+v", items)
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--all", "--json")), &items); err != nil || len(items) != 2 {
+		t.Fatalf("attention list --all: %+v", items)
+	}
+}
+
+func TestReceiptsCLI(t *testing.T) {
+	h := coordinatorHost(t, false)
+	if out := cliOK(t, "receipts", "verify"); !strings.Contains(out, "0 receipts") {
+		t.Fatalf("verify of an empty chain: %s", out)
+	}
+	c := openCoordinator(t, h)
+	for i, record := range []string{"AB-1234", "OF-0001", "CL-0001"} {
+		runClinic(t, c, "req-"+string(rune('a'+i)), record)
+	}
+	var report coordinator.ChainReport
+	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "verify", "--json")), &report); err != nil || !report.OK || report.Receipts != 3 {
+		t.Fatalf("receipts verify --json: %v %+v", err, report)
+	}
+	var list []struct {
+		Digest string              `json:"digest"`
+		Record coordinator.Receipt `json:"record"`
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "list", "--json")), &list); err != nil || len(list) != 3 || list[1].Record.Prev != list[0].Digest || list[0].Record.Outcome != harness.OutcomeDone {
+		t.Fatalf("receipts list --json: %v %+v", err, list)
+	}
+	if text := cliOK(t, "receipts", "list"); !strings.Contains(text, "app_offline") || strings.Contains(text, "Cough") {
+		t.Fatalf("receipts list:\n%s", text)
+	}
+
+	// Someone with the database file drops the guard and changes receipt
+	// #2: verify names it.
+	db, err := sql.Open("sqlite", filepath.Join(h.Home, admit.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rec []byte
+	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 2`).Scan(&rec); err != nil {
+		t.Fatal(err)
+	}
+	rec = bytes.Replace(rec, []byte(`"did_not_run"`), []byte(`"done"`), 1)
+	if _, err := db.Exec(`DROP TRIGGER receipts_no_update`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE receipts SET record = ? WHERE seq = 2`, rec); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := cliRefused(t, "receipt_chain_broken", "receipts", "verify")
+	if !strings.Contains(out, "receipt #2") || !strings.Contains(errOut, "#2") {
+		t.Fatalf("verify of a changed chain:\n%s%s", out, errOut)
+	}
+	out, _ = cliRefused(t, "receipt_chain_broken", "receipts", "verify", "--json")
+	if err := json.Unmarshal([]byte(out), &report); err != nil || report.OK || report.FirstBroken != 2 {
+		t.Fatalf("receipts verify --json of a changed chain: %v %+v", err, report)
+	}
+}
+
+// TestCoordinatorInspectorCLI lists the tools with the stock MCP Inspector
+// CLI (npm @modelcontextprotocol/inspector), which offers no elicitation.
+func TestCoordinatorInspectorCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs npx and builds oa")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("npx is not installed")
+	}
+	h := coordinatorHost(t, false)
+	bin := filepath.Join(t.TempDir(), "oa")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npx, "-y", "@modelcontextprotocol/inspector", "--cli", bin, "coordinator", "serve", "--deployment", "clinic", "--method", "tools/list")
+	cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if s := stderr.String(); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") || strings.Contains(s, "network") {
+			t.Skipf("npm registry unreachable for the MCP Inspector: %s", firstLine(s))
+		}
+		t.Fatalf("inspector: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	var listed struct {
+		Tools []struct {
+			Name         string         `json:"name"`
+			Description  string         `json:"description"`
+			InputSchema  map[string]any `json:"inputSchema"`
+			OutputSchema map[string]any `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &listed); err != nil {
+		t.Fatalf("inspector output: %v\n%s", err, stdout.String())
+	}
+	var names []string
+	for _, tool := range listed.Tools {
+		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("%s: incomplete in the inspector's list", tool.Name)
+		}
+		names = append(names, tool.Name)
+	}
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	slices.Sort(names)
+	slices.Sort(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("inspector lists %v, want %v", names, wantNames)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/ir"
+)
+
+func newReceiptsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "receipts", Short: "List and verify this host's chained run receipts"}
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Check every receipt's signature and link; name the first broken link",
+		Long: `Verify checks the whole receipt chain of this host: every record's
+signature with the receipt key ($OA_HOME/keys/receipt.pub), every sequence
+number and every link to the receipt before. Exit status 2
+(receipt_chain_broken) names the first broken link.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				r, err := coordinator.VerifyReceipts(cmd.Context(), h)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if wantJSON(cmd) {
+					if err := printJSON(out, r); err != nil {
+						return err
+					}
+				} else if r.OK {
+					fmt.Fprintf(out, "receipt chain ok: %d receipts", r.Receipts)
+					if r.Head != "" {
+						fmt.Fprintf(out, ", head %s", r.Head)
+					}
+					fmt.Fprintln(out)
+				} else {
+					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d: %s\n", r.FirstBroken, r.Receipts, r.Problem)
+				}
+				if !r.OK {
+					return blocking.New(blocking.ReceiptChainBroken, "first broken link: receipt #%d", r.FirstBroken)
+				}
+				return nil
+			})
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the receipts in chain order (not verified: use receipts verify)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHost(cmd, func(h *admit.Host) error {
+				rows, err := h.DB().Receipts(cmd.Context())
+				if err != nil {
+					return err
+				}
+				type shown struct {
+					Digest string              `json:"digest"`
+					Record coordinator.Receipt `json:"record"`
+				}
+				list := []shown{}
+				for _, row := range rows {
+					var rec coordinator.Receipt
+					if err := json.Unmarshal(row.Record, &rec); err != nil {
+						return blocking.New(blocking.ReceiptChainBroken, "receipt #%d is not a receipt record", row.Seq)
+					}
+					list = append(list, shown{ir.DigestBytes(row.Record), rec})
+				}
+				if wantJSON(cmd) {
+					return printJSON(cmd.OutOrStdout(), list)
+				}
+				out := cmd.OutOrStdout()
+				if len(list) == 0 {
+					fmt.Fprintln(out, "no receipts")
+					return nil
+				}
+				fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST")
+				for _, s := range list {
+					r := s.Record
+					fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(verify, list)
+	return cmd
+}

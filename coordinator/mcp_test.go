@@ -1,0 +1,74 @@
+package coordinator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestMCPInMemory serves a coordinator over the go-sdk's in-memory
+// transports: a run answers through structuredContent, and protocol errors
+// (an unknown tool) are fixed copy that does not quote the call.
+func TestMCPInMemory(t *testing.T) {
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	plan, err := h.Plan(host, "claude-test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	var operator bytes.Buffer
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- coordinator.Serve(ctx, c, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "in-memory", Version: "v1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+		"workflow": "append_triage_note", "request_id": "mem-1", "inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "In memory."}}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_workflow: %v %+v", err, res)
+	}
+	var out coordinator.Result
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil || out.Outcome != harness.OutcomeDone || out.Proof != coordinator.ProofSealed {
+		t.Fatalf("result: %v %s", err, b)
+	}
+	const secret = "sk_live_4Tq8Wm2Xz6Lp0Nc5Rv9B"
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "tool_" + secret, Arguments: map[string]any{}})
+	if err == nil || strings.Contains(err.Error(), secret) {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	cs.Close()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the client closed")
+	}
+	if strings.Contains(operator.String(), secret) {
+		t.Fatalf("the operator channel quotes the call: %s", operator.String())
+	}
+}

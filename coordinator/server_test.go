@@ -1,0 +1,670 @@
+package coordinator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// These tests drive `oa coordinator serve` as a real stdio subprocess with
+// the go-sdk client, against real hosts: nothing is mocked.
+
+// mcpBinary builds the oa binary once per test binary, into the temporary
+// folder of the test that first needs it (TestServer and TestMCP run
+// every subprocess case as subtests, so the folder outlives them).
+type mcpBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func (b *mcpBinary) get(t *testing.T, dir string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.path = filepath.Join(dir, "oa")
+		out, err := exec.Command("go", "build", "-o", b.path, "github.com/oa-dev/oa/cmd/oa").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// mcpHost is a bound clinic deployment on the sandbox connector whose
+// home a subprocess serves.
+type mcpHost struct {
+	*hosttest.Host
+	oa string
+}
+
+func newMCPHost(t *testing.T, oa, registry string) *mcpHost {
+	t.Helper()
+	h := &mcpHost{Host: hosttest.New(t, nil), oa: oa}
+	h.WriteRegistry(registry)
+	host := h.Open()
+	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	plan, err := h.Plan(host, "claude-test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func mcpApprovalRegistry() string {
+	src := resolve.StarterRegistry(hosttest.Name)
+	out := strings.Replace(src, `description: "Append one note to a record."`, `description: "Append one note to a record."`+"\n\t\tapproval:    \"required\"", 1)
+	if out == src {
+		panic("starter registry changed: cannot mark records.note.append approval required")
+	}
+	return out
+}
+
+// mcpClient is one client session with a subprocess server.
+type mcpClient struct {
+	t       *testing.T
+	cs      *mcp.ClientSession
+	stderr  *bytes.Buffer
+	tools   map[string]*mcp.Tool
+	outputs map[string]*jsonschema.Resolved
+	// seen collects every result and error text the client saw.
+	seen []string
+	mu   sync.Mutex
+	// asked collects every elicitation message.
+	asked []string
+}
+
+type clientOpts struct {
+	// answer, when set, makes the client offer elicitation and answer
+	// every form with it.
+	answer      func(*mcp.ElicitRequest) *mcp.ElicitResult
+	noMRTR      bool
+	protocol    string
+	extraEnv    []string
+	serveExtras []string
+}
+
+func (h *mcpHost) connect(t *testing.T, o clientOpts) *mcpClient {
+	t.Helper()
+	c := &mcpClient{t: t, stderr: &bytes.Buffer{}}
+	cmd := exec.Command(h.oa, append([]string{"coordinator", "serve", "--deployment", "clinic", "--effect-timeout", "2s"}, o.serveExtras...)...)
+	cmd.Env = append(os.Environ(), append([]string{"OA_HOME=" + h.Home}, o.extraEnv...)...)
+	cmd.Stderr = c.stderr
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: o.noMRTR}}
+	if o.answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c.mu.Lock()
+			c.asked = append(c.asked, req.Params.Message)
+			c.mu.Unlock()
+			return o.answer(req), nil
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "oa-test-client", Version: "v1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var sopts *mcp.ClientSessionOptions
+	if o.protocol != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: o.protocol}
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sopts)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, c.stderr)
+	}
+	c.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.tools, c.outputs = map[string]*mcp.Tool{}, map[string]*jsonschema.Resolved{}
+	for _, tool := range list.Tools {
+		c.tools[tool.Name] = tool
+		b, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema does not resolve: %v", tool.Name, err)
+		}
+		c.outputs[tool.Name] = rs
+	}
+	return c
+}
+
+// raw calls a tool with params as given and records what came back.
+func (c *mcpClient) raw(params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, params)
+	c.mu.Lock()
+	if err != nil {
+		c.seen = append(c.seen, err.Error())
+	}
+	if res != nil {
+		b, _ := json.Marshal(res)
+		c.seen = append(c.seen, string(b))
+	}
+	c.mu.Unlock()
+	return res, err
+}
+
+// call calls a tool and checks the answer: structuredContent valid
+// against the output schema and mirrored as JSON text, or a fixed-copy
+// tool error. It returns the structured content (nil for a tool error)
+// and the error code.
+func (c *mcpClient) call(name string, args any) (map[string]any, string) {
+	c.t.Helper()
+	res, err := c.raw(&mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("%s: protocol error: %v\nstderr:\n%s", name, err, c.stderr)
+	}
+	return c.check(name, res)
+}
+
+func (c *mcpClient) check(name string, res *mcp.CallToolResult) (map[string]any, string) {
+	c.t.Helper()
+	if res.IsError {
+		if res.StructuredContent != nil || len(res.Content) != 1 {
+			c.t.Fatalf("%s: tool error shape: %+v", name, res)
+		}
+		var e struct{ Error, Message string }
+		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &e); err != nil || e.Error == "" || e.Message == "" {
+			c.t.Fatalf("%s: tool error is not fixed copy: %v", name, res.Content[0])
+		}
+		return nil, e.Error
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil || res.StructuredContent == nil {
+		c.t.Fatalf("%s: no structured content", name)
+	}
+	var v any
+	_ = json.Unmarshal(b, &v)
+	if err := c.outputs[name].Validate(v); err != nil {
+		c.t.Fatalf("%s: result does not validate against its output schema: %v\n%s", name, err, b)
+	}
+	if len(res.Content) != 1 {
+		c.t.Fatalf("%s: want one text content", name)
+	}
+	var mirrored any
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &mirrored); err != nil || !jsonEqual(mirrored, v) {
+		c.t.Fatalf("%s: text content does not mirror the structured content", name)
+	}
+	m, _ := v.(map[string]any)
+	return m, ""
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func triage(record, summary string) map[string]any {
+	return map[string]any{"record_ref": record, "urgency": "soon", "summary": summary}
+}
+
+func (c *mcpClient) run(requestID string, inputs map[string]any) map[string]any {
+	c.t.Helper()
+	out, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": inputs, "request_id": requestID, "wait_seconds": 30})
+	if code != "" {
+		c.t.Fatalf("run_workflow %s: tool error %s\nstderr:\n%s", requestID, code, c.stderr)
+	}
+	return out
+}
+
+func want(t *testing.T, what string, res map[string]any, outcome harness.Outcome, reason coordinator.Reason) {
+	t.Helper()
+	if res["outcome"] != string(outcome) || res["reason"] != string(reason) {
+		t.Fatalf("%s: outcome %v reason %v, want %s %s\n%v", what, res["outcome"], res["reason"], outcome, reason, res)
+	}
+}
+
+func TestServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa and runs it as a subprocess")
+	}
+	var bin mcpBinary
+	dir := t.TempDir()
+	oa := func(t *testing.T) string { return bin.get(t, dir) }
+	t.Run("ToolsList", func(t *testing.T) { testServerToolsList(t, oa(t)) })
+	t.Run("SandboxOutcomes", func(t *testing.T) { testServerSandboxOutcomes(t, oa(t)) })
+	t.Run("ApprovalByElicitation", func(t *testing.T) { testServerApprovalByElicitation(t, oa(t)) })
+	t.Run("RequestStateForgedReplayed", func(t *testing.T) { testServerRequestState(t, oa(t)) })
+	t.Run("NoElicitationCannotApprove", func(t *testing.T) { testServerNoElicitation(t, oa(t)) })
+	t.Run("NothingLeaks", func(t *testing.T) { testServerNothingLeaks(t, oa(t)) })
+	t.Run("RefusedAtSessionStart", func(t *testing.T) { testServerRefusedAtStart(t, oa(t)) })
+}
+
+func testServerToolsList(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	c := h.connect(t, clientOpts{})
+	names := make([]string, 0, len(c.tools))
+	for n := range c.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	sort.Strings(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("tools = %v, want exactly %v", names, wantNames)
+	}
+	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+	wantHints := map[string]hints{
+		harness.ToolListWorkflows:      {true, false, true, false},
+		harness.ToolGetRun:             {true, false, true, false},
+		harness.ToolListNeedsAttention: {true, false, true, false},
+		harness.ToolGetAttentionItem:   {true, false, true, false},
+		harness.ToolRunWorkflow:        {false, true, true, true},
+		harness.ToolDecide:             {false, true, false, false},
+		"records.read":                 {true, false, true, true},
+	}
+	for _, name := range names {
+		tool := c.tools[name]
+		if strings.TrimSpace(tool.Description) == "" || tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
+			t.Fatalf("%s: description, schemas and annotations are required: %+v", name, tool)
+		}
+		a := tool.Annotations
+		got := hints{a.ReadOnlyHint, a.DestructiveHint != nil && *a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint != nil && *a.OpenWorldHint}
+		if a.DestructiveHint == nil || a.OpenWorldHint == nil || got != wantHints[name] {
+			t.Errorf("%s: annotations %+v, want %+v", name, got, wantHints[name])
+		}
+		for what, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+			var m map[string]any
+			b, _ := json.Marshal(schema)
+			_ = json.Unmarshal(b, &m)
+			if m["type"] != "object" || m["additionalProperties"] != false {
+				t.Errorf("%s: %s schema is not a closed object: %s", name, what, b)
+			}
+		}
+	}
+	// The result schema's enums are exactly the closed sets.
+	var rs struct {
+		Properties map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+		OneOf    []any    `json:"oneOf"`
+	}
+	b, _ := json.Marshal(c.tools[harness.ToolRunWorkflow].OutputSchema)
+	if err := json.Unmarshal(b, &rs); err != nil {
+		t.Fatal(err)
+	}
+	var reasons, outcomes []string
+	for _, r := range coordinator.Reasons {
+		reasons = append(reasons, string(r.Reason))
+	}
+	for _, o := range harness.Outcomes {
+		outcomes = append(outcomes, string(o.Outcome))
+	}
+	if !slices.Equal(rs.Properties["reason"].Enum, reasons) || !slices.Equal(rs.Properties["outcome"].Enum, outcomes) ||
+		!slices.Equal(rs.Properties["proof"].Enum, coordinator.ProofValues) || !slices.Equal(rs.Properties["record_changed"].Enum, coordinator.RecordChangedValues) ||
+		len(rs.OneOf) != len(coordinator.Reasons) {
+		t.Fatalf("result schema enums: %s", b)
+	}
+	var in struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Default, Maximum any
+		} `json:"properties"`
+	}
+	b, _ = json.Marshal(c.tools[harness.ToolRunWorkflow].InputSchema)
+	_ = json.Unmarshal(b, &in)
+	if !slices.Contains(in.Required, "request_id") || in.Properties["wait_seconds"].Default != float64(60) || in.Properties["wait_seconds"].Maximum != float64(600) {
+		t.Fatalf("run_workflow input schema: %s", b)
+	}
+	// Every reason's result validates, and a result breaking its reason's
+	// contract does not.
+	out := c.outputs[harness.ToolRunWorkflow]
+	for _, r := range coordinator.Reasons {
+		res := coordinator.Result{RunID: "run-x", RequestID: "req-1", Workflow: "w", Outcome: r.Outcome, Reason: r.Reason, SafeToRetry: r.SafeToRetry,
+			RecordChanged: r.RecordChanged, Proof: coordinator.ProofLocal, WhatHappened: r.WhatHappened, NextAction: r.NextAction, Evidence: []string{}}
+		var v any
+		b, _ := json.Marshal(res)
+		_ = json.Unmarshal(b, &v)
+		if err := out.Validate(v); err != nil {
+			t.Errorf("reason %s: %v", r.Reason, err)
+		}
+		res.SafeToRetry = !res.SafeToRetry
+		b, _ = json.Marshal(res)
+		_ = json.Unmarshal(b, &v)
+		if out.Validate(v) == nil {
+			t.Errorf("reason %s: a result with the wrong safe_to_retry validates", r.Reason)
+		}
+	}
+	wf, _ := c.call(harness.ToolListWorkflows, map[string]any{})
+	if ws, _ := wf["workflows"].([]any); len(ws) != 1 || ws[0].(map[string]any)["name"] != "append_triage_note" {
+		t.Fatalf("list_workflows: %v", wf)
+	}
+}
+
+func testServerSandboxOutcomes(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	c := h.connect(t, clientOpts{})
+	cases := []struct {
+		record  string
+		outcome harness.Outcome
+		reason  coordinator.Reason
+	}{
+		{"AB-1234", harness.OutcomeDone, coordinator.ReasonVerified},
+		{"DU-0001", harness.OutcomeNeedsReview, coordinator.ReasonDuplicateRecord},
+		{"FS-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed},
+		{"TO-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout},
+		{"OF-0001", harness.OutcomeDidNotRun, coordinator.ReasonAppOffline},
+		{"CL-0001", harness.OutcomeDidNotRun, coordinator.ReasonGuardFailed},
+	}
+	runs := map[string]string{}
+	for _, k := range cases {
+		res := c.run("req-"+k.record, triage(k.record, "Persistent cough, three days."))
+		want(t, k.record, res, k.outcome, k.reason)
+		if res["replayed"] != false {
+			t.Fatalf("%s: first answer replayed", k.record)
+		}
+		runs[k.record] = res["run_id"].(string)
+	}
+	done := c.run("req-AB-1234", triage("AB-1234", "Persistent cough, three days."))
+	want(t, "replay", done, harness.OutcomeDone, coordinator.ReasonVerified)
+	if done["replayed"] != true || done["run_id"] != runs["AB-1234"] || done["proof"] != coordinator.ProofSealed {
+		t.Fatalf("replay: %v", done)
+	}
+	conflict := c.run("req-AB-1234", triage("AB-1234", "Something else."))
+	want(t, "conflict", conflict, harness.OutcomeDidNotRun, coordinator.ReasonRequestIDConflict)
+
+	got, _ := c.call(harness.ToolGetRun, map[string]any{"run_id": runs["FS-0001"], "wait_seconds": 0})
+	want(t, "get_run", got, harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed)
+	if _, code := c.call(harness.ToolGetRun, map[string]any{"run_id": "run-nope"}); code != string(blocking.RunUnknown) {
+		t.Fatalf("get_run of an unknown run: %q", code)
+	}
+	if _, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x")}); code != "arguments_invalid" {
+		t.Fatalf("run_workflow without request_id: %q", code)
+	}
+	if _, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x"), "request_id": "r-w", "wait_seconds": 601}); code != "arguments_invalid" {
+		t.Fatalf("run_workflow with wait_seconds 601: %q", code)
+	}
+	bad := c.run("req-bad", map[string]any{"record_ref": "nope"})
+	want(t, "invalid inputs", bad, harness.OutcomeDidNotRun, coordinator.ReasonInvalidInputs)
+	read, _ := c.call("records.read", map[string]any{"record": "AB-1234"})
+	if read["outcome"] != "done" || read["capability"] != "records.read" {
+		t.Fatalf("records.read: %v", read)
+	}
+	if notes := read["content"].(map[string]any)["notes"].([]any); len(notes) != 1 {
+		t.Fatalf("records.read notes: %v", notes)
+	}
+	offline, _ := c.call("records.read", map[string]any{"record": "OF-0001"})
+	if offline["outcome"] != "did_not_run" || offline["content"] != nil {
+		t.Fatalf("records.read offline: %v", offline)
+	}
+	items, _ := c.call(harness.ToolListNeedsAttention, map[string]any{})
+	if l := items["items"].([]any); len(l) != 0 {
+		t.Fatalf("attention without approvals: %v", l)
+	}
+}
+
+func approveAll(decision string) func(*mcp.ElicitRequest) *mcp.ElicitResult {
+	return func(*mcp.ElicitRequest) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}
+	}
+}
+
+func testServerApprovalByElicitation(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, mcpApprovalRegistry())
+	for _, protocol := range []string{"", "2025-11-25"} {
+		c := h.connect(t, clientOpts{answer: approveAll("approve"), protocol: protocol})
+		id := "req-approve-" + protocol
+		res := c.run(id, triage("AB-1234", "Approved by the person."))
+		want(t, "approved run "+protocol, res, harness.OutcomeDone, coordinator.ReasonVerified)
+		if len(c.asked) != 1 || !strings.Contains(c.asked[0], `"append_triage_note"`) || !strings.Contains(c.asked[0], `"append_note"`) || !strings.Contains(c.asked[0], `"records.note.append"`) || strings.Contains(c.asked[0], "Approved by") {
+			t.Fatalf("elicitation (protocol %q): %q", protocol, c.asked)
+		}
+		all, err := coordinator.ListAttention(context.Background(), h.Open(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		for _, it := range all {
+			if it.RunID == res["run_id"] {
+				found = it.State == coordinator.AttentionApproved && it.Channel == coordinator.ChannelElicitation && it.DecidedBy == coordinator.ByElicitation
+			}
+		}
+		if !found {
+			t.Fatalf("the approval is not recorded as an elicitation: %+v", all)
+		}
+		// Replaying the request does not ask again or repeat the change.
+		again := c.run(id, triage("AB-1234", "Approved by the person."))
+		if again["replayed"] != true || again["outcome"] != "done" || len(c.asked) != 1 {
+			t.Fatalf("replay after approval: %v (asked %d)", again, len(c.asked))
+		}
+	}
+	rejecting := h.connect(t, clientOpts{answer: approveAll("reject")})
+	want(t, "rejected run", rejecting.run("req-reject", triage("CD-5678", "Rejected.")), harness.OutcomeDidNotRun, coordinator.ReasonRejected)
+	declining := h.connect(t, clientOpts{answer: func(*mcp.ElicitRequest) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} }})
+	paused := declining.run("req-decline", triage("CD-5678", "Declined."))
+	want(t, "declined form", paused, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+	if len(declining.asked) != 1 {
+		t.Fatalf("a declined form was asked %d times", len(declining.asked))
+	}
+	// The agent asks to approve: the person is asked, and decides.
+	item, _ := declining.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": paused["attention_id"]})
+	if item["state"] != "open" || item["step"] != "append_note" {
+		t.Fatalf("attention item: %v", item)
+	}
+	approver := h.connect(t, clientOpts{answer: approveAll("approve")})
+	decided, code := approver.call(harness.ToolDecide, map[string]any{"attention_id": paused["attention_id"], "decision": "approve"})
+	if code != "" || decided["attention_item"].(map[string]any)["state"] != "approved" || len(approver.asked) != 1 {
+		t.Fatalf("decide approve with elicitation: %v %q", decided, code)
+	}
+	want(t, "resumed", approver.run("req-decline", triage("CD-5678", "Declined.")), harness.OutcomeDone, coordinator.ReasonVerified)
+}
+
+func testServerRequestState(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, mcpApprovalRegistry())
+	c := h.connect(t, clientOpts{answer: approveAll("approve"), noMRTR: true})
+	args := map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "State test."), "request_id": "req-state", "wait_seconds": 30}
+	approve := mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}}
+
+	// Made-up input responses on a first call are never trusted.
+	res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve})
+	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		t.Fatalf("input responses without a state: %q", code)
+	}
+	first, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args})
+	if err != nil || !first.NeedsInput() || first.RequestState == "" || first.InputRequests["approval"] == nil {
+		t.Fatalf("want an input-required result: %+v %v", first, err)
+	}
+	token := first.RequestState
+	forged := []string{
+		token[:len(token)-2] + flip(token[len(token)-2:]),                               // signature changed
+		flip(token[:2]) + token[2:],                                                     // payload changed
+		"eyJ2Ijp7InRvb2wiOiJydW5fd29ya2Zsb3cifSwiZXhwIjo5OTk5OTk5OTk5LCJuIjoieCJ9.AAAA", // made up
+	}
+	for _, f := range forged {
+		res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: f})
+		if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+			t.Fatalf("forged state: %q", code)
+		}
+	}
+	// A valid state for other inputs is refused (and used up).
+	other := map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "Other inputs."), "request_id": "req-state", "wait_seconds": 30}
+	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: other, InputResponses: approve, RequestState: token})
+	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		t.Fatalf("state carried to other inputs: %q", code)
+	}
+	items, _ := c.call(harness.ToolListNeedsAttention, map[string]any{})
+	if l := items["items"].([]any); len(l) != 1 || l[0].(map[string]any)["state"] != "open" {
+		t.Fatalf("a refused answer decided the item: %v", l)
+	}
+	// A fresh state, answered once: done. Answered again: refused.
+	second, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args})
+	if err != nil || !second.NeedsInput() {
+		t.Fatalf("want a fresh input-required result: %+v %v", second, err)
+	}
+	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
+	done, _ := c.check(harness.ToolRunWorkflow, mustRes(t, res, err))
+	want(t, "approved with a valid state", done, harness.OutcomeDone, coordinator.ReasonVerified)
+	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
+	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		t.Fatalf("replayed state: %q", code)
+	}
+	// A state made for run_workflow does not decide through
+	// decide_attention_item.
+	third, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("CD-5678", "x"), "request_id": "req-state-2"}})
+	if err != nil || !third.NeedsInput() {
+		t.Fatalf("want an input-required result: %+v %v", third, err)
+	}
+	items, _ = c.call(harness.ToolListNeedsAttention, map[string]any{})
+	att := items["items"].([]any)[0].(map[string]any)["attention_id"]
+	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"}, InputResponses: approve, RequestState: third.RequestState})
+	if _, code := c.check(harness.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		t.Fatalf("state used by another tool: %q", code)
+	}
+}
+
+func mustRes(t *testing.T, res *mcp.CallToolResult, err error) *mcp.CallToolResult {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("protocol error: %v", err)
+	}
+	return res
+}
+
+func flip(s string) string {
+	b := []byte(s)
+	for i := range b {
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+	}
+	return string(b)
+}
+
+func testServerNoElicitation(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, mcpApprovalRegistry())
+	c := h.connect(t, clientOpts{})
+	paused := c.run("req-paused", triage("AB-1234", "Waits for a person."))
+	want(t, "paused", paused, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+	att := paused["attention_id"].(string)
+	if _, code := c.call(harness.ToolDecide, map[string]any{"attention_id": att, "decision": "approve"}); code != "approval_needs_person" {
+		t.Fatalf("approve without elicitation: %q", code)
+	}
+	// Made-up input responses do not approve either.
+	res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"},
+		InputResponses: mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}}})
+	if _, code := c.check(harness.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		t.Fatalf("made-up approval: %q", code)
+	}
+	still := c.run("req-paused", triage("AB-1234", "Waits for a person."))
+	want(t, "still paused", still, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+
+	// The operator approves from the CLI; the caller resumes the run.
+	cli := exec.Command(oa, "attention", "approve", att, "--as", "Dr Ada")
+	cli.Env = append(os.Environ(), "OA_HOME="+h.Home)
+	if out, err := cli.CombinedOutput(); err != nil {
+		t.Fatalf("oa attention approve: %v\n%s", err, out)
+	}
+	want(t, "resumed after CLI approval", c.run("req-paused", triage("AB-1234", "Waits for a person.")), harness.OutcomeDone, coordinator.ReasonVerified)
+
+	// Reject and escalate are relayed.
+	second := c.run("req-reject", triage("CD-5678", "Rejected by the agent."))
+	d, code := c.call(harness.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "reject"})
+	if code != "" || d["attention_item"].(map[string]any)["state"] != "rejected" {
+		t.Fatalf("reject: %v %q", d, code)
+	}
+	got, _ := c.call(harness.ToolGetRun, map[string]any{"run_id": second["run_id"], "wait_seconds": 0})
+	want(t, "rejected run", got, harness.OutcomeDidNotRun, coordinator.ReasonRejected)
+	if _, code := c.call(harness.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "escalate"}); code != string(blocking.AttentionDecided) {
+		t.Fatalf("deciding twice: %q", code)
+	}
+	third := c.run("req-escalate", triage("CD-5678", "Escalated."))
+	if d, code := c.call(harness.ToolDecide, map[string]any{"attention_id": third["attention_id"], "decision": "escalate"}); code != "" || d["attention_item"].(map[string]any)["state"] != "escalated" {
+		t.Fatalf("escalate: %v %q", d, code)
+	}
+	if _, code := c.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": "att-nope"}); code != string(blocking.AttentionUnknown) {
+		t.Fatalf("unknown attention item: %q", code)
+	}
+}
+
+func testServerNothingLeaks(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, mcpApprovalRegistry())
+	const secret = "sk_live_9Qm2Zx7LwPa4Rt8Vn3Kc"
+	path := h.Home
+	c := h.connect(t, clientOpts{answer: approveAll("approve")})
+	plain := h.connect(t, clientOpts{})
+	summaries := []string{secret, "see " + path + "/keys/host.key " + secret}
+	for i, s := range summaries {
+		for _, record := range []string{"AB-1234", "DU-0001", "FS-0001", "OF-0001", "CL-0001"} {
+			c.run(fmt.Sprintf("leak-%d-%s", i, record), triage(record, s))
+			plain.run(fmt.Sprintf("leak-plain-%d-%s", i, record), triage(record, s))
+		}
+	}
+	for _, cl := range []*mcpClient{c, plain} {
+		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage(secret, secret), "request_id": "leak-invalid"})
+		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": secret, "inputs": triage("AB-1234", secret), "request_id": "leak-unknown"})
+		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": path})
+		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": map[string]any{"record_ref": "AB-1234", "extra": secret}, "request_id": "leak-extra"})
+		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "bad id " + secret})
+		cl.call(harness.ToolGetRun, map[string]any{"run_id": secret})
+		cl.call(harness.ToolGetRun, map[string]any{"run_id": path})
+		cl.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": secret})
+		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": "reject"})
+		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": secret})
+		cl.call("records.read", map[string]any{"record": secret})
+		cl.call("records.read", map[string]any{"record": "OF-0001"})
+		cl.call(harness.ToolListNeedsAttention, map[string]any{})
+		cl.call(harness.ToolListWorkflows, map[string]any{})
+		cl.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})
+	}
+	for _, cl := range []*mcpClient{c, plain} {
+		if len(cl.seen) < 20 {
+			t.Fatalf("only %d answers seen", len(cl.seen))
+		}
+		for _, s := range append(cl.seen, cl.asked...) {
+			for _, bad := range []string{secret, secret[:12], path, filepath.Dir(path)} {
+				if strings.Contains(s, bad) {
+					t.Fatalf("a result the client saw holds %q:\n%s", bad, s)
+				}
+			}
+		}
+	}
+}
+
+func testServerRefusedAtStart(t *testing.T, oa string) {
+	h := &mcpHost{Host: hosttest.New(t, nil), oa: oa}
+	cmd := exec.Command(oa, "coordinator", "serve", "--deployment", "clinic")
+	cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), string(blocking.BindingMissing)) {
+		t.Fatalf("serve without a binding: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
+	}
+}
