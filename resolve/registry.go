@@ -88,15 +88,23 @@ func LoadRegistry(path string) (*Registry, error) {
 	if err := v.Decode(&r); err != nil {
 		return nil, fmt.Errorf("resolve: decoding a registry that passed the schema: %w", err)
 	}
-	if err := r.index(posOf); err != nil {
+	if err := r.finish(posOf); err != nil {
 		return nil, err
 	}
-	b, err := canonical.Marshal(&r)
+	return &r, nil
+}
+
+// finish indexes a decoded registry and sets its digest.
+func (r *Registry) finish(posOf admit.Locator) error {
+	if err := r.index(posOf); err != nil {
+		return err
+	}
+	b, err := canonical.Marshal(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.digest = ir.DigestBytes(b)
-	return &r, nil
+	return nil
 }
 
 // index builds the alias map and refuses ambiguous names.

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/oa-dev/oa/blocking"
@@ -66,30 +67,71 @@ func Resolve(st *State, req Request) (*Plan, error) {
 	return plan, nil
 }
 
-// index holds the registry and connections keyed for one pass.
+// index holds the registry and connections keyed for one pass, so that a
+// resolution takes time linear in the size of its state: no step scans
+// every connection, tool or ceiling pattern per capability.
 type index struct {
 	st *State
 	// toolsByCap lists every registry tool for a capability key.
 	toolsByCap map[string][]RuntimeTool
-	// registered is every registry tool by connector id and tool name.
-	registered map[string]map[string]RuntimeTool
-	// conns lists connections by the canonical connector they name.
-	conns map[string][]*connection.Record
-	// ceilingDone remembers the ceiling check per connection.
-	ceilingDone map[string][]*blocking.Error
+	// registered is every registry tool by connector id and tool name,
+	// and toolNames the names of each connector's tools.
+	registered map[connectorTool]RuntimeTool
+	toolNames  map[string][]string
+	// conns holds the connections of each canonical connector.
+	conns map[string]*connectorConns
+	// usable lists, by canonical connector and tool name, the enabled,
+	// verified, online connections whose verified inventory lists the
+	// tool, in state order.
+	usable map[connectorTool][]*connection.Record
+	// ceilingKeys matches capability keys against the package ceiling.
+	ceilingKeys ceilingSet
+	// outside remembers, per connector, its enabled registry tools outside
+	// the package ceiling, by name.
+	outside map[string][]RuntimeTool
+	// unlisted remembers, per connection, how many tools it exposes that
+	// the registry does not list for its connector.
+	unlisted map[string]int
 }
+
+// connectorConns are the connections naming one canonical connector
+// (directly or by an alias), sorted for the proofs of index.connection.
+type connectorConns struct {
+	// all counts them.
+	all int
+	// aliased name the connector by an alias, in state order.
+	aliased []*connection.Record
+	// stale is the first enabled one whose revision was never verified.
+	stale *connection.Record
+	// online counts the enabled, verified, online ones.
+	online int
+}
+
+// connectorTool is a tool of a connector.
+type connectorTool struct{ connector, tool string }
 
 func newIndex(st *State) (*index, blocking.List) {
 	r := st.Registry
-	x := &index{st: st, toolsByCap: map[string][]RuntimeTool{}, registered: map[string]map[string]RuntimeTool{}, conns: map[string][]*connection.Record{}, ceilingDone: map[string][]*blocking.Error{}}
+	x := &index{
+		st:          st,
+		toolsByCap:  make(map[string][]RuntimeTool, len(r.Tools)),
+		registered:  make(map[connectorTool]RuntimeTool, len(r.Tools)),
+		toolNames:   make(map[string][]string, len(r.Connectors)),
+		conns:       make(map[string]*connectorConns, len(r.Connectors)),
+		usable:      make(map[connectorTool][]*connection.Record, len(st.Connections)),
+		ceilingKeys: newCeilingSet(st.Worker.Ceiling.Capabilities),
+		outside:     map[string][]RuntimeTool{},
+		unlisted:    make(map[string]int, len(st.Connections)),
+	}
 	for _, t := range r.Tools {
 		x.toolsByCap[t.Capability] = append(x.toolsByCap[t.Capability], t)
-		if x.registered[t.Connector] == nil {
-			x.registered[t.Connector] = map[string]RuntimeTool{}
-		}
-		x.registered[t.Connector][t.Name] = t
+		x.registered[connectorTool{t.Connector, t.Name}] = t
+		x.toolNames[t.Connector] = append(x.toolNames[t.Connector], t.Name)
 	}
 	var refused blocking.List
+	// One block holds every connector's connectorConns: a connection
+	// counts only under a connector of the registry.
+	pool := make([]connectorConns, 0, len(r.Connectors))
 	for _, l := range st.Connections {
 		if l.Record == nil {
 			// Which connector an unverifiable row serves is unknown, so it
@@ -101,9 +143,78 @@ func newIndex(st *State) (*index, blocking.List) {
 		if canon == "" {
 			continue // a connection to a connector the registry does not know serves nothing
 		}
-		x.conns[canon] = append(x.conns[canon], l.Record)
+		cc := x.conns[canon]
+		if cc == nil {
+			pool = append(pool, connectorConns{})
+			cc = &pool[len(pool)-1]
+			x.conns[canon] = cc
+		}
+		x.addConnection(cc, canon, l.Record)
 	}
 	return x, refused
+}
+
+// addConnection files rec, a connection to canonical connector canon.
+func (x *index) addConnection(cc *connectorConns, canon string, rec *connection.Record) {
+	cc.all++
+	switch {
+	case rec.Connector != canon:
+		cc.aliased = append(cc.aliased, rec)
+	case !rec.Enabled:
+	case !rec.Verified():
+		if cc.stale == nil {
+			cc.stale = rec
+		}
+	case !rec.Online:
+	default:
+		cc.online++
+		inv := rec.Verification.Inventory
+		for _, t := range inv.Tools {
+			// Exactly the tools a lookup by name finds, each once.
+			k := connectorTool{canon, t.Name}
+			if u := x.usable[k]; (len(u) == 0 || u[len(u)-1] != rec) && hasTool(inv, t.Name) {
+				x.usable[k] = append(u, rec)
+			}
+		}
+	}
+}
+
+// ceilingSet is a package ceiling keyed for ir.CeilingAllows: a key is
+// allowed when a pattern equals it, or when a pattern ending in "*" is a
+// strict prefix of it once the "*" is cut.
+type ceilingSet struct {
+	exact map[string]bool
+	// prefixes are the patterns ending in "*", cut, and prefixLens their
+	// distinct lengths.
+	prefixes   map[string]bool
+	prefixLens []int
+}
+
+func newCeilingSet(patterns []string) ceilingSet {
+	c := ceilingSet{exact: make(map[string]bool, len(patterns)), prefixes: map[string]bool{}}
+	for _, p := range patterns {
+		c.exact[p] = true
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && !c.prefixes[prefix] {
+			c.prefixes[prefix] = true
+			if !slices.Contains(c.prefixLens, len(prefix)) {
+				c.prefixLens = append(c.prefixLens, len(prefix))
+			}
+		}
+	}
+	return c
+}
+
+// allows is ir.CeilingAllows(patterns, key).
+func (c ceilingSet) allows(key string) bool {
+	if c.exact[key] {
+		return true
+	}
+	for _, n := range c.prefixLens {
+		if n < len(key) && c.prefixes[key[:n]] {
+			return true
+		}
+	}
+	return false
 }
 
 // capability proves the rules for one capability.
@@ -177,62 +288,61 @@ func (x *index) runtimeTool(key string) (RuntimeTool, []*blocking.Error) {
 // connection finds the one online, verified, enabled connection of the
 // tool's connector that lists the tool (proofs 2, 3, 5 and 6).
 func (x *index) connection(key string, tool RuntimeTool) (*connection.Record, []*blocking.Error) {
-	var usable, online, stale []*connection.Record
-	var errs []*blocking.Error
-	for _, rec := range x.conns[tool.Connector] {
-		switch {
-		case rec.Connector != tool.Connector:
-			errs = append(errs, blocking.New(blocking.ConnectorNotCanonical, "connection %s names connector alias %s; the canonical id is %s", rec.Name, rec.Connector, tool.Connector))
-		case !rec.Enabled:
-		case !rec.Verified():
-			stale = append(stale, rec)
-		case !rec.Online:
-		default:
-			online = append(online, rec)
-			if hasTool(rec.Verification.Inventory, tool.Name) {
-				usable = append(usable, rec)
-			}
-		}
+	cc := x.conns[tool.Connector]
+	if cc == nil {
+		cc = &connectorConns{}
 	}
+	usable := x.usable[connectorTool{tool.Connector, tool.Name}]
 	switch {
-	case errs != nil:
+	case len(cc.aliased) > 0:
+		errs := make([]*blocking.Error, len(cc.aliased))
+		for i, rec := range cc.aliased {
+			errs[i] = blocking.New(blocking.ConnectorNotCanonical, "connection %s names connector alias %s; the canonical id is %s", rec.Name, rec.Connector, tool.Connector)
+		}
 		return nil, errs
 	case len(usable) == 1:
 		return usable[0], nil
 	case len(usable) > 1:
 		return nil, one(blocking.ConnectionAmbiguous, "%d enabled, online, verified connections to connector %s list tool %s: %s", len(usable), tool.Connector, tool.Name, names(usable))
-	case len(stale) > 0:
-		return nil, one(blocking.ConnectionRevisionChanged, "connection %s is at revision %d, which was never verified", stale[0].Name, stale[0].Revision)
-	case len(online) == 0:
-		return nil, one(blocking.ConnectorUnavailable, "connector %s is not connected: no enabled, online, verified connection (of %d)", tool.Connector, len(x.conns[tool.Connector]))
+	case cc.stale != nil:
+		return nil, one(blocking.ConnectionRevisionChanged, "connection %s is at revision %d, which was never verified", cc.stale.Name, cc.stale.Revision)
+	case cc.online == 0:
+		return nil, one(blocking.ConnectorUnavailable, "connector %s is not connected: no enabled, online, verified connection (of %d)", tool.Connector, cc.all)
 	}
 	return nil, one(blocking.ConnectionMissing, "no verified connection to connector %s lists tool %s (needed for %s)", tool.Connector, tool.Name, key)
 }
 
 // ceiling refuses a connection whose connector has an enabled tool outside
 // the package ceiling, or which exposes a tool the registry does not list.
+// Each call returns refusals of its own, for its caller to locate.
 func (x *index) ceiling(connectorID string, rec *connection.Record) []*blocking.Error {
-	if errs, done := x.ceilingDone[rec.Name]; done {
-		return errs
+	outside, done := x.outside[connectorID]
+	if !done {
+		w := x.st.Worker
+		for _, name := range ir.SortStrings(slices.Clone(x.toolNames[connectorID])) {
+			t := x.registered[connectorTool{connectorID, name}]
+			if t.Enabled && (!x.ceilingKeys.allows(t.Capability) || (t.Risk == ir.Consequential && w.Ceiling.MaxRisk != ir.Consequential)) {
+				outside = append(outside, t)
+			}
+		}
+		x.outside[connectorID] = outside
 	}
-	w := x.st.Worker
+	unlisted, done := x.unlisted[rec.Name]
+	if !done {
+		for _, t := range rec.Verification.Inventory.Tools {
+			if _, ok := x.registered[connectorTool{connectorID, t.Name}]; !ok {
+				unlisted++
+			}
+		}
+		x.unlisted[rec.Name] = unlisted
+	}
 	var errs []*blocking.Error
-	for _, name := range ir.SortStrings(keys(x.registered[connectorID])) {
-		t := x.registered[connectorID][name]
-		if t.Enabled && (!ir.CeilingAllows(w.Ceiling.Capabilities, t.Capability) || (t.Risk == ir.Consequential && w.Ceiling.MaxRisk != ir.Consequential)) {
-			errs = append(errs, blocking.New(blocking.ToolOutsideCeiling, "enabled runtime tool %s of connector %s performs %s (%s), outside the package ceiling", t.Name, connectorID, t.Capability, t.Risk))
-		}
-	}
-	unlisted := 0
-	for _, t := range rec.Verification.Inventory.Tools {
-		if _, ok := x.registered[connectorID][t.Name]; !ok {
-			unlisted++
-		}
+	for _, t := range outside {
+		errs = append(errs, blocking.New(blocking.ToolOutsideCeiling, "enabled runtime tool %s of connector %s performs %s (%s), outside the package ceiling", t.Name, connectorID, t.Capability, t.Risk))
 	}
 	if unlisted > 0 {
 		errs = append(errs, blocking.New(blocking.ToolOutsideCeiling, "connection %s exposes %d tools the registry does not list for connector %s (`oa connection show %s` names them)", rec.Name, unlisted, connectorID, rec.Name))
 	}
-	x.ceilingDone[rec.Name] = errs
 	return errs
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -41,13 +40,17 @@ func Load(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc o
 // LoadFor is Load for an artifact already fetched and verified, whose
 // active admission record has admissionDigest. The coordinator uses it to
 // recompute a plan without fetching the immutable artifact again.
+//
+// The registry and the projection of a State may be shared with other
+// States of the same process (see loadRegistry and project); like the
+// artifact's Worker, they must not be changed.
 func LoadFor(ctx context.Context, h *admit.Host, art *oci.Artifact, admissionDigest string) (*State, error) {
 	digest := art.Descriptor.Digest.String()
-	proj, err := harness.Project(art.Worker, digest, art.IRDigest)
+	proj, err := project(art.Worker, digest, art.IRDigest)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := LoadRegistry(filepath.Join(h.Home, RegistryFile))
+	reg, err := loadRegistry(filepath.Join(h.Home, RegistryFile))
 	if err != nil {
 		return nil, err
 	}
