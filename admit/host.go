@@ -104,6 +104,9 @@ func (h *Host) loadSigner() (*oci.Signer, error) {
 	return s, nil
 }
 
+// KeyID is the id of the host key that signs and verifies host records.
+func (h *Host) KeyID() string { return h.verifier.KeyID() }
+
 // PrepareSigner decrypts the host key now, so that signing under a store
 // write lock later is quick.
 func (h *Host) PrepareSigner() error {

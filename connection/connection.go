@@ -12,9 +12,12 @@ package connection
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/admit"
@@ -49,6 +52,10 @@ type Record struct {
 	ChangedBy    string        `json:"changedBy"`
 	OSAccount    string        `json:"osAccount"`
 	ChangedAt    time.Time     `json:"changedAt"`
+
+	// authority remembers AuthorityDigest for a record as read; write
+	// clears it on every record it changes.
+	authority string
 }
 
 // Verification is what one verification of a revision found.
@@ -79,6 +86,9 @@ type authority struct {
 // inventory digest and who verified it. It is "" when the current revision
 // is not verified.
 func (r *Record) AuthorityDigest() string {
+	if r.authority != "" {
+		return r.authority
+	}
 	if !r.Verified() {
 		return ""
 	}
@@ -262,17 +272,34 @@ func write(ctx context.Context, h *admit.Host, name string, c Change, next func(
 		if err != nil {
 			return nil, nil, err
 		}
+		rec.authority = "" // what it covers may have changed
 		rec.Seq, rec.ChangedBy, rec.OSAccount, rec.ChangedAt = seq, c.By, admit.OSAccount(), c.Now.UTC().Truncate(time.Second)
 		return h.SignRecord(rec)
 	})
 	return err
 }
 
+// decoded remembers records already verified and decoded, by the host key
+// and the digest of their exact bytes, so that recomputing a plan before
+// every effect does not decode every connection again. Records read are
+// shared: callers never modify one (write copies before it changes one).
+var decoded sync.Map
+
 func read(h *admit.Host, v *store.Version) (*Record, error) {
+	sum := sha256.New()
+	fmt.Fprintf(sum, "%s\n%s\n%d\n%d\n", h.KeyID(), v.Key, v.Seq, len(v.Signature))
+	sum.Write(v.Signature)
+	sum.Write(v.Record)
+	key := string(sum.Sum(nil))
+	if rec, ok := decoded.Load(key); ok {
+		return rec.(*Record), nil
+	}
 	var rec Record
 	if err := h.ReadVersion(v, RecordType, &rec); err != nil || rec.Name != v.Key {
 		return nil, blocking.New(blocking.ConnectionUnverifiable, "connection %s version %d", v.Key, v.Seq)
 	}
+	rec.authority = rec.AuthorityDigest()
+	decoded.Store(key, &rec)
 	return &rec, nil
 }
 
