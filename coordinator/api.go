@@ -15,6 +15,8 @@ type Options struct {
 	Home string
 	// Deployment is the bound deployment served.
 	Deployment string
+	// Mode is ModeDeployment, or ModeSandbox for the built-in demo.
+	Mode string
 	// Operator receives operator-only diagnostics (which link of the plan
 	// changed, a downstream server's stderr). Never the calling agent.
 	Operator io.Writer
@@ -26,6 +28,12 @@ type Options struct {
 	// each effect (on unless a test turns it off to count calls).
 	NoProbe bool
 }
+
+// Modes of a coordinator.
+const (
+	ModeDeployment = "deployment"
+	ModeSandbox    = "sandbox"
+)
 
 // WorkflowCard is one job as list_workflows shows it.
 type WorkflowCard struct {
@@ -79,7 +87,9 @@ type Decision struct {
 	AttentionID string
 	// Decision is one of harness.Decisions.
 	Decision string
-	// By names the person; Channel is "cli" or "elicitation".
+	// By names the person; Channel is how the decision arrived: "cli",
+	// "elicitation" (the person answered the MCP form) or "mcp" (a
+	// rejection or escalation relayed by the calling agent).
 	By      string
 	Channel string
 }

@@ -155,6 +155,14 @@ func (c *Coordinator) now() time.Time {
 // Deployment is the deployment served.
 func (c *Coordinator) Deployment() string { return c.opts.Deployment }
 
+// Mode is ModeSandbox when serving the built-in demo, else ModeDeployment.
+func (c *Coordinator) Mode() string {
+	if c.opts.Mode == ModeSandbox {
+		return ModeSandbox
+	}
+	return ModeDeployment
+}
+
 // checkPlan recomputes the plan from live host state and refuses it unless
 // its digest is the bound one; the operator is told which link changed.
 func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {

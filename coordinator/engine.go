@@ -53,7 +53,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 	}
 	if r.Fingerprint != fp {
 		res := newResult(ReasonRequestIDConflict)
-		res.RequestID, res.Workflow, res.Proof = req.RequestID, req.Workflow, ProofNone
+		res.RequestID, res.Workflow, res.Proof = req.RequestID, r.Workflow, ProofNone
 		return &res, nil
 	}
 	r, err = c.settle(ctx, r)
@@ -94,7 +94,13 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 // start records a new run and executes it.
 func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, fp string) (*Result, error) {
 	now := c.now().UTC()
-	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: req.Workflow, Fingerprint: fp,
+	// A name the package does not define is the caller's text: it is
+	// neither stored nor signed into a receipt, only fingerprinted.
+	workflow := req.Workflow
+	if _, ok := c.art.Worker.Job(workflow); !ok {
+		workflow = ""
+	}
+	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
 		Attempt: 1, Status: stateRunning, Outcome: harness.OutcomeRunning, Reason: ReasonInProgress, Completed: []string{}, Approved: []string{},
 		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now}
 	b, err := r.encode()

@@ -292,6 +292,7 @@ func toolError(e toolErr) *mcp.CallToolResult {
 
 type workflowsOut struct {
 	Deployment string         `json:"deployment"`
+	Mode       string         `json:"mode"`
 	Workflows  []WorkflowCard `json:"workflows"`
 }
 
@@ -300,7 +301,7 @@ func (s *mcpServer) listWorkflows(_ context.Context, _ *mcp.CallToolRequest, _ j
 	if w == nil {
 		w = []WorkflowCard{}
 	}
-	return s.answer(harness.ToolListWorkflows, workflowsOut{s.c.Deployment(), w})
+	return s.answer(harness.ToolListWorkflows, workflowsOut{s.c.Deployment(), s.c.Mode(), w})
 }
 
 type runArgs struct {

@@ -139,8 +139,9 @@ func workflowsSchema() map[string]any {
 	}, "name", "purpose", "done_means", "input_schema", "effects", "approval_required")
 	return obj(map[string]any{
 		"deployment": str("The deployment served."),
+		"mode":       map[string]any{"type": "string", "enum": []any{ModeDeployment, ModeSandbox}, "description": "deployment: a bound deployment on this host; sandbox: the built-in demo package on the sandbox connector, whose records are not real."},
 		"workflows":  map[string]any{"type": "array", "items": card},
-	}, "deployment", "workflows")
+	}, "deployment", "mode", "workflows")
 }
 
 func attentionSchema() map[string]any {

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/oa-dev/oa/examples"
@@ -15,30 +14,10 @@ import (
 	"github.com/oa-dev/oa/registrytest"
 )
 
-var (
-	oaOnce sync.Once
-	oaBin  string
-	oaErr  error
-)
-
 // binaries builds oa once and returns it with the stock cue CLI (pinned as
 // a tool in go.mod), so both are measured as the processes a publisher runs.
 func binaries(b *testing.B) (oa, cue string) {
-	oaOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "oa-bench-")
-		if err != nil {
-			oaErr = err
-			return
-		}
-		oaBin = filepath.Join(dir, "oa")
-		if out, err := exec.Command("go", "build", "-o", oaBin, ".").CombinedOutput(); err != nil {
-			oaErr = fmt.Errorf("building oa: %v\n%s", err, out)
-		}
-	})
-	if oaErr != nil {
-		b.Fatal(oaErr)
-	}
-	return oaBin, interoptest.Tool(b, "cue")
+	return oaBinary(b), interoptest.Tool(b, "cue")
 }
 
 // BenchmarkCLICompile runs `oa compile` and `cue export` of the same bundle

@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/demo"
 )
 
 func newCoordinatorCmd() *cobra.Command {
@@ -20,7 +24,7 @@ func newCoordinatorCmd() *cobra.Command {
 	var deployment string
 	var effectTimeout time.Duration
 	serve := &cobra.Command{
-		Use:   "serve --deployment NAME",
+		Use:   "serve [--deployment NAME]",
 		Short: "Serve the deployment's governed tools to one MCP client over stdin and stdout",
 		Long: `Serve speaks MCP over stdin and stdout to the one client that started it;
 there is no network listener. At session start it checks the deployment's
@@ -29,12 +33,24 @@ is the bound one, and starts every connection of the plan to compare its
 tool list with the verified one; it checks the plan again before every
 effect. A refusal at session start exits 2 with the blocking code on
 stderr and nothing on stdout. stderr is the operator's channel: it names
-which link of the plan changed; nothing of it reaches the client.`,
+which link of the plan changed; nothing of it reaches the client.
+
+Without --deployment it serves the built-in demo package on the sandbox
+connector (mode "sandbox"): a demo host under $OA_HOME/demo, prepared on
+first use exactly as oa quickstart prepares one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			c, err := coordinator.Open(ctx, coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout})
+			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, Mode: coordinator.ModeDeployment}
+			if deployment == "" {
+				home, err := sandboxHome(cmd)
+				if err != nil {
+					return err
+				}
+				opts.Home, opts.Deployment, opts.Mode = home, demo.Deployment, coordinator.ModeSandbox
+			}
+			c, err := coordinator.Open(ctx, opts)
 			if err != nil {
 				return err
 			}
@@ -46,9 +62,20 @@ which link of the plan changed; nothing of it reaches the client.`,
 			return cerr
 		},
 	}
-	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve")
+	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve (none: the built-in demo package on the sandbox connector)")
 	serve.Flags().DurationVar(&effectTimeout, "effect-timeout", 30*time.Second, "how long one downstream call may take before its server is ended (the effect is then unknown)")
-	_ = serve.MarkFlagRequired("deployment")
 	cmd.AddCommand(serve)
 	return cmd
+}
+
+// sandboxHome returns the demo host under $OA_HOME, preparing it (as
+// quickstart does) the first time; its progress goes to the operator.
+func sandboxHome(cmd *cobra.Command) (string, error) {
+	home := filepath.Join(oaHome(), "demo")
+	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); err == nil {
+		return home, nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s\n", home)
+	_, err := demo.Prepare(cmd.Context(), home, cmd.ErrOrStderr())
+	return home, err
 }

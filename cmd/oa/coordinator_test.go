@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/admit"
@@ -207,10 +208,7 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 		t.Skip("npx is not installed")
 	}
 	h := coordinatorHost(t, false)
-	bin := filepath.Join(t.TempDir(), "oa")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := oaBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npx, "-y", "@modelcontextprotocol/inspector", "--cli", bin, "coordinator", "serve", "--deployment", "clinic", "--method", "tools/list")
@@ -252,4 +250,40 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// TestCoordinatorServeSandboxMode: with no deployment, serve prepares the
+// built-in demo host under $OA_HOME/demo on first use and serves the demo
+// package on the sandbox connector, saying so (mode "sandbox").
+func TestCoordinatorServeSandboxMode(t *testing.T) {
+	home := t.TempDir()
+	for _, round := range []string{"first", "again"} {
+		server := exec.Command(oaBinary(t), "coordinator", "serve")
+		server.Env = append(os.Environ(), "OA_HOME="+home)
+		client := mcp.NewClient(&mcp.Implementation{Name: "sandbox-test", Version: "1"}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		session, err := client.Connect(ctx, &mcp.CommandTransport{Command: server}, nil)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s: %v", round, err)
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolListWorkflows, Arguments: map[string]any{}})
+		var listed struct {
+			Mode string `json:"mode"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if err != nil || json.Unmarshal(b, &listed) != nil || listed.Mode != coordinator.ModeSandbox {
+			t.Fatalf("%s: list_workflows: %v %s", round, err, b)
+		}
+		run, err := session.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+			"workflow": "append_triage_note", "request_id": "sandbox-" + round,
+			"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "Sandbox mode note."},
+		}})
+		b, _ = json.Marshal(run.StructuredContent)
+		if err != nil || !strings.Contains(string(b), `"outcome":"done"`) {
+			t.Fatalf("%s: run_workflow: %v %s", round, err, b)
+		}
+		session.Close()
+		cancel()
+	}
 }

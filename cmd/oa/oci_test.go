@@ -276,10 +276,7 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 // TestQuickstartScript runs the README's main job, as written, with a
 // freshly built oa and an empty $OA_HOME.
 func TestQuickstartScript(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "oa")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building oa: %v\n%s", err, out)
-	}
+	bin := oaBinary(t)
 	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "quickstart"))
 	cmd.Env = append(os.Environ(), "OA="+bin, "OA_HOME="+t.TempDir(), "COSIGN_PASSWORD=")
 	out, err := cmd.CombinedOutput()

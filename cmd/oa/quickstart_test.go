@@ -14,10 +14,7 @@ import (
 // through a real MCP session with a subprocess coordinator, and the
 // receipt chain must hold.
 func TestQuickstartCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "oa")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building oa: %v\n%s", err, out)
-	}
+	bin := oaBinary(t)
 	dir := filepath.Join(t.TempDir(), "qs")
 	cmd := exec.Command(bin, "quickstart", dir, "--json")
 	cmd.Env = append(os.Environ(), "OA_HOME="+t.TempDir())

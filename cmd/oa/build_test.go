@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	oaOnce sync.Once
+	oaBin  string
+	oaErr  error
+	oaDir  string
+)
+
+// TestMain removes the oa binary the tests built, once they are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if oaDir != "" {
+		os.RemoveAll(oaDir)
+	}
+	os.Exit(code)
+}
+
+// oaBinary builds oa from this package once per test binary and returns
+// its path: the tests that run oa as a process (quickstart, coordinator
+// serve, the MCP Inspector, benchmarks) share it.
+func oaBinary(t testing.TB) string {
+	t.Helper()
+	oaOnce.Do(func() {
+		if oaDir, oaErr = os.MkdirTemp("", "oa-test-bin-"); oaErr != nil {
+			return
+		}
+		oaBin = filepath.Join(oaDir, "oa")
+		if out, err := exec.Command("go", "build", "-o", oaBin, ".").CombinedOutput(); err != nil {
+			oaErr = fmt.Errorf("building oa: %v\n%s", err, out)
+		}
+	})
+	if oaErr != nil {
+		t.Fatal(oaErr)
+	}
+	return oaBin
+}
