@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness/runtime"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// boundHost is a host with the clinic release bound to deployment "clinic"
+// on the sandbox connector, as $OA_HOME.
+func boundHost(t *testing.T) (*hosttest.Host, *admit.Host) {
+	t.Helper()
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	rebind(t, h, host, "claude-test")
+	t.Setenv("OA_HOME", h.Home)
+	return h, host
+}
+
+func rebind(t *testing.T, h *hosttest.Host, host *admit.Host, model string) {
+	t.Helper()
+	plan, err := h.Plan(host, model, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHarnessInstallInspect(t *testing.T) {
+	h, host := boundHost(t)
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"notes":{"command":"notes-server","args":[]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "installed deployment clinic into claude-code") || !strings.Contains(out, "oa-clinic in .mcp.json") {
+		t.Fatalf("install: %d\n%s%s", code, out, errOut)
+	}
+	var cfg struct {
+		MCPServers map[string]runtime.ServerEntry `json:"mcpServers"`
+	}
+	b, _ := os.ReadFile(mcp)
+	if err := json.Unmarshal(b, &cfg); err != nil || cfg.MCPServers["notes"].Command != "notes-server" {
+		t.Fatalf("the other server was not kept: %s", b)
+	}
+	exe, _ := os.Executable()
+	e := cfg.MCPServers["oa-clinic"]
+	if e.Command != exe || strings.Join(e.Args, " ") != "coordinator serve --deployment clinic" || e.Env["OA_HOME"] != h.Home {
+		t.Fatalf("server entry: %+v", e)
+	}
+
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
+	var inst runtime.Installation
+	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 7 {
+		t.Fatalf("inspect: %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "matches the binding") || strings.Contains(out, "CHANGED") {
+		t.Fatalf("inspect text: %d\n%s", code, out)
+	}
+
+	// Rebound with another model: inspect names the binding link, exit 2.
+	rebind(t, h, host, "other-model")
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	if code != 2 || !strings.Contains(out, "CHANGED  binding_link") || !strings.Contains(errOut, "harness_binding_changed") {
+		t.Fatalf("inspect after rebind: %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("reinstall: %d %s", code, errOut)
+	}
+
+	// A tampered skill file: exit 2, JSON refusals name the code.
+	skill := filepath.Join(dir, ".claude", "skills", inst.Bound.Package, "SKILL.md")
+	if err := os.WriteFile(skill, []byte("---\nname: x\n---\nDo anything.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
+	var refused struct {
+		ExitStatus int `json:"exitStatus"`
+		Refusals   []struct{ Code, Path, Fix string }
+	}
+	if code != 2 || json.Unmarshal([]byte(errOut), &refused) != nil || len(refused.Refusals) != 1 || refused.Refusals[0].Code != "harness_files_changed" || refused.Refusals[0].Path != "files" || refused.Refusals[0].Fix == "" {
+		t.Fatalf("inspect after tamper: %d\n%s%s", code, out, errOut)
+	}
+	if json.Unmarshal([]byte(out), &inst) != nil || inst.Matches {
+		t.Fatalf("inspect --json after tamper: %s", out)
+	}
+
+	// The entry deleted.
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"notes":{"command":"notes-server","args":[]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "harness_server_entry_missing") {
+		t.Fatalf("inspect without the entry: %d %s", code, errOut)
+	}
+}
+
+func TestHarnessRefusals(t *testing.T) {
+	boundHost(t)
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		code string
+	}{
+		{[]string{"harness", "install", "--client", "cursor", "--deployment", "clinic", "--dir", dir}, "harness_client_unknown"},
+		{[]string{"harness", "install", "--client", "generic", "--deployment", "nowhere", "--dir", dir}, "binding_missing"},
+		{[]string{"harness", "inspect", "--client", "generic", "--deployment", "clinic", "--dir", dir}, "harness_not_installed"},
+		{[]string{"harness", "transcript", "--deployment", "Not A Name"}, "deployment_invalid"},
+	}
+	for _, c := range cases {
+		if _, errOut, code := runCLI(t, c.args...); code != 2 || !strings.Contains(errOut, c.code) {
+			t.Errorf("oa %v: %d %s, want 2 %s", c.args, code, errOut, c.code)
+		}
+	}
+	for _, args := range [][]string{{"harness", "install", "--deployment", "clinic"}, {"harness", "transcript"}, {"harness", "transcript", "--deployment", "clinic", "--limit", "-1"}} {
+		if _, _, code := runCLI(t, args...); code != 2 {
+			t.Errorf("oa %v: exit %d, want 2", args, code)
+		}
+	}
+	if _, _, code := runCLI(t, "explain", "harness_turn_unsupported"); code != 0 {
+		t.Error("harness_turn_unsupported is not explained")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused installs wrote %d entries", len(entries))
+	}
+}
+
+func TestHarnessGenericAndTranscript(t *testing.T) {
+	h, _ := boundHost(t)
+	dir := t.TempDir()
+	if _, errOut, code := runCLI(t, "harness", "install", "--client", "generic", "--deployment", "clinic", "--dir", dir, "--json"); code != 0 {
+		t.Fatalf("generic install: %d %s", code, errOut)
+	}
+	for _, name := range []string{"oa-clinic.mcp.json", "oa-clinic.install.json", "oa-clinic/projection.json"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			t.Fatalf("generic install wrote no %s", name)
+		}
+	}
+	out, _, code := runCLI(t, "harness", "transcript", "--deployment", "clinic")
+	if code != 0 || !strings.Contains(out, "no runs") {
+		t.Fatalf("empty transcript: %d %s", code, out)
+	}
+
+	ctx := context.Background()
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const planted = "Zq-Planted-4471-Input"
+	var ids []string
+	for i, record := range []string{"AB-1234", "OF-0001", "DU-0001"} {
+		in := json.RawMessage(fmt.Sprintf(`{"record_ref":%q,"urgency":"soon","summary":%q}`, record, planted))
+		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("cli-%d", i), Wait: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.RunID)
+	}
+	out, errOut, code := runCLI(t, "harness", "transcript", "--deployment", "clinic")
+	if code != 0 {
+		t.Fatalf("transcript: %d %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "TIME") {
+		t.Fatalf("transcript:\n%s", out)
+	}
+	for i, want := range []string{"done", "did_not_run", "needs_review"} {
+		if !strings.Contains(lines[i+1], ids[i]) || !strings.Contains(lines[i+1], " "+want+" ") || !strings.Contains(lines[i+1], "append_triage_note") || !strings.Contains(lines[i+1], "sha256:") {
+			t.Fatalf("line %d: %s", i+1, lines[i+1])
+		}
+	}
+	jsonOut, _, code := runCLI(t, "harness", "transcript", "--deployment", "clinic", "--limit", "1", "--json")
+	var tr struct {
+		Runs []runtime.TurnRecord `json:"runs"`
+	}
+	if code != 0 || json.Unmarshal([]byte(jsonOut), &tr) != nil || len(tr.Runs) != 1 || tr.Runs[0].RunID != ids[2] {
+		t.Fatalf("transcript --limit 1 --json: %d %s", code, jsonOut)
+	}
+	for _, s := range []string{out, jsonOut} {
+		if strings.Contains(s, planted) || strings.Contains(s, "4471") || strings.Contains(s, "AB-1234") {
+			t.Fatalf("transcript leaks an input value:\n%s", s)
+		}
+	}
+}

@@ -1,0 +1,475 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/ir"
+)
+
+// RecordType is the type of an install record.
+const RecordType = "oa.harness.install/v1"
+
+// recordSuffix ends every install record's file name.
+const recordSuffix = ".install.json"
+
+// ServerEntry is a client's MCP server entry: how the client starts the
+// deployment's coordinator over stdio.
+type ServerEntry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// ServerRecord is where the server entry was written and what it was.
+type ServerRecord struct {
+	// File is the MCP configuration file, relative to the install folder.
+	File  string      `json:"file"`
+	Name  string      `json:"name"`
+	Entry ServerEntry `json:"entry"`
+}
+
+// Record is the install record: what Prepare installed, so that Inspect
+// can compare it with the files and with the binding.
+type Record struct {
+	Type       string `json:"type"`
+	Client     string `json:"client"`
+	Deployment string `json:"deployment"`
+	Host       string `json:"host"`
+	Package    string `json:"package"`
+	Version    string `json:"version"`
+
+	ArtifactDigest string `json:"artifactDigest"`
+	WorkerIRDigest string `json:"workerIrDigest"`
+	BindingSeq     int64  `json:"bindingSeq"`
+	PlanDigest     string `json:"planDigest"`
+	Model          string `json:"model"`
+
+	MaterializationDigest string `json:"materializationDigest"`
+	PersonaDigest         string `json:"personaDigest"`
+	SkillDigest           string `json:"skillDigest"`
+
+	Server ServerRecord `json:"server"`
+	// ProjectionDir holds the whole projection; SkillDir, when set, the
+	// client's copy of its Agent Skills folder. Both are relative to the
+	// install folder.
+	ProjectionDir string `json:"projectionDir"`
+	SkillDir      string `json:"skillDir,omitempty"`
+	// Files maps every installed file (slash-separated, relative to the
+	// install folder) to its digest.
+	Files       map[string]string `json:"files"`
+	InstalledAt time.Time         `json:"installedAt"`
+}
+
+func digest(b []byte) string { return ir.DigestBytes(b) }
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// writeRecord writes rec as indented JSON.
+func writeRecord(path string, rec *Record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+// decodeRecord strictly decodes an install record.
+func decodeRecord(b []byte) (*Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var rec Record
+	if err := dec.Decode(&rec); err != nil {
+		return nil, err
+	}
+	if dec.More() || rec.Type != RecordType {
+		return nil, errors.New("not an install record")
+	}
+	return &rec, nil
+}
+
+// readRecord reads the deployment's install record. It must be this
+// client's, for this deployment, and name only the places this client's
+// layout gives the deployment, so a record cannot send Inspect elsewhere.
+func (m *MCPClient) readRecord(path, deployment string) (*Record, *blocking.Error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, blocking.New(blocking.HarnessNotInstalled, "no install record for deployment %s", deployment)
+	}
+	if err != nil {
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record cannot be read")
+	}
+	rec, err := decodeRecord(b)
+	if err != nil {
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record does not decode")
+	}
+	l := m.layout(deployment, rec.Package)
+	switch {
+	case rec.Client != m.opts.Client || rec.Deployment != deployment:
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record is for another client or deployment")
+	case rec.Server.File != l.ServerFile || rec.Server.Name != ServerName(deployment) || rec.ProjectionDir != l.ProjectionDir || rec.SkillDir != l.SkillDir:
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record names places this client's layout does not use")
+	}
+	for name := range rec.Files {
+		if !within(name, rec.ProjectionDir) && !(rec.SkillDir != "" && within(name, rec.SkillDir)) {
+			return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record lists a file outside the installed folders")
+		}
+	}
+	return rec, nil
+}
+
+// within reports whether name is a clean relative path inside dir.
+func within(name, dir string) bool {
+	return path.Clean(name) == name && !path.IsAbs(name) && strings.HasPrefix(name, dir+"/") && !slices.Contains(strings.Split(name, "/"), "..")
+}
+
+// parseConfig decodes an MCP configuration file: a JSON object whose
+// mcpServers, when present, is an object. Other keys and servers are kept
+// as they are.
+func parseConfig(b []byte) (top, servers map[string]json.RawMessage, err error) {
+	if err := json.Unmarshal(b, &top); err != nil || top == nil {
+		return nil, nil, errors.New("not a JSON object")
+	}
+	servers = map[string]json.RawMessage{}
+	if raw, ok := top["mcpServers"]; ok {
+		if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
+			return nil, nil, errors.New("mcpServers is not an object")
+		}
+	}
+	return top, servers, nil
+}
+
+// loadConfig reads the client's shared MCP configuration for merging:
+// every key and server it holds, and its file mode. A missing file is
+// empty; a file that is not a JSON object whose mcpServers is an object is
+// refused, and never rewritten.
+func (m *MCPClient) loadConfig(l layout) (top, servers map[string]json.RawMessage, perm os.FileMode, err error) {
+	top, servers, perm = map[string]json.RawMessage{}, map[string]json.RawMessage{}, 0o644
+	if !l.Merge {
+		return top, servers, perm, nil
+	}
+	file := m.path(l.ServerFile)
+	fi, err := os.Lstat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return top, servers, perm, nil
+	case err != nil:
+		return nil, nil, 0, dirInvalid(err, "the MCP configuration cannot be read")
+	case !fi.Mode().IsRegular():
+		return nil, nil, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is not a regular file")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, 0, dirInvalid(err, "the MCP configuration cannot be read")
+	}
+	if top, servers, err = parseConfig(b); err != nil {
+		return nil, nil, 0, blocking.New(blocking.HarnessClientConfigInvalid, "%v", err)
+	}
+	return top, servers, fi.Mode().Perm(), nil
+}
+
+// writeServerEntry writes the deployment's server entry: merged into the
+// client's shared configuration (every other key and server kept), or as
+// a standalone file.
+func (m *MCPClient) writeServerEntry(l layout, srv ServerRecord) error {
+	top, servers, perm, err := m.loadConfig(l)
+	if err != nil {
+		return err
+	}
+	entry, err := marshal(srv.Entry, "")
+	if err != nil {
+		return err
+	}
+	servers[srv.Name] = entry
+	if top["mcpServers"], err = marshal(servers, ""); err != nil {
+		return err
+	}
+	out, err := marshal(top, "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(m.path(l.ServerFile), append(out, '\n'), perm)
+}
+
+// marshal encodes v without HTML escaping, indented when indent is set.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// checkServerEntry checks the client's configuration still has the
+// deployment's entry, serving this deployment from this host with the
+// installed executable.
+func (m *MCPClient) checkServerEntry(rec *Record, deployment string) *blocking.Error {
+	b, err := os.ReadFile(m.path(rec.Server.File))
+	if err != nil {
+		return blocking.New(blocking.HarnessServerEntryMissing, "the MCP configuration file is missing or unreadable")
+	}
+	_, servers, err := parseConfig(b)
+	if err != nil {
+		return blocking.New(blocking.HarnessClientConfigInvalid, "%v", err)
+	}
+	raw, ok := servers[rec.Server.Name]
+	if !ok {
+		return blocking.New(blocking.HarnessServerEntryMissing, "no %s entry in mcpServers", rec.Server.Name)
+	}
+	var e ServerEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return blocking.New(blocking.HarnessServerEntryChanged, "the entry is not a command entry")
+	}
+	want := m.serverEntry(deployment)
+	switch {
+	case !slices.Equal(e.Args, want.Args):
+		return blocking.New(blocking.HarnessServerEntryChanged, "the entry does not run coordinator serve for deployment %s", deployment)
+	case e.Env["OA_HOME"] != m.opts.Home:
+		return blocking.New(blocking.HarnessServerEntryChanged, "the entry's OA_HOME is not this host's")
+	case e.Command != rec.Server.Entry.Command:
+		return blocking.New(blocking.HarnessServerEntryChanged, "the entry runs another executable than the one installed")
+	}
+	fi, err := os.Stat(e.Command)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return blocking.New(blocking.HarnessServerEntryChanged, "the installed oa executable is gone or not executable")
+	}
+	return nil
+}
+
+// checkFiles compares the installed folders with the record: every file
+// present with its digest, nothing added, and the projection's manifest
+// consistent with the recorded materializationDigest.
+func (m *MCPClient) checkFiles(rec *Record) *blocking.Error {
+	var altered, missing []string
+	for _, name := range slices.Sorted(maps.Keys(rec.Files)) {
+		fi, err := os.Lstat(m.path(name))
+		if err != nil || !fi.Mode().IsRegular() {
+			missing = append(missing, name)
+			continue
+		}
+		b, err := os.ReadFile(m.path(name))
+		if err != nil || digest(b) != rec.Files[name] {
+			altered = append(altered, name)
+		}
+	}
+	added := 0
+	for _, dir := range []string{rec.ProjectionDir, rec.SkillDir} {
+		if dir == "" {
+			continue
+		}
+		have, _ := listFiles(m.path(dir))
+		for _, name := range have {
+			if _, ok := rec.Files[dir+"/"+name]; !ok {
+				added++
+			}
+		}
+	}
+	var parts []string
+	if len(altered) > 0 {
+		parts = append(parts, "altered: "+strings.Join(altered, ", "))
+	}
+	if len(missing) > 0 {
+		parts = append(parts, "missing: "+strings.Join(missing, ", "))
+	}
+	if added > 0 {
+		parts = append(parts, fmt.Sprintf("%d file(s) added", added))
+	}
+	if len(parts) == 0 {
+		man, err := harness.ReadManifest(m.path(rec.ProjectionDir))
+		if err != nil {
+			return blocking.New(blocking.HarnessFilesChanged, "the projection manifest does not decode")
+		}
+		md, err := harness.MaterializationDigest(man.Files, man.ArtifactDigest, man.WorkerIRDigest)
+		if err != nil || md != man.MaterializationDigest || md != rec.MaterializationDigest {
+			return blocking.New(blocking.HarnessFilesChanged, "the projection manifest does not give the recorded materializationDigest")
+		}
+		return nil
+	}
+	return blocking.New(blocking.HarnessFilesChanged, "%s", strings.Join(parts, "; "))
+}
+
+// listFiles lists every entry under dir that is not a folder, as
+// slash-separated paths relative to dir, sorted; non-regular entries are
+// listed too, and make the error non-nil.
+func listFiles(dir string) ([]string, error) {
+	var out []string
+	var bad error
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			bad = errors.New("not a regular file")
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	slices.Sort(out)
+	if err == nil {
+		err = bad
+	}
+	return out, err
+}
+
+// checkSkillDir refuses to replace a skill folder that is neither missing,
+// empty, nor holding only files an oa install record in this folder lists
+// for it: a person's own skill of the same name, or a file a person added,
+// is never overwritten or deleted.
+func (m *MCPClient) checkSkillDir(l layout, deployment string) error {
+	abs := m.path(l.SkillDir)
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return dirInvalid(err, "the skill folder cannot be read")
+	case !fi.IsDir():
+		return blocking.New(blocking.HarnessInstallDirInvalid, "the skill folder is a symbolic link or not a folder")
+	}
+	have, err := listFiles(abs)
+	if err != nil {
+		return blocking.New(blocking.HarnessInstallDirInvalid, "the skill folder holds something other than files and folders")
+	}
+	if len(have) == 0 {
+		return nil
+	}
+	records, _ := filepath.Glob(m.path(l.RecordGlob))
+	for _, p := range records {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		rec, err := decodeRecord(b)
+		if err != nil || rec.Client != m.opts.Client || rec.SkillDir != l.SkillDir {
+			continue
+		}
+		var listed []string
+		for name := range rec.Files {
+			if rest, ok := strings.CutPrefix(name, l.SkillDir+"/"); ok {
+				listed = append(listed, rest)
+			}
+		}
+		if subset(have, listed) {
+			return nil
+		}
+	}
+	return blocking.New(blocking.HarnessInstallDirInvalid, "the skill folder for deployment %s holds files no oa installation recorded", deployment)
+}
+
+// writeSkill writes the skill folder whole: into a new folder next to it,
+// renamed into place, so the client never sees half a skill.
+func (m *MCPClient) writeSkill(l layout, deployment string, files map[string][]byte) error {
+	abs := m.path(l.SkillDir)
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return dirInvalid(err, "the skills folder cannot be created")
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".installing-")
+	if err != nil {
+		return dirInvalid(err, "the skills folder is not writable")
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		p := filepath.Join(tmp, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// The folder was checked before anything was written; check again now
+	// that the projection is in place, in case it changed meanwhile.
+	if err := m.checkSkillDir(l, deployment); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		old := tmp + ".old"
+		if err := os.Rename(abs, old); err != nil {
+			return dirInvalid(err, "the earlier skill folder cannot be moved aside")
+		}
+		if err := os.Rename(tmp, abs); err != nil {
+			_ = os.Rename(old, abs)
+			return err
+		}
+		done = true
+		return os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// subset reports whether every name of have is in listed.
+func subset(have, listed []string) bool {
+	for _, h := range have {
+		if !slices.Contains(listed, h) {
+			return false
+		}
+	}
+	return true
+}
+
+// clearProjection removes the deployment's earlier projection folder when
+// it holds only files its install record lists (some may be missing), so
+// that Write can replace a damaged installation. A folder holding anything
+// else is left for Write to refuse.
+func (m *MCPClient) clearProjection(l layout, deployment string) error {
+	abs := m.path(l.ProjectionDir)
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	rec, rerr := m.readRecord(m.path(l.RecordFile), deployment)
+	if rerr != nil {
+		return nil
+	}
+	have, err := listFiles(abs)
+	if err != nil || len(have) == 0 {
+		return nil
+	}
+	var listed []string
+	for name := range rec.Files {
+		if rest, ok := strings.CutPrefix(name, l.ProjectionDir+"/"); ok {
+			listed = append(listed, rest)
+		}
+	}
+	slices.Sort(listed)
+	if !subset(have, listed) || slices.Equal(have, listed) {
+		return nil // Write refuses the one, replaces the other whole
+	}
+	return os.RemoveAll(abs)
+}

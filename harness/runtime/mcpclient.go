@@ -1,0 +1,442 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/oci"
+)
+
+// Clients an MCPClient installs into.
+const (
+	// ClientClaudeCode is Claude Code: the server entry is merged into the
+	// project's .mcp.json and the skill goes to .claude/skills/<package>.
+	ClientClaudeCode = "claude-code"
+	// ClientGeneric is any MCP client: a standalone server file and a
+	// projection folder to point the client at.
+	ClientGeneric = "generic"
+)
+
+// Clients lists the clients MCPClient knows, in the order shown to people.
+var Clients = []string{ClientClaudeCode, ClientGeneric}
+
+// MCPClientOptions say where an MCPClient installs and what it installs.
+type MCPClientOptions struct {
+	// Home is $OA_HOME of the host serving the deployment.
+	Home string
+	// Client is ClientClaudeCode or ClientGeneric.
+	Client string
+	// Dir is the folder installed into: the project folder for Claude
+	// Code, any folder for a generic client.
+	Dir string
+	// Executable is the oa executable the client starts; it is made
+	// absolute.
+	Executable string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// MCPClient is the harness of an MCP client. Its methods are safe to call
+// from one goroutine at a time per installation folder.
+type MCPClient struct {
+	opts MCPClientOptions
+}
+
+var _ Runtime = (*MCPClient)(nil)
+
+// NewMCPClient returns the MCP-client harness for opts. An unknown client
+// is refused with harness_client_unknown.
+func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
+	if !slices.Contains(Clients, opts.Client) {
+		return nil, blocking.New(blocking.HarnessClientUnknown, "the client is not one of %v", Clients)
+	}
+	if opts.Home == "" || opts.Dir == "" {
+		return nil, errors.New("runtime: Home and Dir are required")
+	}
+	var err error
+	if opts.Home, err = filepath.Abs(opts.Home); err != nil {
+		return nil, err
+	}
+	if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
+		return nil, err
+	}
+	if opts.Executable != "" {
+		if opts.Executable, err = filepath.Abs(opts.Executable); err != nil {
+			return nil, err
+		}
+	}
+	return &MCPClient{opts: opts}, nil
+}
+
+// Kind is "mcp-client/" followed by the client.
+func (m *MCPClient) Kind() string { return "mcp-client/" + m.opts.Client }
+
+func (m *MCPClient) now() time.Time {
+	if m.opts.Now != nil {
+		return m.opts.Now()
+	}
+	return time.Now()
+}
+
+// RunTurn always refuses with harness_turn_unsupported: an MCP client owns
+// its model loop, and oa neither drives nor imitates it.
+func (m *MCPClient) RunTurn(context.Context, string, string) error {
+	return blocking.New(blocking.HarnessTurnUnsupported, "the %s client runs its own model turns", m.opts.Client)
+}
+
+// layout is where one deployment is installed, every path relative to Dir
+// and slash-separated.
+type layout struct {
+	// ServerFile holds the MCP server entry; Merge says it is shared
+	// with the client's other servers.
+	ServerFile string
+	Merge      bool
+	// ProjectionDir holds the whole projection (harness.Projection.Write).
+	ProjectionDir string
+	// SkillDir, when set, is where the client looks for the Agent Skills
+	// folder: a copy of the projection's skills/<package>.
+	SkillDir string
+	// RecordFile is the install record.
+	RecordFile string
+	// RecordGlob matches every install record of this client in Dir.
+	RecordGlob string
+}
+
+func (m *MCPClient) layout(deployment, pkg string) layout {
+	if m.opts.Client == ClientClaudeCode {
+		l := layout{ServerFile: ".mcp.json", Merge: true, ProjectionDir: ".claude/oa/" + deployment, RecordFile: ".claude/oa/" + deployment + recordSuffix, RecordGlob: ".claude/oa/*" + recordSuffix}
+		if pkg != "" {
+			l.SkillDir = ".claude/skills/" + pkg
+		}
+		return l
+	}
+	return layout{ServerFile: "oa-" + deployment + ".mcp.json", ProjectionDir: "oa-" + deployment, RecordFile: "oa-" + deployment + recordSuffix, RecordGlob: "oa-*" + recordSuffix}
+}
+
+func (m *MCPClient) path(rel string) string {
+	return filepath.Join(m.opts.Dir, filepath.FromSlash(rel))
+}
+
+// ServerName is the name of a deployment's entry in the client's MCP
+// configuration.
+func ServerName(deployment string) string { return "oa-" + deployment }
+
+// serverEntry is the entry the client needs to start the deployment's
+// coordinator.
+func (m *MCPClient) serverEntry(deployment string) ServerEntry {
+	return ServerEntry{
+		Command: m.opts.Executable,
+		Args:    []string{"coordinator", "serve", "--deployment", deployment},
+		Env:     map[string]string{"OA_HOME": m.opts.Home},
+	}
+}
+
+// release is the bound release, checked, and its projection.
+type release struct {
+	binding *bind.Binding
+	proj    *harness.Projection
+}
+
+// checkName refuses a deployment name that breaks the naming rule before
+// it becomes part of a path.
+func checkName(deployment string) error { return bind.CheckNames(deployment, "unspecified") }
+
+// Prepare installs the deployment into the client: the projection of the
+// bound release, (for Claude Code) its skill folder, the MCP server entry
+// and, last, the install record. It refuses unless the binding verifies,
+// the release is actively admitted, and its projection is the one bound.
+func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installation, error) {
+	if err := checkName(deployment); err != nil {
+		return nil, err
+	}
+	if m.opts.Executable == "" {
+		return nil, errors.New("runtime: Executable is required to install")
+	}
+	h, err := admit.OpenHost(ctx, m.opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	rel, err := m.boundRelease(ctx, h, deployment)
+	if err != nil {
+		return nil, err
+	}
+	b, p := rel.binding, rel.proj
+	l := m.layout(deployment, p.Package)
+	rec := &Record{
+		Type: RecordType, Client: m.opts.Client, Deployment: deployment, Host: b.Host,
+		Package: p.Package, Version: p.Version, ArtifactDigest: p.ArtifactDigest, WorkerIRDigest: p.WorkerIRDigest,
+		BindingSeq: b.Seq, PlanDigest: b.PlanDigest, Model: b.Model,
+		MaterializationDigest: p.MaterializationDigest, PersonaDigest: p.PersonaDigest, SkillDigest: p.SkillDigest,
+		Server:        ServerRecord{File: l.ServerFile, Name: ServerName(deployment), Entry: m.serverEntry(deployment)},
+		ProjectionDir: l.ProjectionDir, SkillDir: l.SkillDir,
+		Files:       map[string]string{},
+		InstalledAt: m.now().UTC().Truncate(time.Second),
+	}
+	files := p.Files()
+	for name, data := range files {
+		rec.Files[l.ProjectionDir+"/"+name] = digest(data)
+	}
+	var skill map[string][]byte
+	if l.SkillDir != "" {
+		skill = skillFiles(files, p.Package)
+		for name, data := range skill {
+			rec.Files[l.SkillDir+"/"+name] = digest(data)
+		}
+	}
+	// Refuse what can be refused before anything is written.
+	if l.SkillDir != "" {
+		if err := m.checkSkillDir(l, deployment); err != nil {
+			return nil, err
+		}
+	}
+	if _, _, _, err := m.loadConfig(l); err != nil {
+		return nil, err
+	}
+	if err := m.clearProjection(l, deployment); err != nil {
+		return nil, err
+	}
+	if err := p.Write(m.path(l.ProjectionDir)); err != nil {
+		return nil, err
+	}
+	if l.SkillDir != "" {
+		if err := m.writeSkill(l, deployment, skill); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.writeServerEntry(l, rec.Server); err != nil {
+		return nil, err
+	}
+	if err := writeRecord(m.path(l.RecordFile), rec); err != nil {
+		return nil, err
+	}
+	return m.inspect(ctx, h, deployment)
+}
+
+// boundRelease reads the deployment's verified binding, checks its release
+// is actively admitted and projects it; the projection must be the bound
+// one.
+func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment string) (*release, error) {
+	b, err := bind.Current(ctx, h, deployment)
+	if err != nil {
+		return nil, err
+	}
+	if err := active(ctx, h, b, m.now()); err != nil {
+		return nil, err
+	}
+	art, err := fetchRelease(ctx, m.opts.Home, b)
+	if err != nil {
+		return nil, err
+	}
+	if art.IRDigest != b.Plan.WorkerIRDigest {
+		return nil, blocking.New(blocking.AdmissionMismatched, "the bound release's Worker IR is not the one bound")
+	}
+	p, err := harness.Project(art.Worker, b.ArtifactDigest, art.IRDigest)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameProjection(p.MaterializationDigest, p.PersonaDigest, p.SkillDigest, b); err != nil {
+		return nil, err
+	}
+	return &release{binding: b, proj: p}, nil
+}
+
+// active refuses unless the binding's release is actively admitted.
+func active(ctx context.Context, h *admit.Host, b *bind.Binding, now time.Time) error {
+	st, err := h.Status(ctx, b.ArtifactDigest, now)
+	if err != nil {
+		return err
+	}
+	if st.State != admit.Active {
+		if st.Why == nil {
+			return blocking.New(blocking.AdmissionMissing, "not actively admitted")
+		}
+		return st.Why
+	}
+	return nil
+}
+
+// sameProjection refuses digests that are not the bound plan's.
+func sameProjection(materialization, persona, skill string, b *bind.Binding) *blocking.Error {
+	var changed []string
+	for _, c := range []struct{ name, have, want string }{
+		{"materialization digest", materialization, b.Plan.MaterializationDigest},
+		{"persona digest", persona, b.Plan.PersonaDigest},
+		{"skill digest", skill, b.Plan.SkillDigest},
+	} {
+		if c.have != c.want {
+			changed = append(changed, c.name)
+		}
+	}
+	if len(changed) > 0 {
+		return blocking.New(blocking.HarnessProjectionStale, "%s differ from binding #%d", strings.Join(changed, ", "), b.Seq)
+	}
+	return nil
+}
+
+// fetchRelease reads the bound release, every blob digest-checked; the
+// bound reference must still name the bound artifact.
+func fetchRelease(ctx context.Context, home string, b *bind.Binding) (*oci.Artifact, error) {
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	desc, err := oci.Resolve(ctx, target, ref.Reference())
+	if err != nil {
+		return nil, err
+	}
+	if desc.Digest.String() != b.ArtifactDigest {
+		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
+	}
+	return oci.Fetch(ctx, target, desc)
+}
+
+// skillFiles returns the projection's Agent Skills folder, paths relative
+// to it.
+func skillFiles(files map[string][]byte, pkg string) map[string][]byte {
+	prefix := "skills/" + pkg + "/"
+	out := map[string][]byte{}
+	for name, data := range files {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
+			out[rest] = data
+		}
+	}
+	return out
+}
+
+// Inspect reports the deployment's installation in the client and
+// compares it with the current binding: the binding verifies, its release
+// is actively admitted, an install record exists, the server entry is
+// there and serves this deployment from this host, every installed file
+// has its recorded digest (none missing, none added), the installed
+// projection is the bound one, and the binding is the one installed.
+func (m *MCPClient) Inspect(ctx context.Context, deployment string) (*Installation, error) {
+	if err := checkName(deployment); err != nil {
+		return nil, err
+	}
+	h, err := admit.OpenHost(ctx, m.opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	return m.inspect(ctx, h, deployment)
+}
+
+func (m *MCPClient) inspect(ctx context.Context, h *admit.Host, deployment string) (*Installation, error) {
+	inst := &Installation{Kind: m.Kind(), Client: m.opts.Client, Deployment: deployment, Dir: m.opts.Dir, Checks: []Check{}}
+	b, err := bind.Current(ctx, h, deployment)
+	refusal, err := asRefusal(err)
+	if err != nil {
+		return nil, err
+	}
+	inst.add(CheckBinding, refusal)
+	if b != nil {
+		inst.Bound = &Bound{BindingSeq: b.Seq, PlanDigest: b.PlanDigest, Package: b.Plan.Package, Version: b.Plan.Version, ArtifactDigest: b.ArtifactDigest,
+			Model: b.Model, MaterializationDigest: b.Plan.MaterializationDigest, PersonaDigest: b.Plan.PersonaDigest, SkillDigest: b.Plan.SkillDigest}
+		refusal, err := asRefusal(active(ctx, h, b, m.now()))
+		if err != nil {
+			return nil, err
+		}
+		inst.add(CheckAdmission, refusal)
+	}
+	l := m.layout(deployment, "")
+	inst.RecordFile = l.RecordFile
+	rec, rerr := m.readRecord(m.path(l.RecordFile), deployment)
+	inst.add(CheckRecord, rerr)
+	if rec == nil {
+		inst.Matches = false
+		return inst, nil
+	}
+	inst.Installed, inst.Record = true, rec
+	inst.add(CheckServerEntry, m.checkServerEntry(rec, deployment))
+	inst.add(CheckFiles, m.checkFiles(rec))
+	if b != nil {
+		inst.add(CheckProjection, sameProjection(rec.MaterializationDigest, rec.PersonaDigest, rec.SkillDigest, b))
+		var link *blocking.Error
+		if rec.BindingSeq != b.Seq || rec.PlanDigest != b.PlanDigest {
+			link = blocking.New(blocking.HarnessBindingChanged, "installed binding #%d, current binding #%d", rec.BindingSeq, b.Seq)
+		}
+		inst.add(CheckBindingLink, link)
+	}
+	inst.Matches = true
+	for _, c := range inst.Checks {
+		inst.Matches = inst.Matches && c.OK
+	}
+	return inst, nil
+}
+
+// asRefusal splits err into a refusal (nil when err is nil) and a fault.
+func asRefusal(err error) (*blocking.Error, error) {
+	if err == nil {
+		return nil, nil
+	}
+	l := blocking.Refusals(err)
+	if l == nil {
+		return nil, err
+	}
+	if len(l) == 1 {
+		return l[0], nil
+	}
+	codes := make([]string, len(l))
+	for i, r := range l {
+		codes[i] = string(r.Code)
+	}
+	e := *l[0]
+	e.Detail = fmt.Sprintf("%s (with %v)", e.Detail, codes[1:])
+	return &e, nil
+}
+
+// writeFileAtomic writes data to path through a new file renamed into
+// place, creating the parent folders.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dirInvalid(err, "the folder cannot be created")
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".writing-")
+	if err != nil {
+		return dirInvalid(err, "the folder is not writable")
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// dirInvalid is harness_install_dir_invalid for a permission or layout
+// problem and the error itself (a fault) otherwise. The detail never names
+// the path.
+func dirInvalid(err error, detail string) error {
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrNotExist) || isNotDir(err) {
+		return blocking.New(blocking.HarnessInstallDirInvalid, "%s", detail)
+	}
+	return fmt.Errorf("%s: %w", detail, err)
+}

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/store"
+)
+
+// runDoc is the part of a coordinator run record a transcript reads: names,
+// closed codes, digests and times. The record holds no input value (only
+// a keyed fingerprint) and nothing read downstream, and the fields that
+// could (none today) are simply never decoded.
+type runDoc struct {
+	RunID     string          `json:"run_id"`
+	RequestID string          `json:"request_id"`
+	Workflow  string          `json:"workflow"`
+	Attempt   int             `json:"attempt"`
+	Outcome   harness.Outcome `json:"outcome"`
+	Reason    string          `json:"reason"`
+	Receipt   string          `json:"receipt_digest"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+var (
+	runIDPattern     = regexp.MustCompile(`^run_[0-9a-f]{1,64}$`)
+	requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	reasonPattern    = regexp.MustCompile(`^[a-z][a-z_]{0,63}$`)
+	identPattern     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+	digestPattern    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// reasonUnknownWorkflow is the coordinator's reason for a run that named no
+// job of the release: its workflow field is the caller's own text.
+const reasonUnknownWorkflow = "unknown_workflow"
+
+// Transcript lists the deployment's runs from the host's store, oldest
+// first (the latest limit of them when limit > 0). Every field is checked
+// against the shape the coordinator writes; a record that does not fit
+// is refused (harness_transcript_unreadable), never shown, and a workflow
+// name the caller made up is withheld.
+func (m *MCPClient) Transcript(ctx context.Context, deployment string, limit int) ([]TurnRecord, error) {
+	return Transcript(ctx, m.opts.Home, deployment, limit)
+}
+
+// Transcript is the transcript of any harness: the deployment's runs in
+// the host's store at home (see MCPClient.Transcript).
+func Transcript(ctx context.Context, home, deployment string, limit int) ([]TurnRecord, error) {
+	if err := checkName(deployment); err != nil {
+		return nil, err
+	}
+	// Opening the host checks it is one and brings its store up to date.
+	h, err := admit.OpenHost(ctx, home)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	states, err := runStates(ctx, filepath.Join(home, admit.StateFile), deployment)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TurnRecord, 0, len(states))
+	for i, s := range states {
+		t, err := turn(s)
+		if err != nil {
+			return nil, blocking.New(blocking.HarnessTranscriptUnreadable, "run record %d of deployment %s: %v", i+1, deployment, err)
+		}
+		out = append(out, t)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// turn decodes one run record into a transcript line.
+func turn(state []byte) (TurnRecord, error) {
+	var d runDoc
+	if err := json.Unmarshal(state, &d); err != nil {
+		return TurnRecord{}, fmt.Errorf("does not decode")
+	}
+	info, ok := d.Outcome.Info()
+	switch {
+	case !runIDPattern.MatchString(d.RunID):
+		return TurnRecord{}, fmt.Errorf("run_id is malformed")
+	case !requestIDPattern.MatchString(d.RequestID):
+		return TurnRecord{}, fmt.Errorf("request_id is malformed")
+	case !ok:
+		return TurnRecord{}, fmt.Errorf("outcome is not one of the contract's")
+	case !reasonPattern.MatchString(d.Reason):
+		return TurnRecord{}, fmt.Errorf("reason is not a closed code")
+	case d.Attempt < 1:
+		return TurnRecord{}, fmt.Errorf("attempt is not positive")
+	case d.Receipt != "" && !digestPattern.MatchString(d.Receipt):
+		return TurnRecord{}, fmt.Errorf("receipt_digest is not a digest")
+	case d.CreatedAt.IsZero():
+		return TurnRecord{}, fmt.Errorf("created_at is missing")
+	}
+	t := TurnRecord{Time: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), RunID: d.RunID, RequestID: d.RequestID, Workflow: d.Workflow,
+		Attempt: d.Attempt, Outcome: info.Outcome, Reason: d.Reason, ReceiptDigest: d.Receipt}
+	if d.Reason == reasonUnknownWorkflow || !identPattern.MatchString(d.Workflow) {
+		t.Workflow, t.WorkflowWithheld = "", true
+	}
+	return t, nil
+}
+
+// runStates reads the state documents of the deployment's runs, in the
+// order they were stored, through a read-only connection of its own: the
+// harness never writes a run.
+//
+// store has no query listing a deployment's runs yet; this is that query,
+// kept to the one table and columns store.Run names.
+func runStates(ctx context.Context, dbPath, deployment string) ([][]byte, error) {
+	abs, err := filepath.Abs(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", store.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "query_only(1)")
+	dsn := (&url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: open the state database: %w", err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: read runs: %w", err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var state []byte
+		if err := rows.Scan(&state); err != nil {
+			return nil, fmt.Errorf("runtime: read runs: %w", err)
+		}
+		out = append(out, state)
+	}
+	return out, rows.Err()
+}
