@@ -33,6 +33,16 @@ const (
 //go:embed host/policy.cue
 var hostPolicyCUE []byte
 
+// Fleet is the CUE source of package fleet: #Fleet, the hosts and
+// deployments one registry provisions.
+var Fleet = []File{{Name: "schemas/fleet/fleet.cue", Source: fleetCUE}}
+
+// FleetDef is the definition looked up in the fleet schema.
+const FleetDef = "#Fleet"
+
+//go:embed fleet/fleet.cue
+var fleetCUE []byte
+
 //go:embed host/registry.cue
 var hostRegistryCUE []byte
 

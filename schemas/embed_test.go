@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 )
 
@@ -28,5 +29,15 @@ func TestPurePackagesExcludeTool(t *testing.T) {
 		if len(p) >= 5 && p[:5] == "tool/" {
 			t.Fatalf("allow-list contains %s", p)
 		}
+	}
+}
+
+func TestFleetDefinitionCompiles(t *testing.T) {
+	v, err := Build(cuecontext.New(), Fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.LookupPath(cue.ParsePath(FleetDef)).Err(); err != nil {
+		t.Fatal(err)
 	}
 }

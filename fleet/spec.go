@@ -1,0 +1,263 @@
+// Package fleet is the plumbing of registry-backed fleet provisioning,
+// shared by the fleet operator's side and the host's side.
+//
+// A fleet file (CUE of package fleet, #Fleet in schemas/fleet/fleet.cue)
+// names one registry repository, the hosts and the deployments. Publishing
+// writes one signed provisioning envelope per host to that repository,
+// tagged host-<id>: the release digest, the deployment, the model and the
+// ceiling the fleet pre-approves, never a secret, a connection id or
+// anything host-local. A signed revocation list lives under the tag
+// revocations and each host pushes its signed status under status-<id>.
+// Every document is canonical JSON (RFC 8785) in the one layer of an OCI
+// image-spec 1.1 artifact, its signature and key id in the layer's
+// annotations, so that an unchanged fleet republishes to exactly the bytes
+// already there, and nothing is written.
+//
+// A host provisions itself from its envelope (Provision): it verifies the
+// envelope with the fleet keys of its own policy, applies the revocation
+// list, copies the release with its signature and attestation into its
+// local OCI layout (each blob fetched once), admits it under its own
+// policy, resolves it against its own registry and connections and binds
+// only where its policy lets the fleet pre-approve and the plan stays
+// inside the envelope's ceiling; otherwise it stops in a named blocking
+// state that `oa bind` completes.
+package fleet
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/parser"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
+)
+
+// Package is the CUE package a fleet file declares.
+const Package = "fleet"
+
+// Tags in the fleet's repository.
+const (
+	// RevocationsTag holds the fleet's signed revocation list.
+	RevocationsTag = "revocations"
+	hostTagPrefix  = "host-"
+	statusPrefix   = "status-"
+)
+
+// EnvelopeTag is the tag of host id's provisioning envelope.
+func EnvelopeTag(id string) string { return hostTagPrefix + id }
+
+// StatusTag is the tag of host id's signed status.
+func StatusTag(id string) string { return statusPrefix + id }
+
+// Spec is a fleet file, loaded and checked. Its shape is #Fleet.
+type Spec struct {
+	Name        string                `json:"name"`
+	Registry    string                `json:"registry"`
+	Hosts       map[string]Host       `json:"hosts"`
+	Deployments map[string]Deployment `json:"deployments"`
+
+	// Path is the file the spec was read from.
+	Path string `json:"-"`
+	// repo is Registry parsed; posOf locates a field in the file.
+	repo  oci.Ref
+	posOf func(segs ...string) string
+}
+
+// Host is one host of the fleet.
+type Host struct {
+	Labels map[string]string `json:"labels"`
+	// Key is the host's public key PEM, when the fleet pins it.
+	Key string `json:"key,omitempty"`
+
+	verifier *oci.Verifier
+}
+
+// Deployment is one deployment of the fleet.
+type Deployment struct {
+	Release  string            `json:"release"`
+	Selector map[string]string `json:"selector"`
+	Model    string            `json:"model"`
+	Ceiling  Ceiling           `json:"ceiling"`
+
+	ref oci.Ref
+}
+
+// Ceiling is what the fleet pre-approves: capability patterns (in a fleet
+// file) or exact capability keys (in an envelope) and the highest risk.
+type Ceiling struct {
+	Capabilities []string `json:"capabilities"`
+	MaxRisk      ir.Risk  `json:"max_risk"`
+}
+
+// Repository is the fleet's registry repository.
+func (s *Spec) Repository() oci.Ref { return s.repo }
+
+// ReleaseRef is deployment d's release reference, parsed.
+func (s *Spec) ReleaseRef(d string) oci.Ref { return s.Deployments[d].ref }
+
+// HostVerifier is the pinned key of host id, or nil.
+func (s *Spec) HostVerifier(id string) *oci.Verifier { return s.Hosts[id].verifier }
+
+// Pos locates a field of the fleet file by its path segments.
+func (s *Spec) Pos(segs ...string) string {
+	if s.posOf == nil {
+		return s.Path
+	}
+	return s.posOf(segs...)
+}
+
+// Assignments maps each host id to the deployment that selects it; a host
+// no deployment selects is absent.
+func (s *Spec) Assignments() map[string]string {
+	out := map[string]string{}
+	for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
+		for _, d := range slices.Sorted(maps.Keys(s.Deployments)) {
+			if selects(s.Deployments[d].Selector, s.Hosts[id].Labels) {
+				out[id] = d
+				break
+			}
+		}
+	}
+	return out
+}
+
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadSpec reads and checks the fleet file at path: CUE of package fleet,
+// unified with #Fleet and concrete; the registry a repository of a
+// registry (not a layout), each release a registry reference pinned by
+// digest, each pinned host key a public key, and no host selected by two
+// deployments. A refusal is a blocking.List located in the file.
+func LoadSpec(path string) (*Spec, error) {
+	v, posOf, err := loadCUE(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Spec
+	if err := v.Decode(&s); err != nil {
+		return nil, fmt.Errorf("fleet: decoding a fleet that passed the schema: %w", err)
+	}
+	s.Path, s.posOf = path, posOf
+	var refused blocking.List
+	at := func(detail string, segs ...string) {
+		refused = append(refused, blocking.New(blocking.FleetInvalid, "%s", detail).At(posOf(segs...), joinPath(segs)))
+	}
+	if s.repo, err = oci.ParseRef(s.Registry, oci.RefOptions{}); err != nil || s.repo.Registry == "" || s.repo.Tag != "" || s.repo.Digest != "" {
+		at("the registry must be HOST/REPO without tag or digest", "registry")
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Deployments)) {
+		d := s.Deployments[name]
+		if d.ref, err = oci.ParseRef(d.Release, oci.RefOptions{}); err != nil || d.ref.Registry == "" || d.ref.Digest == "" {
+			at("the release must be REGISTRY/REPO@sha256:<64 hex>", "deployments", name, "release")
+		}
+		if fs := ir.ScanText(d.Model, false); len(fs) > 0 {
+			at("the model name looks like customer state ("+fs[0].Rule+")", "deployments", name, "model")
+		}
+		s.Deployments[name] = d
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
+		h := s.Hosts[id]
+		if h.Key != "" {
+			if h.verifier, err = oci.LoadVerifier([]byte(h.Key)); err != nil {
+				at("not a PEM public key", "hosts", id, "key")
+			}
+			s.Hosts[id] = h
+		}
+		var by []string
+		for _, d := range slices.Sorted(maps.Keys(s.Deployments)) {
+			if selects(s.Deployments[d].Selector, h.Labels) {
+				by = append(by, d)
+			}
+		}
+		if len(by) > 1 {
+			refused = append(refused, blocking.New(blocking.FleetHostAmbiguous, "selected by deployments %v", by).At(posOf("hosts", id), "hosts."+id))
+		}
+	}
+	if err := refused.Err(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func joinPath(segs []string) string {
+	out := ""
+	for i, s := range segs {
+		if _, err := strconv.Atoi(s); err == nil {
+			out += "[" + s + "]"
+			continue
+		}
+		if i > 0 {
+			out += "."
+		}
+		out += s
+	}
+	return out
+}
+
+// loadCUE reads the fleet file, unifies it with #Fleet and checks it is
+// concrete, the way admit.LoadHostFile reads host files.
+func loadCUE(path string) (cue.Value, func(segs ...string) string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return cue.Value{}, nil, blocking.New(blocking.FleetUnreadable, "the file cannot be read").At(path, "")
+	}
+	abs, _ := filepath.Abs(path)
+	inFile := func(name string) bool { return name == path || name == abs }
+	file, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
+	}
+	if file.PackageName() != Package {
+		return cue.Value{}, nil, blocking.New(blocking.FleetInvalid, "the file must declare package %s", Package).At(path+":1:1", "")
+	}
+	ctx := cuecontext.New()
+	schema, err := schemas.Build(ctx, schemas.Fleet)
+	if err != nil {
+		return cue.Value{}, nil, err
+	}
+	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
+	if err := inst.AddSyntax(file); err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
+	}
+	data := ctx.BuildInstance(inst)
+	v := schema.LookupPath(cue.ParsePath(schemas.FleetDef)).Unify(data)
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
+	}
+	posOf := func(segs ...string) string {
+		sels := make([]cue.Selector, len(segs))
+		for i, seg := range segs {
+			if n, err := strconv.Atoi(seg); err == nil {
+				sels[i] = cue.Index(n)
+			} else {
+				sels[i] = cue.Str(seg)
+			}
+		}
+		// Positions come from the file alone: the unified value would
+		// name the schema's line for fields the schema declares.
+		pos := data.LookupPath(cue.MakePath(sels...)).Pos()
+		if !pos.IsValid() {
+			return path
+		}
+		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
+	}
+	return v, posOf, nil
+}
