@@ -118,7 +118,7 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 		attested         []attestation
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); art, fetchErr = oci.Fetch(ctx, target, desc) }()
+	go func() { defer wg.Done(); art, fetchErr = oci.FetchBound(ctx, target, desc) }()
 	go func() { defer wg.Done(); _, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
 	go func() { defer wg.Done(); attested = readAttestations(ctx, target, desc, policy) }()
 	wg.Wait()

@@ -142,7 +142,7 @@ func fetchRelease(ctx context.Context, home string, b *bind.Binding) (*oci.Artif
 	if desc.Digest.String() != b.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
 	}
-	return oci.Fetch(ctx, target, desc)
+	return oci.FetchBound(ctx, target, desc)
 }
 
 func (c *Coordinator) now() time.Time {
@@ -165,9 +165,24 @@ func (c *Coordinator) Mode() string {
 
 // checkPlan recomputes the plan from live host state and refuses it unless
 // its digest is the bound one; the operator is told which link changed.
+//
+// The admission status and the host state (LoadFor) are read at the same
+// time: LoadFor reads nothing that depends on the status, whose record
+// digest is only copied into the state, here, once the release is known
+// to be actively admitted. Nothing is resolved before that.
 func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 	digest := c.art.Descriptor.Digest.String()
+	type loaded struct {
+		st  *resolve.State
+		err error
+	}
+	load := make(chan loaded, 1)
+	go func() {
+		st, err := resolve.LoadFor(ctx, c.host, c.art, "")
+		load <- loaded{st, err}
+	}()
 	status, err := c.host.Status(ctx, digest, c.now())
+	l := <-load // always waited for: no read outlives the check
 	if err != nil {
 		return nil, err
 	}
@@ -175,9 +190,10 @@ func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: release %s is %s; run refused\n", c.opts.Deployment, digest, status.State)
 		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
 	}
-	st, err := resolve.LoadFor(ctx, c.host, c.art, status.RecordDigest)
+	st, err := l.st, l.err
 	var plan *resolve.Plan
 	if err == nil {
+		st.AdmissionDigest = status.RecordDigest
 		plan, err = resolve.Resolve(st, resolve.Request{Deployment: c.binding.Deployment, Model: c.binding.Model})
 	}
 	if err != nil && blocking.Refusals(err) == nil {
@@ -220,6 +236,12 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 		return s, nil
 	}
 	inv, err := s.Inventory(ctx)
+	return c.checkInventory(e, s, inv, err)
+}
+
+// checkInventory holds a session's fresh tool list to the plan entry's
+// verified inventory; a session whose listing failed is dropped.
+func (c *Coordinator) checkInventory(e resolve.Entry, s *connector.Session, inv *connector.Inventory, err error) (*connector.Session, error) {
 	if err != nil {
 		c.dropSession(e.ConnectionID, s)
 		return nil, err
@@ -229,6 +251,44 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 		return nil, blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 	}
 	return s, nil
+}
+
+// checkedSession re-checks the plan and returns the entry's session with
+// its tool list checked again, as every read tool call and effect needs
+// before it calls downstream. When the session is already open, its tools
+// are listed while the plan is recomputed (tools/list is the only request
+// sent before both checks pass); a session is never started before the
+// plan passed. planErr is checkPlan's error; err is the session's.
+func (c *Coordinator) checkedSession(ctx context.Context, e resolve.Entry) (s *connector.Session, planErr, err error) {
+	c.mu.Lock()
+	open := c.sessions[e.ConnectionID]
+	c.mu.Unlock()
+	if open == nil || c.opts.NoProbe {
+		if _, planErr = c.checkPlan(ctx); planErr != nil {
+			return nil, planErr, nil
+		}
+		s, err = c.session(ctx, e)
+		return s, nil, err
+	}
+	type listed struct {
+		inv *connector.Inventory
+		err error
+	}
+	list := make(chan listed, 1)
+	go func() {
+		inv, err := open.Inventory(ctx)
+		list <- listed{inv, err}
+	}()
+	_, planErr = c.checkPlan(ctx)
+	l := <-list
+	if planErr != nil {
+		if l.err != nil {
+			c.dropSession(e.ConnectionID, open)
+		}
+		return nil, planErr, nil
+	}
+	s, err = c.checkInventory(e, open, l.inv, l.err)
+	return s, nil, err
 }
 
 // dropSession forgets (and ends) a session that failed, so the next call

@@ -230,6 +230,80 @@ func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) 
 // the IR annotation against the IR layer, the IR's strict canonical
 // decoding and that the layers are exactly the parts the IR names.
 func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
+	a, err := fetchManifest(ctx, target, desc)
+	if err != nil {
+		return nil, err
+	}
+	if a.Layers, err = fetchLayers(ctx, target, a.Manifest.Layers); err != nil {
+		return nil, err
+	}
+	irDesc, err := irLayer(a.Manifest.Layers)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range a.Layers {
+		if l.Descriptor.Digest == irDesc.Digest {
+			a.IR = l.Data
+		}
+	}
+	if err := a.checkIR(); err != nil {
+		return nil, err
+	}
+	if err := a.checkLayers(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// FetchBound is Fetch for a host that needs the artifact's content, not
+// copies of its blobs: it reads the manifest and the IR layer, verifies
+// both, and binds every other layer to the IR by digest (its descriptor
+// must be the digest, size, type and annotations of the IR's own part),
+// without downloading what the IR already holds. Its guarantee about the
+// bytes a host uses is Fetch's; unlike Fetch it does not notice a blob
+// that is missing or damaged in storage, which oa verify and oa pull do.
+func FetchBound(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
+	a, err := fetchManifest(ctx, target, desc)
+	if err != nil {
+		return nil, err
+	}
+	irDesc, err := irLayer(a.Manifest.Layers)
+	if err != nil {
+		return nil, err
+	}
+	if a.IR, err = fetch(ctx, target, irDesc); err != nil {
+		return nil, err
+	}
+	if err := a.checkIR(); err != nil {
+		return nil, err
+	}
+	// The IR's parts, hashed (the IR itself already was): each manifest
+	// layer must carry exactly that digest and size, which binds its bytes
+	// to the part; checkLayers then checks types and annotations.
+	want := parts(a.Worker, a.IR)
+	if len(want) != len(a.Manifest.Layers) {
+		return nil, blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d layers, the IR names %d parts", len(a.Manifest.Layers), len(want))
+	}
+	a.Layers = make([]Layer, len(want))
+	for i, w := range want {
+		d := digest.Digest(a.IRDigest)
+		if i > 0 {
+			d = digest.FromBytes(w.Data)
+		}
+		got := a.Manifest.Layers[i]
+		if got.Digest != d || got.Size != int64(len(w.Data)) {
+			return nil, blocking.New(blocking.ArtifactLayersInvalid, "layer %d is not the IR's part %s", i, w.Descriptor.Annotations[AnnotationPart])
+		}
+		a.Layers[i] = Layer{Descriptor: got, Data: w.Data}
+	}
+	if err := a.checkLayers(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// fetchManifest reads and checks the manifest desc names.
+func fetchManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
 	raw, err := fetch(ctx, target, desc)
 	if err != nil {
 		return nil, err
@@ -240,35 +314,37 @@ func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descrip
 	}
 	a := &Artifact{Descriptor: desc, Manifest: m}
 	a.Descriptor.ArtifactType = m.ArtifactType
-	if a.Layers, err = fetchLayers(ctx, target, m.Layers); err != nil {
-		return nil, err
-	}
-	var irLayers int
-	for _, l := range a.Layers {
-		if l.Descriptor.MediaType == IRMediaType {
-			irLayers++
-			a.IR = l.Data
+	return a, nil
+}
+
+// irLayer returns the manifest's one IR layer.
+func irLayer(layers []ocispec.Descriptor) (ocispec.Descriptor, error) {
+	var found []ocispec.Descriptor
+	for _, l := range layers {
+		if l.MediaType == IRMediaType {
+			found = append(found, l)
 		}
 	}
-	if irLayers != 1 {
-		return nil, blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d IR layers, want exactly 1", irLayers)
+	if len(found) != 1 {
+		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d IR layers, want exactly 1", len(found))
 	}
+	return found[0], nil
+}
+
+// checkIR checks the IR bytes against the manifest's annotation, decodes
+// them strictly and checks them against #Worker.
+func (a *Artifact) checkIR() error {
 	a.IRDigest = ir.DigestBytes(a.IR)
-	if m.Annotations[AnnotationIRDigest] != a.IRDigest {
-		return nil, blocking.New(blocking.IRAnnotationMismatch, "annotation %s differs from the IR layer's digest", AnnotationIRDigest)
+	if a.Manifest.Annotations[AnnotationIRDigest] != a.IRDigest {
+		return blocking.New(blocking.IRAnnotationMismatch, "annotation %s differs from the IR layer's digest", AnnotationIRDigest)
 	}
+	var err error
 	if a.Worker, err = ir.DecodeCanonical(a.IR); err != nil {
-		return nil, err
+		return err
 	}
 	// Everything downstream trusts the IR's names (pull writes files by
 	// them): it must be schema-valid before anything is derived from it.
-	if err := compiler.CheckWorker(cuecontext.New(), a.Worker); err != nil {
-		return nil, err
-	}
-	if err := a.checkLayers(); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return compiler.CheckWorker(cuecontext.New(), a.Worker)
 }
 
 // checkLayers checks the layers are exactly those Layers derives from the

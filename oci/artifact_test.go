@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -273,6 +274,55 @@ func TestLoopbackIsTheOnlyAutomaticPlainHTTP(t *testing.T) {
 	for host, want := range map[string]bool{"127.0.0.1:5000": true, "localhost:5000": true, "[::1]:5000": true, "localhost": true, "registry.example.com": false, "10.0.0.5:5000": false} {
 		if got := isLoopback(host); got != want {
 			t.Errorf("isLoopback(%q) = %v", host, got)
+		}
+	}
+}
+
+// TestFetchBoundAgreesWithFetch: FetchBound reads the manifest and the IR
+// only, gives the same artifact as Fetch, and refuses every manifest
+// tampering Fetch refuses (a layer bound to other bytes included).
+func TestFetchBoundAgreesWithFetch(t *testing.T) {
+	res := compiled(t, examples.Default)
+	ctx := context.Background()
+	store, dir := newLayout(t)
+	desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Fetch(ctx, store, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound, err := FetchBound(ctx, store, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound.IRDigest != full.IRDigest || len(bound.Layers) != len(full.Layers) {
+		t.Fatalf("bound %v, full %v", bound.IRDigest, full.IRDigest)
+	}
+	for i := range full.Layers {
+		if !bytes.Equal(bound.Layers[i].Data, full.Layers[i].Data) || bound.Layers[i].Descriptor.Digest != full.Layers[i].Descriptor.Digest {
+			t.Fatalf("layer %d differs", i)
+		}
+	}
+	var m ocispec.Manifest
+	raw, _ := os.ReadFile(blobPath(dir, desc))
+	for name, edit := range map[string]func(m *ocispec.Manifest){
+		"layer digest":   func(m *ocispec.Manifest) { m.Layers[1].Digest = digest.FromString("other") },
+		"layer size":     func(m *ocispec.Manifest) { m.Layers[2].Size++ },
+		"layers swapped": func(m *ocispec.Manifest) { m.Layers[1], m.Layers[2] = m.Layers[2], m.Layers[1] },
+		"annotation":     func(m *ocispec.Manifest) { m.Layers[1].Annotations[AnnotationPart] = "component:other" },
+		"media type":     func(m *ocispec.Manifest) { m.Layers[1].MediaType = DocumentMediaType },
+		"layer dropped":  func(m *ocispec.Manifest) { m.Layers = m.Layers[:len(m.Layers)-1] },
+	} {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		edit(&m)
+		changed := pushRaw(t, store, mustJSON(t, &m))
+		_, err := FetchBound(ctx, store, changed)
+		if l := blocking.Refusals(err); len(l) == 0 || l[0].Code != blocking.ArtifactLayersInvalid {
+			t.Fatalf("%s: FetchBound = %v", name, err)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func Load(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc o
 	if status.State != admit.Active {
 		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
 	}
-	art, err := oci.Fetch(ctx, target, desc)
+	art, err := oci.FetchBound(ctx, target, desc)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (f *planFlags) register(cmd *cobra.Command, modelRequired bool) {
 // compute opens this host and the release and computes the plan.
 func (f *planFlags) compute(cmd *cobra.Command, h *admit.Host, reference string) (*resolve.Plan, oci.Ref, error) {
 	ctx := cmd.Context()
-	ref, target, desc, err := f.refs.resolvePinned(ctx, reference)
+	ref, target, desc, err := f.refs.resolvePinnedRead(ctx, reference)
 	if err != nil {
 		return nil, ref, err
 	}

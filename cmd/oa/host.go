@@ -10,6 +10,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/oci"
@@ -281,12 +282,12 @@ func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 }
 
 // openHostAndRelease opens this host and resolves the pinned release s.
-func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.Host, oci.Ref, oci.Target, ocispec.Descriptor, error) {
+func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
 	h, err := admit.OpenHost(ctx, oaHome())
 	if err != nil {
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
 	}
-	ref, target, desc, err := refs.resolvePinned(ctx, s)
+	ref, target, desc, err := refs.resolvePinnedRead(ctx, s)
 	if err != nil {
 		h.Close()
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err

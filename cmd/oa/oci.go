@@ -10,6 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/oci"
 )
@@ -68,6 +69,22 @@ func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Ta
 		return ref, nil, ocispec.Descriptor{}, err
 	}
 	return ref, target, desc, ref.RequireDigest(desc.Digest)
+}
+
+// resolvePinnedRead is resolvePinned for commands that only read the
+// release: a digest reference costs one manifest request (no separate
+// HEAD), and what was read is remembered for the reads that follow.
+func (f *refFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+	ref, target, err := f.open(ctx, s)
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	remembered := oci.Remember(target)
+	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	return ref, remembered, desc, ref.RequireDigest(desc.Digest)
 }
 
 // openPinned is resolvePinned followed by a verified fetch of the artifact.

@@ -50,7 +50,7 @@ is refused and nothing is written.`,
 				}
 				return st.Why
 			}
-			art, err := oci.Fetch(ctx, target, desc)
+			art, err := oci.FetchBound(ctx, target, desc)
 			if err != nil {
 				return err
 			}

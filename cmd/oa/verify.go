@@ -31,7 +31,7 @@ of tampering has its own blocking code. Nothing online is contacted.`,
 				return err
 			}
 			ctx := cmd.Context()
-			ref, target, desc, err := refs.resolvePinned(ctx, args[0])
+			ref, target, desc, err := refs.resolvePinnedRead(ctx, args[0])
 			if err != nil {
 				return err
 			}
