@@ -39,9 +39,22 @@ type Policy struct {
 	Profiles             map[string]Profile    `json:"profiles"`
 	DefaultProfile       string                `json:"default_profile"`
 	MaxLifetime          string                `json:"max_lifetime"`
+	// Fleet is the fleet this host takes provisioning envelopes from; nil
+	// when the policy has no fleet section (and then it is left out of the
+	// policy digest, which stays what it was).
+	Fleet *FleetTrust `json:"fleet,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
+}
+
+// FleetTrust is the fleet section of a host policy: which fleet, by name
+// and keys, may provision this host, and whether it may pre-approve
+// bindings inside an envelope's ceiling.
+type FleetTrust struct {
+	Name       string                `json:"name"`
+	Keys       map[string]TrustedKey `json:"keys"`
+	PreApprove bool                  `json:"pre_approve"`
 }
 
 // TrustedKey is a trusted public key with its optional validity window.
@@ -193,6 +206,18 @@ func (p *Policy) loadKeys(posOf Locator) error {
 	}
 	publishers := load("publishers", p.Publishers)
 	authorities := load("authorities", p.Authorities)
+	if p.Fleet != nil {
+		for _, name := range slices.Sorted(maps.Keys(p.Fleet.Keys)) {
+			k := p.Fleet.Keys[name]
+			v, err := oci.LoadVerifier([]byte(k.Key))
+			if err != nil {
+				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(posOf("fleet", "keys", name, "key"), "fleet.keys."+name+".key"))
+				continue
+			}
+			k.verifier = v
+			p.Fleet.Keys[name] = k
+		}
+	}
 	for id, name := range authorities {
 		if pub, clash := publishers[id]; clash {
 			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s has the key of publisher %s", name, pub).At(posOf("authorities", name, "key"), "authorities."+name+".key"))

@@ -1,0 +1,178 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/oci"
+)
+
+// Artifact types of the fleet's documents. Each is an image-spec 1.1
+// manifest with the empty config and one layer, the document's canonical
+// JSON, of media type ARTIFACT_TYPE+json.
+const (
+	EnvelopeArtifactType    = "application/vnd.oa.fleet.envelope.v1"
+	RevocationsArtifactType = "application/vnd.oa.fleet.revocations.v1"
+	StatusArtifactType      = "application/vnd.oa.fleet.status.v1"
+)
+
+// Annotations of a document layer.
+const (
+	// AnnotationSignature is the base64 signature (ECDSA P-256 over the
+	// SHA-256 of the layer's bytes, as cosign signs).
+	AnnotationSignature = "dev.oa.fleet.signature"
+	// AnnotationKeyID is the signing key's id, "sha256:<hex>" of its PKIX
+	// encoding.
+	AnnotationKeyID = "dev.oa.fleet.key"
+	// AnnotationPublicKey carries the signer's public key PEM on a host
+	// status, which a fleet file may pin.
+	AnnotationPublicKey = "dev.oa.fleet.public-key"
+)
+
+// Size limits of what is read back.
+const (
+	maxManifest = 64 << 10
+	maxDocument = 4 << 20
+)
+
+// document is a signed document read from the registry, not yet verified.
+type document struct {
+	Desc      ocispec.Descriptor
+	Payload   []byte
+	Signature []byte
+	KeyID     string
+	PublicKey []byte
+}
+
+// errMalformed marks a tag that holds something other than a document of
+// the expected type.
+var errMalformed = errors.New("fleet: not a document of the expected type")
+
+// docManifest renders the manifest of a document: no timestamps, so one
+// payload and signature always give the same bytes.
+func docManifest(artifactType string, layer ocispec.Descriptor) ([]byte, error) {
+	m := ocispec.Manifest{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: artifactType,
+		Config:       ocispec.DescriptorEmptyJSON,
+		Layers:       []ocispec.Descriptor{layer},
+	}
+	return json.Marshal(m)
+}
+
+// pushDocument signs payload (canonical JSON of v) with sign, pushes it as
+// a document of artifactType and tags it. The blobs are pushed before the
+// manifest, and the tag moves only when the manifest is whole.
+func pushDocument(ctx context.Context, target oras.Target, artifactType, tag string, payload, sig []byte, keyID string, publicPEM []byte) (ocispec.Descriptor, error) {
+	layer := content.NewDescriptorFromBytes(artifactType+"+json", payload)
+	layer.Annotations = map[string]string{
+		AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
+		AnnotationKeyID:     keyID,
+	}
+	if publicPEM != nil {
+		layer.Annotations[AnnotationPublicKey] = string(publicPEM)
+	}
+	for _, b := range []struct {
+		desc ocispec.Descriptor
+		data []byte
+	}{{ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {layer, payload}} {
+		d := b.desc
+		d.Data = nil
+		ok, err := target.Exists(ctx, d)
+		if err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("checking %s: %w", d.Digest, err)
+		}
+		if ok {
+			continue
+		}
+		if err := target.Push(ctx, d, bytes.NewReader(b.data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return ocispec.Descriptor{}, fmt.Errorf("pushing %s: %w", d.Digest, err)
+		}
+	}
+	manifest, err := docManifest(artifactType, layer)
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	desc, err := oras.TagBytes(ctx, target, ocispec.MediaTypeImageManifest, manifest, tag)
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("pushing %s: %w", tag, err)
+	}
+	return desc, nil
+}
+
+// readDocument reads the document tagged tag. It returns nil, nil when the
+// tag does not exist, errMalformed when it holds something else, and a
+// fault when the registry cannot be read.
+func readDocument(ctx context.Context, target oras.ReadOnlyTarget, artifactType, tag string) (*document, error) {
+	desc, raw, err := oras.FetchBytes(ctx, target, tag, oras.FetchBytesOptions{MaxBytes: maxManifest})
+	switch {
+	case errors.Is(err, errdef.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, errdef.ErrSizeExceedsLimit) || errors.Is(err, content.ErrMismatchedDigest):
+		return nil, errMalformed
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", tag, err)
+	}
+	var m ocispec.Manifest
+	if json.Unmarshal(raw, &m) != nil || m.MediaType != ocispec.MediaTypeImageManifest || m.ArtifactType != artifactType || len(m.Layers) != 1 {
+		return nil, errMalformed
+	}
+	l := m.Layers[0]
+	if l.MediaType != artifactType+"+json" || l.Size > maxDocument || l.Digest.Validate() != nil || l.Digest.Algorithm() != digest.SHA256 {
+		return nil, errMalformed
+	}
+	sig, err := base64.StdEncoding.DecodeString(l.Annotations[AnnotationSignature])
+	if err != nil {
+		return nil, errMalformed
+	}
+	payload, err := content.FetchAll(ctx, target, l)
+	switch {
+	case errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, errdef.ErrNotFound):
+		return nil, errMalformed
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", tag, err)
+	}
+	d := &document{Desc: desc, Payload: payload, Signature: sig, KeyID: l.Annotations[AnnotationKeyID]}
+	if pem, ok := l.Annotations[AnnotationPublicKey]; ok {
+		d.PublicKey = []byte(pem)
+	}
+	return d, nil
+}
+
+// verifiedBy returns the first of keys whose signature d carries, or nil.
+func (d *document) verifiedBy(keys []*oci.Verifier) *oci.Verifier {
+	for _, k := range keys {
+		if k != nil && k.VerifyBytes(d.Signature, d.Payload) == nil {
+			return k
+		}
+	}
+	return nil
+}
+
+// decode decodes d's payload strictly into out and checks it is canonical:
+// a document is exactly the bytes that were signed.
+func (d *document) decode(out any) error {
+	dec := json.NewDecoder(bytes.NewReader(d.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil || dec.More() {
+		return errMalformed
+	}
+	again, err := canonical.Marshal(out)
+	if err != nil || !bytes.Equal(again, d.Payload) {
+		return errMalformed
+	}
+	return nil
+}
