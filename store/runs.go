@@ -66,6 +66,25 @@ func (db *DB) RunByRequest(ctx context.Context, deployment, requestID string) (*
 	return db.queryRun(ctx, `SELECT run_id, deployment, request_id, state FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
 }
 
+// RunsOf returns every run of the deployment in the order they were
+// stored.
+func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT run_id, deployment, request_id, state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	if err != nil {
+		return nil, fmt.Errorf("store: read runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		if err := rows.Scan(&r.RunID, &r.Deployment, &r.RequestID, &r.State); err != nil {
+			return nil, fmt.Errorf("store: read runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 func (db *DB) queryRun(ctx context.Context, query string, args ...any) (*Run, error) {
 	var r Run
 	err := db.db.QueryRowContext(ctx, query, args...).Scan(&r.RunID, &r.Deployment, &r.RequestID, &r.State)

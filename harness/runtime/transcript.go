@@ -2,11 +2,8 @@ package runtime
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"time"
@@ -14,7 +11,6 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
-	"github.com/oa-dev/oa/store"
 )
 
 // runDoc is the part of a coordinator run record a transcript reads: names,
@@ -66,13 +62,13 @@ func Transcript(ctx context.Context, home, deployment string, limit int) ([]Turn
 		return nil, err
 	}
 	defer h.Close()
-	states, err := runStates(ctx, filepath.Join(home, admit.StateFile), deployment)
+	runs, err := h.DB().RunsOf(ctx, deployment)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]TurnRecord, 0, len(states))
-	for i, s := range states {
-		t, err := turn(s)
+	out := make([]TurnRecord, 0, len(runs))
+	for i, r := range runs {
+		t, err := turn(r.State)
 		if err != nil {
 			return nil, blocking.New(blocking.HarnessTranscriptUnreadable, "run record %d of deployment %s: %v", i+1, deployment, err)
 		}
@@ -114,41 +110,4 @@ func turn(state []byte) (TurnRecord, error) {
 		t.Workflow, t.WorkflowWithheld = "", true
 	}
 	return t, nil
-}
-
-// runStates reads the state documents of the deployment's runs, in the
-// order they were stored, through a read-only connection of its own: the
-// harness never writes a run.
-//
-// store has no query listing a deployment's runs yet; this is that query,
-// kept to the one table and columns store.Run names.
-func runStates(ctx context.Context, dbPath, deployment string) ([][]byte, error) {
-	abs, err := filepath.Abs(dbPath)
-	if err != nil {
-		return nil, err
-	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", store.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "query_only(1)")
-	dsn := (&url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: open the state database: %w", err)
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: read runs: %w", err)
-	}
-	defer rows.Close()
-	var out [][]byte
-	for rows.Next() {
-		var state []byte
-		if err := rows.Scan(&state); err != nil {
-			return nil, fmt.Errorf("runtime: read runs: %w", err)
-		}
-		out = append(out, state)
-	}
-	return out, rows.Err()
 }
