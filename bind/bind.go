@@ -17,6 +17,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/store"
 )
@@ -178,4 +179,27 @@ func unapproved(plan *resolve.Plan, approved []string) []string {
 		}
 	}
 	return out
+}
+
+// FetchRelease reads the binding's release for a host stage: the bound
+// reference must still name the bound artifact, whose manifest and IR are
+// verified and every other layer bound to the IR (oci.FetchBound).
+func FetchRelease(ctx context.Context, home string, b *Binding) (*oci.Artifact, error) {
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	remembered := oci.Remember(target)
+	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
+	if err != nil {
+		return nil, err
+	}
+	if desc.Digest.String() != b.ArtifactDigest {
+		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
+	}
+	return oci.FetchBound(ctx, remembered, desc)
 }

@@ -95,7 +95,7 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 		return nil, err
 	}
 	c.bindingDigest = ir.DigestBytes(raw)
-	if c.art, err = fetchRelease(ctx, opts.Home, b); err != nil {
+	if c.art, err = bind.FetchRelease(ctx, opts.Home, b); err != nil {
 		return nil, err
 	}
 	if c.secret, err = hostSecret(opts.Home); err != nil {
@@ -125,25 +125,6 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 	return c, nil
 }
 
-// fetchRelease reads the bound release, every blob digest-checked.
-func fetchRelease(ctx context.Context, home string, b *bind.Binding) (*oci.Artifact, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
-	if err != nil {
-		return nil, err
-	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
-	if err != nil {
-		return nil, err
-	}
-	desc, err := oci.Resolve(ctx, target, ref.Reference())
-	if err != nil {
-		return nil, err
-	}
-	if desc.Digest.String() != b.ArtifactDigest {
-		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
-	}
-	return oci.FetchBound(ctx, target, desc)
-}
 
 func (c *Coordinator) now() time.Time {
 	if c.opts.Now != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
-	"github.com/oa-dev/oa/oci"
 )
 
 // Clients an MCPClient installs into.
@@ -234,7 +233,7 @@ func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment 
 	if err := active(ctx, h, b, m.now()); err != nil {
 		return nil, err
 	}
-	art, err := fetchRelease(ctx, m.opts.Home, b)
+	art, err := bind.FetchRelease(ctx, m.opts.Home, b)
 	if err != nil {
 		return nil, err
 	}
@@ -284,26 +283,6 @@ func sameProjection(materialization, persona, skill string, b *bind.Binding) *bl
 	return nil
 }
 
-// fetchRelease reads the bound release, every blob digest-checked; the
-// bound reference must still name the bound artifact.
-func fetchRelease(ctx context.Context, home string, b *bind.Binding) (*oci.Artifact, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
-	if err != nil {
-		return nil, err
-	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
-	if err != nil {
-		return nil, err
-	}
-	desc, err := oci.Resolve(ctx, target, ref.Reference())
-	if err != nil {
-		return nil, err
-	}
-	if desc.Digest.String() != b.ArtifactDigest {
-		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
-	}
-	return oci.Fetch(ctx, target, desc)
-}
 
 // skillFiles returns the projection's Agent Skills folder, paths relative
 // to it.
