@@ -1,0 +1,236 @@
+// Package fleettest builds fleets for tests: a release pushed to a
+// registrytest registry, signed and attested; a fleet key; and hosts, each
+// a real host folder whose policy trusts the publisher, the authority and
+// the fleet, with a signed starter registry and a verified sandbox
+// connection. Nothing is mocked.
+package fleettest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/registrytest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// Operator names the person in test host records.
+const Operator = "Test Operator"
+
+// Fleet is a test fleet: a registry, the publisher, authority and fleet
+// keys and one published release.
+type Fleet struct {
+	T         testing.TB
+	Registry  *registrytest.Registry
+	Publisher demo.Keys
+	Authority demo.Keys
+	Key       demo.Keys
+	// KeyFile and PubFile hold the fleet key in cosign's format (password
+	// "fleet-password").
+	KeyFile, PubFile string
+	// Release is the release's registry reference REGISTRY/REPO@sha256:….
+	Release string
+	Desc    ocispec.Descriptor
+	// Repository is the fleet's repository HOST/REPO.
+	Repository string
+}
+
+// KeyPassword is the fleet key file's password.
+const KeyPassword = "fleet-password"
+
+// New starts a registry and publishes the clinic example to it, signed by
+// a publisher and attested by an independent authority.
+func New(t testing.TB) *Fleet {
+	t.Helper()
+	f := &Fleet{T: t, Registry: registrytest.Start(t)}
+	var err error
+	for _, k := range []*demo.Keys{&f.Publisher, &f.Authority} {
+		if *k, err = demo.NewKeys(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	priv, pub, err := oci.GenerateKeys([]byte(KeyPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oci.LoadSigner(priv, []byte(KeyPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Key = demo.Keys{Signer: s, Public: pub}
+	dir := t.TempDir()
+	f.KeyFile, f.PubFile = filepath.Join(dir, "fleet.key"), filepath.Join(dir, "fleet.pub")
+	if err := os.WriteFile(f.KeyFile, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.PubFile, pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.Repository = f.Registry.Host() + "/fleet/clinics"
+	f.Release, f.Desc = f.Publish(nil)
+	return f
+}
+
+// Publish compiles the clinic example (edited by edit, when not nil),
+// pushes it to REGISTRY/oa/clinic-triage, signs and attests it, and
+// returns its digest reference.
+func (f *Fleet) Publish(edit func(dir string)) (string, ocispec.Descriptor) {
+	t := f.T
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(dir)
+	}
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := oci.ParseRef(f.Registry.Host()+"/oa/"+res.Worker.Name, oci.RefOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Sign(ctx, target, ref.Name(), desc, f.Publisher.Signer); err != nil {
+		t.Fatal(err)
+	}
+	art, err := oci.Fetch(ctx, target, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := canonical.Marshal(oci.Conformance(art, f.Authority.Signer.KeyID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Attest(ctx, target, ref.Name(), desc, oci.ConformancePredicateType, pred, f.Authority.Signer); err != nil {
+		t.Fatal(err)
+	}
+	return ref.WithDigest(desc.Digest).String(), desc
+}
+
+// Host is one test host.
+type Host struct {
+	ID   string
+	Home string
+}
+
+// HostOptions vary a test host.
+type HostOptions struct {
+	// PreApprove lets the fleet pre-approve bindings.
+	PreApprove bool
+	// NoFleet leaves the fleet section out of the policy.
+	NoFleet bool
+	// ConnectionRevisions verifies the sandbox connection this many times
+	// with a new configuration each (default 1): another revision, so
+	// another plan digest.
+	ConnectionRevisions int
+}
+
+// NewHost makes host id in a new folder: host key, a policy trusting the
+// fleet's publisher, authority and (unless NoFleet) fleet key, a signed
+// starter registry and a verified sandbox connection.
+func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
+	t := f.T
+	t.Helper()
+	ctx := context.Background()
+	h := &Host{ID: id, Home: t.TempDir()}
+	if err := admit.InitHost(h.Home, admit.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}}); err != nil {
+		t.Fatal(err)
+	}
+	if !opts.NoFleet {
+		section := FleetSection("clinics", f.Key.Public, opts.PreApprove)
+		p := filepath.Join(h.Home, admit.PolicyFile)
+		old, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, append(old, section...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host, err := admit.OpenHost(ctx, h.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	now := time.Now()
+	regPath, err := resolve.InitRegistry(h.Home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := resolve.LoadRegistry(regPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolve.SignRegistry(ctx, host, reg, Operator, now); err != nil {
+		t.Fatal(err)
+	}
+	change := connection.Change{By: Operator, Now: now}
+	revs := max(opts.ConnectionRevisions, 1)
+	for i := range revs {
+		cfg := connector.Config{Command: connector.SandboxCommand}
+		if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "sandbox", Connector: resolve.SandboxConnector, Config: cfg, Replace: i > 0}, change); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := connection.Verify(ctx, host, "sandbox", connector.Options{SandboxDir: sandbox.Dir(h.Home)}, change); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// FleetSection is a host policy's fleet section trusting pub.
+func FleetSection(name string, pub []byte, preApprove bool) string {
+	return fmt.Sprintf("fleet: {\n\tname: %q\n\tkeys: ops: key: %s\n\tpre_approve: %v\n}\n", name, strconv.Quote(string(pub)), preApprove)
+}
+
+// Spec renders a fleet file for hosts, every host labelled site: north
+// and one deployment "clinic" of release selecting them all.
+func (f *Fleet) Spec(release string, hosts []string, ceiling string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "package fleet\n\nname: \"clinics\"\nregistry: %q\nhosts: {\n", f.Repository)
+	for _, id := range hosts {
+		fmt.Fprintf(&b, "\t%q: labels: {site: \"north\"}\n", id)
+	}
+	if ceiling == "" {
+		ceiling = `{capabilities: ["*"], max_risk: "consequential"}`
+	}
+	fmt.Fprintf(&b, "}\ndeployments: clinic: {\n\trelease: %q\n\tselector: {site: \"north\"}\n\tmodel: \"demo-model\"\n\tceiling: %s\n}\n", release, ceiling)
+	return b.String()
+}
+
+// WriteSpec writes src to a new file and returns its path.
+func (f *Fleet) WriteSpec(src string) string {
+	f.T.Helper()
+	p := filepath.Join(f.T.TempDir(), "fleet.cue")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		f.T.Fatal(err)
+	}
+	return p
+}

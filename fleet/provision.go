@@ -1,0 +1,425 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/store"
+)
+
+// StatusType is the type of a host status.
+const StatusType = "oa.fleet.status/v1"
+
+// State is where provisioning left a host.
+type State string
+
+// States of a provisioned host.
+const (
+	// Bound: the envelope's release is admitted, resolved and bound; the
+	// coordinator serves it.
+	Bound State = "bound"
+	// AwaitingApproval: the plan resolved but waits for a person's
+	// `oa bind` (the policy does not let the fleet pre-approve, or the plan
+	// reaches past the envelope's ceiling).
+	AwaitingApproval State = "awaiting_approval"
+	// Refused: the envelope, admission or resolution was refused; the
+	// blocking codes say why.
+	Refused State = "refused"
+	// Revoked: the envelope's release is revoked on this host and is not
+	// served.
+	Revoked State = "revoked"
+)
+
+// Versions are the versions a host runs.
+type Versions struct {
+	OA       string `json:"oa"`
+	Protocol string `json:"protocol"`
+}
+
+// Status is a host's signed report to its fleet, pushed under
+// status-<host>: what it runs and in which state. It names no connection,
+// secret or local path; the plan digest is the host's own.
+type Status struct {
+	Type        string          `json:"type"`
+	Fleet       string          `json:"fleet"`
+	Host        string          `json:"host"`
+	EnvelopeSeq int64           `json:"envelopeSeq"`
+	Deployment  string          `json:"deployment,omitempty"`
+	Release     string          `json:"release,omitempty"`
+	State       State           `json:"state"`
+	PlanDigest  string          `json:"planDigest,omitempty"`
+	Blocking    []blocking.Code `json:"blocking"`
+	Versions    Versions        `json:"versions"`
+	LastSeen    time.Time       `json:"lastSeen"`
+}
+
+// ProvisionOptions are the settings of one provisioning run.
+type ProvisionOptions struct {
+	Options
+	// Now is the time of the run.
+	Now time.Time
+	// Probe starts each connection of the plan to compare its live tool
+	// list with the verified one.
+	Probe bool
+	// Connector is how connections are started when probing.
+	Connector connector.Options
+	// Version is the oa version reported in the status.
+	Version string
+}
+
+// Result is what one provisioning run did.
+type Result struct {
+	Status *Status `json:"status"`
+	// LocalRef is the release's digest reference in this host's OCI
+	// layout, the one `oa bind` takes to complete an awaiting approval.
+	LocalRef string `json:"localRef,omitempty"`
+	// Revoked lists the releases this run revoked on the host.
+	Revoked []string `json:"revoked,omitempty"`
+	// Copied lists what was fetched from the registry ("artifact", "sig",
+	// "att"); empty when the release was already here.
+	Copied []string `json:"copied,omitempty"`
+	// Admitted, Bound say this run wrote an admission, a binding.
+	Admitted bool `json:"admitted"`
+	Bound    bool `json:"bound"`
+}
+
+// kindApplied is the store kind of the envelope a host last applied, per
+// fleet: it keeps a host from going back to an older envelope.
+const kindApplied = "fleet_envelope"
+
+// appliedType is the type of that record.
+const appliedType = "oa.fleet.applied/v1"
+
+type appliedRecord struct {
+	Type           string `json:"type"`
+	Seq            int64  `json:"seq"`
+	Fleet          string `json:"fleet"`
+	Host           string `json:"host"`
+	EnvelopeSeq    int64  `json:"envelopeSeq"`
+	EnvelopeDigest string `json:"envelopeDigest"`
+}
+
+// Provision provisions the host under home from the envelope at
+// envelopeRef (REGISTRY/REPO:host-ID): it verifies the envelope with the
+// fleet keys of the host policy, applies the fleet's revocation list,
+// copies the release with its signature and attestation into the host's
+// OCI layout (blobs already there are not fetched again), admits it under
+// the host policy, resolves it against the host's registry and
+// connections, and binds it when the policy lets the fleet pre-approve and
+// the plan stays inside the envelope's ceiling. It then pushes the host's
+// signed status next to the envelope.
+//
+// A refusal at any step is returned (the status says it too, and is
+// pushed); a fault (the registry unreachable) returns before the status is
+// pushed. Every step already done is recorded and skipped next time, so
+// the next run finishes what an outage interrupted.
+func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOptions) (*Result, error) {
+	ref, err := oci.ParseRef(envelopeRef, oci.RefOptions{Home: home})
+	if err != nil {
+		return nil, err
+	}
+	if ref.Registry == "" || ref.Reference() == "" {
+		return nil, blocking.New(blocking.FleetEnvelopeInvalid, "the envelope reference must be REGISTRY/REPO:host-ID")
+	}
+	h, err := admit.OpenHost(ctx, home)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if h.Policy.Fleet == nil {
+		return nil, blocking.New(blocking.FleetNotTrusted, "the host policy has no fleet section")
+	}
+	target, err := oci.Open(ctx, ref, opts.OpenOptions)
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Now.UTC().Truncate(time.Second)
+	p := &provisioner{h: h, home: home, repo: ref, target: target, opts: opts, now: now, fleet: h.Policy.Fleet}
+	p.res.Status = &Status{
+		Type: StatusType, Fleet: p.fleet.Name, Host: h.Policy.Host, State: Refused, Blocking: []blocking.Code{},
+		Versions: Versions{OA: opts.Version, Protocol: ir.Protocol}, LastSeen: now,
+	}
+	refusal := p.run(ctx)
+	if refusal != nil && blocking.Refusals(refusal) == nil {
+		return nil, refusal // a fault: nothing to report yet
+	}
+	for _, r := range blocking.Refusals(refusal) {
+		if !slices.Contains(p.res.Status.Blocking, r.Code) {
+			p.res.Status.Blocking = append(p.res.Status.Blocking, r.Code)
+		}
+	}
+	if err := p.pushStatus(ctx); err != nil {
+		return nil, err
+	}
+	return &p.res, refusal
+}
+
+type provisioner struct {
+	h      *admit.Host
+	home   string
+	repo   oci.Ref
+	target oci.Target
+	opts   ProvisionOptions
+	now    time.Time
+	fleet  *admit.FleetTrust
+	res    Result
+}
+
+// by is who the fleet's records name.
+func (p *provisioner) by() string { return "fleet " + p.fleet.Name }
+
+// keys are the fleet keys valid now, in name order.
+func (p *provisioner) keys() []*oci.Verifier {
+	var out []*oci.Verifier
+	for _, name := range slices.Sorted(maps.Keys(p.fleet.Keys)) {
+		if k := p.fleet.Keys[name]; k.ValidAt(p.now) {
+			out = append(out, k.Verifier())
+		}
+	}
+	return out
+}
+
+func (p *provisioner) run(ctx context.Context) error {
+	st := p.res.Status
+	env, envDigest, err := p.envelope(ctx)
+	if err != nil {
+		return err
+	}
+	st.EnvelopeSeq, st.Deployment, st.Release = env.Seq, env.Deployment, env.ArtifactDigest
+	applied, err := p.applied(ctx)
+	if err != nil {
+		return err
+	}
+	if applied != nil && (env.Seq < applied.EnvelopeSeq || env.Seq == applied.EnvelopeSeq && envDigest != applied.EnvelopeDigest) {
+		return blocking.New(blocking.FleetEnvelopeRollback, "envelope #%d after #%d", env.Seq, applied.EnvelopeSeq)
+	}
+	if err := p.revocations(ctx); err != nil {
+		return err
+	}
+	revs, err := p.h.DB().Revocations(ctx, env.ArtifactDigest)
+	if err != nil {
+		return err
+	}
+	if len(revs) > 0 {
+		st.State = Revoked
+		if err := p.recordApplied(ctx, applied, env, envDigest); err != nil {
+			return err
+		}
+		return blocking.New(blocking.ReleaseRevoked, "the envelope's release is revoked")
+	}
+	dst, desc, err := p.pull(ctx, env)
+	if err != nil {
+		return err
+	}
+	plan, _, err := resolve.Compute(ctx, p.h, dst, desc, resolve.Request{Deployment: env.Deployment, Model: env.Model}, resolve.ComputeOptions{Now: p.now, Probe: p.opts.Probe, Connector: p.opts.Connector})
+	if err != nil {
+		return err
+	}
+	st.PlanDigest = plan.Digest()
+	if err := p.bind(ctx, env, plan); err != nil {
+		st.State = AwaitingApproval
+		if blocking.Refusals(err) == nil {
+			return err
+		}
+		if rerr := p.recordApplied(ctx, applied, env, envDigest); rerr != nil {
+			return rerr
+		}
+		return err
+	}
+	st.State = Bound
+	return p.recordApplied(ctx, applied, env, envDigest)
+}
+
+// envelope reads and verifies the envelope; it returns it with the digest
+// of its signed bytes.
+func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
+	doc, err := readDocument(ctx, p.target, EnvelopeArtifactType, p.repo.Reference())
+	switch {
+	case err == errMalformed:
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the artifact is not an envelope")
+	case err != nil:
+		return nil, "", err
+	case doc == nil:
+		return nil, "", blocking.New(blocking.FleetEnvelopeMissing, "nothing is stored under the envelope's tag")
+	}
+	if doc.verifiedBy(p.keys()) == nil {
+		return nil, "", blocking.New(blocking.FleetEnvelopeUnverified, "no fleet key valid now verifies it")
+	}
+	var env Envelope
+	if doc.decode(&env) != nil || env.Type != EnvelopeType {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's JSON is not a canonical %s", EnvelopeType)
+	}
+	if env.Fleet != p.fleet.Name || env.Host != p.h.Policy.Host {
+		return nil, "", blocking.New(blocking.FleetEnvelopeWrongHost, "the envelope is for another host or fleet")
+	}
+	rel, err := oci.ParseRef(env.Release, oci.RefOptions{})
+	if err != nil || rel.Registry == "" || rel.Digest.String() != env.ArtifactDigest || env.Seq < 1 || bind.CheckNames(env.Deployment, env.Model) != nil {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's release, deployment, model or sequence is malformed")
+	}
+	return &env, digest.FromBytes(doc.Payload).String(), nil
+}
+
+// applied returns the envelope the host last applied from this fleet.
+func (p *provisioner) applied(ctx context.Context) (*appliedRecord, error) {
+	v, err := p.h.DB().LatestVersion(ctx, kindApplied, p.fleet.Name)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	var rec appliedRecord
+	if err := p.h.ReadVersion(v, appliedType, &rec); err != nil {
+		return nil, fmt.Errorf("fleet: the applied-envelope record #%d does not verify: %w", v.Seq, err)
+	}
+	return &rec, nil
+}
+
+// recordApplied records env as applied unless it already is.
+func (p *provisioner) recordApplied(ctx context.Context, prev *appliedRecord, env *Envelope, envDigest string) error {
+	if prev != nil && prev.EnvelopeSeq == env.Seq && prev.EnvelopeDigest == envDigest {
+		return nil
+	}
+	if err := p.h.PrepareSigner(); err != nil {
+		return err
+	}
+	_, err := p.h.DB().InsertVersion(ctx, kindApplied, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+		return p.h.SignRecord(&appliedRecord{Type: appliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, EnvelopeSeq: env.Seq, EnvelopeDigest: envDigest})
+	})
+	return err
+}
+
+// revocations applies the fleet's revocation list: every listed release
+// not yet revoked here is revoked, permanently, by the host key.
+func (p *provisioner) revocations(ctx context.Context) error {
+	doc, err := readDocument(ctx, p.target, RevocationsArtifactType, RevocationsTag)
+	switch {
+	case err == errMalformed:
+		return blocking.New(blocking.FleetRevocationsUnverified, "the revocation list is malformed")
+	case err != nil:
+		return err
+	case doc == nil:
+		return nil
+	}
+	var list Revocations
+	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name {
+		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it")
+	}
+	for _, r := range list.Revoked {
+		if _, err := oci.ParseDigest(r.ArtifactDigest); err != nil {
+			return blocking.New(blocking.FleetRevocationsUnverified, "the list names a malformed digest")
+		}
+		have, err := p.h.DB().Revocations(ctx, r.ArtifactDigest)
+		if err != nil {
+			return err
+		}
+		if len(have) > 0 {
+			continue
+		}
+		if _, err := p.h.Revoke(ctx, r.ArtifactDigest, r.Reason, p.by(), p.now); err != nil {
+			return err
+		}
+		p.res.Revoked = append(p.res.Revoked, r.ArtifactDigest)
+	}
+	return nil
+}
+
+// pull makes the release actively admitted from the host's own OCI
+// layout: copied (with signature and attestation) unless it is already
+// admitted and there, then admitted under the host policy.
+func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocispec.Descriptor, error) {
+	rel, _ := oci.ParseRef(env.Release, oci.RefOptions{})
+	local, err := oci.ParseRef(rel.Repository+"@"+env.ArtifactDigest, oci.RefOptions{Home: p.home})
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	p.res.LocalRef = local.String()
+	dst, err := oci.Open(ctx, local, oci.OpenOptions{Create: true})
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	status, err := p.h.Status(ctx, env.ArtifactDigest, p.now)
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	desc, err := oci.Resolve(ctx, dst, env.ArtifactDigest)
+	if status.State == admit.Active && err == nil {
+		return dst, desc, nil
+	}
+	src, err := oci.Open(ctx, rel, p.opts.OpenOptions)
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	copied, err := oci.Copy(ctx, src, dst, ocispec.Descriptor{Digest: digest.Digest(env.ArtifactDigest)}, "")
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	p.res.Copied = copied
+	if desc, err = oci.Resolve(ctx, dst, env.ArtifactDigest); err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	if status.State != admit.Active {
+		if _, _, err := p.h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now}); err != nil {
+			return nil, ocispec.Descriptor{}, err
+		}
+		p.res.Admitted = true
+	}
+	return dst, desc, nil
+}
+
+// bind binds plan unless the deployment's binding already is this plan;
+// it refuses awaiting_approval where the fleet may not pre-approve, and
+// fleet_ceiling_exceeded where the plan leaves the envelope's ceiling.
+func (p *provisioner) bind(ctx context.Context, env *Envelope, plan *resolve.Plan) error {
+	cur, err := bind.Current(ctx, p.h, env.Deployment)
+	if err == nil && cur.PlanDigest == plan.Digest() {
+		return nil
+	}
+	if err != nil && blocking.Refusals(err) == nil {
+		return err
+	}
+	var outside []string
+	for _, e := range plan.Capabilities {
+		if !slices.Contains(env.Ceiling.Capabilities, e.CapabilityKey) || !withinRisk(e.Risk, env.Ceiling.MaxRisk) {
+			outside = append(outside, e.CapabilityKey)
+		}
+	}
+	if len(outside) > 0 {
+		return blocking.New(blocking.FleetCeilingExceeded, "capabilities %v are outside the envelope's ceiling", outside)
+	}
+	if !p.fleet.PreApprove {
+		return blocking.New(blocking.AwaitingApproval, "the host policy does not let the fleet pre-approve (fleet.pre_approve)")
+	}
+	if _, err := bind.Bind(ctx, p.h, p.res.LocalRef, false, plan, bind.Approval{By: p.by(), Approved: true, Now: p.now}); err != nil {
+		return err
+	}
+	p.res.Bound = true
+	return nil
+}
+
+// pushStatus signs the status with the host key and pushes it under
+// status-<host>, with the host's public key beside it.
+func (p *provisioner) pushStatus(ctx context.Context) error {
+	payload, sig, err := p.h.SignRecord(p.res.Status)
+	if err != nil {
+		return err
+	}
+	pub, err := os.ReadFile(filepath.Join(p.home, admit.HostPubFile))
+	if err != nil {
+		return fmt.Errorf("reading host key: %w", err)
+	}
+	_, err = pushDocument(ctx, p.target, StatusArtifactType, StatusTag(p.h.Policy.Host), payload, sig, p.h.KeyID(), pub)
+	return err
+}

@@ -1,0 +1,158 @@
+package fleet_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/fleet/fleettest"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/oci"
+)
+
+func provision(t *testing.T, f *fleettest.Fleet, h *fleettest.Host) (*fleet.Result, error) {
+	t.Helper()
+	return fleet.Provision(context.Background(), h.Home, f.Repository+":"+fleet.EnvelopeTag(h.ID), fleet.ProvisionOptions{
+		Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}, Version: "test",
+	})
+}
+
+func TestPublishProvisionRevoke(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	bound := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	waiting := f.NewHost("h02", fleettest.HostOptions{})
+	other := f.NewHost("h03", fleettest.HostOptions{PreApprove: true, ConnectionRevisions: 2})
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01", "h02", "h03"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pubs {
+		if !p.Changed || p.Seq != 1 {
+			t.Fatalf("first publish %+v", p)
+		}
+	}
+	before := f.Registry.Requests()
+	again, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range again {
+		if p.Changed || p.Digest != pubs[i].Digest {
+			t.Fatalf("republish changed %+v", p)
+		}
+	}
+	t.Logf("republishing 3 unchanged envelopes: %d requests", f.Registry.Requests()-before)
+
+	r1, err := provision(t, f, bound)
+	if err != nil || r1.Status.State != fleet.Bound || !r1.Bound || !r1.Admitted || len(r1.Copied) != 3 {
+		t.Fatalf("h01: %v %+v", err, r1)
+	}
+	r2, err := provision(t, f, waiting)
+	if !hosttest.HasCode(t, err, blocking.AwaitingApproval) || r2.Status.State != fleet.AwaitingApproval || r2.Bound {
+		t.Fatalf("h02: %v %+v", err, r2)
+	}
+	r3, err := provision(t, f, other)
+	if err != nil || r3.Status.State != fleet.Bound || r3.Status.PlanDigest == r1.Status.PlanDigest {
+		t.Fatalf("h03: %v %+v (plan %s vs %s)", err, r3, r3.Status.PlanDigest, r1.Status.PlanDigest)
+	}
+	// A second run changes nothing and fetches no release blob.
+	again1, err := provision(t, f, bound)
+	if err != nil || again1.Bound || again1.Admitted || len(again1.Copied) != 0 || again1.Status.PlanDigest != r1.Status.PlanDigest {
+		t.Fatalf("h01 again: %v %+v", err, again1)
+	}
+
+	statuses, err := fleet.ReadStatuses(ctx, spec, time.Now(), time.Hour, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]fleet.State{"h01": fleet.Bound, "h02": fleet.AwaitingApproval, "h03": fleet.Bound}
+	for _, s := range statuses {
+		if s.Status == nil || s.Status.State != want[s.Host] || s.Signed != fleet.SignedSelf || s.Stale {
+			t.Fatalf("status %+v", s)
+		}
+	}
+
+	d, _ := oci.ParseDigest(f.Desc.Digest.String())
+	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.Options{}); err != nil || !changed {
+		t.Fatalf("revoke: %v %v", err, changed)
+	}
+	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.Options{}); err != nil || changed {
+		t.Fatalf("revoke again: %v %v", err, changed)
+	}
+	for _, h := range []*fleettest.Host{bound, waiting, other} {
+		r, err := provision(t, f, h)
+		if !hosttest.HasCode(t, err, blocking.ReleaseRevoked) || r.Status.State != fleet.Revoked || len(r.Revoked) != 1 {
+			t.Fatalf("%s after revocation: %v %+v", h.ID, err, r)
+		}
+	}
+}
+
+func TestProvisionRefusals(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	untrusting := f.NewHost("h02", fleettest.HostOptions{NoFleet: true})
+	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetEnvelopeMissing) {
+		t.Fatalf("no envelope: %v", err)
+	}
+	if _, err := provision(t, f, untrusting); !hosttest.HasCode(t, err, blocking.FleetNotTrusted) {
+		t.Fatalf("no fleet section: %v", err)
+	}
+	// An envelope signed by another key.
+	other := fleettest.New(t)
+	other.Repository = f.Repository
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, other.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetEnvelopeUnverified) {
+		t.Fatalf("foreign key: %v", err)
+	}
+	// The fleet key no longer matches what is there: refused, nothing written.
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); !hosttest.HasCode(t, err, blocking.FleetKeyMismatch) {
+		t.Fatalf("publish over another key: %v", err)
+	}
+	// Another host's envelope.
+	spec2, _ := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h09"}, "")))
+	if _, err := fleet.Publish(ctx, spec2, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = fleet.Provision(ctx, h.Home, f.Repository+":"+fleet.EnvelopeTag("h09"), fleet.ProvisionOptions{Now: time.Now()})
+	if !hosttest.HasCode(t, err, blocking.FleetEnvelopeWrongHost) {
+		t.Fatalf("wrong host: %v", err)
+	}
+	// A ceiling pattern the package does not ask for.
+	spec3, _ := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h07"}, `{capabilities: ["mail.*"], max_risk: "read_only"}`)))
+	if _, err := fleet.Publish(ctx, spec3, f.Key.Signer, fleet.Options{}); !hosttest.HasCode(t, err, blocking.FleetCeilingOutsidePackage) {
+		t.Fatalf("ceiling outside package: %v", err)
+	}
+}
+
+func TestCeilingExceededWaits(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, `{capabilities: ["*"], max_risk: "read_only"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, f, h)
+	if !hosttest.HasCode(t, err, blocking.FleetCeilingExceeded) || r.Status.State != fleet.AwaitingApproval {
+		t.Fatalf("%v %+v", err, r)
+	}
+}
