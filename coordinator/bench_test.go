@@ -1,0 +1,278 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/connectortest"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// Benchmarks of issue 6 (docs/PERFORMANCE.md, "Coordinator (issue 6)").
+// They assert results, never times.
+
+// benchDeployment is a bound clinic deployment whose records connection
+// runs cfg, opened as a coordinator.
+type benchDeployment struct {
+	*hosttest.Host
+	cfg connector.Config
+	c   *coordinator.Coordinator
+}
+
+func newBenchDeployment(b *testing.B, cfg connector.Config) *benchDeployment {
+	b.Helper()
+	d := &benchDeployment{Host: hosttest.New(b, nil), cfg: cfg}
+	d.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := d.Open()
+	d.AddConnection(host, "records", resolve.SandboxConnector, cfg)
+	plan, err := d.Plan(host, "claude-test", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, d.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: d.Now}); err != nil {
+		b.Fatal(err)
+	}
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: d.Home, Deployment: "clinic", EffectTimeout: 30 * time.Second, Operator: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	d.c = c
+	return d
+}
+
+// client serves the coordinator over in-memory transports and returns a
+// go-sdk client session on it, as an MCP client would hold one.
+func (d *benchDeployment) client(b *testing.B) *mcp.ClientSession {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- coordinator.Serve(ctx, d.c, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		cancel()
+		<-served
+	})
+	return cs
+}
+
+// direct opens the same downstream server as the coordinator's connection,
+// with the same client oa uses (connector.Open).
+func (d *benchDeployment) direct(b *testing.B) *connector.Session {
+	b.Helper()
+	s, err := connector.Open(context.Background(), d.cfg, connector.Options{SandboxDir: coordinator.SandboxDir(d.Home)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// subprocessRecords is a real stdio MCP server (connectortest's test
+// server) listing exactly the sandbox's two tools, schemas and
+// annotations, and answering read_record with AB-1234 as the sandbox
+// seeds it.
+func subprocessRecords(b *testing.B) connector.Config {
+	b.Helper()
+	inv, err := connector.Probe(context.Background(), hosttest.Sandbox, connector.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	results := map[string]json.RawMessage{
+		"read_record": json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`),
+		"append_note": json.RawMessage(`{"saved":true,"note_id":"n-1"}`),
+	}
+	var tools []connectortest.ToolSpec
+	for _, t := range inv.Tools {
+		ann, err := json.Marshal(t.Annotations)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tools = append(tools, connectortest.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: ann, Result: results[t.Name]})
+	}
+	return connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", connectortest.WriteTools(b, b.TempDir(), tools)}}
+}
+
+var readArgs = map[string]any{"record": "AB-1234"}
+
+// BenchmarkRead: one read-only tool call (records.read of AB-1234) made
+// by a go-sdk client through the coordinator's MCP server (in-memory
+// transports; the coordinator re-checks the plan and re-lists the
+// downstream tools, then calls), against the same call made by a go-sdk
+// client session (connector.Open) directly to the same downstream server.
+// The ratio is coordinator/direct.
+func BenchmarkRead(b *testing.B) {
+	downstreams := []struct {
+		name string
+		cfg  func(*testing.B) connector.Config
+	}{
+		{"sandbox", func(*testing.B) connector.Config { return hosttest.Sandbox }},
+		{"subprocess", subprocessRecords},
+	}
+	for _, ds := range downstreams {
+		b.Run(ds.name+"/coordinator", func(b *testing.B) {
+			d := newBenchDeployment(b, ds.cfg(b))
+			cs := d.client(b)
+			ctx := context.Background()
+			params := &mcp.CallToolParams{Name: "records.read", Arguments: readArgs}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("records.read: %v %+v", err, res)
+				}
+				var out struct {
+					Outcome harness.Outcome `json:"outcome"`
+					Content struct {
+						Record string `json:"record"`
+					} `json:"content"`
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != harness.OutcomeDone || out.Content.Record != "AB-1234" {
+					b.Fatalf("records.read answered %s", raw)
+				}
+			}
+		})
+		b.Run(ds.name+"/direct", func(b *testing.B) {
+			d := newBenchDeployment(b, ds.cfg(b))
+			s := d.direct(b)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := s.Call(ctx, "read_record", readArgs)
+				if err != nil || res.IsError {
+					b.Fatalf("read_record: %v %+v", err, res)
+				}
+				var out struct {
+					Record string `json:"record"`
+				}
+				if err := json.Unmarshal(res.Structured, &out); err != nil || out.Record != "AB-1234" {
+					b.Fatalf("read_record answered %s", res.Structured)
+				}
+			}
+		})
+		// The floor of any coordinator that re-lists before each call:
+		// the same client lists the tools (and checks them against the
+		// verified inventory), then calls. No plan check, no MCP hop.
+		b.Run(ds.name+"/direct-list-call", func(b *testing.B) {
+			d := newBenchDeployment(b, ds.cfg(b))
+			s := d.direct(b)
+			ctx := context.Background()
+			want, err := s.Inventory(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				inv, err := s.Inventory(ctx)
+				if err != nil || inv.Digest != want.Digest {
+					b.Fatalf("tools/list: %v", err)
+				}
+				res, err := s.Call(ctx, "read_record", readArgs)
+				if err != nil || res.IsError {
+					b.Fatalf("read_record: %v %+v", err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRunSandboxJob: one run of append_triage_note on AB-1234 through
+// Coordinator.Run, each with a new request_id, to done (read, guard,
+// effect, read back, receipt).
+func BenchmarkRunSandboxJob(b *testing.B) {
+	d := newBenchDeployment(b, hosttest.Sandbox)
+	ctx := context.Background()
+	in := inputs("AB-1234")
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("bench-%d", i), Wait: time.Minute})
+		if err != nil || res.Outcome != harness.OutcomeDone || res.Reason != coordinator.ReasonVerified || res.ReceiptDigest == "" {
+			b.Fatalf("run %d: %+v, %v", i, res, err)
+		}
+	}
+}
+
+// BenchmarkCheckPlan: the plan re-check alone, as made before every
+// effect and read: admission status, LoadFor, Resolve, comparison with
+// the bound plan.
+func BenchmarkCheckPlan(b *testing.B) {
+	d := newBenchDeployment(b, hosttest.Sandbox)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		plan, err := d.c.CheckPlan(ctx)
+		if err != nil || plan == nil {
+			b.Fatalf("check: %v", err)
+		}
+	}
+}
+
+// BenchmarkConcurrentRuns50: fifty run_workflow calls at once on one MCP
+// session (in-memory transports); an op is all fifty answered. Every
+// result must be done, for its own request, with its own run and receipt.
+func BenchmarkConcurrentRuns50(b *testing.B) {
+	const n = 50
+	d := newBenchDeployment(b, hosttest.Sandbox)
+	cs := d.client(b)
+	ctx := context.Background()
+	round := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		round++
+		results := make([]coordinator.Result, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				id := fmt.Sprintf("c%d-%d", round, i)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+					"workflow": "append_triage_note", "request_id": id, "wait_seconds": 600,
+					"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": fmt.Sprintf("Concurrent note %s.", id)}}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool error %v", res.Content)
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				errs[i] = json.Unmarshal(raw, &results[i])
+			})
+		}
+		wg.Wait()
+		runs, receipts := map[string]bool{}, map[string]bool{}
+		for i, res := range results {
+			if errs[i] != nil {
+				b.Fatalf("round %d call %d: %v", round, i, errs[i])
+			}
+			if res.Outcome != harness.OutcomeDone || res.Reason != coordinator.ReasonVerified || res.Replayed || res.RequestID != fmt.Sprintf("c%d-%d", round, i) || res.Proof != coordinator.ProofSealed {
+				b.Fatalf("round %d call %d: %+v", round, i, res)
+			}
+			runs[res.RunID], receipts[res.ReceiptDigest] = true, true
+		}
+		if len(runs) != n || len(receipts) != n {
+			b.Fatalf("round %d: %d distinct runs and %d receipts for %d calls", round, len(runs), len(receipts), n)
+		}
+	}
+}
