@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,17 +17,10 @@ import (
 	"github.com/oa-dev/oa/store"
 )
 
-// openAttention pauses r at effect step s: one attention item per run and
-// step, asking a person to decide.
-func (c *Coordinator) openAttention(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
-	if r.AttentionID != "" {
-		if a, err := c.host.DB().AttentionByID(ctx, r.AttentionID); err == nil && a != nil {
-			var st attentionState
-			if json.Unmarshal(a.State, &st) == nil && st.Step == s.ID && st.State == AttentionOpen {
-				return nil
-			}
-		}
-	}
+// pauseAt stops r at step s for a person's decision: a new attention item
+// and the run's move to paused are one write, and only a run still
+// running here moves.
+func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
 	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: risk,
 		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: harness.OutcomeNeedsReview,
 		Question: fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability)}, Deployment: r.Deployment}
@@ -34,37 +28,37 @@ func (c *Coordinator) openAttention(ctx context.Context, r *runState, s ir.Step,
 	if err != nil {
 		return err
 	}
-	if err := c.host.DB().InsertAttention(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}); err != nil {
-		return err
-	}
-	r.AttentionID = item.ID
-	return c.update(ctx, r.RunID, func(cur *runState) error { cur.AttentionID = item.ID; return nil })
-}
-
-// pause leaves the run waiting for a person: needs_review.
-func (c *Coordinator) pause(runID string, reason Reason) {
-	info, _ := reason.Info()
-	err := c.update(context.Background(), runID, func(cur *runState) error {
-		cur.Status, cur.Outcome, cur.Reason = statePaused, info.Outcome, reason
-		return nil
+	return c.host.DB().PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
+		cur, err := decodeRun(state)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status != stateRunning {
+			return nil, errNotContinued
+		}
+		reason := cur.afterChange(ReasonApprovalRequired)
+		info, _ := reason.Info()
+		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
+		cur.UpdatedAt = c.now().UTC()
+		*r = *cur
+		return cur.encode()
 	})
-	if err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-	}
 }
 
-// finish makes the run terminal and seals its receipt.
+// finish makes a run this process executes terminal and seals its
+// receipt in the same write.
 func (c *Coordinator) finish(runID string, reason Reason) {
-	var r *runState
 	err := c.update(context.Background(), runID, func(cur *runState) error {
-		c.terminal(cur, reason)
-		r = cur
+		if cur.Status != stateRunning {
+			return errNotContinued // decided or settled meanwhile: leave it
+		}
+		c.terminal(cur, cur.afterChange(reason))
 		return nil
 	})
 	if err == nil {
-		err = c.seal(context.Background(), r)
+		_, err = sealRun(context.Background(), c.host, c.receipts, runID, c.now())
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errNotContinued) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 	}
 }
@@ -168,10 +162,11 @@ func getAttention(ctx context.Context, h *admit.Host, id string) (*attentionStat
 	return &a, nil
 }
 
-// decide records the decision on the item and moves its run: approve lets
-// the run resume when its caller asks again with the same request and
-// inputs (which are never stored); reject ends it as did_not_run;
-// escalate leaves it waiting for the people it was escalated to.
+// decide records the decision on the item and moves its run, in one
+// write, and only while the run waits on this very item: approve lets the
+// run resume when its caller asks again with the same request and inputs
+// (which are never stored); reject ends it; escalate leaves it waiting for
+// the people it was escalated to.
 func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
 	if clock == nil {
 		clock = time.Now
@@ -184,28 +179,25 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 	}
 	now := clock().UTC()
 	var item attentionState
-	err := h.DB().UpdateAttention(ctx, d.AttentionID, func(b []byte) ([]byte, error) {
-		if err := json.Unmarshal(b, &item); err != nil {
-			return nil, err
+	var run *runState
+	err := h.DB().DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+		if err := json.Unmarshal(itemState, &item); err != nil {
+			return nil, nil, err
+		}
+		r, err := decodeRun(runState)
+		if err != nil {
+			return nil, nil, err
 		}
 		// An escalated item waits for the people it went to: they may
 		// still approve or reject it, once.
 		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision != harness.DecisionEscalate) {
-			return nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		}
+		if r.Status != statePaused || r.AttentionID != item.ID {
+			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
 		item.State = map[string]string{harness.DecisionApprove: AttentionApproved, harness.DecisionReject: AttentionRejected, harness.DecisionEscalate: AttentionEscalated}[d.Decision]
 		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
-		return json.Marshal(item)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var run *runState
-	err = h.DB().UpdateRun(ctx, item.RunID, func(b []byte) ([]byte, error) {
-		r, err := decodeRun(b)
-		if err != nil {
-			return nil, err
-		}
 		switch d.Decision {
 		case harness.DecisionApprove:
 			if !r.approved(item.Step) {
@@ -213,31 +205,26 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 			}
 			r.Reason = ReasonApprovedAwaitingCaller
 		case harness.DecisionReject:
-			info, _ := ReasonRejected.Info()
-			r.Status, r.Outcome, r.Reason, r.InFlight = stateTerminal, info.Outcome, ReasonRejected, ""
+			reason := r.afterChange(ReasonRejected)
+			info, _ := reason.Info()
+			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
 		case harness.DecisionEscalate:
 			r.Reason = ReasonEscalated
 		}
 		r.UpdatedAt = now
 		run = r
-		return r.encode()
+		b, err := json.Marshal(item)
+		if err != nil {
+			return nil, nil, err
+		}
+		rb, err := r.encode()
+		return b, rb, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	if run.Status == stateTerminal {
-		digest, err := appendReceipt(ctx, h, signer, run, now)
-		if err != nil {
-			return nil, err
-		}
-		if err := h.DB().UpdateRun(ctx, run.RunID, func(b []byte) ([]byte, error) {
-			r, err := decodeRun(b)
-			if err != nil {
-				return nil, err
-			}
-			r.Receipt = digest
-			return r.encode()
-		}); err != nil {
+		if _, err := sealRun(ctx, h, signer, run.RunID, now); err != nil {
 			return nil, err
 		}
 	}

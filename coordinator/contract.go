@@ -24,7 +24,13 @@ const (
 	ReasonApprovedAwaitingCaller Reason = "approved_awaiting_caller"
 	ReasonDuplicateRecord        Reason = "duplicate_record"
 	ReasonGuardReview            Reason = "guard_needs_review"
-	ReasonEvidenceReview         Reason = "evidence_needs_review"
+	// ReasonPartiallyDone: an earlier effect of the run was made, a later
+	// step stopped before its own.
+	ReasonPartiallyDone Reason = "partially_done"
+	// ReasonApprovalAfterChange is approval_required after an earlier
+	// effect of the same run was made.
+	ReasonApprovalAfterChange Reason = "approval_required_after_change"
+	ReasonEvidenceReview      Reason = "evidence_needs_review"
 	// not_sure_if_saved
 	ReasonNotConfirmed  Reason = "not_confirmed"
 	ReasonEffectTimeout Reason = "effect_timeout"
@@ -91,6 +97,12 @@ var Reasons = []ReasonInfo{
 		"Call get_run with the run_id until the outcome is terminal."},
 	{ReasonApprovalRequired, harness.OutcomeNeedsReview, ChangedNo, false,
 		"The run stopped before a consequential step that needs a person's approval.",
+		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
+	{ReasonPartiallyDone, harness.OutcomeNeedsReview, ChangedYes, false,
+		"An earlier change of this run was made; a later step stopped before making its own change.",
+		"Tell the person the workflow stopped part-way; they decide what happens next. Do not retry."},
+	{ReasonApprovalAfterChange, harness.OutcomeNeedsReview, ChangedYes, false,
+		"An earlier change of this run was made; the run stopped before a later step that needs a person's approval.",
 		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
 	{ReasonApprovedAwaitingCaller, harness.OutcomeNeedsReview, ChangedNo, false,
 		"A person approved the paused step; nothing has been changed yet.",

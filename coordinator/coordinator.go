@@ -46,6 +46,7 @@ type Coordinator struct {
 	runs   sync.WaitGroup
 
 	mu       sync.Mutex
+	closed   bool
 	sessions map[string]*connector.Session
 	// active holds a channel per run this process is executing, closed
 	// when the run stops (terminal or paused).
@@ -124,7 +125,6 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 	}
 	return c, nil
 }
-
 
 func (c *Coordinator) now() time.Time {
 	if c.opts.Now != nil {
@@ -335,6 +335,9 @@ func (c *Coordinator) Workflows() []WorkflowCard {
 // Close ends every run this process is executing (they read as
 // interrupted) and every downstream session, then the host.
 func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	c.closed = true // no run is claimed from now on
+	c.mu.Unlock()
 	if c.cancel != nil {
 		c.cancel()
 	}

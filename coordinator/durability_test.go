@@ -76,7 +76,12 @@ func killedMidRun(t *testing.T, s *served, record string, reached func(run map[s
 // app saved is there once, and asking again never sends it again.
 func TestKilledDuringEffect(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
-	killedMidRun(t, s, "TO-0042", func(run map[string]any) bool { return run["in_flight"] == "append_note" })
+	// Killed once the app has saved the note and the coordinator still
+	// waits for its answer: the effect happened, unconfirmed.
+	killedMidRun(t, s, "TO-0042", func(run map[string]any) bool {
+		notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "TO-0042")
+		return run["in_flight"] == "append_note" && len(notes) == 1
+	})
 	c := s.open(t)
 	got, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("TO-0042"), RequestID: "durable", Wait: 10 * time.Second})
 	if err != nil {

@@ -27,7 +27,7 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // Run runs (or replays) the workflow for one request. The same request_id
 // replays the result; with other inputs it is refused; a result that is
 // safe to retry starts a new attempt; a paused run a person approved
-// resumes from its next step. It waits up to req.Wait for a terminal
+// resumes from where it waited. It waits up to req.Wait for a terminal
 // outcome. The error is for program faults only: every refusal is a
 // Result with a closed reason.
 func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) {
@@ -39,8 +39,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
 	fp := fingerprint(c.secret, []byte(c.opts.Deployment), []byte(req.Workflow), inputs)
-	db := c.host.DB()
-	row, err := db.RunByRequest(ctx, c.opts.Deployment, req.RequestID)
+	row, err := c.host.DB().RunByRequest(ctx, c.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -56,26 +55,30 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		res.RequestID, res.Workflow, res.Proof = req.RequestID, r.Workflow, ProofNone
 		return &res, nil
 	}
-	r, err = c.settle(ctx, r)
-	if err != nil {
+	if r, err = c.settle(ctx, r); err != nil {
 		return nil, err
 	}
 	switch {
-	case r.Status == stateRunning:
-		return c.wait(ctx, r.RunID, req.Wait)
-	case r.Status == statePaused && r.approved(c.pendingStep(r)):
+	case r.Status == statePaused && r.approved(r.PausedAt):
 		return c.continueRun(ctx, r, inputs, req.Wait, false)
-	case r.Status == stateTerminal && r.SafeToRetry():
-		if r.Attempt >= MaxAttempts {
-			res := newResult(ReasonAttemptsExhausted)
-			res.RunID, res.RequestID, res.Workflow, res.Attempt, res.Replayed = r.RunID, r.RequestID, r.Workflow, r.Attempt, true
-			return &res, nil
-		}
+	case r.Status == stateTerminal && r.SafeToRetry() && r.Attempt < MaxAttempts:
 		return c.continueRun(ctx, r, inputs, req.Wait, true)
+	case r.Status == stateTerminal && r.SafeToRetry():
+		res := newResult(ReasonAttemptsExhausted)
+		res.RunID, res.RequestID, res.Workflow, res.Attempt, res.Replayed = r.RunID, r.RequestID, r.Workflow, r.Attempt, true
+		return &res, nil
 	}
-	res := r.result()
-	res.Replayed = true
-	return res, nil
+	return c.replay(ctx, r.RunID, req.Wait)
+}
+
+// replay answers a request already made: its run's result, waited for
+// while this process runs it.
+func (c *Coordinator) replay(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
+	res, err := c.wait(ctx, runID, wait)
+	if res != nil {
+		res.Replayed = true
+	}
+	return res, err
 }
 
 // SafeToRetry reports whether the run's result allows a new attempt.
@@ -107,59 +110,105 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	if err != nil {
 		return nil, err
 	}
+	// Claim the run before it exists, so that no reader in this process
+	// ever sees it running without this process executing it.
+	done, err := c.claim(r.RunID)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.host.DB().InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
+		c.release(r.RunID, done)
 		if errors.Is(err, store.ErrConflict) {
 			return c.Run(ctx, req) // another caller started this request first
 		}
 		return nil, err
 	}
-	return c.launch(ctx, r, inputs, req.Wait)
+	return c.launch(ctx, r.RunID, inputs, req.Wait, done)
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
-// an approval (resume), owned by this process.
+// an approval (resume). Whether it may is decided again inside the write
+// that claims it, so two callers never both continue one run.
 func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byte, wait time.Duration, retry bool) (*Result, error) {
-	err := c.update(ctx, r.RunID, func(cur *runState) error {
-		if cur.Status == stateRunning {
-			return errAlreadyRunning
+	done, err := c.claim(r.RunID)
+	if errors.Is(err, errNotContinued) {
+		return c.replay(ctx, r.RunID, wait) // this process is continuing it already
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = c.update(ctx, r.RunID, func(cur *runState) error {
+		switch {
+		case retry && (cur.Status != stateTerminal || !cur.SafeToRetry() || cur.Attempt != r.Attempt):
+			return errNotContinued
+		case !retry && (cur.Status != statePaused || !cur.approved(cur.PausedAt)):
+			return errNotContinued
 		}
 		if retry {
 			cur.Attempt++
 			cur.Evidence, cur.Digests, cur.InFlight = []string{}, map[string]string{}, ""
 		}
-		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt = stateRunning, harness.OutcomeRunning, ReasonInProgress, c.me, ""
-		*r = *cur
+		if cur.PlanDigest != c.binding.PlanDigest {
+			// Approvals were given for another plan: ask again under this one.
+			cur.Approved, cur.PlanDigest, cur.Binding = []string{}, c.binding.PlanDigest, c.bindingDigest
+		}
+		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, harness.OutcomeRunning, ReasonInProgress, c.me, "", ""
 		return nil
 	})
-	if errors.Is(err, errAlreadyRunning) {
-		return c.wait(ctx, r.RunID, wait)
-	}
 	if err != nil {
+		c.release(r.RunID, done)
+		if errors.Is(err, errNotContinued) {
+			return c.replay(ctx, r.RunID, wait)
+		}
 		return nil, err
 	}
-	return c.launch(ctx, r, inputs, wait)
+	return c.launch(ctx, r.RunID, inputs, wait, done)
 }
 
-var errAlreadyRunning = errors.New("coordinator: the run is already running")
+var (
+	errNotContinued = errors.New("coordinator: the run was continued or decided by another caller")
+	errClosed       = errors.New("coordinator: closed")
+)
 
-// launch executes r in the background and waits for it up to wait.
-func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration) (*Result, error) {
-	done := make(chan struct{})
+// claim marks a run as executed by this process.
+func (c *Coordinator) claim(runID string) (chan struct{}, error) {
 	c.mu.Lock()
-	c.active[r.RunID] = done
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	if c.active[runID] != nil {
+		return nil, errNotContinued
+	}
+	done := make(chan struct{})
+	c.active[runID] = done
 	c.runs.Add(1)
+	return done, nil
+}
+
+// release undoes a claim whose run was not executed.
+func (c *Coordinator) release(runID string, done chan struct{}) {
+	c.mu.Lock()
+	delete(c.active, runID)
+	c.mu.Unlock()
+	close(done)
+	c.runs.Done()
+}
+
+func (c *Coordinator) isActive(runID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active[runID] != nil
+}
+
+// launch executes a claimed run in the background and waits for it up to
+// wait.
+func (c *Coordinator) launch(ctx context.Context, runID string, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	go func() {
-		defer c.runs.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.active, r.RunID)
-			c.mu.Unlock()
-			close(done)
-		}()
-		c.execute(r.RunID, inputs)
+		defer c.release(runID, done)
+		c.execute(runID, inputs)
 	}()
-	return c.wait(ctx, r.RunID, wait)
+	return c.wait(ctx, runID, wait)
 }
 
 // wait waits up to d for the run to stop, then reads it.
@@ -201,33 +250,38 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 	return r.result(), nil
 }
 
-// settle ends a run left running by a process that is gone: interrupted,
-// and not_sure_if_saved unless provably no effect was sent.
+// settle ends a run left running by no one — its process is gone, or it
+// is this process and nothing here executes it — as interrupted, and
+// not_sure_if_saved unless provably no effect was sent; and seals a
+// terminal run whose receipt was never written.
 func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error) {
-	if r.Status != stateRunning || r.Owner.alive() {
-		return r, nil
+	orphan := func(cur *runState) bool {
+		return cur.Status == stateRunning && (!cur.Owner.alive() || (cur.Owner == c.me && !c.isActive(cur.RunID)))
 	}
-	var out *runState
-	err := c.update(ctx, r.RunID, func(cur *runState) error {
-		if cur.Status == stateRunning && !cur.Owner.alive() {
-			reason := ReasonInterruptedEarly
-			if cur.effectsStarted() {
-				reason = ReasonInterrupted
+	if orphan(r) {
+		err := c.update(ctx, r.RunID, func(cur *runState) error {
+			if orphan(cur) {
+				reason := ReasonInterruptedEarly
+				if cur.effectsStarted() {
+					reason = ReasonInterrupted
+				}
+				c.terminal(cur, reason)
 			}
-			c.terminal(cur, reason)
-		}
-		out = cur
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if out.Status == stateTerminal && out.Receipt == "" {
-		if err := c.seal(ctx, out); err != nil {
+			r = cur
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	if r.Status == stateTerminal && r.Receipt == "" {
+		sealed, err := sealRun(ctx, c.host, c.receipts, r.RunID, c.now())
+		if err != nil {
+			return nil, err
+		}
+		r = sealed
+	}
+	return r, nil
 }
 
 // update moves a run in one write transaction.
@@ -250,20 +304,6 @@ func (c *Coordinator) terminal(r *runState, reason Reason) {
 	info, _ := reason.Info()
 	// The in-flight mark ends here: its uncertainty is now in the outcome.
 	r.Status, r.Outcome, r.Reason, r.InFlight = stateTerminal, info.Outcome, reason, ""
-}
-
-// pendingStep is the first effect step of r's job not yet completed.
-func (c *Coordinator) pendingStep(r *runState) string {
-	job, ok := c.art.Worker.Job(r.Workflow)
-	if !ok {
-		return ""
-	}
-	for _, s := range job.Steps {
-		if s.Kind == ir.StepEffect && !r.completed(s.ID) {
-			return s.ID
-		}
-	}
-	return ""
 }
 
 // checkInputs validates inputs against the job's input schema.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,4 +212,39 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// TestConcurrentResumeSendsOnce: two callers ask to continue the same
+// approved run at once; the effect is sent once.
+func TestConcurrentResumeSendsOnce(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, approvalRegistry())
+	res := s.run(t, "twice", "CD-5678")
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "CD-5678")
+	var wg sync.WaitGroup
+	results := make([]*coordinator.Result, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.run(t, "twice", "CD-5678")
+		}()
+	}
+	wg.Wait()
+	after, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "CD-5678")
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d notes written by two resumes, want 1", len(after)-len(before))
+	}
+	for _, r := range results {
+		if r.RunID != res.RunID {
+			t.Fatalf("a resume answered another run: %+v", r)
+		}
+	}
+	// A decision on an item its run no longer waits on is refused.
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+		t.Fatal("a decided item was decided again")
+	}
 }

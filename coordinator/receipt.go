@@ -39,22 +39,23 @@ type Receipt struct {
 	At              time.Time         `json:"at"`
 }
 
-// seal appends the run's receipt to the chain and records its digest.
-func (c *Coordinator) seal(ctx context.Context, r *runState) error {
-	digest, err := appendReceipt(ctx, c.host, c.receipts, r, c.now())
+// sealRun appends the receipt of the run's current attempt, which must be
+// terminal, and records its digest in the run, in one write; an attempt
+// already sealed is left as it is. It returns the run as stored.
+func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID string, now time.Time) (*runState, error) {
+	row, err := h.DB().RunByID(ctx, runID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.update(ctx, r.RunID, func(cur *runState) error {
-		cur.Receipt = digest
-		*r = *cur
-		return nil
-	})
-}
-
-func appendReceipt(ctx context.Context, h *admit.Host, signer *oci.Signer, r *runState, now time.Time) (string, error) {
-	var digest string
-	_, err := h.DB().AppendReceipt(ctx, r.RunID, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	r, err := decodeRun(row.State)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != stateTerminal || r.Receipt != "" {
+		return r, nil
+	}
+	var out *runState
+	_, err = h.DB().SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
 			EvidenceDigests: r.Digests, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: now.UTC().Truncate(time.Millisecond)}
@@ -66,10 +67,31 @@ func appendReceipt(ctx context.Context, h *admit.Host, signer *oci.Signer, r *ru
 			return nil, nil, "", err
 		}
 		sig, err := signer.SignBytes(b)
-		digest = ir.DigestBytes(b)
 		return b, sig, rec.Prev, err
+	}, func(state, record []byte) ([]byte, error) {
+		cur, err := decodeRun(state)
+		if err != nil {
+			return nil, err
+		}
+		cur.Receipt = ir.DigestBytes(record)
+		out = cur
+		return cur.encode()
 	})
-	return digest, err
+	if err != nil {
+		return nil, err
+	}
+	if out == nil { // sealed meanwhile by another caller
+		return sealRunRead(ctx, h, runID)
+	}
+	return out, nil
+}
+
+func sealRunRead(ctx context.Context, h *admit.Host, runID string) (*runState, error) {
+	row, err := h.DB().RunByID(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRun(row.State)
 }
 
 // ChainReport is the result of checking the receipt chain.

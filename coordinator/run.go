@@ -31,8 +31,10 @@ type runState struct {
 	// repeated. InFlight is an effect step sent without a recorded answer.
 	Completed []string `json:"completed"`
 	InFlight  string   `json:"in_flight,omitempty"`
-	// Approved lists effect steps a person approved.
+	// Approved lists steps a person approved; PausedAt is the step the
+	// run waits at while paused.
 	Approved    []string          `json:"approved"`
+	PausedAt    string            `json:"paused_at,omitempty"`
 	AttentionID string            `json:"attention_id,omitempty"`
 	Evidence    []string          `json:"evidence"`
 	Digests     map[string]string `json:"digests"`
@@ -58,7 +60,20 @@ func (r *runState) encode() ([]byte, error) { return json.Marshal(r) }
 func (r *runState) effectsStarted() bool { return r.InFlight != "" || len(r.Completed) > 0 }
 
 func (r *runState) completed(step string) bool { return slices.Contains(r.Completed, step) }
-func (r *runState) approved(step string) bool  { return slices.Contains(r.Approved, step) }
+
+// afterChange is reason, unless an earlier effect of the run was made and
+// reason says nothing was: then the run is part-way, never did_not_run.
+func (r *runState) afterChange(reason Reason) Reason {
+	info, _ := reason.Info()
+	if len(r.Completed) == 0 || info.RecordChanged != ChangedNo {
+		return reason
+	}
+	if reason == ReasonApprovalRequired {
+		return ReasonApprovalAfterChange
+	}
+	return ReasonPartiallyDone
+}
+func (r *runState) approved(step string) bool { return slices.Contains(r.Approved, step) }
 
 // result is what the calling agent sees of the run.
 func (r *runState) result() *Result {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
@@ -26,17 +27,16 @@ func (s *stop) Error() string { return string(s.reason) }
 // the run waited); an effect that completed is never sent again.
 func (c *Coordinator) execute(runID string, inputs []byte) {
 	ctx := c.life
-	var r *runState
-	if err := c.update(ctx, runID, func(cur *runState) error { r = cur; return nil }); err != nil {
+	r, err := c.read(ctx, runID)
+	if err != nil {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 		return
 	}
-	err := c.steps(ctx, r, inputs)
+	err = c.steps(ctx, r, inputs)
 	var s *stop
 	switch {
-	case errors.As(err, &s) && s.pause:
-		c.pause(runID, s.reason)
-		return
+	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
+		return // waiting for a person (or decided meanwhile): nothing to finish
 	case errors.As(err, &s):
 		c.finish(runID, s.reason)
 	case ctx.Err() != nil:
@@ -45,20 +45,32 @@ func (c *Coordinator) execute(runID string, inputs []byte) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 		c.finish(runID, c.interruption(runID))
 	default:
-		c.finish(runID, c.verdict(r))
+		c.finish(runID, c.verdict(runID))
 	}
+}
+
+// read reads a run's state.
+func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error) {
+	row, err := c.host.DB().RunByID(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, blocking.New(blocking.RunUnknown, "no such run")
+	}
+	return decodeRun(row.State)
 }
 
 // verdict is a run's outcome once every step ran: done only when every
 // piece of required evidence was read back.
-func (c *Coordinator) verdict(r *runState) Reason {
-	job, _ := c.art.Worker.Job(r.Workflow)
-	var cur *runState
-	if err := c.update(c.life, r.RunID, func(x *runState) error { cur = x; return nil }); err != nil {
+func (c *Coordinator) verdict(runID string) Reason {
+	cur, err := c.read(context.Background(), runID)
+	if err != nil {
 		return ReasonInterrupted
 	}
+	job, _ := c.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
-		if !contains(cur.Evidence, need) {
+		if !slices.Contains(cur.Evidence, need) {
 			if job.OutcomeRule.MissingEvidence == string(harness.OutcomeNeedsReview) {
 				return ReasonEvidenceReview
 			}
@@ -69,14 +81,10 @@ func (c *Coordinator) verdict(r *runState) Reason {
 }
 
 func (c *Coordinator) interruption(runID string) Reason {
-	reason := ReasonInterruptedEarly
-	_ = c.update(context.Background(), runID, func(cur *runState) error {
-		if cur.effectsStarted() {
-			reason = ReasonInterrupted
-		}
-		return nil
-	})
-	return reason
+	if cur, err := c.read(context.Background(), runID); err != nil || cur.effectsStarted() {
+		return ReasonInterrupted
+	}
+	return ReasonInterruptedEarly
 }
 
 // steps runs every step of r's job in order.
@@ -102,6 +110,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		}
 		switch s.Kind {
 		case ir.StepRead:
+			if err := c.approvalFor(ctx, r, s); err != nil {
+				return err
+			}
 			res, reason := c.readStep(ctx, s, inputs, seen)
 			if reason != "" {
 				return failed(reason)
@@ -129,6 +140,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 				return err
 			}
 		case ir.StepCheck:
+			if err := c.approvalFor(ctx, r, s); err != nil {
+				return err
+			}
 			res, reason := c.readStep(ctx, s, inputs, seen)
 			if reason != "" {
 				return failed(reason)
@@ -139,7 +153,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			}
 			if ok && s.Evidence != "" {
 				if err := c.update(ctx, r.RunID, func(cur *runState) error {
-					if !contains(cur.Evidence, s.Evidence) {
+					if !slices.Contains(cur.Evidence, s.Evidence) {
 						cur.Evidence = append(cur.Evidence, s.Evidence)
 					}
 					cur.Digests[s.ID] = digestJSON(res)
@@ -190,11 +204,8 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if !ok {
 		return &stop{reason: ReasonPlanChanged}
 	}
-	if entry.Approval == ir.ApprovalRequired && !r.approved(s.ID) {
-		if err := c.openAttention(ctx, r, s, entry.Risk); err != nil {
-			return err
-		}
-		return &stop{reason: ReasonApprovalRequired, pause: true}
+	if err := c.approvalFor(ctx, r, s); err != nil {
+		return err
 	}
 	if _, err := c.checkPlan(ctx); err != nil {
 		if blocking.Refusals(err) == nil {
@@ -223,7 +234,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
-	reason := classifyEffect(res, err)
+	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
 	c.tell(s.ID, err)
 	if err != nil {
 		c.dropSession(entry.ConnectionID, session)
@@ -249,9 +260,31 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	return nil
 }
 
+// approvalFor pauses r at step s when the plan requires a person's
+// approval for its capability and none was given for this step.
+func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step) error {
+	entry, ok := c.binding.Plan.Entry(s.Capability)
+	if !ok || entry.Approval != ir.ApprovalRequired || r.approved(s.ID) {
+		return nil
+	}
+	if err := c.pauseAt(ctx, r, s, entry.Risk); err != nil {
+		return err
+	}
+	return &stop{reason: ReasonApprovalRequired, pause: true}
+}
+
+// speaksSandbox reports whether a connection is the built-in sandbox,
+// whose closed error words are a promise about what was written. Any
+// other server's error words prove nothing.
+func (c *Coordinator) speaksSandbox(ctx context.Context, connectionID string) bool {
+	rec, err := connection.Get(ctx, c.host, connectionID)
+	return err == nil && rec.Config.Command == connector.SandboxCommand
+}
+
 // classifyEffect maps an effect call's answer to a reason ("" = success).
-// An answer that does not prove nothing was written is never did_not_run.
-func classifyEffect(res *connector.CallResult, err error) Reason {
+// An answer that does not prove nothing was written is never did_not_run;
+// only the sandbox's closed error words (trusted) prove that.
+func classifyEffect(res *connector.CallResult, err error, trusted bool) Reason {
 	switch {
 	case err != nil && (isCode(err, blocking.ConnectorArgumentsInvalid) || isCode(err, blocking.ConnectorToolUnknown) || isCode(err, blocking.ConnectorClosed)):
 		return ReasonEvaluationFailed // refused before anything was sent
@@ -261,6 +294,8 @@ func classifyEffect(res *connector.CallResult, err error) Reason {
 		return ReasonEffectUnclear
 	case !res.IsError:
 		return ""
+	case !trusted:
+		return ReasonEffectUnclear
 	}
 	switch appError(res) {
 	case "duplicate":
@@ -345,15 +380,6 @@ func stepsJSON(seen map[string]json.RawMessage) json.RawMessage {
 func isCode(err error, code blocking.Code) bool {
 	for _, r := range blocking.Refusals(err) {
 		if r.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -42,16 +42,8 @@ func (db *DB) UpdateRun(ctx context.Context, runID string, update func(state []b
 		return fmt.Errorf("store: update run: %w", err)
 	}
 	defer tx.Rollback()
-	var cur []byte
-	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&cur); err != nil {
-		return fmt.Errorf("store: update run %s: %w", runID, err)
-	}
-	next, err := update(cur)
-	if err != nil {
+	if err := updateRunTx(ctx, tx, runID, update); err != nil {
 		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
-		return fmt.Errorf("store: update run %s: %w", runID, err)
 	}
 	return tx.Commit()
 }
@@ -104,36 +96,6 @@ type Attention struct {
 	State []byte
 }
 
-// InsertAttention stores a new attention item.
-func (db *DB) InsertAttention(ctx context.Context, a Attention) error {
-	if _, err := db.db.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
-		return fmt.Errorf("store: insert attention item: %w", err)
-	}
-	return nil
-}
-
-// UpdateAttention replaces an attention item's state in one write
-// transaction, as UpdateRun does for runs.
-func (db *DB) UpdateAttention(ctx context.Context, id string, update func(state []byte) ([]byte, error)) error {
-	tx, err := db.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: update attention item: %w", err)
-	}
-	defer tx.Rollback()
-	var cur []byte
-	if err := tx.QueryRowContext(ctx, `SELECT state FROM attention WHERE id = ?`, id).Scan(&cur); err != nil {
-		return fmt.Errorf("store: update attention item %s: %w", id, err)
-	}
-	next, err := update(cur)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE attention SET state = ? WHERE id = ?`, next, id); err != nil {
-		return fmt.Errorf("store: update attention item %s: %w", id, err)
-	}
-	return tx.Commit()
-}
-
 // AttentionByID returns an attention item, or nil.
 func (db *DB) AttentionByID(ctx context.Context, id string) (*Attention, error) {
 	var a Attention
@@ -169,30 +131,41 @@ func (db *DB) AttentionItems(ctx context.Context) ([]Attention, error) {
 type Receipt struct {
 	Seq        int64
 	RunID      string
+	Attempt    int
 	PrevDigest string
 	Record     []byte
 	Signature  []byte
 }
 
-// AppendReceipt appends the next receipt of the chain in one write
-// transaction: build gets the next sequence number and the previous
-// receipt (nil for the first) and returns the signed record.
-func (db *DB) AppendReceipt(ctx context.Context, runID string, build func(seq int64, prev *Receipt) (record, signature []byte, prevDigest string, err error)) (*Receipt, error) {
+// SealRun appends the receipt of one attempt of a run to the chain and
+// records it in the run's state, in one write transaction. build gets the
+// next sequence number and the previous receipt (nil for the first) and
+// returns the signed record; mark gets the run's state and the new
+// receipt's record and returns the state to store. An attempt is sealed
+// once: a second call for it changes nothing and returns (nil, nil).
+func (db *DB) SealRun(ctx context.Context, runID string, attempt int, build func(seq int64, prev *Receipt) (record, signature []byte, prevDigest string, err error), mark func(state, record []byte) ([]byte, error)) (*Receipt, error) {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: append receipt: %w", err)
+		return nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	defer tx.Rollback()
+	var sealed int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, attempt).Scan(&sealed); err != nil {
+		return nil, fmt.Errorf("store: seal run: %w", err)
+	}
+	if sealed > 0 {
+		return nil, nil
+	}
 	var prev *Receipt
 	var p Receipt
-	err = tx.QueryRowContext(ctx, `SELECT seq, run_id, prev_digest, record, signature FROM receipts ORDER BY seq DESC LIMIT 1`).Scan(&p.Seq, &p.RunID, &p.PrevDigest, &p.Record, &p.Signature)
+	err = tx.QueryRowContext(ctx, `SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts ORDER BY seq DESC LIMIT 1`).Scan(&p.Seq, &p.RunID, &p.Attempt, &p.PrevDigest, &p.Record, &p.Signature)
 	switch {
 	case err == nil:
 		prev = &p
 	case !errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("store: append receipt: %w", err)
+		return nil, fmt.Errorf("store: seal run: %w", err)
 	}
-	r := Receipt{Seq: 1, RunID: runID}
+	r := Receipt{Seq: 1, RunID: runID, Attempt: attempt}
 	if prev != nil {
 		r.Seq = prev.Seq + 1
 	}
@@ -200,17 +173,87 @@ func (db *DB) AppendReceipt(ctx context.Context, runID string, build func(seq in
 		return nil, err
 	}
 	if err := checkRecord(r.Record, r.Signature); err != nil {
-		return nil, fmt.Errorf("store: append receipt: %w", err)
+		return nil, fmt.Errorf("store: seal run: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (seq, run_id, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.PrevDigest, r.Record, r.Signature); err != nil {
-		return nil, fmt.Errorf("store: append receipt: %w", err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
+		return nil, fmt.Errorf("store: seal run: %w", err)
+	}
+	var state []byte
+	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&state); err != nil {
+		return nil, fmt.Errorf("store: seal run %s: %w", runID, err)
+	}
+	next, err := mark(state, r.Record)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+		return nil, fmt.Errorf("store: seal run %s: %w", runID, err)
 	}
 	return &r, tx.Commit()
 }
 
+// PauseRun inserts an attention item and moves its run in one write
+// transaction, so no decision can find the item before the run waits for
+// it.
+func (db *DB) PauseRun(ctx context.Context, a Attention, update func(state []byte) ([]byte, error)) error {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: pause run: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
+		return fmt.Errorf("store: pause run: %w", err)
+	}
+	if err := updateRunTx(ctx, tx, a.RunID, update); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// DecideAttention changes an attention item and its run in one write
+// transaction: decide gets both states and returns both.
+func (db *DB) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: decide: %w", err)
+	}
+	defer tx.Rollback()
+	var runID string
+	var item, run []byte
+	if err := tx.QueryRowContext(ctx, `SELECT a.run_id, a.state, r.state FROM attention a JOIN runs r ON r.run_id = a.run_id WHERE a.id = ?`, id).Scan(&runID, &item, &run); err != nil {
+		return fmt.Errorf("store: decide %s: %w", id, err)
+	}
+	item, run, err = decide(item, run)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE attention SET state = ? WHERE id = ?`, item, id); err != nil {
+		return fmt.Errorf("store: decide %s: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, run, runID); err != nil {
+		return fmt.Errorf("store: decide %s: %w", id, err)
+	}
+	return tx.Commit()
+}
+
+func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(state []byte) ([]byte, error)) error {
+	var cur []byte
+	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&cur); err != nil {
+		return fmt.Errorf("store: update run %s: %w", runID, err)
+	}
+	next, err := update(cur)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+		return fmt.Errorf("store: update run %s: %w", runID, err)
+	}
+	return nil
+}
+
 // Receipts returns the whole chain by ascending sequence number.
 func (db *DB) Receipts(ctx context.Context) ([]Receipt, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT seq, run_id, prev_digest, record, signature FROM receipts ORDER BY seq`)
+	rows, err := db.db.QueryContext(ctx, `SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipts: %w", err)
 	}
@@ -218,7 +261,7 @@ func (db *DB) Receipts(ctx context.Context) ([]Receipt, error) {
 	var out []Receipt
 	for rows.Next() {
 		var r Receipt
-		if err := rows.Scan(&r.Seq, &r.RunID, &r.PrevDigest, &r.Record, &r.Signature); err != nil {
+		if err := rows.Scan(&r.Seq, &r.RunID, &r.Attempt, &r.PrevDigest, &r.Record, &r.Signature); err != nil {
 			return nil, fmt.Errorf("store: read receipts: %w", err)
 		}
 		out = append(out, r)

@@ -175,9 +175,11 @@ CREATE INDEX attention_by_run ON attention (run_id);
 CREATE TABLE receipts (
 	seq         INTEGER NOT NULL PRIMARY KEY CHECK (seq > 0),
 	run_id      TEXT    NOT NULL,
+	attempt     INTEGER NOT NULL CHECK (attempt > 0),
 	prev_digest TEXT    NOT NULL,
 	record      BLOB    NOT NULL,
-	signature   BLOB    NOT NULL
+	signature   BLOB    NOT NULL,
+	UNIQUE (run_id, attempt)
 ) STRICT;
 
 CREATE TRIGGER receipts_no_update

@@ -122,26 +122,46 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if r, err := db.RunByID(ctx, "nope"); r != nil || err != nil {
 		t.Fatalf("missing run = %+v, %v", r, err)
 	}
-	if err := db.InsertAttention(ctx, Attention{ID: "a1", RunID: "r1", State: []byte(`{}`)}); err != nil {
+	if err := db.PauseRun(ctx, Attention{ID: "a1", RunID: "r1", State: []byte(`{"s":"open"}`)}, func(b []byte) ([]byte, error) { return []byte(`{"n":2}`), nil }); err != nil {
 		t.Fatal(err)
 	}
 	if items, err := db.AttentionItems(ctx); err != nil || len(items) != 1 {
 		t.Fatalf("items = %v, %v", items, err)
 	}
-	for i := range 3 {
-		r, err := db.AppendReceipt(ctx, "r1", func(seq int64, prev *Receipt) ([]byte, []byte, string, error) {
+	if err := db.DecideAttention(ctx, "a1", func(item, run []byte) ([]byte, []byte, error) {
+		if string(item) != `{"s":"open"}` || string(run) != `{"n":2}` {
+			return nil, nil, fmt.Errorf("decide saw %s and %s", item, run)
+		}
+		return []byte(`{"s":"approved"}`), []byte(`{"n":3}`), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := db.AttentionByID(ctx, "a1"); string(a.State) != `{"s":"approved"}` {
+		t.Fatalf("item after decide: %s", a.State)
+	}
+	seal := func(attempt int) (*Receipt, error) {
+		return db.SealRun(ctx, "r1", attempt, func(seq int64, prev *Receipt) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)
 			}
 			return []byte(fmt.Sprint(seq)), []byte("s"), p, nil
-		})
+		}, func(state, record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil })
+	}
+	for i := range 3 {
+		r, err := seal(i + 1)
 		if err != nil || r.Seq != int64(i+1) {
 			t.Fatalf("receipt %d = %+v, %v", i, r, err)
 		}
 	}
-	if rs, _ := db.Receipts(ctx); len(rs) != 3 || rs[2].PrevDigest != "2" {
+	if r, err := seal(2); r != nil || err != nil {
+		t.Fatalf("an attempt sealed twice: %+v, %v", r, err)
+	}
+	if rs, _ := db.Receipts(ctx); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
 		t.Fatalf("chain = %+v", rs)
+	}
+	if r, _ := db.RunByID(ctx, "r1"); string(r.State) != `{"sealed":3}` {
+		t.Fatalf("run after sealing: %s", r.State)
 	}
 	if _, err := db.db.ExecContext(ctx, `DELETE FROM receipts`); err == nil {
 		t.Fatal("receipts deleted")
