@@ -283,7 +283,13 @@ func write(ctx context.Context, h *admit.Host, name string, c Change, next func(
 // and the digest of their exact bytes, so that recomputing a plan before
 // every effect does not decode every connection again. Records read are
 // shared: callers never modify one (write copies before it changes one).
-var decoded sync.Map
+var decoded struct {
+	sync.Mutex
+	byKey map[string]*Record
+}
+
+// maxDecoded bounds the memo; past it, it starts again empty.
+const maxDecoded = 16384
 
 func read(h *admit.Host, v *store.Version) (*Record, error) {
 	sum := sha256.New()
@@ -291,16 +297,24 @@ func read(h *admit.Host, v *store.Version) (*Record, error) {
 	sum.Write(v.Signature)
 	sum.Write(v.Record)
 	key := string(sum.Sum(nil))
-	if rec, ok := decoded.Load(key); ok {
-		return rec.(*Record), nil
+	decoded.Lock()
+	rec, ok := decoded.byKey[key]
+	decoded.Unlock()
+	if ok {
+		return rec, nil
 	}
-	var rec Record
-	if err := h.ReadVersion(v, RecordType, &rec); err != nil || rec.Name != v.Key {
+	rec = &Record{}
+	if err := h.ReadVersion(v, RecordType, rec); err != nil || rec.Name != v.Key {
 		return nil, blocking.New(blocking.ConnectionUnverifiable, "connection %s version %d", v.Key, v.Seq)
 	}
 	rec.authority = rec.AuthorityDigest()
-	decoded.Store(key, &rec)
-	return &rec, nil
+	decoded.Lock()
+	if decoded.byKey == nil || len(decoded.byKey) >= maxDecoded {
+		decoded.byKey = map[string]*Record{}
+	}
+	decoded.byKey[key] = rec
+	decoded.Unlock()
+	return rec, nil
 }
 
 // Get returns the current version of connection name, verified.

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -27,8 +28,40 @@ func resolveSchema(b json.RawMessage) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
-// newChecker resolves t's schemas.
+// resolved remembers each tool's resolved schemas by the tool's digest,
+// which covers both schemas: the coordinator lists tools before every
+// call, and resolving the same schemas each time was most of that cost.
+// Resolved schemas are only read after this, by any number of callers.
+var resolved struct {
+	sync.Mutex
+	byDigest map[string]checker
+}
+
+// maxResolved bounds the memo; past it, it starts again empty.
+const maxResolved = 4096
+
+// newChecker resolves t's schemas (t.Digest must be set).
 func newChecker(t Tool) (checker, error) {
+	resolved.Lock()
+	c, ok := resolved.byDigest[t.Digest]
+	resolved.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err := resolveChecker(t)
+	if err != nil {
+		return checker{}, err
+	}
+	resolved.Lock()
+	if resolved.byDigest == nil || len(resolved.byDigest) >= maxResolved {
+		resolved.byDigest = map[string]checker{}
+	}
+	resolved.byDigest[t.Digest] = c
+	resolved.Unlock()
+	return c, nil
+}
+
+func resolveChecker(t Tool) (checker, error) {
 	in, err := resolveSchema(t.InputSchema)
 	if err != nil {
 		return checker{}, err

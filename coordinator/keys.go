@@ -31,23 +31,36 @@ const (
 )
 
 // createOnce writes data to path unless it exists, without ever replacing
-// a file another process made first; it returns what the file holds.
+// a file another process made first, and without ever showing a half
+// written one (the bytes go to a temporary file that is then linked into
+// place); it returns what the file holds.
 func createOnce(path string, data []byte, mode os.FileMode) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return b, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if errors.Is(err, fs.ErrExist) {
-		return os.ReadFile(path)
-	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".new-*")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
 		return nil, err
 	}
-	return data, f.Close()
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // hostSecret returns the host's coordinator secret, made on first use.
@@ -82,10 +95,13 @@ func receiptKeys(home string) (*oci.Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
-	if string(privPEM) == string(priv) {
-		if _, err := createOnce(filepath.Join(home, ReceiptPubFile), pub, 0o644); err != nil {
-			return nil, fmt.Errorf("receipt key: %w", err)
-		}
+	// The public key is always derived from the private one, so a
+	// missing one (a crash between the two files) is made again.
+	if pub, err = s.Verifier().PublicPEM(); err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	if _, err := createOnce(filepath.Join(home, ReceiptPubFile), pub, 0o644); err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
 	}
 	return s, nil
 }

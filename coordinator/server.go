@@ -364,7 +364,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		}
 		answered, askedFor = true, st.AttentionID
 		if decision != "" {
-			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !hasCode(err, blocking.AttentionDecided) {
+			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !isCode(err, blocking.AttentionDecided) {
 				return s.fail(harness.ToolRunWorkflow, err)
 			}
 		}
@@ -587,7 +587,7 @@ func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, to
 	}
 	var st approvalState
 	if err := s.c.OpenState(ctx, req.Params.RequestState, &st); err != nil {
-		if hasCode(err, blocking.RequestStateInvalid) {
+		if isCode(err, blocking.RequestStateInvalid) {
 			return nil, "", toolError(errState)
 		}
 		return nil, "", s.fail(tool, err)
@@ -609,13 +609,4 @@ func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, to
 		}
 	}
 	return nil, "", toolError(errState)
-}
-
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }

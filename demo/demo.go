@@ -42,6 +42,10 @@ const (
 	HostName   = "oa-demo"
 )
 
+// ReadyFile is written under the home last, once the demo is prepared:
+// a folder without it holds a demo that was never finished.
+const ReadyFile = "demo/ready"
+
 // Keys is a key pair made for the demo, in cosign's format.
 type Keys struct {
 	Signer *oci.Signer
@@ -178,5 +182,8 @@ func Prepare(ctx context.Context, home string, progress io.Writer) (*Setup, erro
 		return nil, err
 	}
 	step("plan %s resolved and bound to deployment %s", b.PlanDigest, Deployment)
+	if err := os.WriteFile(filepath.Join(home, ReadyFile), []byte(b.PlanDigest+"\n"), 0o644); err != nil {
+		return nil, err
+	}
 	return &Setup{Home: home, Release: rel, Binding: b, Deployment: Deployment}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -102,6 +103,9 @@ never binds without that approval.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, f.model); err != nil {
 				return err
+			}
+			if strings.TrimSpace(as) == "" {
+				return blocking.New(blocking.AdmitterMissing, "--as is required")
 			}
 			return withHost(cmd, func(h *admit.Host) error {
 				plan, ref, err := f.compute(cmd, h, args[0])

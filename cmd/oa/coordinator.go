@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 )
@@ -72,8 +73,11 @@ first use exactly as oa quickstart prepares one.`,
 // quickstart does) the first time; its progress goes to the operator.
 func sandboxHome(cmd *cobra.Command) (string, error) {
 	home := filepath.Join(oaHome(), "demo")
-	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(home, demo.ReadyFile)); err == nil {
 		return home, nil
+	}
+	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); err == nil {
+		return "", blocking.New(blocking.HostExists, "the sandbox demo host was never finished; remove the demo folder under $OA_HOME and start again")
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s\n", home)
 	_, err := demo.Prepare(cmd.Context(), home, cmd.ErrOrStderr())

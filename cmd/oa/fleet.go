@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/oci"
 )
 
 func newFleetCmd() *cobra.Command {
@@ -21,7 +24,7 @@ writes one signed provisioning envelope per host to the repository (tag
 host-ID); each host runs oa provision or oa agent sync against it and
 pushes its signed status (tag status-ID), which oa fleet status reads.`,
 	}
-	cmd.AddCommand(newFleetCheckCmd())
+	cmd.AddCommand(newFleetCheckCmd(), newFleetPublishCmd(), newFleetStatusCmd())
 	return cmd
 }
 
@@ -51,4 +54,189 @@ func newFleetCheckCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newFleetPublishCmd() *cobra.Command {
+	var file, key string
+	var plainHTTP bool
+	cmd := &cobra.Command{
+		Use:   "publish --fleet FILE --key FLEET_KEY",
+		Short: "Write one signed provisioning envelope per host to the fleet's registry",
+		Long: `Publish checks the fleet file, reads and verifies every deployment's release
+and writes, for each host a deployment selects, a provisioning envelope
+signed with the fleet key (cosign's key format) under REGISTRY/REPO:host-ID:
+the release digest, the deployment, the model and the ceiling narrowed to
+the package's own capabilities. Nothing host-local, no secret and no
+connection id is in it. An envelope that would not change is not written,
+so republishing an unchanged fleet changes nothing in the registry. Every
+refusal is found before anything is written.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := fleet.LoadSpec(file)
+			if err != nil {
+				return err
+			}
+			signer, err := loadSigner(key)
+			if err != nil {
+				return err
+			}
+			pubs, err := fleet.Publish(cmd.Context(), s, signer, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs})
+			}
+			out := cmd.OutOrStdout()
+			changed := 0
+			for _, p := range pubs {
+				switch {
+				case p.Tag == "":
+					fmt.Fprintf(out, "  %-24s no deployment selects it\n", p.Host)
+				case p.Changed:
+					changed++
+					fmt.Fprintf(out, "  %-24s %-16s #%-3d written    %s:%s\n", p.Host, p.Deployment, p.Seq, s.Registry, p.Tag)
+				default:
+					fmt.Fprintf(out, "  %-24s %-16s #%-3d unchanged  %s:%s\n", p.Host, p.Deployment, p.Seq, s.Registry, p.Tag)
+				}
+			}
+			fmt.Fprintf(out, "fleet %s: %d envelopes written, %d unchanged\n", s.Name, changed, len(pubs)-changed-unassigned(pubs))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
+	cmd.Flags().StringVar(&key, "key", "", "the fleet's private key (cosign format)")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	_ = cmd.MarkFlagRequired("fleet")
+	_ = cmd.MarkFlagRequired("key")
+	return cmd
+}
+
+func unassigned(pubs []fleet.Published) int {
+	n := 0
+	for _, p := range pubs {
+		if p.Tag == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func newFleetStatusCmd() *cobra.Command {
+	var file string
+	var stale time.Duration
+	var plainHTTP bool
+	cmd := &cobra.Command{
+		Use:   "status --fleet FILE [--stale D]",
+		Short: "Read every host's signed status from the registry as a table",
+		Long: `Status reads each host's status (REGISTRY/REPO:status-ID), verifies its
+signature (with the host key the fleet file pins, else the key it carries:
+self-signed) and prints host, deployment, release, state, plan digest and
+last seen. Hosts whose status is missing, unsigned or older than --stale are
+flagged with "!".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := fleet.LoadSpec(file)
+			if err != nil {
+				return err
+			}
+			if stale <= 0 {
+				return blocking.New(blocking.FleetIntervalInvalid, "--stale must be positive")
+			}
+			list, err := fleet.ReadStatuses(cmd.Context(), s, time.Now(), stale, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "hosts": list})
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "  %-20s %-14s %-19s %-18s %-19s %-12s %s\n", "HOST", "DEPLOYMENT", "RELEASE", "STATE", "PLAN", "SIGNED", "LAST SEEN")
+			for _, h := range list {
+				flag := " "
+				if h.Flagged() {
+					flag = "!"
+				}
+				rel, state, plan, seen := "-", "-", "-", "never"
+				if st := h.Status; st != nil {
+					rel, state, plan, seen = short(st.Release), string(st.State), short(st.PlanDigest), h.Age+" ago"
+					if len(st.Blocking) > 0 {
+						state += fmt.Sprint(st.Blocking)
+					}
+				}
+				if h.Stale {
+					seen += " (stale)"
+				}
+				dep := h.Deployment
+				if dep == "" {
+					dep = "-"
+				}
+				fmt.Fprintf(out, "%s %-20s %-14s %-19s %-18s %-19s %-12s %s\n", flag, h.Host, dep, rel, state, plan, h.Signed, seen)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
+	cmd.Flags().DurationVar(&stale, "stale", 15*time.Minute, "flag a host whose last status is older than this")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	_ = cmd.MarkFlagRequired("fleet")
+	return cmd
+}
+
+// short abbreviates a digest for a table: "sha256:" and 12 hex digits.
+func short(d string) string {
+	if len(d) > 19 {
+		return d[:19]
+	}
+	if d == "" {
+		return "-"
+	}
+	return d
+}
+
+// revokePublishFlags are oa revoke's flags for publishing a revocation to
+// a fleet.
+type revokePublishFlags struct {
+	publish   bool
+	file, key string
+	plainHTTP bool
+}
+
+func (f *revokePublishFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.publish, "publish", false, "add the digest to the fleet's signed revocation list instead of revoking on this host")
+	cmd.Flags().StringVar(&f.file, "fleet", "", "the fleet file (with --publish)")
+	cmd.Flags().StringVar(&f.key, "fleet-key", "", "the fleet's private key, cosign format (with --publish)")
+	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback (with --publish)")
+}
+
+// run publishes the revocation of arg to the fleet.
+func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) error {
+	d, err := oci.ParseDigest(arg)
+	if err != nil {
+		return err
+	}
+	if f.file == "" || f.key == "" {
+		return usageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
+	}
+	s, err := fleet.LoadSpec(f.file)
+	if err != nil {
+		return err
+	}
+	signer, err := loadSigner(f.key)
+	if err != nil {
+		return err
+	}
+	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}})
+	if err != nil {
+		return err
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "changed": changed, "revocations": list})
+	}
+	verb := "published"
+	if !changed {
+		verb = "already listed"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s on fleet %s's revocation list #%d (%d revoked)\n", verb, d, s.Name, list.Seq, len(list.Revoked))
+	return nil
 }

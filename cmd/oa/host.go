@@ -204,11 +204,19 @@ func newAdmissionsCmd() *cobra.Command {
 
 func newRevokeCmd() *cobra.Command {
 	var reason, as string
+	var pf revokePublishFlags
 	cmd := &cobra.Command{
-		Use:   "revoke DIGEST --reason TEXT --as NAME",
-		Short: "Revoke a release on this host, permanently",
-		Args:  cobra.ExactArgs(1),
+		Use:   "revoke DIGEST --reason TEXT --as NAME [--publish --fleet FILE --fleet-key KEY]",
+		Short: "Revoke a release on this host, permanently (or, with --publish, for a whole fleet)",
+		Long: `Revoke writes a permanent revocation of the release DIGEST signed by this
+host's key. With --publish it touches no host: it adds DIGEST to the fleet's
+revocation list (REGISTRY/REPO:revocations), signed with the fleet key,
+which every host applies at its next oa provision or oa agent sync.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pf.publish {
+				return pf.run(cmd, args[0], reason, as)
+			}
 			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
 				return err
@@ -228,6 +236,7 @@ func newRevokeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded)")
 	cmd.Flags().StringVar(&as, "as", "", "the person revoking (recorded)")
 	_ = cmd.MarkFlagRequired("reason")
+	pf.register(cmd)
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -61,22 +63,29 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			r, err := resolve.LoadRegistry(registryPath(args))
+			path := registryPath(args)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return blocking.New(blocking.RegistryUnreadable, "the file cannot be read").At(path, "")
+			}
+			r, err := resolve.LoadRegistry(path)
 			if err != nil {
 				return err
+			}
+			// What is signed and installed are the bytes that were checked.
+			if again, err := os.ReadFile(path); err != nil || !bytes.Equal(again, src) {
+				return blocking.New(blocking.RegistryUnreadable, "the file changed while it was being read").At(path, "")
 			}
 			h, err := admit.OpenHost(ctx, oaHome())
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			if len(args) == 1 {
-				if err := installRegistry(args[0]); err != nil {
-					return err
-				}
-			}
 			sig, err := resolve.SignRegistry(ctx, h, r, as, time.Now())
 			if err != nil {
+				return err
+			}
+			if err := installRegistry(path, src); err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
@@ -98,18 +107,15 @@ func registryPath(args []string) string {
 	return filepath.Join(oaHome(), resolve.RegistryFile)
 }
 
-// installRegistry copies a checked registry file into $OA_HOME atomically.
-func installRegistry(src string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
+// installRegistry puts src, the checked bytes of path, in place as
+// $OA_HOME/registry.cue atomically (nothing to do when path is that file).
+func installRegistry(path string, src []byte) error {
 	dst := filepath.Join(oaHome(), resolve.RegistryFile)
-	if abs, _ := filepath.Abs(src); abs == dst {
+	if abs, _ := filepath.Abs(path); abs == dst {
 		return nil
 	}
 	tmp := dst + ".new"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, src, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, dst)
