@@ -156,3 +156,40 @@ func TestCeilingExceededWaits(t *testing.T) {
 		t.Fatalf("%v %+v", err, r)
 	}
 }
+
+// TestRegistryOutageMidProvision stops the registry after every few
+// requests of a provisioning run and restarts it: the cut run fails as a
+// fault (never a refusal, never a status for a half-done host), and the
+// next run finishes.
+func TestRegistryOutageMidProvision(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// How many requests a whole run takes.
+	probe := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	f.Registry.ResetCounters()
+	if _, err := provision(t, f, probe); err != nil {
+		t.Fatal(err)
+	}
+	total := f.Registry.Requests()
+	t.Logf("one provisioning run: %d requests", total)
+	for _, cut := range []int64{1, 2, 4, 6, 9, total / 2, total - 3, total - 1} {
+		h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+		f.Registry.DownAfter(cut)
+		res, err := provision(t, f, h)
+		if err == nil || blocking.Refusals(err) != nil || res != nil {
+			t.Fatalf("cut after %d: got %v %+v, want a fault", cut, err, res)
+		}
+		f.Registry.Up(t)
+		res, err = provision(t, f, h)
+		if err != nil || res.Status.State != fleet.Bound {
+			t.Fatalf("after the restart (cut %d): %v %+v", cut, err, res)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package registrytest
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,10 +48,20 @@ http:
 
 // Registry is a running in-process registry.
 type Registry struct {
+	mu       sync.Mutex
 	srv      *httptest.Server
-	once     sync.Once
+	handler  http.Handler
+	addr     string
+	stopped  bool
+	down     bool
 	requests atomic.Int64
 	bytes    atomic.Int64
+	// downAt, when positive, is the request count at which the registry
+	// goes down (DownAfter).
+	downAt atomic.Int64
+	// current is srv, readable by handlers without the lock (which Down
+	// holds while it waits for them).
+	current atomic.Pointer[httptest.Server]
 }
 
 // quietOnce silences the registry's logging, which goes to logrus's
@@ -72,13 +83,17 @@ func Start(t testing.TB) *Registry {
 	}
 	r := &Registry{}
 	app := handlers.NewApp(context.Background(), cfg)
-	r.srv = httptest.NewServer(r.count(app))
+	r.handler = r.count(app)
+	r.srv = httptest.NewServer(r.handler)
+	r.current.Store(r.srv)
+	r.addr = r.srv.Listener.Addr().String()
 	t.Cleanup(r.Stop)
 	return r
 }
 
-// Host is the registry's "127.0.0.1:PORT".
-func (r *Registry) Host() string { return strings.TrimPrefix(r.srv.URL, "http://") }
+// Host is the registry's "127.0.0.1:PORT"; it stays the same across Down
+// and Up.
+func (r *Registry) Host() string { return r.addr }
 
 // Repository opens repository name ("oa/clinic") on the registry over
 // plain HTTP. It fails t when name is not a valid repository name.
@@ -94,7 +109,60 @@ func (r *Registry) Repository(t testing.TB, name string) *remote.Repository {
 
 // Stop shuts the registry down. It is safe to call more than once; Start
 // arranges for it to be called when the test ends.
-func (r *Registry) Stop() { r.once.Do(r.srv.Close) }
+func (r *Registry) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopped {
+		r.stopped = true
+		if !r.down {
+			r.srv.Close()
+		}
+	}
+}
+
+// Down takes the registry off the network, as if its process had stopped:
+// connections are refused until Up. Its storage is kept.
+func (r *Registry) Down() { r.downIf(nil) }
+
+// downIf is Down, but only while the registry is served by srv (any
+// server when srv is nil): a cut that fires late never takes down the
+// server that replaced the one it was meant for.
+func (r *Registry) downIf(srv *httptest.Server) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || r.down || srv != nil && srv != r.srv {
+		return
+	}
+	r.down = true
+	r.srv.CloseClientConnections()
+	r.srv.Close()
+}
+
+// Up brings a registry that is Down back on the same address with the
+// same storage, as if its process had restarted.
+func (r *Registry) Up(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.down {
+		return
+	}
+	l, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		t.Fatalf("registrytest: listening again on %s: %v", r.addr, err)
+	}
+	srv := httptest.NewUnstartedServer(r.handler)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	r.srv, r.down = srv, false
+	r.current.Store(srv)
+	r.downAt.Store(0)
+}
+
+// DownAfter makes the registry go Down once it has served n more
+// requests: a registry that stops in the middle of a client's work.
+func (r *Registry) DownAfter(n int64) { r.downAt.Store(r.requests.Load() + n) }
 
 // Requests is the number of HTTP requests served so far.
 func (r *Registry) Requests() int64 { return r.requests.Load() }
@@ -111,7 +179,12 @@ func (r *Registry) ResetCounters() {
 // count wraps h so that every request and every body byte is counted.
 func (r *Registry) count(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.requests.Add(1)
+		n := r.requests.Add(1)
+		if at := r.downAt.Load(); at > 0 && n > at {
+			// Past the cut: drop the connection, as a stopped process would.
+			go r.downIf(r.current.Load())
+			panic(http.ErrAbortHandler)
+		}
 		h.ServeHTTP(&countingWriter{ResponseWriter: w, n: &r.bytes}, req)
 	})
 }

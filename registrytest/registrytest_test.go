@@ -63,3 +63,36 @@ func TestStopTwice(t *testing.T) {
 	reg.Stop()
 	reg.Stop()
 }
+
+func TestDownAndUpKeepStorage(t *testing.T) {
+	ctx := context.Background()
+	r := registrytest.Start(t)
+	repo := r.Repository(t, "oa/down")
+	desc, err := oras.PushBytes(ctx, repo, "application/octet-stream", []byte("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := r.Host()
+	r.Down()
+	if _, err := repo.Blobs().Resolve(ctx, desc.Digest.String()); err == nil {
+		t.Fatal("a registry that is down answered")
+	}
+	r.Up(t)
+	if r.Host() != host {
+		t.Fatalf("address changed: %s → %s", host, r.Host())
+	}
+	if _, err := repo.Blobs().Resolve(ctx, desc.Digest.String()); err != nil {
+		t.Fatalf("storage lost across a restart: %v", err)
+	}
+	r.DownAfter(1)
+	if _, err := repo.Blobs().Resolve(ctx, desc.Digest.String()); err != nil {
+		t.Fatalf("the request before the cut: %v", err)
+	}
+	if _, err := repo.Blobs().Resolve(ctx, desc.Digest.String()); err == nil {
+		t.Fatal("the request after the cut was served")
+	}
+	r.Up(t)
+	if _, err := repo.Blobs().Resolve(ctx, desc.Digest.String()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+func newAgentCmd() *cobra.Command {
+	agent := &cobra.Command{Use: "agent", Short: "Keep this host in step with its fleet"}
+	var f provisionFlags
+	var interval time.Duration
+	var once bool
+	sync := &cobra.Command{
+		Use:   "sync --envelope REGISTRY/REPO:host-ID --interval D [--once]",
+		Short: "Provision this host from its envelope now and every interval",
+		Long: `Sync runs oa provision now and then every --interval until stopped: it
+picks up new envelopes and the fleet's revocations (a revoked release is
+revoked on this host, so a running coordinator refuses it at its next plan
+check, and the host reports state revoked). A refusal or a registry outage
+is printed and the next round tries again. With --once it runs one round
+and exits with its status.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if interval < time.Second && !once {
+				return blocking.New(blocking.FleetIntervalInvalid, "--interval must be at least 1s")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cmd.SetContext(ctx)
+			for {
+				res, err := f.provisionOnce(cmd)
+				if once {
+					if res != nil {
+						if wantJSON(cmd) {
+							if perr := printJSON(cmd.OutOrStdout(), res); perr != nil {
+								return perr
+							}
+						} else {
+							printProvision(cmd.OutOrStdout(), res)
+						}
+					}
+					return err
+				}
+				stamp := time.Now().UTC().Format(time.RFC3339)
+				switch {
+				case res != nil && wantJSON(cmd):
+					_ = printJSON(cmd.OutOrStdout(), res)
+				case res != nil:
+					fmt.Fprintf(cmd.OutOrStdout(), "%s ", stamp)
+					printProvision(cmd.OutOrStdout(), res)
+				case err != nil:
+					printError(cmd.ErrOrStderr(), err, wantJSON(cmd))
+				}
+				select {
+				case <-cmd.Context().Done():
+					return nil
+				case <-time.After(interval):
+				}
+			}
+		},
+	}
+	f.register(sync)
+	sync.Flags().DurationVar(&interval, "interval", 0, "how often to sync, such as 30s or 5m")
+	sync.Flags().BoolVar(&once, "once", false, "run one round and exit with its status")
+	agent.AddCommand(sync)
+	return agent
+}
