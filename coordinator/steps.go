@@ -178,6 +178,8 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 	switch {
 	case errors.Is(err, errPlan):
 		return nil, ReasonPlanChanged
+	case isCode(err, blocking.ConnectionInventoryChanged):
+		return nil, ReasonToolDrift
 	case err != nil:
 		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) {
 			return nil, ReasonAppOffline

@@ -7,6 +7,7 @@
 //
 //	--tools FILE          the tool list (connectortest.ToolSpec entries)
 //	--page-size N         list N tools per tools/list page (0: all at once)
+//	--reload-tools        read the tools file again on every tools/list
 //	--hang-on-call        never answer a tools/call
 //	--crash-on-call       exit with status 3 on a tools/call
 //	--hang-at-start       never answer initialize
@@ -47,6 +48,7 @@ type spec struct {
 var (
 	toolsFile   = flag.String("tools", "", "tool list file")
 	pageSize    = flag.Int("page-size", 0, "tools per page")
+	reloadTools = flag.Bool("reload-tools", false, "read the tools file again on every tools/list (a server whose tools change while it runs)")
 	hangOnCall  = flag.Bool("hang-on-call", false, "never answer a call")
 	crashOnCall = flag.Bool("crash-on-call", false, "exit on a call")
 	hangAtStart = flag.Bool("hang-at-start", false, "never answer initialize")
@@ -185,6 +187,13 @@ func listVerbatim(specs []spec) mcp.Middleware {
 			start := 0
 			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil && p.Cursor != "" {
 				start, _ = strconv.Atoi(p.Cursor)
+			}
+			if *reloadTools {
+				fresh, err := readSpecs()
+				if err != nil {
+					return nil, err
+				}
+				return page(fresh, start), nil
 			}
 			return page(specs, start), nil
 		}

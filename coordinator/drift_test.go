@@ -1,0 +1,78 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/connectortest"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestInventoryDriftRefusesTheNextRun: the downstream server's tools
+// change while the coordinator serves; the next run is refused before its
+// effect (did_not_run, tool_drift), and the operator is told which
+// connection drifted.
+func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	specs := []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	}
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	write := func(specs []connectortest.ToolSpec) {
+		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(specs)
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}})
+	plan, err := h.Plan(host, "claude-test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	var operator strings.Builder
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	run := func(id string) *coordinator.Result {
+		res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
+			Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// The planted read never shows the note, so an unchanged server ends
+	// not_sure_if_saved: the effect was sent.
+	if res := run("before"); res.Outcome != harness.OutcomeNotSureIfSaved {
+		t.Fatalf("before the drift: %+v", res)
+	}
+	specs[1].InputSchema = json.RawMessage(`{"type":"object","properties":{"record":{"type":"string"}}}`)
+	write(specs)
+	res := run("after")
+	if res.Outcome != harness.OutcomeDidNotRun || res.Reason != coordinator.ReasonToolDrift {
+		t.Fatalf("after the drift: %+v", res)
+	}
+	if !strings.Contains(operator.String(), "connection records lists other tools") {
+		t.Fatalf("the operator was not told which connection drifted:\n%s", operator.String())
+	}
+}
