@@ -124,8 +124,8 @@ type appliedRecord struct {
 // the plan stays inside the envelope's ceiling. It then pushes the host's
 // signed status next to the envelope.
 //
-// A refusal at any step is returned (the status says it too, and is
-// pushed); a fault (the registry unreachable) returns before the status is
+// A refusal at any step after the envelope verified is returned and
+// reported in the pushed status; a refused envelope writes nothing; a fault (the registry unreachable) returns before the status is
 // pushed. Every step already done is recorded and skipped next time, so
 // the next run finishes what an outage interrupted.
 func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOptions) (*Result, error) {
@@ -163,6 +163,11 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 			p.res.Status.Blocking = append(p.res.Status.Blocking, r.Code)
 		}
 	}
+	if !p.verified {
+		// A missing, foreign or malformed envelope is a bad input: it is
+		// refused and nothing is written, not even a status.
+		return nil, refusal
+	}
 	if err := p.pushStatus(ctx); err != nil {
 		return nil, err
 	}
@@ -178,6 +183,8 @@ type provisioner struct {
 	now    time.Time
 	fleet  *admit.FleetTrust
 	res    Result
+	// verified says the envelope verified: only then is a status pushed.
+	verified bool
 }
 
 // by is who the fleet's records name.
@@ -200,6 +207,7 @@ func (p *provisioner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.verified = true
 	st.EnvelopeSeq, st.Deployment, st.Release = env.Seq, env.Deployment, env.ArtifactDigest
 	applied, err := p.applied(ctx)
 	if err != nil {

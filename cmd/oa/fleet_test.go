@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/fleet/fleettest"
+)
+
+// oaProc runs the built oa with OA_HOME=home (none when empty) and the
+// fleet key's password, and returns stdout, stderr and the exit status.
+func oaProc(t testing.TB, home string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(oaBinary(t), args...)
+	cmd.Env = append(os.Environ(), "COSIGN_PASSWORD="+fleettest.KeyPassword)
+	if home != "" {
+		cmd.Env = append(cmd.Env, "OA_HOME="+home)
+	}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+type procResult struct {
+	out, errOut string
+	code        int
+}
+
+// inParallel runs one oa process per host at once.
+func inParallel(t *testing.T, hosts []*fleettest.Host, args func(h *fleettest.Host) []string) map[string]procResult {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]procResult{}
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, e, c := oaProc(t, h.Home, args(h)...)
+			mu.Lock()
+			out[h.ID] = procResult{o, e, c}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func fleetStatus(t *testing.T, specFile string) map[string]fleet.HostStatus {
+	t.Helper()
+	out, errOut, code := oaProc(t, "", "fleet", "status", "--fleet", specFile, "--json")
+	if code != 0 {
+		t.Fatalf("fleet status: %d %s", code, errOut)
+	}
+	var doc struct {
+		Hosts []fleet.HostStatus `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]fleet.HostStatus{}
+	for _, h := range doc.Hosts {
+		m[h.Host] = h
+	}
+	return m
+}
+
+// TestFleetTwentyHostsAsProcesses provisions 20 hosts, each its own oa
+// process with its own $OA_HOME, in parallel from one loopback registry:
+// 18 bind under fleet pre-approval, one whose policy refuses pre-approval
+// waits for a person (and is bound by one), one with another connection
+// revision reports its own plan digest; then a published revocation
+// reaches every host within one sync.
+func TestFleetTwentyHostsAsProcesses(t *testing.T) {
+	f := fleettest.New(t)
+	var hosts []*fleettest.Host
+	var ids []string
+	for i := 1; i <= 20; i++ {
+		id := fmt.Sprintf("h%02d", i)
+		opts := fleettest.HostOptions{PreApprove: true}
+		switch id {
+		case "h19":
+			opts.PreApprove = false
+		case "h20":
+			opts.ConnectionRevisions = 2
+		}
+		hosts = append(hosts, f.NewHost(id, opts))
+		ids = append(ids, id)
+	}
+	specFile := f.WriteSpec(f.Spec(f.Release, ids, ""))
+	if out, errOut, code := oaProc(t, "", "fleet", "check", specFile); code != 0 || !strings.Contains(out, "20 hosts") {
+		t.Fatalf("fleet check: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile); code != 0 || !strings.Contains(out, "20 envelopes written") {
+		t.Fatalf("fleet publish: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile); code != 0 || !strings.Contains(out, "0 envelopes written, 20 unchanged") {
+		t.Fatalf("fleet publish again: %d %s %s", code, out, errOut)
+	}
+
+	env := func(h *fleettest.Host) string { return f.Repository + ":" + fleet.EnvelopeTag(h.ID) }
+	start := time.Now()
+	res := inParallel(t, hosts, func(h *fleettest.Host) []string { return []string{"provision", "--envelope", env(h), "--json"} })
+	t.Logf("20 hosts provisioned in parallel in %s", time.Since(start).Round(time.Millisecond))
+	var localRef string
+	for id, r := range res {
+		var got fleet.Result
+		if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+			t.Fatalf("%s: %d %s %s", id, r.code, r.out, r.errOut)
+		}
+		switch id {
+		case "h19":
+			if r.code != 2 || got.Status.State != fleet.AwaitingApproval || !strings.Contains(r.errOut, "awaiting_approval") {
+				t.Fatalf("h19: %d %+v %s", r.code, got.Status, r.errOut)
+			}
+			localRef = got.LocalRef
+		default:
+			if r.code != 0 || got.Status.State != fleet.Bound || !got.Bound || !got.Admitted {
+				t.Fatalf("%s: %d %+v %s", id, r.code, got.Status, r.errOut)
+			}
+		}
+	}
+	st := fleetStatus(t, specFile)
+	for _, h := range hosts {
+		s := st[h.ID]
+		if s.Status == nil || s.Signed != fleet.SignedSelf || s.Flagged() {
+			t.Fatalf("%s status %+v", h.ID, s)
+		}
+		if h.ID == "h19" {
+			continue
+		}
+		b := currentBinding(t, h)
+		if s.Status.PlanDigest != b.PlanDigest {
+			t.Fatalf("%s reports plan %s, its binding is %s", h.ID, s.Status.PlanDigest, b.PlanDigest)
+		}
+		wantRev := int64(1)
+		if h.ID == "h20" {
+			wantRev = 2
+		}
+		if b.Connections[0].Revision != wantRev {
+			t.Fatalf("%s bound connection revision %d, want %d", h.ID, b.Connections[0].Revision, wantRev)
+		}
+	}
+
+	// A person on h19 approves; the next sync reports it bound.
+	h19 := hosts[18]
+	if _, errOut, code := oaProc(t, h19.Home, "bind", localRef, "--deployment", "clinic", "--model", "demo-model", "--as", "Host Operator", "--yes"); code != 0 {
+		t.Fatalf("bind on h19: %d %s", code, errOut)
+	}
+	if out, errOut, code := oaProc(t, h19.Home, "agent", "sync", "--once", "--envelope", env(h19)); code != 0 || !strings.Contains(out, "bound") {
+		t.Fatalf("sync on h19: %d %s %s", code, out, errOut)
+	}
+
+	// One long-running agent, to see the revocation arrive by itself.
+	agent := exec.Command(oaBinary(t), "agent", "sync", "--interval", "1s", "--envelope", env(hosts[0]))
+	agent.Env = append(os.Environ(), "OA_HOME="+hosts[0].Home)
+	var agentOut strings.Builder
+	agent.Stdout = &agentOut
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = agent.Process.Kill(); _ = agent.Wait() }()
+
+	digest := f.Desc.Digest.String()
+	if out, errOut, code := oaProc(t, "", "revoke", digest, "--publish", "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "test recall", "--as", "Auditor"); code != 0 || !strings.Contains(out, "published") {
+		t.Fatalf("revoke --publish: %d %s %s", code, out, errOut)
+	}
+	res = inParallel(t, hosts[1:], func(h *fleettest.Host) []string {
+		return []string{"agent", "sync", "--once", "--envelope", env(h), "--json"}
+	})
+	for id, r := range res {
+		var got fleet.Result
+		if err := json.Unmarshal([]byte(r.out), &got); err != nil || r.code != 2 || got.Status.State != fleet.Revoked || !strings.Contains(r.errOut, "release_revoked") {
+			t.Fatalf("%s after revocation: %d %s %s", id, r.code, r.out, r.errOut)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for fleetStatus(t, specFile)["h01"].Status.State != fleet.Revoked {
+		if time.Now().After(deadline) {
+			t.Fatalf("the running agent did not report the revocation:\n%s", agentOut.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for id, s := range fleetStatus(t, specFile) {
+		if s.Status.State != fleet.Revoked {
+			t.Fatalf("%s: %+v", id, s.Status)
+		}
+	}
+	// Revoked on the host itself: the coordinator's plan check refuses it.
+	h, err := admit.OpenHost(context.Background(), hosts[5].Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if s, err := h.Status(context.Background(), digest, time.Now()); err != nil || s.State != admit.Revoked {
+		t.Fatalf("local status %v %+v", err, s)
+	}
+}
+
+func currentBinding(t *testing.T, fh *fleettest.Host) *bind.Binding {
+	t.Helper()
+	h, err := admit.OpenHost(context.Background(), fh.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	b, err := bind.Current(context.Background(), h, "clinic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFleetRefusalsChangeNothing: bad command lines and inputs are
+// located refusals (exit 2) and write nothing to the registry.
+func TestFleetRefusalsChangeNothing(t *testing.T) {
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	bad := f.WriteSpec(strings.Replace(f.Spec(f.Release, []string{"h01"}, ""), `model: "demo-model"`, `model: ""`, 1))
+	before := f.Registry.Requests()
+	if _, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", bad, "--key", f.KeyFile); code != 2 || !strings.Contains(errOut, "fleet_invalid") || !strings.Contains(errOut, "fleet.cue:") {
+		t.Fatalf("bad fleet: %d %s", code, errOut)
+	}
+	if f.Registry.Requests() != before {
+		t.Fatal("a refused publish reached the registry")
+	}
+	for _, args := range [][]string{
+		{"provision", "--envelope", "no-registry-here"},
+		{"provision", "--envelope", f.Repository + ":host-h01"}, // nothing published
+		{"agent", "sync", "--envelope", f.Repository + ":host-h01", "--interval", "10ms"},
+		{"revoke", "sha256:nothex", "--publish", "--fleet", bad, "--fleet-key", f.KeyFile, "--reason", "r", "--as", "A"},
+		{"fleet", "status", "--fleet", bad},
+		{"fleet", "check", bad},
+	} {
+		if _, errOut, code := oaProc(t, h.Home, args...); code != 2 {
+			t.Fatalf("%v: exit %d, want 2: %s", args, code, errOut)
+		}
+	}
+}
+
+// TestFleetRefusedEnvelopeWritesNothing: a host given a tag with no
+// envelope refuses and pushes no status.
+func TestFleetRefusedEnvelopeWritesNothing(t *testing.T) {
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	if _, errOut, code := oaProc(t, h.Home, "provision", "--envelope", f.Repository+":host-h01"); code != 2 || !strings.Contains(errOut, "fleet_envelope_missing") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := fleet.ReadStatuses(context.Background(), spec, time.Now(), time.Hour, fleet.Options{})
+	if err != nil || st[0].Signed != fleet.NoStatus {
+		t.Fatalf("%v %+v", err, st)
+	}
+}
