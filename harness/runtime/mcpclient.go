@@ -283,7 +283,6 @@ func sameProjection(materialization, persona, skill string, b *bind.Binding) *bl
 	return nil
 }
 
-
 // skillFiles returns the projection's Agent Skills folder, paths relative
 // to it.
 func skillFiles(files map[string][]byte, pkg string) map[string][]byte {
