@@ -3,16 +3,10 @@ package admit
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
-	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
@@ -132,57 +126,15 @@ func LoadPolicy(path string) (*Policy, error) {
 	return &p, nil
 }
 
-// Locator gives the "file:line:col" of a field of a loaded host file, by
-// its path segments, or the file name when the field has no position.
-type Locator func(segs ...string) string
+// Locator locates a field of a loaded host file (see compiler.Locator).
+type Locator = compiler.Locator
 
 // LoadHostFile reads the host configuration file at path (CUE of package
 // host), unifies it with the definition def of schemas/host and checks it
 // is concrete. A file that cannot be read is refused with unreadable, one
 // that does not match with invalid, located in the file.
 func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Value, Locator, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return cue.Value{}, nil, blocking.New(unreadable, "the file cannot be read").At(path, "")
-	}
-	abs, _ := filepath.Abs(path)
-	inFile := func(name string) bool { return name == path || name == abs }
-	file, err := parser.ParseFile(path, src, parser.ParseComments)
-	if err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
-	}
-	if file.PackageName() != PolicyPackage {
-		return cue.Value{}, nil, blocking.New(invalid, "the file must declare package %s", PolicyPackage).At(path+":1:1", "")
-	}
-	ctx := cuecontext.New()
-	schema, err := schemas.Build(ctx, schemas.Host)
-	if err != nil {
-		return cue.Value{}, nil, err
-	}
-	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
-	if err := inst.AddSyntax(file); err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
-	}
-	v := schema.LookupPath(cue.ParsePath(def)).Unify(ctx.BuildInstance(inst))
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(invalid, err, inFile)
-	}
-	posOf := func(segs ...string) string {
-		sels := make([]cue.Selector, len(segs))
-		for i, seg := range segs {
-			if n, err := strconv.Atoi(seg); err == nil {
-				sels[i] = cue.Index(n)
-			} else {
-				sels[i] = cue.Str(seg)
-			}
-		}
-		pos := v.LookupPath(cue.MakePath(sels...)).Pos()
-		if !pos.IsValid() {
-			return path
-		}
-		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
-	}
-	return v, posOf, nil
+	return compiler.LoadConfig(path, compiler.ConfigFile{Package: PolicyPackage, Schema: schemas.Host, Def: def, Unreadable: unreadable, Invalid: invalid})
 }
 
 // loadKeys parses every trusted key and refuses an authority that shares

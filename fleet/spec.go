@@ -26,15 +26,10 @@ package fleet
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
-	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
@@ -213,51 +208,7 @@ func joinPath(segs []string) string {
 }
 
 // loadCUE reads the fleet file, unifies it with #Fleet and checks it is
-// concrete, the way admit.LoadHostFile reads host files.
-func loadCUE(path string) (cue.Value, func(segs ...string) string, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return cue.Value{}, nil, blocking.New(blocking.FleetUnreadable, "the file cannot be read").At(path, "")
-	}
-	abs, _ := filepath.Abs(path)
-	inFile := func(name string) bool { return name == path || name == abs }
-	file, err := parser.ParseFile(path, src, parser.ParseComments)
-	if err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
-	}
-	if file.PackageName() != Package {
-		return cue.Value{}, nil, blocking.New(blocking.FleetInvalid, "the file must declare package %s", Package).At(path+":1:1", "")
-	}
-	ctx := cuecontext.New()
-	schema, err := schemas.Build(ctx, schemas.Fleet)
-	if err != nil {
-		return cue.Value{}, nil, err
-	}
-	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
-	if err := inst.AddSyntax(file); err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
-	}
-	data := ctx.BuildInstance(inst)
-	v := schema.LookupPath(cue.ParsePath(schemas.FleetDef)).Unify(data)
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return cue.Value{}, nil, compiler.CUERefusals(blocking.FleetInvalid, err, inFile)
-	}
-	posOf := func(segs ...string) string {
-		sels := make([]cue.Selector, len(segs))
-		for i, seg := range segs {
-			if n, err := strconv.Atoi(seg); err == nil {
-				sels[i] = cue.Index(n)
-			} else {
-				sels[i] = cue.Str(seg)
-			}
-		}
-		// Positions come from the file alone: the unified value would
-		// name the schema's line for fields the schema declares.
-		pos := data.LookupPath(cue.MakePath(sels...)).Pos()
-		if !pos.IsValid() {
-			return path
-		}
-		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
-	}
-	return v, posOf, nil
+// concrete, as every operator configuration file is read.
+func loadCUE(path string) (cue.Value, compiler.Locator, error) {
+	return compiler.LoadConfig(path, compiler.ConfigFile{Package: Package, Schema: schemas.Fleet, Def: schemas.FleetDef, Unreadable: blocking.FleetUnreadable, Invalid: blocking.FleetInvalid})
 }
