@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
 	"github.com/oa-dev/oa/coordinator"
@@ -37,13 +36,7 @@ func newBenchDeployment(b *testing.B, cfg connector.Config) *benchDeployment {
 	d.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	host := d.Open()
 	d.AddConnection(host, "records", resolve.SandboxConnector, cfg)
-	plan, err := d.Plan(host, "claude-test", true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, d.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: d.Now}); err != nil {
-		b.Fatal(err)
-	}
+	d.Bind(host, "claude-test")
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: d.Home, Deployment: "clinic", EffectTimeout: 30 * time.Second, Operator: io.Discard})
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
@@ -31,13 +30,7 @@ func serve(t *testing.T, registry string) *served {
 	s.WriteRegistry(registry)
 	s.host = s.Open()
 	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	plan, err := s.Plan(s.host, "claude-test", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), s.host, s.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: s.Now}); err != nil {
-		t.Fatal(err)
-	}
+	s.Bind(s.host, "claude-test")
 	s.c = s.open(t)
 	return s
 }

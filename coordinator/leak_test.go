@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
 	"github.com/oa-dev/oa/coordinator"
@@ -41,13 +40,7 @@ func TestDownstreamTextNeverReachesTheAgent(t *testing.T) {
 			Result: json.RawMessage(`{"error":"` + inError + `","detail":"` + inError + `"}`), IsError: true},
 	})
 	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools, "--stderr-text", inStderr}})
-	plan, err := h.Plan(host, "claude-test", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
-		t.Fatal(err)
-	}
+	h.Bind(host, "claude-test")
 	var operator strings.Builder
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
 	if err != nil {

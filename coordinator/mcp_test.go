@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
@@ -25,13 +24,7 @@ func TestMCPInMemory(t *testing.T) {
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	host := h.Open()
 	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	plan, err := h.Plan(host, "claude-test", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
-		t.Fatal(err)
-	}
+	h.Bind(host, "claude-test")
 	var operator bytes.Buffer
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 2 * time.Second})
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
@@ -66,13 +65,7 @@ func newMCPHost(t *testing.T, oa, registry string) *mcpHost {
 	h.WriteRegistry(registry)
 	host := h.Open()
 	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	plan, err := h.Plan(host, "claude-test", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
-		t.Fatal(err)
-	}
+	h.Bind(host, "claude-test")
 	return h
 }
 

@@ -15,6 +15,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
@@ -149,4 +150,19 @@ func Codes(t testing.TB, err error) []blocking.Code {
 func HasCode(t testing.TB, err error, code blocking.Code) bool {
 	t.Helper()
 	return slices.Contains(Codes(t, err), code)
+}
+
+// Bind resolves the clinic plan for model (probing every connection) and
+// binds it to deployment "clinic" with a person's approval.
+func (h *Host) Bind(host *admit.Host, model string) *bind.Binding {
+	h.T.Helper()
+	plan, err := h.Plan(host, model, true)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	b, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now})
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return b
 }

@@ -17,7 +17,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
@@ -36,13 +35,7 @@ func coordinatorHost(t *testing.T, approval bool) *hosttest.Host {
 	h.WriteRegistry(reg)
 	host := h.Open()
 	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	plan, err := h.Plan(host, "claude-test", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
-		t.Fatal(err)
-	}
+	h.Bind(host, "claude-test")
 	t.Setenv("OA_HOME", h.Home)
 	return h
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness/runtime"
 	"github.com/oa-dev/oa/hosttest"
@@ -33,13 +32,7 @@ func boundHost(t *testing.T) (*hosttest.Host, *admit.Host) {
 
 func rebind(t *testing.T, h *hosttest.Host, host *admit.Host, model string) {
 	t.Helper()
-	plan, err := h.Plan(host, model, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now}); err != nil {
-		t.Fatal(err)
-	}
+	h.Bind(host, model)
 }
 
 func TestHarnessInstallInspect(t *testing.T) {
