@@ -30,54 +30,17 @@ func (p *Projection) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return outInvalid(err, "the output folder's parent cannot be created")
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".projecting-")
+	staged, err := Stage(dir, "projecting", p.files, outInvalid)
 	if err != nil {
-		return outInvalid(err, "the output folder's parent is not writable")
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	for _, name := range slices.Sorted(maps.Keys(p.files)) {
-		path := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, p.files[name], 0o644); err != nil {
-			return err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	switch replace {
-	case outEmpty:
+	if replace == outEmpty {
 		if err := os.Remove(dir); err != nil {
+			staged.Discard()
 			return outInvalid(err, "the empty output folder cannot be replaced")
 		}
-	case outPrevious:
-		old := tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return outInvalid(err, "the earlier projection cannot be moved aside")
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			_ = os.Rename(old, dir)
-			return err
-		}
-		done = true
-		return os.RemoveAll(old)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	return staged.Commit(outInvalid)
 }
 
 // outState is what is at the output path.

@@ -383,54 +383,17 @@ func (m *MCPClient) checkSkillDir(l layout, deployment string) error {
 // renamed into place, so the client never sees half a skill.
 func (m *MCPClient) writeSkill(l layout, deployment string, files map[string][]byte) error {
 	abs := m.path(l.SkillDir)
-	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return dirInvalid(err, "the skills folder cannot be created")
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".installing-")
+	staged, err := harness.Stage(abs, "installing", files, dirInvalid)
 	if err != nil {
-		return dirInvalid(err, "the skills folder is not writable")
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, files[name], 0o644); err != nil {
-			return err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
 	// The folder was checked before anything was written; check again now
 	// that the projection is in place, in case it changed meanwhile.
 	if err := m.checkSkillDir(l, deployment); err != nil {
+		staged.Discard()
 		return err
 	}
-	if _, err := os.Lstat(abs); err == nil {
-		old := tmp + ".old"
-		if err := os.Rename(abs, old); err != nil {
-			return dirInvalid(err, "the earlier skill folder cannot be moved aside")
-		}
-		if err := os.Rename(tmp, abs); err != nil {
-			_ = os.Rename(old, abs)
-			return err
-		}
-		done = true
-		return os.RemoveAll(old)
-	}
-	if err := os.Rename(tmp, abs); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	return staged.Commit(dirInvalid)
 }
 
 // subset reports whether every name of have is in listed.
