@@ -21,6 +21,9 @@ const (
 	FleetEnvelopeRollback      Code = "fleet_envelope_rollback"
 	FleetRevocationsUnverified Code = "fleet_revocations_unverified"
 	FleetIntervalInvalid       Code = "fleet_interval_invalid"
+	FleetRevocationsRollback   Code = "fleet_revocations_rollback"
+	FleetRecordUnverified      Code = "fleet_record_unverified"
+	FleetKeyReused             Code = "fleet_key_reused"
 
 	// AwaitingApproval and FleetCeilingExceeded stop provisioning before
 	// the binding: a person completes it with `oa bind`.
@@ -54,6 +57,12 @@ func init() {
 			"A host never goes back to an older envelope. If the registry was restored from a backup, have the fleet operator publish again (the sequence continues from the highest applied)."},
 		Entry{FleetRevocationsUnverified, StageAdmit, "the fleet's revocation list is not signed by a trusted fleet key",
 			"Nothing is provisioned while the revocation list cannot be trusted. Have the fleet operator publish it again with `oa revoke DIGEST --publish` and the trusted fleet key."},
+		Entry{FleetRevocationsRollback, StageAdmit, "the fleet's revocation list is older than one this host applied, or gone",
+			"A host never goes back to an older revocation list, nor takes a missing one once it has seen one. If the registry was restored from a backup or the list deleted, have the fleet operator publish it again with `oa revoke DIGEST --publish` (the sequence continues from the highest published; --reset-revocations starts a new list above it)."},
+		Entry{FleetRecordUnverified, StageAdmit, "this host's record of what it applied from the fleet does not verify",
+			"The host's store holds a fleet record (applied envelope or revocation list) whose signature does not verify with this host's key: the store was changed outside oa or the host key replaced. Restore the host folder from a backup, or provision a new host."},
+		Entry{FleetKeyReused, StageAdmit, "a fleet key is also a publisher's or an authority's",
+			"A fleet key must be its own key: a publisher or conformance authority key that also signs envelopes could provision and pre-approve its own releases. Give the fleet its own key in the policy's fleet section."},
 		Entry{FleetIntervalInvalid, StageFleet, "the interval is not a positive duration",
 			"Give --interval as a Go duration of at least one second, such as 30s or 5m."},
 		Entry{AwaitingApproval, StageBind, "the plan waits for a person's approval on this host",

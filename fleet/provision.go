@@ -115,8 +115,10 @@ type appliedRecord struct {
 }
 
 // Provision provisions the host under home from the envelope at
-// envelopeRef (REGISTRY/REPO:host-ID): it verifies the envelope with the
-// fleet keys of the host policy, applies the fleet's revocation list,
+// envelopeRef (REGISTRY/REPO:host-ID): it applies the fleet's revocation
+// list (first, so a missing or refused envelope never keeps revocations
+// from a host), verifies the envelope with the fleet keys of the host
+// policy,
 // copies the release with its signature and attestation into the host's
 // OCI layout (blobs already there are not fetched again), admits it under
 // the host policy, resolves it against the host's registry and
@@ -125,7 +127,8 @@ type appliedRecord struct {
 // signed status next to the envelope.
 //
 // A refusal at any step after the envelope verified is returned and
-// reported in the pushed status; a refused envelope writes nothing; a fault (the registry unreachable) returns before the status is
+// reported in the pushed status; a refused envelope pushes no status (the
+// fleet revocations applied before it stay); a fault (the registry unreachable) returns before the status is
 // pushed. Every step already done is recorded and skipped next time, so
 // the next run finishes what an outage interrupted.
 func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOptions) (*Result, error) {
@@ -165,7 +168,7 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 	}
 	if !p.verified {
 		// A missing, foreign or malformed envelope is a bad input: it is
-		// refused and nothing is written, not even a status.
+		// refused and no status is pushed (revocations already applied stay).
 		return nil, refusal
 	}
 	if err := p.pushStatus(ctx); err != nil {
@@ -203,6 +206,22 @@ func (p *provisioner) keys() []*oci.Verifier {
 
 func (p *provisioner) run(ctx context.Context) error {
 	st := p.res.Status
+	// The revocation list comes first: whatever is wrong with this host's
+	// envelope (missing, junk, older, for another host), the fleet's
+	// revocations still reach it.
+	if err := p.revocations(ctx); err != nil {
+		if blocking.Refusals(err) == nil {
+			return err
+		}
+		// Still report the refusal in a status when the envelope verifies.
+		if env, _, eerr := p.envelope(ctx); eerr == nil {
+			p.verified = true
+			st.EnvelopeSeq, st.Deployment, st.Release = env.Seq, env.Deployment, env.ArtifactDigest
+		} else if blocking.Refusals(eerr) == nil {
+			return eerr
+		}
+		return err
+	}
 	env, envDigest, err := p.envelope(ctx)
 	if err != nil {
 		return err
@@ -215,9 +234,6 @@ func (p *provisioner) run(ctx context.Context) error {
 	}
 	if applied != nil && (env.Seq < applied.EnvelopeSeq || env.Seq == applied.EnvelopeSeq && envDigest != applied.EnvelopeDigest) {
 		return blocking.New(blocking.FleetEnvelopeRollback, "envelope #%d after #%d", env.Seq, applied.EnvelopeSeq)
-	}
-	if err := p.revocations(ctx); err != nil {
-		return err
 	}
 	revs, err := p.h.DB().Revocations(ctx, env.ArtifactDigest)
 	if err != nil {

@@ -1,0 +1,32 @@
+package fleet
+
+import (
+	"context"
+
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/oci"
+)
+
+// PushSigned signs v's canonical JSON with key and pushes it under tag of
+// repo as a document of artifactType: tests write what publishing never
+// would (older lists, junk under a host's tag).
+func PushSigned(ctx context.Context, repo, artifactType, tag string, v any, key *oci.Signer) error {
+	ref, err := oci.ParseRef(repo, oci.RefOptions{})
+	if err != nil {
+		return err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	payload, err := canonical.Marshal(v)
+	if err != nil {
+		return err
+	}
+	sig, err := key.SignBytes(payload)
+	if err != nil {
+		return err
+	}
+	_, err = pushDocument(ctx, target, artifactType, tag, payload, sig, key.KeyID(), nil)
+	return err
+}

@@ -1,0 +1,68 @@
+package fleet_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/fleet/fleettest"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/oci"
+)
+
+// revokedHere reports whether digest is revoked in the host store of h.
+func revokedHere(t *testing.T, h *fleettest.Host, digest string) bool {
+	t.Helper()
+	host, err := admit.OpenHost(context.Background(), h.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	s, err := host.Status(context.Background(), digest, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.State == admit.Revoked
+}
+
+// TestRevocationsApplyWithoutEnvelope: a missing, junk or foreign envelope
+// is refused, but only after the fleet's revocation list is applied.
+func TestRevocationsApplyWithoutEnvelope(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h09"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := oci.ParseDigest(f.Desc.Digest.String())
+	if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "recall", "Auditor", time.Now(), fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	missing := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	if _, err := provision(t, f, missing); !hosttest.HasCode(t, err, blocking.FleetEnvelopeMissing) {
+		t.Fatalf("no envelope: %v", err)
+	}
+	junk := f.NewHost("h02", fleettest.HostOptions{PreApprove: true})
+	if err := fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.EnvelopeTag("h02"), map[string]string{"type": "junk"}, f.Key.Signer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, junk); !hosttest.HasCode(t, err, blocking.FleetEnvelopeInvalid) {
+		t.Fatalf("junk envelope: %v", err)
+	}
+	wrong := f.NewHost("h03", fleettest.HostOptions{PreApprove: true})
+	_, err = fleet.Provision(ctx, wrong.Home, f.Repository+":"+fleet.EnvelopeTag("h09"), fleet.ProvisionOptions{Now: time.Now()})
+	if !hosttest.HasCode(t, err, blocking.FleetEnvelopeWrongHost) {
+		t.Fatalf("wrong host: %v", err)
+	}
+	for _, h := range []*fleettest.Host{missing, junk, wrong} {
+		if !revokedHere(t, h, d.String()) {
+			t.Fatalf("%s: the revocation list was not applied", h.ID)
+		}
+	}
+}
