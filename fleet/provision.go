@@ -55,17 +55,20 @@ type Versions struct {
 // status-<host>: what it runs and in which state. It names no connection,
 // secret or local path; the plan digest is the host's own.
 type Status struct {
-	Type        string          `json:"type"`
-	Fleet       string          `json:"fleet"`
-	Host        string          `json:"host"`
-	EnvelopeSeq int64           `json:"envelopeSeq"`
-	Deployment  string          `json:"deployment,omitempty"`
-	Release     string          `json:"release,omitempty"`
-	State       State           `json:"state"`
-	PlanDigest  string          `json:"planDigest,omitempty"`
-	Blocking    []blocking.Code `json:"blocking"`
-	Versions    Versions        `json:"versions"`
-	LastSeen    time.Time       `json:"lastSeen"`
+	Type        string `json:"type"`
+	Fleet       string `json:"fleet"`
+	Host        string `json:"host"`
+	EnvelopeSeq int64  `json:"envelopeSeq"`
+	// RevocationsSeq is the sequence of the fleet revocation list the host
+	// applied last; 0 when it has seen none.
+	RevocationsSeq int64           `json:"revocationsSeq"`
+	Deployment     string          `json:"deployment,omitempty"`
+	Release        string          `json:"release,omitempty"`
+	State          State           `json:"state"`
+	PlanDigest     string          `json:"planDigest,omitempty"`
+	Blocking       []blocking.Code `json:"blocking"`
+	Versions       Versions        `json:"versions"`
+	LastSeen       time.Time       `json:"lastSeen"`
 }
 
 // ProvisionOptions are the settings of one provisioning run.
@@ -300,13 +303,10 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 
 // applied returns the envelope the host last applied from this fleet.
 func (p *provisioner) applied(ctx context.Context) (*appliedRecord, error) {
-	v, err := p.h.DB().LatestVersion(ctx, kindApplied, p.fleet.Name)
-	if err != nil || v == nil {
-		return nil, err
-	}
 	var rec appliedRecord
-	if err := p.h.ReadVersion(v, appliedType, &rec); err != nil {
-		return nil, fmt.Errorf("fleet: the applied-envelope record #%d does not verify: %w", v.Seq, err)
+	ok, err := p.readRecord(ctx, kindApplied, appliedType, &rec)
+	if err != nil || !ok {
+		return nil, err
 	}
 	return &rec, nil
 }
@@ -325,26 +325,83 @@ func (p *provisioner) recordApplied(ctx context.Context, prev *appliedRecord, en
 	return err
 }
 
+// kindRevocations is the store kind of the fleet revocation list a host
+// last applied, per fleet: it keeps a host from going back to an older
+// list, or to none, once it has seen one.
+const kindRevocations = "fleet_revocations"
+
+// revocationsAppliedType is the type of that record.
+const revocationsAppliedType = "oa.fleet.revocations-applied/v1"
+
+type revocationsRecord struct {
+	Type       string `json:"type"`
+	Seq        int64  `json:"seq"`
+	Fleet      string `json:"fleet"`
+	Host       string `json:"host"`
+	ListSeq    int64  `json:"listSeq"`
+	ListDigest string `json:"listDigest"`
+}
+
+// appliedRevocations returns the revocation list the host last applied
+// from this fleet.
+func (p *provisioner) appliedRevocations(ctx context.Context) (*revocationsRecord, error) {
+	var rec revocationsRecord
+	ok, err := p.readRecord(ctx, kindRevocations, revocationsAppliedType, &rec)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// readRecord reads the latest host-signed record of kind for this fleet
+// into out; false when there is none. A record that does not verify with
+// the host key is refused (fleet_record_unverified).
+func (p *provisioner) readRecord(ctx context.Context, kind, typ string, out any) (bool, error) {
+	v, err := p.h.DB().LatestVersion(ctx, kind, p.fleet.Name)
+	if err != nil || v == nil {
+		return false, err
+	}
+	if err := p.h.ReadVersion(v, typ, out); err != nil {
+		return false, blocking.New(blocking.FleetRecordUnverified, "the %s record #%d of fleet %s: %v", kind, v.Seq, p.fleet.Name, err)
+	}
+	return true, nil
+}
+
 // revocations applies the fleet's revocation list: every listed release
-// not yet revoked here is revoked, permanently, by the host key.
+// not yet revoked here is revoked, permanently, by the host key. The
+// list's sequence and digest are recorded, signed by the host key; an
+// older list, another list of the same sequence, or no list once one was
+// applied is refused (fleet_revocations_rollback), after whatever it
+// lists is revoked here (revocations only ever take away).
 func (p *provisioner) revocations(ctx context.Context) error {
+	seen, err := p.appliedRevocations(ctx)
+	if err != nil {
+		return err
+	}
+	if seen != nil {
+		p.res.Status.RevocationsSeq = seen.ListSeq
+	}
 	doc, err := readDocument(ctx, p.target, RevocationsArtifactType, RevocationsTag)
 	switch {
 	case err == errMalformed:
 		return blocking.New(blocking.FleetRevocationsUnverified, "the revocation list is malformed")
 	case err != nil:
 		return err
+	case doc == nil && seen != nil:
+		return blocking.New(blocking.FleetRevocationsRollback, "there is no revocation list, after this host applied list #%d", seen.ListSeq)
 	case doc == nil:
 		return nil
 	}
 	var list Revocations
-	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name {
+	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 {
 		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it")
 	}
 	for _, r := range list.Revoked {
 		if _, err := oci.ParseDigest(r.ArtifactDigest); err != nil {
 			return blocking.New(blocking.FleetRevocationsUnverified, "the list names a malformed digest")
 		}
+	}
+	for _, r := range list.Revoked {
 		have, err := p.h.DB().Revocations(ctx, r.ArtifactDigest)
 		if err != nil {
 			return err
@@ -357,7 +414,21 @@ func (p *provisioner) revocations(ctx context.Context) error {
 		}
 		p.res.Revoked = append(p.res.Revoked, r.ArtifactDigest)
 	}
-	return nil
+	listDigest := digest.FromBytes(doc.Payload).String()
+	if seen != nil && (list.Seq < seen.ListSeq || list.Seq == seen.ListSeq && listDigest != seen.ListDigest) {
+		return blocking.New(blocking.FleetRevocationsRollback, "revocation list #%d after #%d", list.Seq, seen.ListSeq)
+	}
+	p.res.Status.RevocationsSeq = list.Seq
+	if seen != nil && seen.ListSeq == list.Seq {
+		return nil
+	}
+	if err := p.h.PrepareSigner(); err != nil {
+		return err
+	}
+	_, err = p.h.DB().InsertVersion(ctx, kindRevocations, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+		return p.h.SignRecord(&revocationsRecord{Type: revocationsAppliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, ListSeq: list.Seq, ListDigest: listDigest})
+	})
+	return err
 }
 
 // pull makes the release actively admitted from the host's own OCI

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
@@ -64,5 +66,55 @@ func TestRevocationsApplyWithoutEnvelope(t *testing.T) {
 		if !revokedHere(t, h, d.String()) {
 			t.Fatalf("%s: the revocation list was not applied", h.ID)
 		}
+	}
+}
+
+// TestRevocationsRollbackRefused: once a host applied list #N, an older
+// list or no list at all is refused; the status reports the list's
+// sequence.
+func TestRevocationsRollbackRefused(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	other := digest.FromString("other")
+	first, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, other, "recall", "Auditor", time.Now(), fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := *first
+	older.Revoked = append([]fleet.RevokedDigest(nil), first.Revoked...)
+	second, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, digest.FromString("another"), "recall", "Auditor", time.Now(), fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, f, h)
+	if err != nil || r.Status.State != fleet.Bound || r.Status.RevocationsSeq != second.Seq {
+		t.Fatalf("%v %+v", err, r)
+	}
+	// The registry goes back to list #1.
+	if err := fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &older, f.Key.Signer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetRevocationsRollback) {
+		t.Fatalf("older list: %v", err)
+	}
+	// Another repository of the same fleet with no list at all.
+	f.Repository += "-restored"
+	spec2, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec2, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetRevocationsRollback) {
+		t.Fatalf("missing list: %v", err)
 	}
 }
