@@ -164,31 +164,55 @@ func (c *Coordinator) SealState(v any, ttl time.Duration) (string, error) {
 // expired or already used, and decodes its value into v. A token is used
 // up by opening it.
 func (c *Coordinator) OpenState(ctx context.Context, token string, v any) error {
+	s, err := openSealed(c.secret, token, c.now())
+	if err != nil {
+		return err
+	}
+	exp := time.Unix(s.Expires, 0)
+	if err := c.host.DB().UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
+		return blocking.New(blocking.RequestStateInvalid, "the request state was used before")
+	} else if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(s.Value, v); err != nil {
+		return blocking.New(blocking.RequestStateInvalid, "the request state is malformed")
+	}
+	return nil
+}
+
+// openSealed checks a token's form, MAC and expiry (not its single use):
+// the pure half of OpenState, and what FuzzOpenSealed feeds.
+func openSealed(secret []byte, token string, now time.Time) (*sealed, error) {
 	refuse := func(why string) error { return blocking.New(blocking.RequestStateInvalid, "%s", why) }
+	// Only the characters SealState writes: Go's base64 decoder skips CR
+	// and LF, which would let many strings stand for one token.
+	if strings.IndexFunc(token, func(r rune) bool { return !isTokenRune(r) }) >= 0 {
+		return nil, refuse("the request state is malformed")
+	}
 	p64, m64, ok := strings.Cut(token, ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
 	mac, err2 := base64.RawURLEncoding.DecodeString(m64)
 	if !ok || err1 != nil || err2 != nil {
-		return refuse("the request state is malformed")
+		return nil, refuse("the request state is malformed")
 	}
-	m := hmac.New(sha256.New, c.secret)
+	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(stateDomain))
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)) {
-		return refuse("the request state was not made by this host")
+		return nil, refuse("the request state was not made by this host")
 	}
 	var s sealed
-	if err := json.Unmarshal(payload, &s); err != nil {
-		return refuse("the request state is malformed")
+	if err := json.Unmarshal(payload, &s); err != nil || s.Nonce == "" {
+		return nil, refuse("the request state is malformed")
 	}
-	exp := time.Unix(s.Expires, 0)
-	if !c.now().Before(exp) {
-		return refuse("the request state has expired")
+	if !now.Before(time.Unix(s.Expires, 0)) {
+		return nil, refuse("the request state has expired")
 	}
-	if err := c.host.DB().UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
-		return refuse("the request state was used before")
-	} else if err != nil {
-		return err
-	}
-	return json.Unmarshal(s.Value, v)
+	return &s, nil
+}
+
+// isTokenRune reports whether r may appear in a sealed token: the
+// base64url alphabet and the dot between payload and MAC.
+func isTokenRune(r rune) bool {
+	return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
 }
