@@ -82,10 +82,10 @@ func TestPublishProvisionRevoke(t *testing.T) {
 	}
 
 	d, _ := oci.ParseDigest(f.Desc.Digest.String())
-	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.Options{}); err != nil || !changed {
+	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.RevocationOptions{}); err != nil || !changed {
 		t.Fatalf("revoke: %v %v", err, changed)
 	}
-	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.Options{}); err != nil || changed {
+	if _, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "test", "Auditor", time.Now(), fleet.RevocationOptions{}); err != nil || changed {
 		t.Fatalf("revoke again: %v %v", err, changed)
 	}
 	for _, h := range []*fleettest.Host{bound, waiting, other} {

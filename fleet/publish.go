@@ -262,10 +262,22 @@ func (r *Revocations) Has(d string) bool {
 	return slices.ContainsFunc(r.Revoked, func(x RevokedDigest) bool { return x.ArtifactDigest == d })
 }
 
+// RevocationOptions are the settings of PublishRevocation.
+type RevocationOptions struct {
+	Options
+	// Reset starts a new list when the current one is not a list of this
+	// fleet verified by the key (damaged, foreign, undecodable). The new
+	// list's sequence is above any the old one could have had (the later
+	// of its own plus one and the current Unix time), so hosts take it.
+	Reset bool
+}
+
 // PublishRevocation adds artifactDigest to the fleet's revocation list,
-// signed with key. A digest already listed changes nothing; a list signed
-// by another key is refused before anything is written.
-func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDigest digest.Digest, reason, by string, now time.Time, opts Options) (*Revocations, bool, error) {
+// signed with key. A digest already listed changes nothing. A current list
+// that is signed by another key (fleet_key_mismatch), malformed or not a
+// list of this fleet (fleet_revocations_unverified) is refused before
+// anything is written, unless opts.Reset starts a new list.
+func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDigest digest.Digest, reason, by string, now time.Time, opts RevocationOptions) (*Revocations, bool, error) {
 	if by == "" {
 		return nil, false, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
@@ -275,17 +287,33 @@ func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDi
 	}
 	list := &Revocations{Type: RevocationsType, Fleet: s.Name, Revoked: []RevokedDigest{}}
 	doc, err := readDocument(ctx, target, RevocationsArtifactType, RevocationsTag)
+	var refusal error
 	switch {
-	case err != nil && err != errMalformed:
+	case err == errMalformed:
+		refusal = blocking.New(blocking.FleetRevocationsUnverified, "the artifact under %s is not a revocation list", RevocationsTag)
+	case err != nil:
 		return nil, false, err
 	case doc != nil:
-		if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil {
-			return nil, false, blocking.New(blocking.FleetKeyMismatch, "the revocation list under %s", RevocationsTag)
-		}
 		var old Revocations
-		if doc.decode(&old) == nil && old.Fleet == s.Name {
+		decoded := doc.decode(&old) == nil
+		switch {
+		case doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil:
+			refusal = blocking.New(blocking.FleetKeyMismatch, "the revocation list under %s", RevocationsTag)
+		case !decoded || old.Type != RevocationsType || old.Fleet != s.Name || old.Seq < 1:
+			refusal = blocking.New(blocking.FleetRevocationsUnverified, "the list under %s is not a revocation list of fleet %s", RevocationsTag, s.Name)
+		default:
 			list = &old
 		}
+		if refusal != nil && decoded {
+			list.Seq = max(old.Seq, 0)
+		}
+	}
+	if refusal != nil {
+		if !opts.Reset {
+			return nil, false, refusal
+		}
+		// A new list, numbered above anything hosts may have applied.
+		list.Seq = max(list.Seq, now.Unix()-1)
 	}
 	if list.Has(artifactDigest.String()) {
 		return list, false, nil

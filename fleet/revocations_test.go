@@ -43,7 +43,7 @@ func TestRevocationsApplyWithoutEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := oci.ParseDigest(f.Desc.Digest.String())
-	if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "recall", "Auditor", time.Now(), fleet.Options{}); err != nil {
+	if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "recall", "Auditor", time.Now(), fleet.RevocationOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	missing := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
@@ -84,13 +84,13 @@ func TestRevocationsRollbackRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := digest.FromString("other")
-	first, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, other, "recall", "Auditor", time.Now(), fleet.Options{})
+	first, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, other, "recall", "Auditor", time.Now(), fleet.RevocationOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	older := *first
 	older.Revoked = append([]fleet.RevokedDigest(nil), first.Revoked...)
-	second, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, digest.FromString("another"), "recall", "Auditor", time.Now(), fleet.Options{})
+	second, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, digest.FromString("another"), "recall", "Auditor", time.Now(), fleet.RevocationOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +116,54 @@ func TestRevocationsRollbackRefused(t *testing.T) {
 	}
 	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetRevocationsRollback) {
 		t.Fatalf("missing list: %v", err)
+	}
+}
+
+// TestPublishRevocationRefusesDamagedList: a junk, foreign-fleet or
+// foreign-key list is never silently replaced; --reset-revocations starts a
+// new list numbered above the old one.
+func TestPublishRevocationRefusesDamagedList(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := digest.FromString("recalled")
+	other := fleettest.New(t)
+	for _, c := range []struct {
+		name string
+		push func() error
+		want blocking.Code
+	}{
+		{"junk", func() error {
+			return fleet.PushSigned(ctx, f.Repository, fleet.EnvelopeArtifactType, fleet.RevocationsTag, map[string]string{"type": "junk"}, f.Key.Signer)
+		}, blocking.FleetRevocationsUnverified},
+		{"undecodable", func() error {
+			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, map[string]string{"type": "junk"}, f.Key.Signer)
+		}, blocking.FleetRevocationsUnverified},
+		{"another fleet", func() error {
+			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &fleet.Revocations{Type: fleet.RevocationsType, Fleet: "elsewhere", Seq: 7, Revoked: []fleet.RevokedDigest{}}, f.Key.Signer)
+		}, blocking.FleetRevocationsUnverified},
+		{"another key", func() error {
+			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &fleet.Revocations{Type: fleet.RevocationsType, Fleet: "clinics", Seq: 3, Revoked: []fleet.RevokedDigest{}}, other.Key.Signer)
+		}, blocking.FleetKeyMismatch},
+	} {
+		if err := c.push(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "recall", "Auditor", time.Now(), fleet.RevocationOptions{}); !hosttest.HasCode(t, err, c.want) {
+			t.Fatalf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+	start := time.Now()
+	list, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, d, "recall", "Auditor", start, fleet.RevocationOptions{Reset: true})
+	if err != nil || !changed || len(list.Revoked) != 1 || list.Seq < start.Unix() {
+		t.Fatalf("reset: %v %v %+v", err, changed, list)
+	}
+	// The new list continues normally.
+	next, changed, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, digest.FromString("next"), "recall", "Auditor", time.Now(), fleet.RevocationOptions{})
+	if err != nil || !changed || next.Seq != list.Seq+1 || len(next.Revoked) != 2 {
+		t.Fatalf("after reset: %v %v %+v", err, changed, next)
 	}
 }

@@ -200,6 +200,7 @@ type revokePublishFlags struct {
 	publish   bool
 	file, key string
 	plainHTTP bool
+	reset     bool
 }
 
 func (f *revokePublishFlags) register(cmd *cobra.Command) {
@@ -207,6 +208,7 @@ func (f *revokePublishFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.file, "fleet", "", "the fleet file (with --publish)")
 	cmd.Flags().StringVar(&f.key, "fleet-key", "", "the fleet's private key, cosign format (with --publish)")
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback (with --publish)")
+	cmd.Flags().BoolVar(&f.reset, "reset-revocations", false, "start a new revocation list when the current one is damaged, foreign or signed by another key (with --publish)")
 }
 
 // run publishes the revocation of arg to the fleet.
@@ -226,7 +228,7 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if err != nil {
 		return err
 	}
-	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}})
+	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}}, Reset: f.reset})
 	if err != nil {
 		return err
 	}
