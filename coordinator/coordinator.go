@@ -234,44 +234,6 @@ func (c *Coordinator) checkInventory(e resolve.Entry, s *connector.Session, inv 
 	return s, nil
 }
 
-// checkedSession re-checks the plan and returns the entry's session with
-// its tool list checked again, as every read tool call and effect needs
-// before it calls downstream. When the session is already open, its tools
-// are listed while the plan is recomputed (tools/list is the only request
-// sent before both checks pass); a session is never started before the
-// plan passed. planErr is checkPlan's error; err is the session's.
-func (c *Coordinator) checkedSession(ctx context.Context, e resolve.Entry) (s *connector.Session, planErr, err error) {
-	c.mu.Lock()
-	open := c.sessions[e.ConnectionID]
-	c.mu.Unlock()
-	if open == nil || c.opts.NoProbe {
-		if _, planErr = c.checkPlan(ctx); planErr != nil {
-			return nil, planErr, nil
-		}
-		s, err = c.session(ctx, e)
-		return s, nil, err
-	}
-	type listed struct {
-		inv *connector.Inventory
-		err error
-	}
-	list := make(chan listed, 1)
-	go func() {
-		inv, err := open.Inventory(ctx)
-		list <- listed{inv, err}
-	}()
-	_, planErr = c.checkPlan(ctx)
-	l := <-list
-	if planErr != nil {
-		if l.err != nil {
-			c.dropSession(e.ConnectionID, open)
-		}
-		return nil, planErr, nil
-	}
-	s, err = c.checkInventory(e, open, l.inv, l.err)
-	return s, nil, err
-}
-
 // dropSession forgets (and ends) a session that failed, so the next call
 // starts the server again.
 func (c *Coordinator) dropSession(id string, s *connector.Session) {

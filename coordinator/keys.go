@@ -83,7 +83,7 @@ func hostSecret(home string) ([]byte, error) {
 // The private key stays unencrypted at 0600, as the host key does: a host
 // signs without a person at the keyboard.
 func receiptKeys(home string) (*oci.Signer, error) {
-	priv, pub, err := oci.GenerateKeys(nil)
+	priv, _, err := oci.GenerateKeys(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,8 @@ func receiptKeys(home string) (*oci.Signer, error) {
 	}
 	// The public key is always derived from the private one, so a
 	// missing one (a crash between the two files) is made again.
-	if pub, err = s.Verifier().PublicPEM(); err != nil {
+	pub, err := s.Verifier().PublicPEM()
+	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
 	if _, err := createOnce(filepath.Join(home, ReceiptPubFile), pub, 0o644); err != nil {
