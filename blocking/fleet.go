@@ -66,8 +66,8 @@ func init() {
 		Entry{FleetIntervalInvalid, StageFleet, "the interval is not a positive duration",
 			"Give --interval as a Go duration of at least one second, such as 30s or 5m."},
 		Entry{AwaitingApproval, StageBind, "the plan waits for a person's approval on this host",
-			"The host policy does not let the fleet pre-approve bindings (fleet.pre_approve). Review the plan with `oa resolve`, then approve it with `oa bind REF@sha256:… --deployment NAME --model M --as NAME`; the next sync reports it bound."},
+			"The host policy does not let the fleet pre-approve bindings (fleet.pre_approve), so the fleet neither admits nor binds the release here: what is bound now keeps being served. Admit the release with `oa admit REF@sha256:… --as NAME` (unless oa provision reports it admitted; admitting it retires the package's release bound now), review the plan with `oa resolve`, then approve it with `oa bind REF@sha256:… --deployment NAME --model M --as NAME`; the next sync reports it bound."},
 		Entry{FleetCeilingExceeded, StageBind, "the plan reaches past the envelope's ceiling",
-			"The fleet pre-approves only capabilities and risks inside the deployment's ceiling. A person on the host may approve the plan with `oa bind`, or the fleet operator widens the ceiling and publishes again."},
+			"The fleet pre-approves only capabilities and risks inside the deployment's ceiling, and admits nothing it cannot bind. A person on the host may admit the release (`oa admit REF@sha256:… --as NAME`) and approve the plan with `oa bind`, or the fleet operator widens the ceiling and publishes again."},
 	)
 }

@@ -99,6 +99,11 @@ type Result struct {
 	// Admitted, Bound say this run wrote an admission, a binding.
 	Admitted bool `json:"admitted"`
 	Bound    bool `json:"bound"`
+	// NeedsAdmission says the release passed every admission check but was
+	// not admitted, as the fleet may not bind it here: a person admits it
+	// (oa admit LocalRef) before oa bind. Admitting it makes the package's
+	// release bound now no longer active.
+	NeedsAdmission bool `json:"needsAdmission,omitempty"`
 }
 
 // kindApplied is the store kind of the envelope a host last applied, per
@@ -121,12 +126,15 @@ type appliedRecord struct {
 // envelopeRef (REGISTRY/REPO:host-ID): it applies the fleet's revocation
 // list (first, so a missing or refused envelope never keeps revocations
 // from a host), verifies the envelope with the fleet keys of the host
-// policy,
-// copies the release with its signature and attestation into the host's
-// OCI layout (blobs already there are not fetched again), admits it under
-// the host policy, resolves it against the host's registry and
+// policy, copies the release with its signature and attestation into the
+// host's OCI layout (blobs already there are not fetched again), admits it
+// under the host policy, resolves it against the host's registry and
 // connections, and binds it when the policy lets the fleet pre-approve and
-// the plan stays inside the envelope's ceiling. It then pushes the host's
+// the plan stays inside the envelope's ceiling. Where the fleet may not
+// bind (checked on the package's capabilities before admitting), the
+// release is only checked, not admitted: admitting it would retire the
+// package's release bound now, which keeps being served until a person
+// admits and binds the new one. It then pushes the host's
 // signed status next to the envelope.
 //
 // A refusal at any step after the envelope verified is returned and
@@ -251,6 +259,14 @@ func (p *provisioner) run(ctx context.Context) error {
 	}
 	dst, desc, err := p.pull(ctx, env)
 	if err != nil {
+		if !waiting(err) {
+			return err
+		}
+		// Not admitted: the person admits and binds (oa admit, oa bind).
+		st.State = AwaitingApproval
+		if rerr := p.recordApplied(ctx, applied, env, envDigest); rerr != nil {
+			return rerr
+		}
 		return err
 	}
 	plan, _, err := resolve.Compute(ctx, p.h, dst, desc, resolve.Request{Deployment: env.Deployment, Model: env.Model}, resolve.ComputeOptions{Now: p.now, Probe: p.opts.Probe, Connector: p.opts.Connector})
@@ -433,7 +449,9 @@ func (p *provisioner) revocations(ctx context.Context) error {
 
 // pull makes the release actively admitted from the host's own OCI
 // layout: copied (with signature and attestation) unless it is already
-// admitted and there, then admitted under the host policy.
+// admitted and there, then admitted under the host policy where the
+// fleet's bind follows (else only checked: awaiting_approval or
+// fleet_ceiling_exceeded, the admission left to the person).
 func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocispec.Descriptor, error) {
 	rel, _ := oci.ParseRef(env.Release, oci.RefOptions{})
 	local, err := oci.ParseRef(rel.Repository+"@"+env.ArtifactDigest, oci.RefOptions{Home: p.home})
@@ -466,12 +484,65 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		return nil, ocispec.Descriptor{}, err
 	}
 	if status.State != admit.Active {
-		if _, _, err := p.h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now}); err != nil {
+		// Admitting a release makes it its package's latest admission, so
+		// the release bound now stops being active: admit only where the
+		// fleet's bind follows. Elsewhere the checks run as a dry run and
+		// the admission is left to the person.
+		art, err := oci.Fetch(ctx, dst, desc)
+		if err != nil {
 			return nil, ocispec.Descriptor{}, err
+		}
+		caps := make([]capRisk, len(art.Worker.Capabilities))
+		for i, c := range art.Worker.Capabilities {
+			caps[i] = capRisk{c.Key, c.Risk}
+		}
+		wait := p.preApproves(env, caps)
+		if _, _, err := p.h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
+			return nil, ocispec.Descriptor{}, err
+		}
+		if wait != nil {
+			p.res.NeedsAdmission = true
+			return nil, ocispec.Descriptor{}, wait
 		}
 		p.res.Admitted = true
 	}
 	return dst, desc, nil
+}
+
+// capRisk is one capability and its risk.
+type capRisk struct {
+	key  string
+	risk ir.Risk
+}
+
+// preApproves refuses where the fleet may not bind caps on this host:
+// fleet_ceiling_exceeded where one leaves the envelope's ceiling,
+// awaiting_approval where the policy does not let the fleet pre-approve.
+func (p *provisioner) preApproves(env *Envelope, caps []capRisk) error {
+	var outside []string
+	for _, c := range caps {
+		if !slices.Contains(env.Ceiling.Capabilities, c.key) || !withinRisk(c.risk, env.Ceiling.MaxRisk) {
+			outside = append(outside, c.key)
+		}
+	}
+	if len(outside) > 0 {
+		return blocking.New(blocking.FleetCeilingExceeded, "capabilities %v are outside the envelope's ceiling", outside)
+	}
+	if !p.fleet.PreApprove {
+		return blocking.New(blocking.AwaitingApproval, "the host policy does not let the fleet pre-approve (fleet.pre_approve)")
+	}
+	return nil
+}
+
+// waiting reports whether err only says a person must approve.
+func waiting(err error) bool {
+	rs := blocking.Refusals(err)
+	for _, r := range rs {
+		if r.Code != blocking.AwaitingApproval && r.Code != blocking.FleetCeilingExceeded {
+			return false
+		}
+	}
+	return len(rs) > 0
 }
 
 // bind binds plan unless the deployment's binding already is this plan;
@@ -485,17 +556,12 @@ func (p *provisioner) bind(ctx context.Context, env *Envelope, plan *resolve.Pla
 	if err != nil && blocking.Refusals(err) == nil {
 		return err
 	}
-	var outside []string
-	for _, e := range plan.Capabilities {
-		if !slices.Contains(env.Ceiling.Capabilities, e.CapabilityKey) || !withinRisk(e.Risk, env.Ceiling.MaxRisk) {
-			outside = append(outside, e.CapabilityKey)
-		}
+	caps := make([]capRisk, len(plan.Capabilities))
+	for i, e := range plan.Capabilities {
+		caps[i] = capRisk{e.CapabilityKey, e.Risk}
 	}
-	if len(outside) > 0 {
-		return blocking.New(blocking.FleetCeilingExceeded, "capabilities %v are outside the envelope's ceiling", outside)
-	}
-	if !p.fleet.PreApprove {
-		return blocking.New(blocking.AwaitingApproval, "the host policy does not let the fleet pre-approve (fleet.pre_approve)")
+	if err := p.preApproves(env, caps); err != nil {
+		return err
 	}
 	if _, err := bind.Bind(ctx, p.h, p.res.LocalRef, false, plan, bind.Approval{By: p.by(), Approved: true, Now: p.now}); err != nil {
 		return err

@@ -163,6 +163,9 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 
 	// A person on h19 approves; the next sync reports it bound.
 	h19 := hosts[18]
+	if _, errOut, code := oaProc(t, h19.Home, "admit", localRef, "--as", "Host Operator"); code != 0 {
+		t.Fatalf("admit on h19: %d %s", code, errOut)
+	}
 	if _, errOut, code := oaProc(t, h19.Home, "bind", localRef, "--deployment", "clinic", "--model", "demo-model", "--as", "Host Operator", "--yes"); code != 0 {
 		t.Fatalf("bind on h19: %d %s", code, errOut)
 	}

@@ -46,7 +46,9 @@ fetched again), admits it under this host's own policy, resolves it against
 this host's registry and connections and binds the plan when the policy
 lets the fleet pre-approve (fleet.pre_approve) and the plan stays inside
 the envelope's ceiling. Otherwise it stops in a blocking state,
-awaiting_approval or fleet_ceiling_exceeded, that oa bind completes. It
+awaiting_approval or fleet_ceiling_exceeded, that oa admit (when the
+release is not admitted yet: the fleet then only runs the checks, so what
+is bound now keeps being served) and oa bind complete. It
 pushes this host's signed status (REGISTRY/REPO:status-ID) in every case
 but a fault; a run cut short by a registry outage is finished by the next.`,
 		Args: cobra.NoArgs,
@@ -95,6 +97,9 @@ func printProvision(out io.Writer, r *fleet.Result) {
 		fmt.Fprintln(out, "  bound (fleet pre-approval)")
 	}
 	if st.State == fleet.AwaitingApproval {
+		if r.NeedsAdmission {
+			fmt.Fprintf(out, "  not admitted (what is bound now keeps being served); to admit: oa admit %s --as NAME\n", r.LocalRef)
+		}
 		fmt.Fprintf(out, "  to approve: oa bind %s --deployment %s --model M --as NAME\n", r.LocalRef, st.Deployment)
 	}
 }
