@@ -168,6 +168,9 @@ func (s *Spec) envelopes(ctx context.Context, opts Options) (map[string]*Envelop
 		}
 		desc, err := oci.Resolve(ctx, target, d.ref.Digest.String())
 		if err != nil {
+			if blocking.Refusals(err) == nil {
+				return nil, err // a fault: the registry cannot be read
+			}
 			refused = append(refused, located(err, s.Pos("deployments", name, "release"), "deployments."+name+".release")...)
 			continue
 		}

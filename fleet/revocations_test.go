@@ -167,3 +167,20 @@ func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 		t.Fatalf("after reset: %v %v %+v", err, changed, next)
 	}
 }
+
+// TestPublishRegistryDown: a registry outage is a fault, not a panic nor a
+// refusal.
+func TestPublishRegistryDown(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Registry.Down()
+	defer f.Registry.Up(t)
+	pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
+	if err == nil || blocking.Refusals(err) != nil || pubs != nil {
+		t.Fatalf("got %v %+v, want a fault", err, pubs)
+	}
+}
