@@ -138,7 +138,8 @@ func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Valu
 }
 
 // loadKeys parses every trusted key and refuses an authority that shares
-// a key with a publisher; posOf locates a field in the policy file.
+// a key with a publisher, and a fleet key that is a publisher's or an
+// authority's; posOf locates a field in the policy file.
 func (p *Policy) loadKeys(posOf Locator) error {
 	var refused blocking.List
 	load := func(group string, keys map[string]TrustedKey) map[string]string {
@@ -168,6 +169,16 @@ func (p *Policy) loadKeys(posOf Locator) error {
 			}
 			k.verifier = v
 			p.Fleet.Keys[name] = k
+			// A fleet key is its own: a publisher or authority that also
+			// signs envelopes could provision and pre-approve its releases.
+			for _, g := range []struct {
+				group string
+				ids   map[string]string
+			}{{"publisher", publishers}, {"authority", authorities}} {
+				if other, clash := g.ids[v.KeyID()]; clash {
+					refused = append(refused, blocking.New(blocking.FleetKeyReused, "fleet key %s is the key of %s %s", name, g.group, other).At(posOf("fleet", "keys", name, "key"), "fleet.keys."+name+".key"))
+				}
+			}
 		}
 	}
 	for id, name := range authorities {
