@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
@@ -476,6 +478,9 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		return nil, ocispec.Descriptor{}, err
 	}
 	copied, err := oci.Copy(ctx, src, dst, ocispec.Descriptor{Digest: digest.Digest(env.ArtifactDigest)}, "")
+	if errors.Is(err, errdef.ErrNotFound) {
+		return nil, ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "the registry has no %s: %v", env.Release, err)
+	}
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}

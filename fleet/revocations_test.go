@@ -2,16 +2,20 @@ package fleet_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/fleet/fleettest"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -182,5 +186,59 @@ func TestPublishRegistryDown(t *testing.T) {
 	pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
 	if err == nil || blocking.Refusals(err) != nil || pubs != nil {
 		t.Fatalf("got %v %+v, want a fault", err, pubs)
+	}
+}
+
+// TestProvisionReleaseMissing: a release the registry does not have is a
+// refusal (artifact_not_found) reported in the status, not a fault.
+func TestProvisionReleaseMissing(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	missing := digest.FromString("no such release").String()
+	env := &fleet.Envelope{
+		Type: fleet.EnvelopeType, Fleet: "clinics", Host: "h01", Seq: 1, Deployment: "clinic",
+		Release: f.Registry.Host() + "/oa/clinic-triage@" + missing, ArtifactDigest: missing,
+		WorkerIRDigest: missing, Package: "clinic-triage", Version: "1.2.0", Model: "demo-model",
+		Ceiling: fleet.Ceiling{Capabilities: []string{}, MaxRisk: ir.ReadOnly},
+	}
+	if err := fleet.PushSigned(ctx, f.Repository, fleet.EnvelopeArtifactType, fleet.EnvelopeTag("h01"), env, f.Key.Signer); err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, f, h)
+	if !hosttest.HasCode(t, err, blocking.ArtifactNotFound) || r == nil || r.Status.State != fleet.Refused {
+		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+// TestTamperedAppliedRecord: an applied-envelope record that does not
+// verify with the host key is a refusal with its own code.
+func TestTamperedAppliedRecord(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, h); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(h.Home, admit.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP TRIGGER versions_no_update`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE versions SET record = CAST(replace(CAST(record AS TEXT), '"envelopeSeq":1', '"envelopeSeq":9') AS BLOB) WHERE kind = 'fleet_envelope'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetRecordUnverified) {
+		t.Fatalf("tampered record: %v", err)
 	}
 }

@@ -211,6 +211,17 @@ func (f *revokePublishFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.reset, "reset-revocations", false, "start a new revocation list when the current one is damaged, foreign or signed by another key (with --publish)")
 }
 
+// checkLocal refuses fleet flags on a revocation of this host only: a
+// revocation meant for the fleet must not silently stay local.
+func (f *revokePublishFlags) checkLocal(cmd *cobra.Command) error {
+	for _, name := range []string{"fleet", "fleet-key", "reset-revocations", "plain-http"} {
+		if cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s is only for --publish (the fleet's revocation list); without --publish oa revoke revokes on this host only", name)}
+		}
+	}
+	return nil
+}
+
 // run publishes the revocation of arg to the fleet.
 func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) error {
 	d, err := oci.ParseDigest(arg)

@@ -369,3 +369,23 @@ func BenchmarkFleetProvision(b *testing.B) {
 		})
 	}
 }
+
+// TestRevokeFleetFlagsNeedPublish: fleet flags without --publish are a
+// usage error, and nothing is revoked on the host.
+func TestRevokeFleetFlagsNeedPublish(t *testing.T) {
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	specFile := f.WriteSpec(f.Spec(f.Release, []string{"h01"}, ""))
+	digest := f.Desc.Digest.String()
+	if _, errOut, code := oaProc(t, h.Home, "revoke", digest, "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "r", "--as", "A"); code != 2 || !strings.Contains(errOut, "--publish") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	host, err := admit.OpenHost(context.Background(), h.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	if revs, err := host.DB().Revocations(context.Background(), digest); err != nil || len(revs) != 0 {
+		t.Fatalf("revoked locally: %v %v", err, revs)
+	}
+}

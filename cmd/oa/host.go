@@ -217,6 +217,9 @@ which every host applies at its next oa provision or oa agent sync.`,
 			if pf.publish {
 				return pf.run(cmd, args[0], reason, as)
 			}
+			if err := pf.checkLocal(cmd); err != nil {
+				return err
+			}
 			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
 				return err
