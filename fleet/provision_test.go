@@ -36,7 +36,7 @@ func TestPublishProvisionRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pubs {
-		if !p.Changed || p.Seq != 1 {
+		if !p.Changed || p.Seq < time.Now().Add(-time.Hour).Unix() {
 			t.Fatalf("first publish %+v", p)
 		}
 	}

@@ -21,8 +21,10 @@ const EnvelopeType = "oa.fleet.envelope/v1"
 // Envelope is what a fleet tells one host to run. It carries the release
 // by digest, the deployment settings and the ceiling the fleet
 // pre-approves, as exact capability keys of the package; never a secret, a
-// connection id or anything host-local. Seq grows by one each time the
-// host's envelope changes; an unchanged fleet keeps it.
+// connection id or anything host-local. Seq grows each time the host's
+// envelope changes (to the later of the old Seq plus one and the Unix time
+// of publishing, so it never goes back, even over a lost tag); an
+// unchanged fleet keeps it.
 type Envelope struct {
 	Type           string  `json:"type"`
 	Fleet          string  `json:"fleet"`
@@ -77,17 +79,21 @@ func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Pub
 		same   bool
 	}
 	plans := map[string]*plan{}
+	// A new or changed envelope's sequence is the later of the old one's
+	// plus one and the current Unix time: when the old envelope is gone or
+	// unreadable, it still goes above anything a host may have applied.
+	now := time.Now().Unix()
 	for _, id := range slices.Sorted(maps.Keys(envs)) {
 		env := envs[id]
 		doc, err := readDocument(ctx, target, EnvelopeArtifactType, EnvelopeTag(id))
 		p := &plan{env: env, same: false}
 		switch {
 		case err == errMalformed:
-			env.Seq = 1
+			env.Seq = now
 		case err != nil:
 			return nil, err
 		case doc == nil:
-			env.Seq = 1
+			env.Seq = now
 		default:
 			var old Envelope
 			if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil {
@@ -95,14 +101,14 @@ func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Pub
 				continue
 			}
 			if doc.decode(&old) != nil {
-				env.Seq = 1
+				env.Seq = now
 				break
 			}
 			env.Seq = old.Seq
 			if equalJSON(env, &old) {
 				p.same, p.digest = true, doc.Desc.Digest.String()
 			} else {
-				env.Seq = old.Seq + 1
+				env.Seq = max(old.Seq+1, now)
 			}
 		}
 		plans[id] = p

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,10 +236,49 @@ func TestTamperedAppliedRecord(t *testing.T) {
 	if _, err := db.Exec(`DROP TRIGGER versions_no_update`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE versions SET record = CAST(replace(CAST(record AS TEXT), '"envelopeSeq":1', '"envelopeSeq":9') AS BLOB) WHERE kind = 'fleet_envelope'`); err != nil {
+	if _, err := db.Exec(`UPDATE versions SET record = CAST(replace(CAST(record AS TEXT), '"host":"h01"', '"host":"h02"') AS BLOB) WHERE kind = 'fleet_envelope'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := provision(t, f, h); !hosttest.HasCode(t, err, blocking.FleetRecordUnverified) {
 		t.Fatalf("tampered record: %v", err)
+	}
+}
+
+// TestEnvelopeSeqNeverGoesBack: when a host's envelope tag is lost or
+// overwritten with junk, the next envelope still has a sequence above the
+// one the host applied.
+func TestEnvelopeSeqNeverGoesBack(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	src := f.Spec(f.Release, []string{"h01"}, "")
+	publish := func(src string) []fleet.Published {
+		t.Helper()
+		spec, err := fleet.LoadSpec(f.WriteSpec(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pubs
+	}
+	publish(src)
+	second := publish(strings.Replace(src, `model: "demo-model"`, `model: "demo-model-2"`, 1))
+	if r, err := provision(t, f, h); err != nil || r.Status.EnvelopeSeq != second[0].Seq {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if err := fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.EnvelopeTag("h01"), map[string]string{"type": "junk"}, f.Key.Signer); err != nil {
+		t.Fatal(err)
+	}
+	// The next second, so the sequence cannot tie with the one applied.
+	time.Sleep(time.Until(time.Unix(second[0].Seq+1, 0)))
+	third := publish(src)
+	if third[0].Seq <= second[0].Seq {
+		t.Fatalf("seq %d after %d", third[0].Seq, second[0].Seq)
+	}
+	if r, err := provision(t, f, h); err != nil || r.Status.EnvelopeSeq != third[0].Seq {
+		t.Fatalf("after the lost tag: %v %+v", err, r)
 	}
 }
