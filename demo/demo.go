@@ -82,17 +82,31 @@ func Publish(ctx context.Context, home, dir string, publisher, authority *oci.Si
 	if err != nil {
 		return nil, err
 	}
-	r := &Release{IR: res.Digest}
-	if r.Target, err = oci.Open(ctx, ref, oci.OpenOptions{Create: true}); err != nil {
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
+	if err != nil {
 		return nil, err
 	}
-	if r.Desc, err = oci.Push(ctx, r.Target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
+	r, err := PublishTo(ctx, target, ref, res, publisher, authority)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := oci.Sign(ctx, r.Target, ref.Name(), r.Desc, publisher); err != nil {
+	r.Ref = res.Worker.Name + "@" + r.Desc.Digest.String()
+	return r, nil
+}
+
+// PublishTo pushes a compiled bundle to target (which ref names: a layout
+// or a registry repository), signs it as the publisher and attests it as
+// the authority; Ref is ref pinned to the pushed digest.
+func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *oci.Signer) (*Release, error) {
+	r := &Release{IR: res.Digest, Target: target}
+	var err error
+	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
 		return nil, err
 	}
-	art, err := oci.Fetch(ctx, r.Target, r.Desc)
+	if _, err := oci.Sign(ctx, target, ref.Name(), r.Desc, publisher); err != nil {
+		return nil, err
+	}
+	art, err := oci.Fetch(ctx, target, r.Desc)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +114,10 @@ func Publish(ctx context.Context, home, dir string, publisher, authority *oci.Si
 	if err != nil {
 		return nil, err
 	}
-	if _, err := oci.Attest(ctx, r.Target, ref.Name(), r.Desc, oci.ConformancePredicateType, pred, authority); err != nil {
+	if _, err := oci.Attest(ctx, target, ref.Name(), r.Desc, oci.ConformancePredicateType, pred, authority); err != nil {
 		return nil, err
 	}
-	r.Ref = res.Worker.Name + "@" + r.Desc.Digest.String()
+	r.Ref = ref.WithDigest(r.Desc.Digest).String()
 	return r, nil
 }
 

@@ -89,17 +89,8 @@ func pushDocument(ctx context.Context, target oras.Target, artifactType, tag str
 		desc ocispec.Descriptor
 		data []byte
 	}{{ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {layer, payload}} {
-		d := b.desc
-		d.Data = nil
-		ok, err := target.Exists(ctx, d)
-		if err != nil {
-			return ocispec.Descriptor{}, fmt.Errorf("checking %s: %w", d.Digest, err)
-		}
-		if ok {
-			continue
-		}
-		if err := target.Push(ctx, d, bytes.NewReader(b.data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-			return ocispec.Descriptor{}, fmt.Errorf("pushing %s: %w", d.Digest, err)
+		if _, err := oci.PushIfMissing(ctx, target, b.desc, b.data); err != nil {
+			return ocispec.Descriptor{}, err
 		}
 	}
 	manifest, err := docManifest(artifactType, layer)

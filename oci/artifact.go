@@ -161,7 +161,7 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 	}
 	blobs := append([]Layer{{Descriptor: ocispec.DescriptorEmptyJSON, Data: ocispec.DescriptorEmptyJSON.Data}}, layers...)
 	for _, l := range blobs {
-		sent, err := pushIfMissing(ctx, target, l.Descriptor, l.Data)
+		sent, err := PushIfMissing(ctx, target, l.Descriptor, l.Data)
 		if err != nil {
 			return ocispec.Descriptor{}, err
 		}
@@ -170,7 +170,7 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 		}
 	}
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if _, err := pushIfMissing(ctx, target, desc, manifest); err != nil {
+	if _, err := PushIfMissing(ctx, target, desc, manifest); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	if tag != "" {
@@ -181,9 +181,10 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 	return desc, nil
 }
 
-// pushIfMissing pushes data unless target has it; it reports whether it
-// sent it.
-func pushIfMissing(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) (bool, error) {
+// PushIfMissing pushes data (described by desc) unless target has it, and
+// reports whether it sent it: re-publishing what a registry holds sends
+// nothing.
+func PushIfMissing(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) (bool, error) {
 	desc.Data = nil
 	exists, err := target.Exists(ctx, desc)
 	if err != nil {
@@ -458,6 +459,6 @@ func copyError(err error) error {
 // pushBlob pushes data unless target has it, for callers that need not
 // know which.
 func pushBlob(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) error {
-	_, err := pushIfMissing(ctx, target, desc, data)
+	_, err := PushIfMissing(ctx, target, desc, data)
 	return err
 }

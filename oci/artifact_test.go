@@ -197,7 +197,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func pushRaw(t *testing.T, store *oci.Store, manifest []byte) ocispec.Descriptor {
 	t.Helper()
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if _, err := pushIfMissing(context.Background(), store, desc, manifest); err != nil {
+	if _, err := PushIfMissing(context.Background(), store, desc, manifest); err != nil {
 		t.Fatal(err)
 	}
 	return desc

@@ -18,7 +18,6 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
@@ -113,25 +112,11 @@ func (f *Fleet) Publish(edit func(dir string)) (string, ocispec.Descriptor) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{})
+	rel, err := demo.PublishTo(ctx, target, ref, res, f.Publisher.Signer, f.Authority.Signer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oci.Sign(ctx, target, ref.Name(), desc, f.Publisher.Signer); err != nil {
-		t.Fatal(err)
-	}
-	art, err := oci.Fetch(ctx, target, desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := canonical.Marshal(oci.Conformance(art, f.Authority.Signer.KeyID()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := oci.Attest(ctx, target, ref.Name(), desc, oci.ConformancePredicateType, pred, f.Authority.Signer); err != nil {
-		t.Fatal(err)
-	}
-	return ref.WithDigest(desc.Digest).String(), desc
+	return rel.Ref, rel.Desc
 }
 
 // Host is one test host.
