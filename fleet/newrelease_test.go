@@ -147,3 +147,60 @@ func desc2(t *testing.T, ref string) string {
 	}
 	return r.Digest.String()
 }
+
+// TestFleetNeverRebindsAPersonsBinding: on a host whose policy lets the
+// fleet pre-approve, a deployment a person bound is not rebound (nor its
+// release's admission replaced) by a new envelope: the host waits for the
+// person, and the release they bound stays active.
+func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	fh := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, f, fh)
+	if err != nil || r.Status.State != fleet.Bound {
+		t.Fatalf("v1 pre-approved: %v %+v", err, r)
+	}
+	// The person takes the deployment over: their own binding of v1.
+	h, err := admit.OpenHost(ctx, fh.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	dst, desc := localRelease(t, fh, r.LocalRef)
+	plan, _, err := resolve.Compute(ctx, h, dst, desc, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(fh.Home)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bind.Bind(ctx, h, r.LocalRef, false, plan, bind.Approval{By: fleettest.Operator, Approved: true, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := f.Publish(func(dir string) {
+		p := filepath.Join(dir, "worker.cue")
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, []byte(strings.Replace(string(b), `version:  "1.2.0"`, `version:  "1.3.0"`, 1)), 0o644)
+	})
+	spec2, err := fleet.LoadSpec(f.WriteSpec(f.Spec(v2, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec2, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := provision(t, f, fh)
+	if !hosttest.HasCode(t, err, blocking.AwaitingApproval) || r2.Admitted || r2.Bound {
+		t.Fatalf("v2 over a person's binding: %v %+v", err, r2)
+	}
+	if s, err := h.Status(ctx, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+		t.Fatalf("v1 after the v2 envelope: %v %+v", err, s)
+	}
+	if b, err := bind.Current(ctx, h, "clinic"); err != nil || b.ApprovedBy != fleettest.Operator || b.ArtifactDigest != desc.Digest.String() {
+		t.Fatalf("the person's binding was replaced: %+v %v", b, err)
+	}
+}

@@ -502,6 +502,9 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 			caps[i] = capRisk{c.Key, c.Risk}
 		}
 		wait := p.preApproves(env, caps)
+		if cur, err := bind.Current(ctx, p.h, env.Deployment); wait == nil && err == nil {
+			wait = p.mayRebind(cur, env)
+		}
 		if _, _, err := p.h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
 			return nil, ocispec.Descriptor{}, err
 		}
@@ -561,6 +564,11 @@ func (p *provisioner) bind(ctx context.Context, env *Envelope, plan *resolve.Pla
 	if err != nil && blocking.Refusals(err) == nil {
 		return err
 	}
+	if err == nil {
+		if err := p.mayRebind(cur, env); err != nil {
+			return err
+		}
+	}
 	caps := make([]capRisk, len(plan.Capabilities))
 	for i, e := range plan.Capabilities {
 		caps[i] = capRisk{e.CapabilityKey, e.Risk}
@@ -572,6 +580,16 @@ func (p *provisioner) bind(ctx context.Context, env *Envelope, plan *resolve.Pla
 		return err
 	}
 	p.res.Bound = true
+	return nil
+}
+
+// mayRebind refuses to replace a binding a person approved with the
+// fleet's own approval: the person binds the new plan (after admitting the
+// new release), and until then the release they bound stays served.
+func (p *provisioner) mayRebind(cur *bind.Binding, env *Envelope) error {
+	if cur.ApprovedBy != p.by() {
+		return blocking.New(blocking.AwaitingApproval, "deployment %s was bound by a person; the fleet does not rebind it", env.Deployment)
+	}
 	return nil
 }
 

@@ -38,12 +38,20 @@ type HostStatus struct {
 	Stale bool `json:"stale"`
 	// Age is how long ago the host last reported.
 	Age string `json:"age,omitempty"`
+
+	// future: the last-seen time is ahead of now by more than clock skew.
+	future bool
 }
 
+// maxSkew is how far ahead of this clock a host's clock may be.
+const maxSkew = 2 * time.Minute
+
 // Flagged reports whether the operator should look at the host: its
-// status is missing, unsigned or stale.
+// status is missing, unsigned, only self-signed (anyone who can push could
+// have written it: pin the host's key in the fleet file) or stale, or it
+// claims to come from the future.
 func (s HostStatus) Flagged() bool {
-	return s.Stale || s.Signed == Unsigned || s.Signed == NoStatus
+	return s.Stale || s.Signed != SignedPinned || s.future
 }
 
 // ReadStatuses reads every host's status from the fleet's repository, in
@@ -72,6 +80,7 @@ func ReadStatuses(ctx context.Context, s *Spec, now time.Time, staleAfter time.D
 			age := now.Sub(hs.Status.LastSeen)
 			hs.Age = age.Truncate(time.Second).String()
 			hs.Stale = age > staleAfter
+			hs.future = age < -maxSkew
 		}
 		out = append(out, hs)
 	}
