@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -323,7 +322,7 @@ func (h *Host) readRecord(row store.Admission) (*Record, error) {
 		return nil, err
 	}
 	var rec Record
-	if err := decodeStrict(row.Record, &rec); err != nil || rec.Type != RecordType || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
+	if err := canonical.DecodeStrict(row.Record, &rec); err != nil || rec.Type != RecordType || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
 		return nil, errors.New("record does not match its row")
 	}
 	return &rec, nil
@@ -344,21 +343,7 @@ func (h *Host) ReadVersion(v *store.Version, typ string, out any) error {
 	if err := json.Unmarshal(v.Record, &head); err != nil || head.Type != typ || head.Seq != v.Seq {
 		return fmt.Errorf("admit: record is not %s #%d", typ, v.Seq)
 	}
-	return decodeStrict(v.Record, out)
-}
-
-// decodeStrict decodes one JSON value, refusing unknown fields and
-// trailing data.
-func decodeStrict(b []byte, out any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("admit: trailing data after the record")
-	}
-	return nil
+	return canonical.DecodeStrict(v.Record, out)
 }
 
 // verify checks sig over record with the host key. A signature that

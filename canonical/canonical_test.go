@@ -658,3 +658,17 @@ func TestRandomDifferential(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeStrict(t *testing.T) {
+	var v struct {
+		A int `json:"a"`
+	}
+	if err := DecodeStrict([]byte(` {"a":1} `), &v); err != nil || v.A != 1 {
+		t.Fatalf("a plain value: %v %+v", err, v)
+	}
+	for _, in := range []string{`{"a":1,"b":2}`, `{"a":1} {"a":2}`, `{"a":1}x`, `{"a":`, ``} {
+		if err := DecodeStrict([]byte(in), &v); err == nil {
+			t.Fatalf("accepted %q", in)
+		}
+	}
+}

@@ -156,9 +156,7 @@ func (d *document) verifiedBy(keys []*oci.Verifier) *oci.Verifier {
 // decode decodes d's payload strictly into out and checks it is canonical:
 // a document is exactly the bytes that were signed.
 func (d *document) decode(out any) error {
-	dec := json.NewDecoder(bytes.NewReader(d.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil || dec.More() {
+	if canonical.DecodeStrict(d.Payload, out) != nil {
 		return errMalformed
 	}
 	again, err := canonical.Marshal(out)

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
 )
 
 // Write writes Files under dir. dir may be missing (it is created 0755,
@@ -92,13 +91,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var m Manifest
-	if err := dec.Decode(&m); err != nil {
+	if err := canonical.DecodeStrict(b, &m); err != nil {
 		return nil, err
 	}
-	if dec.More() || m.Type != ManifestType {
+	if m.Type != ManifestType {
 		return nil, errors.New("not a projection manifest")
 	}
 	return &m, nil

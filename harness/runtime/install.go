@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
 )
@@ -89,13 +90,11 @@ func writeRecord(path string, rec *Record) error {
 
 // decodeRecord strictly decodes an install record.
 func decodeRecord(b []byte) (*Record, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var rec Record
-	if err := dec.Decode(&rec); err != nil {
+	if err := canonical.DecodeStrict(b, &rec); err != nil {
 		return nil, err
 	}
-	if dec.More() || rec.Type != RecordType {
+	if rec.Type != RecordType {
 		return nil, errors.New("not an install record")
 	}
 	return &rec, nil
