@@ -13,6 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
+	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
@@ -71,7 +72,7 @@ func (d *benchDeployment) client(b *testing.B) *mcp.ClientSession {
 // with the same client oa uses (connector.Open).
 func (d *benchDeployment) direct(b *testing.B) *connector.Session {
 	b.Helper()
-	s, err := connector.Open(context.Background(), d.cfg, connector.Options{SandboxDir: coordinator.SandboxDir(d.Home)})
+	s, err := connector.Open(context.Background(), d.cfg, connector.Options{SandboxDir: sandbox.Dir(d.Home)})
 	if err != nil {
 		b.Fatal(err)
 	}

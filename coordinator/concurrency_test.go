@@ -44,7 +44,7 @@ func Test50ConcurrentRuns(t *testing.T) {
 		}
 		runs[res.RunID], receipts[res.ReceiptDigest] = true, true
 	}
-	notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234")
+	notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234")
 	texts := map[string]int{}
 	for _, n := range notes {
 		texts[n.Text]++

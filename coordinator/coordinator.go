@@ -201,7 +201,7 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: SandboxDir(c.opts.Home)})
+		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home)})
 		if err != nil {
 			return nil, err
 		}
@@ -244,10 +244,6 @@ func (c *Coordinator) dropSession(id string, s *connector.Session) {
 	c.mu.Unlock()
 	s.Close()
 }
-
-// SandboxDir is where the built-in sandbox connector keeps its records
-// under a host folder.
-func SandboxDir(home string) string { return sandbox.Dir(home) }
 
 // buildReadTools lists the plan's read-only, approval-free capabilities
 // with their downstream schemas.

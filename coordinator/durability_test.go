@@ -79,7 +79,7 @@ func TestKilledDuringEffect(t *testing.T) {
 	// Killed once the app has saved the note and the coordinator still
 	// waits for its answer: the effect happened, unconfirmed.
 	killedMidRun(t, s, "TO-0042", func(run map[string]any) bool {
-		notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "TO-0042")
+		notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042")
 		return run["in_flight"] == "append_note" && len(notes) == 1
 	})
 	c := s.open(t)
@@ -94,7 +94,7 @@ func TestKilledDuringEffect(t *testing.T) {
 	if !again.Replayed || again.Reason != coordinator.ReasonInterrupted {
 		t.Fatalf("asked again: %+v", again)
 	}
-	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "TO-0042"); len(notes) != 1 {
+	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one the app saved before the kill", len(notes))
 	}
 	if report, _ := coordinator.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != 1 {
@@ -120,7 +120,7 @@ func TestKilledWhilePaused(t *testing.T) {
 	if err != nil || got.Outcome != harness.OutcomeDone {
 		t.Fatalf("resumed after the kill: %+v, %v", got, err)
 	}
-	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want 1", len(notes))
 	}
 }

@@ -82,7 +82,7 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 		if res.SafeToRetry != info.SafeToRetry || res.WhatHappened != info.WhatHappened {
 			t.Fatalf("%s: copy is not the reason's fixed copy: %+v", c.record, res)
 		}
-		notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), c.record)
+		notes, _ := sandbox.Notes(sandbox.Dir(s.Home), c.record)
 		if len(notes) != c.notes {
 			t.Fatalf("%s: %d notes written, want %d", c.record, len(notes), c.notes)
 		}
@@ -103,7 +103,7 @@ func TestRequestIDReplayConflictAndRetry(t *testing.T) {
 	if first.Outcome != harness.OutcomeDone || !again.Replayed || again.RunID != first.RunID || again.ReceiptDigest != first.ReceiptDigest {
 		t.Fatalf("replay: %+v then %+v", first, again)
 	}
-	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("a replay wrote again: %d notes", len(notes))
 	}
 	conflict := s.run(t, "once", "CD-5678")
@@ -159,7 +159,7 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	if done.Outcome != harness.OutcomeDone || done.RunID != res.RunID {
 		t.Fatalf("resumed: %+v", done)
 	}
-	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 1 {
+	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes after approval, want 1", len(notes))
 	}
 	// Rejected: did_not_run, sealed.
@@ -184,7 +184,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	if res.Outcome != harness.OutcomeDidNotRun || res.Reason != coordinator.ReasonPlanChanged {
 		t.Fatalf("registry changed mid-session: %+v", res)
 	}
-	if notes, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "AB-1234"); len(notes) != 0 {
+	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 0 {
 		t.Fatal("a refused run wrote")
 	}
 	if _, err := coordinator.Open(ctx, coordinator.Options{Home: s.Home, Deployment: "clinic"}); err == nil {
@@ -216,7 +216,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "CD-5678")
+	before, _ := sandbox.Notes(sandbox.Dir(s.Home), "CD-5678")
 	var wg sync.WaitGroup
 	results := make([]*coordinator.Result, 2)
 	for i := range results {
@@ -227,7 +227,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	after, _ := sandbox.Notes(coordinator.SandboxDir(s.Home), "CD-5678")
+	after, _ := sandbox.Notes(sandbox.Dir(s.Home), "CD-5678")
 	if len(after) != len(before)+1 {
 		t.Fatalf("%d notes written by two resumes, want 1", len(after)-len(before))
 	}

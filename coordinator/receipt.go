@@ -43,11 +43,7 @@ type Receipt struct {
 // terminal, and records its digest in the run, in one write; an attempt
 // already sealed is left as it is. It returns the run as stored.
 func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID string, now time.Time) (*runState, error) {
-	row, err := h.DB().RunByID(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	r, err := decodeRun(row.State)
+	r, err := readRun(ctx, h, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -81,17 +77,9 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 		return nil, err
 	}
 	if out == nil { // sealed meanwhile by another caller
-		return sealRunRead(ctx, h, runID)
+		return readRun(ctx, h, runID)
 	}
 	return out, nil
-}
-
-func sealRunRead(ctx context.Context, h *admit.Host, runID string) (*runState, error) {
-	row, err := h.DB().RunByID(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	return decodeRun(row.State)
 }
 
 // ChainReport is the result of checking the receipt chain.

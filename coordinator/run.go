@@ -1,10 +1,13 @@
 package coordinator
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"time"
 
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
 )
 
@@ -91,4 +94,16 @@ func (r *runState) result() *Result {
 type attentionState struct {
 	AttentionItem
 	Deployment string `json:"deployment"`
+}
+
+// readRun reads a run's state from the host's store.
+func readRun(ctx context.Context, h *admit.Host, runID string) (*runState, error) {
+	row, err := h.DB().RunByID(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, blocking.New(blocking.RunUnknown, "no such run")
+	}
+	return decodeRun(row.State)
 }

@@ -51,14 +51,7 @@ func (c *Coordinator) execute(runID string, inputs []byte) {
 
 // read reads a run's state.
 func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error) {
-	row, err := c.host.DB().RunByID(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	if row == nil {
-		return nil, blocking.New(blocking.RunUnknown, "no such run")
-	}
-	return decodeRun(row.State)
+	return readRun(ctx, c.host, runID)
 }
 
 // verdict is a run's outcome once every step ran: done only when every
