@@ -62,6 +62,12 @@ type Options struct {
 	// SandboxDir is the state folder for SandboxCommand ("" keeps the
 	// state in memory, per session).
 	SandboxDir string
+	// Ledger, when set, records every process tree started, so that if
+	// this process dies without ending one, the next ReapOrphans ends it.
+	Ledger Ledger
+	// ownership is OwnershipPIDs to own the tree as a set of processes
+	// even where a cgroup could hold it (tests of that mode); "" chooses.
+	ownership string
 }
 
 // CallResult is what a tool answered.
@@ -161,8 +167,9 @@ func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	return s, nil
 }
 
-// openProcess starts cfg.Command in its own process group with a minimal
-// environment and connects to it over stdio.
+// openProcess starts cfg.Command with a minimal environment, in its own
+// process group and process tree (see tree), and connects to it over
+// stdio.
 func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
 	if cfg.Command == "" {
 		return nil, blocking.New(blocking.ConnectorConfigInvalid, "no command")
@@ -174,25 +181,42 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	if err := ctx.Err(); err != nil {
 		return nil, ctxRefusal(err)
 	}
-	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = env
-	cmd.Stderr = opts.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild holding the stderr pipe must not keep Wait from
-	// returning once the group is dead.
-	cmd.WaitDelay = time.Second
-	p := &process{cmd: cmd}
+	t, err := newTree(opts.Ledger, opts.ownership)
+	if err != nil {
+		return nil, err
+	}
+	newCmd := func(cgroupFD int) *exec.Cmd {
+		cmd := exec.Command(cfg.Command, cfg.Args...)
+		cmd.Env = env
+		cmd.Stderr = opts.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if cgroupFD >= 0 {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+		}
+		// A grandchild holding the stderr pipe must not keep Wait from
+		// returning once the tree is dead.
+		cmd.WaitDelay = time.Second
+		return cmd
+	}
+	p := &process{tree: t}
 
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Until the session exists, the end of octx ends the group at once, so
+	// Until the session exists, the end of octx ends the tree at once, so
 	// a server that hangs in initialize cannot hold Open past its timeout.
 	stopEarly := context.AfterFunc(octx, p.kill)
-	tr := &groupTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: termGrace}, proc: p}
+	tr := &treeTransport{newCmd: newCmd, proc: p}
 	cs, err := newClient().Connect(octx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	stopEarly()
+	if err == nil && tr.err != nil {
+		_ = p.end(cs)
+		return nil, tr.err
+	}
 	if err != nil {
 		_ = p.end(nil)
+		if tr.err != nil {
+			return nil, tr.err
+		}
 		return nil, startError(octx, ctx)
 	}
 	s := &Session{cs: cs, proc: p, timeout: timeout, ended: make(chan struct{})}
@@ -224,22 +248,6 @@ func ctxRefusal(err error) error {
 // watch ends the session when ctx ends.
 func (s *Session) watch(ctx context.Context) {
 	s.stop = context.AfterFunc(ctx, func() { _ = s.end() })
-}
-
-// groupTransport is the go-sdk CommandTransport, plus noting the process
-// group as soon as the command has started.
-type groupTransport struct {
-	inner *mcp.CommandTransport
-	proc  *process
-}
-
-// Connect starts the command through the go-sdk and records its group.
-func (t *groupTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
-	if t.inner.Command.Process != nil {
-		t.proc.started(t.inner.Command.Process.Pid)
-	}
-	return conn, err
 }
 
 // Probe opens the server, lists its tools and closes it.
@@ -424,8 +432,8 @@ func (s *Session) isEnded() bool {
 	}
 }
 
-// Close ends the session: the server's whole process group is ended
-// (SIGTERM, then SIGKILL) and its end verified. It is safe to call more than
+// Close ends the session: the server's whole process tree is ended
+// (SIGTERM, then killed) and its end verified. It is safe to call more than
 // once; every call returns the first outcome.
 func (s *Session) Close() error {
 	return s.end()

@@ -193,7 +193,7 @@ func pids(t *testing.T, file string) (int, int) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		b, err := os.ReadFile(file)
-		if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if f := strings.Fields(string(b)); err == nil && len(f) >= 2 {
 			s, _ := strconv.Atoi(f[0])
 			g, _ := strconv.Atoi(f[1])
 			return s, g

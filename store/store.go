@@ -31,6 +31,12 @@
 // (never holding an input value); receipts are append-only and chained;
 // used_states remembers single-use request states until they expire.
 //
+// owned_processes is the ledger of the process trees (downstream servers
+// and everything they started) a process started and owns: rows are
+// written before or right after a start and removed once the tree is
+// verified ended, so what is left names trees whose owner died without
+// ending them. It is mutable state, not history.
+//
 // The other record tables are append-only. The package has no API to update or
 // delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
 // mistake in other code cannot rewrite history. The triggers are not a
@@ -193,6 +199,19 @@ BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 CREATE TABLE used_states (
 	nonce      TEXT NOT NULL PRIMARY KEY,
 	expires_at TEXT NOT NULL
+) STRICT;
+`,
+	// 4: the process trees a process started and owns (see owned.go).
+	`
+CREATE TABLE owned_processes (
+	tree        TEXT    NOT NULL CHECK (tree <> ''),
+	owner_pid   INTEGER NOT NULL CHECK (owner_pid > 0),
+	owner_start TEXT    NOT NULL CHECK (owner_start <> ''),
+	pid         INTEGER NOT NULL CHECK (pid >= 0),
+	pid_start   TEXT    NOT NULL,
+	cgroup      TEXT    NOT NULL,
+	CHECK ((pid = 0) = (pid_start = '')),
+	PRIMARY KEY (tree, pid)
 ) STRICT;
 `,
 }

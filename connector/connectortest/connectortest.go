@@ -35,6 +35,8 @@ type ToolSpec struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// IsError marks every answer as a tool error.
 	IsError bool `json:"isError,omitempty"`
+	// Hang makes every call of the tool hang: it is never answered.
+	Hang bool `json:"hang,omitempty"`
 }
 
 // WriteTools writes tools to a file in dir for the server's --tools flag and

@@ -13,8 +13,11 @@
 //	--hang-at-start       never answer initialize
 //	--exit-at-start       exit with status 3 before speaking MCP
 //	--spawn-grandchild    start a long sleep in the same process group
+//	--spawn-setsid        start a long sleep that calls setsid (a session
+//	                      and process group of its own, stdio on /dev/null)
 //	--ignore-term         ignore SIGTERM (only SIGKILL ends the server)
-//	--pid-file FILE       write "SERVERPID GRANDCHILDPID" at start
+//	--pid-file FILE       write "SERVERPID GRANDCHILDPID" at start, plus
+//	                      " SETSIDPID" with --spawn-setsid (0: not started)
 //	--env-file FILE       write the environment received, as a JSON array
 //	--stderr-text TEXT    write TEXT to stderr at start
 package main
@@ -43,6 +46,7 @@ type spec struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`
 	IsError      bool            `json:"isError,omitempty"`
+	Hang         bool            `json:"hang,omitempty"`
 }
 
 var (
@@ -54,6 +58,7 @@ var (
 	hangAtStart = flag.Bool("hang-at-start", false, "never answer initialize")
 	exitAtStart = flag.Bool("exit-at-start", false, "exit at start")
 	grandchild  = flag.Bool("spawn-grandchild", false, "start a long sleep")
+	setsidChild = flag.Bool("spawn-setsid", false, "start a long sleep in a session of its own")
 	ignoreTerm  = flag.Bool("ignore-term", false, "ignore SIGTERM")
 	pidFile     = flag.String("pid-file", "", "write pids here")
 	envFile     = flag.String("env-file", "", "write the environment here")
@@ -112,9 +117,10 @@ func writeEnv() error {
 }
 
 // startGrandchild starts a sleep that shares the server's process group
-// and its stderr, and writes the pid file.
+// and its stderr, and (with --spawn-setsid) one that leaves both, and
+// writes the pid file.
 func startGrandchild() error {
-	gpid := 0
+	gpid, spid := 0, 0
 	if *grandchild {
 		cmd := exec.Command("sleep", "1000")
 		cmd.Stderr = os.Stderr
@@ -123,11 +129,24 @@ func startGrandchild() error {
 		}
 		gpid = cmd.Process.Pid
 	}
+	if *setsidChild {
+		// The child calls setsid before it execs sleep, as a daemon
+		// detaching from its parent's session and group would.
+		cmd := exec.Command("sleep", "1000")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		spid = cmd.Process.Pid
+	}
 	if *pidFile == "" {
 		return nil
 	}
-	line := strconv.Itoa(os.Getpid()) + " " + strconv.Itoa(gpid) + "\n"
-	return os.WriteFile(*pidFile, []byte(line), 0o600)
+	line := strconv.Itoa(os.Getpid()) + " " + strconv.Itoa(gpid)
+	if *setsidChild {
+		line += " " + strconv.Itoa(spid)
+	}
+	return os.WriteFile(*pidFile, []byte(line+"\n"), 0o600)
 }
 
 func readSpecs() ([]spec, error) {
@@ -159,7 +178,7 @@ func callHandler(sp spec) mcp.ToolHandler {
 		if *crashOnCall {
 			os.Exit(3)
 		}
-		if *hangOnCall {
+		if *hangOnCall || sp.Hang {
 			hang() // never answer, even once cancelled
 		}
 		out := sp.Result

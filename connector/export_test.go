@@ -1,0 +1,21 @@
+package connector
+
+// WithPIDOwnership returns opts with the server's tree owned as a set of
+// processes even where a cgroup could hold it.
+func WithPIDOwnership(opts Options) Options {
+	opts.ownership = OwnershipPIDs
+	return opts
+}
+
+// CgroupParent is the folder tree cgroups are made in ("" when this host
+// has no writable cgroup v2).
+func CgroupParent() string { return cgroupParent() }
+
+// SessionCgroup is the cgroup folder of a session's tree, "" when it is
+// owned as a set of processes.
+func SessionCgroup(s *Session) string {
+	if s.proc == nil {
+		return ""
+	}
+	return s.proc.tree.cgroup
+}

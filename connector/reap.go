@@ -1,0 +1,85 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/oa-dev/oa/store"
+)
+
+// ReapOrphans ends the process trees the ledger holds whose owner is dead
+// (its pid no longer runs with its recorded start time): what a process
+// killed with SIGKILL, or one that crashed, left running. Every recorded
+// process still running with its recorded start time is a member — a pid
+// since given to another process is never touched — as is every live
+// descendant of one, and a recorded cgroup is killed whole. A tree
+// verified ended is forgotten; one that would not end stays recorded and
+// is reported in the error. It returns how many trees were ended. Trees of
+// a live owner (this process included) are left alone.
+func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
+	rows, err := ledger.OwnedProcesses(ctx)
+	if err != nil {
+		return 0, err
+	}
+	trees := map[string][]store.OwnedProcess{}
+	var order []string
+	for _, r := range rows {
+		if _, seen := trees[r.Tree]; !seen {
+			order = append(order, r.Tree)
+		}
+		trees[r.Tree] = append(trees[r.Tree], r)
+	}
+	reaped := 0
+	var errs []error
+	for _, id := range order {
+		rs := trees[id]
+		if (procID{rs[0].OwnerPID, rs[0].OwnerStart}).running() {
+			continue
+		}
+		if err := reapTree(id, rs, ledger); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		reaped++
+	}
+	return reaped, errors.Join(errs...)
+}
+
+// reapTree ends one orphaned tree and forgets it.
+func reapTree(id string, rows []store.OwnedProcess, ledger Ledger) error {
+	t := &tree{id: id, ledger: ledger, members: map[int]string{}, stop: make(chan struct{}), stopped: true}
+	for _, r := range rows {
+		if r.PID > 0 && (procID{r.PID, r.PIDStart}).running() {
+			t.members[r.PID] = r.PIDStart
+		}
+	}
+	cgroup := rows[0].Cgroup
+	// Only a folder named as newTree names them is ever killed, whatever
+	// a row edited by hand says.
+	if cgroup != "" && (!filepath.IsAbs(cgroup) || filepath.Clean(cgroup) != cgroup || filepath.Base(cgroup) != "oa-"+id) {
+		return fmt.Errorf("connector: orphaned tree %s names a cgroup oa did not make", id)
+	}
+	if cgroup != "" {
+		if _, err := os.Stat(cgroup); errors.Is(err, fs.ErrNotExist) {
+			cgroup = "" // gone (a reboot, or removed by hand): the processes are all there is
+		}
+	}
+	// The recorded processes first (their descendants found by the walk),
+	// then the cgroup, which holds any they missed.
+	t.kill()
+	if !t.waitEnded(verifyWithin) {
+		return fmt.Errorf("connector: the processes of orphaned tree %s are still running after SIGKILL", id)
+	}
+	t.cgroup = cgroup
+	if cgroup != "" {
+		t.kill()
+		if !t.waitEnded(verifyWithin) {
+			return fmt.Errorf("connector: the cgroup of orphaned tree %s still holds running processes after cgroup.kill", id)
+		}
+	}
+	return t.release()
+}

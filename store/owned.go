@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// OwnedProcess is one row of the ledger of owned process trees: a process
+// (the owner) started a tree — a downstream server and whatever it starts —
+// and must end it. A tree is named by a row with PID 0 when it lives in a
+// cgroup of its own (Cgroup is that folder), and by one row per process
+// the owner has seen in it.
+//
+// Processes are named by pid and start time (the kernel's, from
+// /proc/PID/stat, with the boot id), so a pid the kernel has handed to
+// another process since is never taken for a member.
+type OwnedProcess struct {
+	// Tree is the id of the tree, unique per start.
+	Tree string
+	// OwnerPID and OwnerStart name the owner process.
+	OwnerPID   int
+	OwnerStart string
+	// PID and PIDStart name one process of the tree; PID is 0 (and
+	// PIDStart "") on the row naming the tree's cgroup.
+	PID      int
+	PIDStart string
+	// Cgroup is the cgroup v2 folder holding the tree, "" when the tree
+	// is owned as a set of processes only.
+	Cgroup string
+}
+
+// RecordOwned adds rows to the ledger in one write; a row already there
+// (same tree and pid) is kept as it is.
+func (db *DB) RecordOwned(ctx context.Context, rows ...OwnedProcess) error {
+	for _, r := range rows {
+		if r.Tree == "" || r.OwnerPID <= 0 || r.OwnerStart == "" || r.PID < 0 || (r.PID == 0) != (r.PIDStart == "") {
+			return errors.New("store: record owned process: incomplete row")
+		}
+	}
+	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return fmt.Errorf("store: record owned process: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range rows {
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO owned_processes (tree, owner_pid, owner_start, pid, pid_start, cgroup)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tree, pid) DO NOTHING`,
+			r.Tree, r.OwnerPID, r.OwnerStart, r.PID, r.PIDStart, r.Cgroup)
+		if err != nil {
+			return fmt.Errorf("store: record owned process: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: record owned process: %w", err)
+	}
+	return nil
+}
+
+// OwnedProcesses returns every row of the ledger, ordered by tree and pid.
+func (db *DB) OwnedProcesses(ctx context.Context) ([]OwnedProcess, error) {
+	rows, err := db.db.QueryContext(ctx, `
+SELECT tree, owner_pid, owner_start, pid, pid_start, cgroup FROM owned_processes ORDER BY tree, pid`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read owned processes: %w", err)
+	}
+	defer rows.Close()
+	var out []OwnedProcess
+	for rows.Next() {
+		var r OwnedProcess
+		if err := rows.Scan(&r.Tree, &r.OwnerPID, &r.OwnerStart, &r.PID, &r.PIDStart, &r.Cgroup); err != nil {
+			return nil, fmt.Errorf("store: read owned processes: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read owned processes: %w", err)
+	}
+	return out, nil
+}
+
+// ForgetOwned removes every row of a tree: it was verified ended.
+func (db *DB) ForgetOwned(ctx context.Context, tree string) error {
+	if _, err := db.db.ExecContext(ctx, `DELETE FROM owned_processes WHERE tree = ?`, tree); err != nil {
+		return fmt.Errorf("store: forget owned tree: %w", err)
+	}
+	return nil
+}
