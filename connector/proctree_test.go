@@ -221,6 +221,14 @@ func TestReapOrphans(t *testing.T) {
 			tools := connectortest.WriteTools(t, dir, treeTools())
 			job, _ := json.Marshal(map[string]any{"DB": dbPath, "Command": connectortest.Server(t), "Mode": name,
 				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}})
+			// Runs last: whatever a failed run left is ended from the
+			// ledger (cgroup folders included).
+			t.Cleanup(func() {
+				if db, err := store.Open(context.Background(), dbPath); err == nil {
+					_, _ = connector.ReapOrphans(context.Background(), db)
+					db.Close()
+				}
+			})
 			owner := exec.Command(self, "-test.run=^TestHelperOwner$")
 			owner.Env = append(os.Environ(), ownerEnv+"="+string(job))
 			var out bytes.Buffer

@@ -77,6 +77,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
+	reapOrphans(ctx, h, opts.Operator)
 	c, err := open(ctx, h, opts)
 	if err != nil {
 		h.Close()
@@ -201,7 +202,7 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home)})
+		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.DB()})
 		if err != nil {
 			return nil, err
 		}

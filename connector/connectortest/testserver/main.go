@@ -19,6 +19,7 @@
 //	--pid-file FILE       write "SERVERPID GRANDCHILDPID" at start, plus
 //	                      " SETSIDPID" with --spawn-setsid (0: not started)
 //	--env-file FILE       write the environment received, as a JSON array
+//	--call-file FILE      append the tool's name to FILE when a call arrives
 //	--stderr-text TEXT    write TEXT to stderr at start
 package main
 
@@ -62,6 +63,7 @@ var (
 	ignoreTerm  = flag.Bool("ignore-term", false, "ignore SIGTERM")
 	pidFile     = flag.String("pid-file", "", "write pids here")
 	envFile     = flag.String("env-file", "", "write the environment here")
+	callFile    = flag.String("call-file", "", "append each called tool's name here")
 	stderrText  = flag.String("stderr-text", "", "write this to stderr")
 )
 
@@ -175,6 +177,7 @@ func newServer(specs []spec) *mcp.Server {
 // callHandler answers a call to sp.
 func callHandler(sp spec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		noteCall(sp.Name)
 		if *crashOnCall {
 			os.Exit(3)
 		}
@@ -194,6 +197,20 @@ func callHandler(sp spec) mcp.ToolHandler {
 			IsError:           sp.IsError,
 		}, nil
 	}
+}
+
+// noteCall appends name to the --call-file, so a test knows a call has
+// arrived (and is hanging, for a tool that hangs).
+func noteCall(name string) {
+	if *callFile == "" {
+		return
+	}
+	f, err := os.OpenFile(*callFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, name)
 }
 
 // listVerbatim answers tools/list with the specs as written, paged.
