@@ -122,7 +122,11 @@ func GetAttention(ctx context.Context, h *admit.Host, id string) (*AttentionItem
 
 // DecideAttention records an operator's decision from the CLI.
 func DecideAttention(ctx context.Context, h *admit.Host, d Decision) (*AttentionItem, error) {
-	signer, err := receiptKeys(h.Home)
+	secret, err := hostSecret(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := receiptKeys(h.Home, secret)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 	if c.secret, err = hostSecret(opts.Home); err != nil {
 		return nil, err
 	}
-	if c.receipts, err = receiptKeys(opts.Home); err != nil {
+	if c.receipts, err = receiptKeys(opts.Home, c.secret); err != nil {
 		return nil, err
 	}
 	c.life, c.cancel = context.WithCancel(context.Background())

