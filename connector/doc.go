@@ -5,11 +5,16 @@
 //
 // Safety properties, each tested against real subprocesses:
 //
-//   - A server runs in its own process group. Close, a timeout, or the end
-//     of the context given to Open ends the whole group (SIGTERM, then
-//     SIGKILL) and verifies it ended; a call that outlives its context ends
-//     the tree and refuses with connector_timeout, since its effect is then
-//     unknown.
+//   - A server runs in its own process group and process tree: a cgroup v2
+//     of its own where the host has a writable one, else a set of
+//     processes (pid + start time) found by walking /proc, so a
+//     grandchild that called setsid is still owned. Close, a timeout, or
+//     the end of the context given to Open ends the whole tree (SIGTERM,
+//     then cgroup.kill, or SIGSTOP of every member and SIGKILL) and
+//     verifies it ended; a call that outlives its context ends the tree
+//     and refuses with connector_timeout, since its effect is then
+//     unknown. With a Ledger, every tree is recorded in the store while it
+//     lives, and ReapOrphans ends those whose owner died (see tree).
 //   - A server's environment is PATH, HOME, the variables the connection
 //     names and the entries of its secret file (mode 0600) — nothing else
 //     of oa's environment.
