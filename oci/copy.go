@@ -90,6 +90,21 @@ func CopySigned(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, d
 	return &plan.res, nil
 }
 
+// CountCopy says what CopySigned would carry of the artifact desc from
+// src, without writing anything: so that a caller can refuse before it
+// opens (or creates) the destination.
+func CountCopy(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor) (*CopyResult, error) {
+	subject, err := fullDescriptor(ctx, src, desc)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planCopy(ctx, src, subject)
+	if err != nil {
+		return nil, err
+	}
+	return &plan.res, nil
+}
+
 // fullDescriptor resolves desc's digest in src when desc lacks the media
 // type or size (a layout finds referrers by the whole descriptor).
 func fullDescriptor(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor) (ocispec.Descriptor, error) {

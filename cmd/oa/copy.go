@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -30,6 +31,16 @@ is copied.`,
 			_, src, art, err := from.openPinned(ctx, args[0])
 			if err != nil {
 				return err
+			}
+			if requireSigned {
+				// Refuse before the destination is opened: a layout would be made.
+				found, err := oci.CountCopy(ctx, src, art.Descriptor)
+				if err != nil {
+					return err
+				}
+				if found.Signatures == 0 {
+					return blocking.New(blocking.CopyUnsigned, "the source holds no signature for the digest")
+				}
 			}
 			dstRef, dst, err := to.openForWrite(ctx, args[1])
 			if err != nil {
