@@ -153,3 +153,20 @@ func TestCopyUnsignedWarnsOrRefuses(t *testing.T) {
 		t.Fatalf("signed, unattested copy: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestSignBundleIsVerifiedByCosign3: `oa sign --bundle` and `oa attest
+// --bundle` write what stock cosign v3 verifies, and oa verify reports the
+// bundle form.
+func TestSignBundleIsVerifiedByCosign3(t *testing.T) {
+	p := newPublisher(t)
+	reg := registrytest.Start(t)
+	pinned := strings.TrimSpace(p.ok("push", p.bundle, reg.Host()+"/oa/clinic"))
+	p.ok("sign", "--bundle", "--key", p.path("publisher.key"), pinned)
+	p.ok("attest", "--bundle", "--key", p.path("authority.key"), pinned)
+	p.cosign3("verify", "--insecure-ignore-tlog=true", "--key", p.path("publisher.pub"), pinned)
+	p.cosign3("verify-attestation", "--insecure-ignore-tlog=true", "--key", p.path("authority.pub"), "--type", oci.ConformancePredicateType, pinned)
+	out := p.verify(pinned)
+	if strings.Count(out, "(bundle)") != 2 {
+		t.Fatalf("verify does not report both links in the bundle form:\n%s", out)
+	}
+}
