@@ -46,10 +46,15 @@ const (
 	FormBundle = "bundle"
 )
 
-// maxBundleReferrers bounds how many referrers of one subject are read:
-// past it, more are ignored (someone who can push could hide a signature
-// behind junk, but never forge one).
-const maxBundleReferrers = 64
+// Bounds on what one check reads of the referrers of a subject: past
+// them, more are ignored (someone who can push could hide a signature
+// behind junk, but never forge one). A bundle manifest is about 1 KiB; a
+// bundle is a few KiB unless an attestation carries a large predicate.
+const (
+	maxBundleReferrers    = 64
+	maxBundleManifestSize = 256 << 10
+	maxBundleBytes        = 64 << 20
+)
 
 // sigBundle is one bundle referring to a subject, read and digest-checked
 // but not verified.
@@ -72,18 +77,21 @@ func readBundles(ctx context.Context, target oras.ReadOnlyTarget, subject ocispe
 		return nil, err
 	}
 	var out []sigBundle
+	budget := int64(maxBundleBytes)
 	for _, r := range referrers {
-		layers, err := readBundleManifest(ctx, target, r, subject.Digest)
+		l, ok, err := readBundleManifest(ctx, target, r, subject.Digest)
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range layers {
-			raw, err := fetchCosign(ctx, target, l, maxCosignLayerSize)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sigBundle{manifest: r, layer: l, parsed: parseBundle(raw)})
+		if !ok || l.Size > budget {
+			continue
 		}
+		budget -= l.Size
+		raw, err := fetchCosign(ctx, target, l, maxCosignLayerSize)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sigBundle{manifest: r, layer: l, parsed: parseBundle(raw)})
 	}
 	return out, nil
 }
@@ -140,35 +148,35 @@ func bundleReferrers(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 }
 
 // readBundleManifest reads the manifest desc names and returns its bundle
-// layers when it is a bundle manifest for subject (none otherwise). A
-// listed manifest that is not stored is none (a stale referrers tag).
-func readBundleManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, subject digest.Digest) ([]ocispec.Descriptor, error) {
-	if desc.Size > maxCosignManifestSize {
-		return nil, nil
+// layer (the first, as cosign writes one) when it is a bundle manifest for
+// subject (ok false otherwise). A listed manifest that is not stored is
+// not one (a stale referrers tag).
+func readBundleManifest(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, subject digest.Digest) (ocispec.Descriptor, bool, error) {
+	if desc.Size > maxBundleManifestSize {
+		return ocispec.Descriptor{}, false, nil
 	}
 	raw, err := content.FetchAll(ctx, target, desc)
 	switch {
 	case errors.Is(err, errdef.ErrNotFound):
-		return nil, nil
+		return ocispec.Descriptor{}, false, nil
 	case tampered(err):
-		return nil, blocking.New(blocking.LayerDigestMismatch, "a bundle manifest does not match its digest")
+		return ocispec.Descriptor{}, false, blocking.New(blocking.LayerDigestMismatch, "a bundle manifest does not match its digest")
 	case err != nil:
-		return nil, fmt.Errorf("fetching a referrer: %w", err)
+		return ocispec.Descriptor{}, false, fmt.Errorf("fetching a referrer: %w", err)
 	}
 	var m ocispec.Manifest
 	if json.Unmarshal(raw, &m) != nil {
-		return nil, nil
+		return ocispec.Descriptor{}, false, nil
 	}
 	if m.ArtifactType != BundleMediaType || m.Subject == nil || m.Subject.Digest != subject {
-		return nil, nil
+		return ocispec.Descriptor{}, false, nil
 	}
-	var layers []ocispec.Descriptor
 	for _, l := range m.Layers {
 		if l.MediaType == BundleMediaType {
-			layers = append(layers, l)
+			return l, true, nil
 		}
 	}
-	return layers, nil
+	return ocispec.Descriptor{}, false, nil
 }
 
 // parseBundle decodes a bundle with sigstore-go, which checks its shape

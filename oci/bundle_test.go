@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -197,6 +199,11 @@ func TestBundleTamperedBlob(t *testing.T) {
 	csCorruptBlob(t, st.layout, desc)
 	_, err = VerifySignature(ctx, st.target, subject, k.verifier)
 	csWantCode(t, err, blocking.LayerDigestMismatch)
+	if err := os.Remove(filepath.Join(st.layout, "blobs", "sha256", desc.Digest.Encoded())); err != nil {
+		t.Fatal(err)
+	}
+	_, err = VerifySignature(ctx, st.target, subject, k.verifier)
+	csWantCode(t, err, blocking.SignatureMissing)
 }
 
 // csSignedBundle is a DSSE bundle by s over a statement of predicateType
