@@ -19,6 +19,10 @@ var packages = map[string]string{
 	"cosign": "github.com/sigstore/cosign/v2/cmd/cosign",
 	"oras":   "oras.land/oras/cmd/oras",
 	"cue":    "cuelang.org/go/cmd/cue",
+	// cosign v3 is not a go.mod tool: as a second cosign major it would
+	// upgrade a hundred shared dependencies. It is installed at this exact
+	// version instead (OA_COSIGN3 names an installed one).
+	"cosign3": "github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3",
 }
 
 var (
@@ -28,7 +32,7 @@ var (
 )
 
 // Tool returns the path of the stock CLI name. OA_<NAME> (OA_COSIGN,
-// OA_ORAS, OA_CUE) may point at an installed binary; otherwise the pinned
+// OA_COSIGN3, OA_ORAS, OA_CUE) may point at an installed binary; otherwise the pinned
 // version is built into a temporary folder once per test process.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
@@ -53,6 +57,13 @@ func Tool(t testing.TB, name string) string {
 	}
 	out := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if path, _, versioned := strings.Cut(pkg, "@"); versioned {
+		// go install names the binary after the package; its own folder
+		// keeps it apart from the go.mod tools.
+		cmd = exec.Command("go", "install", pkg)
+		cmd.Env = append(os.Environ(), "GOBIN="+out, "GOFLAGS=")
+		out = filepath.Join(out, filepath.Base(path))
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("interoptest: building %s: %v\n%s", pkg, err, b)
 	}

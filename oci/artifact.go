@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -421,32 +420,14 @@ func tampered(err error) bool {
 }
 
 // Copy copies the artifact desc from src to dst, tagging it dstTag when
-// not empty, together with its cosign signature and attestation manifests
-// when src has them (they are tags, not referrers, so a plain graph copy
-// would leave them behind). It returns what was copied, by kind.
+// not empty, with every signature and attestation CopySigned carries. It
+// returns what was copied, by kind (CopyResult.Parts).
 func Copy(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, desc ocispec.Descriptor, dstTag string) ([]string, error) {
-	if _, err := oras.Copy(ctx, src, desc.Digest.String(), dst, desc.Digest.String(), oras.DefaultCopyOptions); err != nil {
-		return nil, copyError(err)
+	res, err := CopySigned(ctx, src, dst, desc, CopyOptions{Tag: dstTag})
+	if err != nil {
+		return nil, err
 	}
-	if dstTag != "" {
-		if err := dst.Tag(ctx, desc, dstTag); err != nil {
-			return nil, fmt.Errorf("tagging: %w", err)
-		}
-	}
-	copied := []string{"artifact"}
-	for kind, tag := range map[string]string{"sig": SignatureTag(desc.Digest), "att": AttestationTag(desc.Digest)} {
-		if _, err := src.Resolve(ctx, tag); errors.Is(err, errdef.ErrNotFound) {
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("looking up %s: %w", tag, err)
-		}
-		if _, err := oras.Copy(ctx, src, tag, dst, tag, oras.DefaultCopyOptions); err != nil {
-			return nil, copyError(err)
-		}
-		copied = append(copied, kind)
-	}
-	sort.Strings(copied[1:])
-	return copied, nil
+	return res.Parts, nil
 }
 
 func copyError(err error) error {

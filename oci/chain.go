@@ -24,7 +24,10 @@ type Link struct {
 	Name string `json:"link"`
 	// Digest is what the link vouches for or was made with: the manifest
 	// digest, the IR digest, the signing key ids.
-	Digest  string          `json:"digest,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Form is the form a signature or attestation link held in (FormLegacy
+	// or FormBundle); empty for other links and for links that fail.
+	Form    string          `json:"form,omitempty"`
 	Refusal *blocking.Error `json:"refusal,omitempty"`
 }
 
@@ -71,18 +74,24 @@ func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 	c.add(LinkIR, irDigest(art), artifactPart(err, true))
 	c.Artifact = art
 
-	_, err = VerifySignature(ctx, target, desc, publisher)
+	sig, err := VerifySignature(ctx, target, desc, publisher)
 	c.add(LinkSignature, publisher.KeyID(), err)
+	if err == nil {
+		c.Links[len(c.Links)-1].Form = sig.Form
+	}
 
+	var att *AttestationResult
 	err = VerifyIndependent(publisher, authority)
 	if err == nil {
-		var res *AttestationResult
-		res, err = VerifyAttestation(ctx, target, desc, authority, ConformancePredicateType, WithPublisher(publisher))
+		att, err = VerifyAttestation(ctx, target, desc, authority, ConformancePredicateType, WithPublisher(publisher))
 		if err == nil {
-			c.Report, err = CheckReport(res.Predicate, desc, art)
+			c.Report, err = CheckReport(att.Predicate, desc, art)
 		}
 	}
 	c.add(LinkAttestation, authority.KeyID(), err)
+	if err == nil {
+		c.Links[len(c.Links)-1].Form = att.Form
+	}
 	return c
 }
 

@@ -33,27 +33,37 @@ const dockerManifestMediaType = "application/vnd.docker.distribution.manifest.v2
 type SignatureResult struct {
 	// KeyID is the id of the key the signature verified with.
 	KeyID string
-	// PayloadDigest is the digest of the simple-signing payload that
-	// verified (the last one, when several did).
+	// Form is the form of the signature that verified (the last one, when
+	// several did; bundles are looked at after the legacy tag): FormLegacy
+	// or FormBundle.
+	Form string
+	// PayloadDigest is the digest of what verified: the simple-signing
+	// payload of a legacy signature, the bundle layer of a bundle.
 	PayloadDigest digest.Digest
-	// DockerReference is the image name the payload claims. cosign does not
-	// check it and neither does oa; it is informational.
+	// DockerReference is the image name a legacy payload claims. cosign
+	// does not check it and neither does oa; it is informational.
 	DockerReference string
-	// Manifest is the `sha256-<hex>.sig` manifest read.
+	// Manifest is the manifest read: the `sha256-<hex>.sig` manifest, or
+	// the bundle manifest.
 	Manifest ocispec.Descriptor
-	// Verified counts the signature layers that verified for the subject.
+	// Verified counts the signatures that verified for the subject, in
+	// every form.
 	Verified int
 }
 
 // VerifySignature checks the publisher signature of manifest subject in
-// target, as `cosign verify --key` does: at least one simple-signing layer
-// of the `sha256-<hex>.sig` manifest must verify with v and name
-// subject.Digest. Every byte read is checked against its digest.
+// target, as `cosign verify --key` does, offline (no transparency log, no
+// certificate): at least one signature must verify with v and bind
+// subject.Digest, in either form cosign writes — a simple-signing layer of
+// the `sha256-<hex>.sig` manifest naming the digest, or a sigstore bundle
+// referrer holding a message signature over the manifest or a DSSE
+// `cosign sign` statement whose subject is the digest. Every byte read is
+// checked against its digest.
 //
-// Refusals: signature_missing (no signature manifest or no signature
-// layer), signature_wrong_subject (a layer verifies with v but names
-// another digest), signature_untrusted (no layer verifies with v),
-// layer_digest_mismatch (stored content does not match its digest).
+// Refusals: signature_missing (no signature in either form),
+// signature_wrong_subject (one verifies with v but names another digest),
+// signature_untrusted (none verifies with v), layer_digest_mismatch
+// (stored content does not match its digest).
 func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.Descriptor, v *Verifier) (*SignatureResult, error) {
 	if v == nil {
 		return nil, errors.New("oci: VerifySignature needs a verifier")
@@ -65,10 +75,11 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 	if err != nil {
 		return nil, err
 	}
-	if !img.found {
-		return nil, blocking.New(blocking.SignatureMissing, "no signature tag for the digest")
+	bundles, err := readBundles(ctx, target, subject)
+	if err != nil {
+		return nil, err
 	}
-	res := &SignatureResult{KeyID: v.keyID, Manifest: img.desc}
+	res := &SignatureResult{KeyID: v.keyID}
 	best, candidates := verdictUntrusted, 0
 	for i, l := range img.layers {
 		if l.MediaType != SimpleSigningMediaType {
@@ -79,16 +90,36 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 		best = max(best, got)
 		if got == verdictOK {
 			res.Verified++
-			res.PayloadDigest, res.DockerReference = l.Digest, ref
+			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference = FormLegacy, img.desc, l.Digest, ref
+		}
+	}
+	for _, b := range bundles {
+		if b.kind()&bundleSignature == 0 {
+			continue
+		}
+		candidates++
+		got := checkBundleSignature(b, subject.Digest, v)
+		best = max(best, got)
+		if got == verdictOK {
+			res.Verified++
+			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference = FormBundle, b.manifest, b.layer.Digest, ""
 		}
 	}
 	if candidates == 0 {
-		return nil, blocking.New(blocking.SignatureMissing, "the signature manifest has no simple-signing layer")
+		return nil, missingSignature(img)
 	}
 	if err := signatureRefusal(best); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// missingSignature says why no signature was found.
+func missingSignature(img cosignImage) error {
+	if img.found {
+		return blocking.New(blocking.SignatureMissing, "the signature manifest has no simple-signing layer and no signature bundle refers to the digest")
+	}
+	return blocking.New(blocking.SignatureMissing, "no signature tag and no signature bundle for the digest")
 }
 
 // verdict ranks how far a layer got through verification.

@@ -15,14 +15,20 @@ import (
 type AttestationResult struct {
 	// KeyID is the id of the key the envelope verified with.
 	KeyID string
+	// Form is the form of the envelope the predicate came from: FormLegacy
+	// or FormBundle.
+	Form string
 	// PredicateType is the statement's predicate type.
 	PredicateType string
 	// Predicate is the verified statement's predicate, a JSON object (the
-	// most recently appended one, when several verified).
+	// last one, when several verified: legacy layers in order, then
+	// bundles).
 	Predicate []byte
-	// EnvelopeDigest is the digest of the DSSE envelope layer it came from.
+	// EnvelopeDigest is the digest of the layer the envelope came from: the
+	// DSSE layer, or the bundle layer.
 	EnvelopeDigest digest.Digest
-	// Manifest is the `sha256-<hex>.att` manifest read.
+	// Manifest is the manifest read: the `sha256-<hex>.att` manifest, or the
+	// bundle manifest.
 	Manifest ocispec.Descriptor
 	// Verified counts the envelopes that verified for subject and type.
 	Verified int
@@ -46,11 +52,12 @@ func WithPublisher(publisher *Verifier) AttestationOption {
 }
 
 // VerifyAttestation checks the attestation of manifest subject in target,
-// as `cosign verify-attestation --key --type predicateType` does: a DSSE
-// envelope of the `sha256-<hex>.att` manifest must verify with v and hold
-// an in-toto statement whose subject has subject's sha256 and whose
-// predicate type is predicateType, with a JSON object predicate. Every
-// byte read is checked against its digest.
+// as `cosign verify-attestation --key --type predicateType` does, offline:
+// a DSSE envelope must verify with v and hold an in-toto statement whose
+// subject has subject's sha256 and whose predicate type is predicateType,
+// with a JSON object predicate. Envelopes are read in both forms cosign
+// writes: layers of the `sha256-<hex>.att` manifest, and sigstore bundle
+// referrers. Every byte read is checked against its digest.
 //
 // Refusals: attestation_missing, attestation_untrusted (no envelope
 // verifies with v), attestation_wrong_subject (one verifies but names
@@ -69,10 +76,50 @@ func VerifyAttestation(ctx context.Context, target oras.ReadOnlyTarget, subject 
 	if err != nil {
 		return nil, err
 	}
-	if !img.found {
-		return nil, blocking.New(blocking.AttestationMissing, "no attestation tag for the digest")
+	bundles, err := readBundles(ctx, target, subject)
+	if err != nil {
+		return nil, err
 	}
-	return verifyEnvelopes(img, subject.Digest, v, predicateType, cfg)
+	envs := append(legacyEnvelopes(img), bundleEnvelopes(bundles)...)
+	switch {
+	case len(envs) > 0:
+		return verifyEnvelopes(envs, subject.Digest, v, predicateType, cfg)
+	case img.found:
+		return nil, blocking.New(blocking.AttestationMissing, "the attestation manifest has no DSSE layer and no attestation bundle refers to the digest")
+	}
+	return nil, blocking.New(blocking.AttestationMissing, "no attestation tag and no attestation bundle for the digest")
+}
+
+// envelope is one DSSE envelope to check, with where it came from. blob
+// is nil when it could not be read (it then verifies with no key).
+type envelope struct {
+	form     string
+	manifest ocispec.Descriptor
+	layer    digest.Digest
+	blob     []byte
+}
+
+// legacyEnvelopes are the DSSE layers of a `.att` manifest.
+func legacyEnvelopes(img cosignImage) []envelope {
+	var out []envelope
+	for i, l := range img.layers {
+		if l.MediaType == DSSEMediaType {
+			out = append(out, envelope{FormLegacy, img.desc, l.Digest, img.blobs[i]})
+		}
+	}
+	return out
+}
+
+// bundleEnvelopes are the envelopes of the bundles that claim to be
+// attestations.
+func bundleEnvelopes(bundles []sigBundle) []envelope {
+	var out []envelope
+	for _, b := range bundles {
+		if b.kind()&bundleAttestation != 0 {
+			out = append(out, envelope{FormBundle, b.manifest, b.layer.Digest, b.envelope()})
+		}
+	}
+	return out
 }
 
 // checkAttestationInputs checks the subject and the keys' independence.
@@ -91,29 +138,22 @@ func checkAttestationInputs(subject ocispec.Descriptor, v *Verifier, cfg attesta
 	return nil
 }
 
-// verifyEnvelopes checks every DSSE layer of img and keeps the best result.
-func verifyEnvelopes(img cosignImage, want digest.Digest, v *Verifier, predicateType string, cfg attestationConfig) (*AttestationResult, error) {
-	res := &AttestationResult{KeyID: v.keyID, PredicateType: predicateType, Manifest: img.desc}
-	best, candidates := verdictUntrusted, 0
-	for i, l := range img.layers {
-		if l.MediaType != DSSEMediaType {
-			continue
-		}
-		candidates++
+// verifyEnvelopes checks every envelope and keeps the best result.
+func verifyEnvelopes(envs []envelope, want digest.Digest, v *Verifier, predicateType string, cfg attestationConfig) (*AttestationResult, error) {
+	res := &AttestationResult{KeyID: v.keyID, PredicateType: predicateType}
+	best := verdictUntrusted
+	for _, e := range envs {
 		for _, p := range cfg.publishers {
-			if publisherAttested(img.blobs[i], p, predicateType) {
+			if publisherAttested(e.blob, p, predicateType) {
 				return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies with the publisher key")
 			}
 		}
-		got, predicate := checkEnvelope(img.blobs[i], want, v, predicateType)
+		got, predicate := checkEnvelope(e.blob, want, v, predicateType)
 		best = max(best, got)
 		if got == verdictOK {
 			res.Verified++
-			res.Predicate, res.EnvelopeDigest = predicate, l.Digest
+			res.Form, res.Manifest, res.Predicate, res.EnvelopeDigest = e.form, e.manifest, predicate, e.layer
 		}
-	}
-	if candidates == 0 {
-		return nil, blocking.New(blocking.AttestationMissing, "the attestation manifest has no DSSE layer")
 	}
 	if err := attestationRefusal(best); err != nil {
 		return nil, err

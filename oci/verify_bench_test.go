@@ -44,6 +44,35 @@ func BenchmarkVerify(b *testing.B) {
 	b.ReportMetric(float64(st.reg.BytesServed())/float64(b.N), "served-B/op")
 }
 
+// BenchmarkVerifyBundle is BenchmarkVerify with the signature and the
+// attestation as sigstore bundles under the referrers tag (cosign v3's
+// default) instead of the legacy tags.
+func BenchmarkVerifyBundle(b *testing.B) {
+	ctx := context.Background()
+	st := csRegistry(b)
+	a := csPushWorker(b, st.target, "bench")
+	pub, auth := csKey(b, 0), csKey(b, 1)
+	if _, err := SignBundle(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := AttestBundle(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		b.Fatal(err)
+	}
+	st.reg.ResetCounters()
+	b.ResetTimer()
+	for range b.N {
+		if res, err := VerifySignature(ctx, st.target, a, pub.verifier); err != nil || res.Form != FormBundle {
+			b.Fatal(res, err)
+		}
+		if _, err := VerifyAttestation(ctx, st.target, a, auth.verifier, ConformancePredicateType, WithPublisher(pub.verifier)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(st.reg.Requests())/float64(b.N), "requests/op")
+	b.ReportMetric(float64(st.reg.BytesServed())/float64(b.N), "served-B/op")
+}
+
 // BenchmarkCosignVerify runs the stock `cosign verify` and
 // `cosign verify-attestation` on the same kind of artifact, for the ratio
 // to BenchmarkVerify.

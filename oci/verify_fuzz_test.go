@@ -73,3 +73,20 @@ func FuzzUnverifiedEnvelope(f *testing.F) {
 		_, _ = unverifiedStatement(env)
 	})
 }
+
+// FuzzUnverifiedBundle feeds arbitrary bundle-layer bytes to the bundle
+// parser and checks, verifying with a key that signed none of the seeds:
+// nothing may panic, and nothing may verify as a signature or attestation.
+func FuzzUnverifiedBundle(f *testing.F) {
+	k := csKey(f, 2)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		b := sigBundle{parsed: parseBundle(raw)}
+		_ = b.kind()
+		if got := checkBundleSignature(b, csFuzzSubject, k.verifier); got != verdictUntrusted {
+			t.Fatalf("an unsigned bundle reached signature verdict %d", got)
+		}
+		if got, _ := checkEnvelope(b.envelope(), csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
+			t.Fatalf("an unsigned bundle reached attestation verdict %d", got)
+		}
+	})
+}

@@ -2,27 +2,45 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
 )
 
 func newCopyCmd() *cobra.Command {
 	var from, to refFlags
+	var requireSigned bool
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
 		Short: "Copy an artifact with its signatures and attestations (air-gapped transfer)",
-		Long: `Copy moves the artifact SRC names, with its cosign signature and attestation,
-to DST — between registries, OCI layouts, or one and the other (for an
-air-gapped host, copy to a layout on removable media, then from it). The
-artifact is verified before it is copied. It prints DST@sha256:….`,
+		Long: `Copy moves the artifact SRC names, with every signature and attestation the
+source holds for it, to DST — between registries, OCI layouts, or one and the
+other (for an air-gapped host, copy to a layout on removable media, then from
+it). Both forms cosign writes travel: the sha256-<hex>.sig/.att tags and the
+sigstore bundles that refer to the artifact (cosign v3's default). The
+artifact is verified before it is copied. It prints DST@sha256:… and, on
+stderr, how many signatures and attestations it copied — a warning line when
+there are none; with --require-signed, no signature is a refusal and nothing
+is copied.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			_, src, art, err := from.openPinned(ctx, args[0])
 			if err != nil {
 				return err
+			}
+			if requireSigned {
+				// Refuse before the destination is opened: a layout would be made.
+				found, err := oci.CountCopy(ctx, src, art.Descriptor)
+				if err != nil {
+					return err
+				}
+				if found.Signatures == 0 {
+					return blocking.New(blocking.CopyUnsigned, "the source holds no signature for the digest")
+				}
 			}
 			dstRef, dst, err := to.openForWrite(ctx, args[1])
 			if err != nil {
@@ -32,15 +50,18 @@ artifact is verified before it is copied. It prints DST@sha256:….`,
 				return usageError{fmt.Errorf("the destination names another digest than the source")}
 			}
 			p := newProgress(cmd.ErrOrStderr())
-			p.step("copying %s (%d layers, with its signature and attestation if any)", art.Descriptor.Digest, len(art.Layers))
-			copied, err := oci.Copy(ctx, src, dst, art.Descriptor, dstRef.Tag)
+			p.step("copying %s (%d layers, with its signatures and attestations if any)", art.Descriptor.Digest, len(art.Layers))
+			res, err := oci.CopySigned(ctx, src, dst, art.Descriptor, oci.CopyOptions{Tag: dstRef.Tag, RequireSigned: requireSigned})
 			if err != nil {
 				return err
 			}
-			p.step("copied: %v", copied)
+			printCopied(cmd.ErrOrStderr(), res)
 			pinned := dstRef.WithDigest(art.Descriptor.Digest)
 			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"reference": pinned.String(), "copied": copied})
+				return printJSON(cmd.OutOrStdout(), map[string]any{
+					"reference": pinned.String(), "copied": res.Parts,
+					"signatures": res.Signatures, "attestations": res.Attestations, "bundles": res.Bundles,
+				})
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), pinned.String())
 			return nil
@@ -50,5 +71,20 @@ artifact is verified before it is copied. It prints DST@sha256:….`,
 	cmd.Flags().BoolVar(&from.plainHTTP, "from-plain-http", false, "allow plain HTTP to a non-loopback source registry")
 	cmd.Flags().BoolVar(&to.layout, "to-oci-layout", false, "DST is an OCI image layout PATH[:TAG]")
 	cmd.Flags().BoolVar(&to.plainHTTP, "to-plain-http", false, "allow plain HTTP to a non-loopback destination registry")
+	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "refuse (copy_unsigned) and copy nothing when the source holds no signature")
 	return cmd
+}
+
+// printCopied says on w how many signatures and attestations a copy
+// carried, with a warning line for what it could not carry.
+func printCopied(w io.Writer, res *oci.CopyResult) {
+	fmt.Fprintf(w, "oa copy: copied %d signature(s) and %d attestation(s) (%d as sigstore bundles)\n", res.Signatures, res.Attestations, res.Bundles)
+	switch {
+	case res.Signatures == 0 && res.Attestations == 0:
+		fmt.Fprintln(w, "oa copy: warning: the source holds no signature and no attestation for this digest; no host will admit the copy until they are added")
+	case res.Signatures == 0:
+		fmt.Fprintln(w, "oa copy: warning: the source holds no signature for this digest; no host will admit the copy until it is signed")
+	case res.Attestations == 0:
+		fmt.Fprintln(w, "oa copy: warning: the source holds no attestation for this digest; no host will admit the copy until it is attested")
+	}
 }

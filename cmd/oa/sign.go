@@ -13,13 +13,17 @@ import (
 func newSignCmd() *cobra.Command {
 	var refs refFlags
 	var key string
+	var asBundle bool
 	cmd := &cobra.Command{
 		Use:   "sign --key KEY REF@sha256:…",
 		Short: "Sign an artifact's exact digest as its publisher (cosign's format)",
 		Long: `Sign verifies the worker artifact REF@sha256:… and writes a publisher
 signature over its digest in cosign's format (a simple-signing payload under
-the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. No
-transparency log or certificate authority is contacted.`,
+the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. With
+--bundle it writes cosign v3's default format instead: a sigstore bundle
+(DSSE, in-toto statement of type https://sigstore.dev/cosign/sign/v1) as a
+referrer of the artifact. No transparency log or certificate authority is
+contacted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
@@ -30,7 +34,11 @@ transparency log or certificate authority is contacted.`,
 			if err != nil {
 				return err
 			}
-			if _, err := oci.Sign(cmd.Context(), target, ref.Name(), art.Descriptor, signer); err != nil {
+			sign := oci.Sign
+			if asBundle {
+				sign = oci.SignBundle
+			}
+			if _, err := sign(cmd.Context(), target, ref.Name(), art.Descriptor, signer); err != nil {
 				return err
 			}
 			return printSigned(cmd, "signed", ref, signer.KeyID(), nil)
@@ -38,6 +46,7 @@ transparency log or certificate authority is contacted.`,
 	}
 	refs.register(cmd)
 	cmd.Flags().StringVar(&key, "key", "", "the publisher's private key (cosign format)")
+	cmd.Flags().BoolVar(&asBundle, "bundle", false, "write a sigstore bundle referrer (cosign v3's default) instead of the .sig tag")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
 }
@@ -45,6 +54,7 @@ transparency log or certificate authority is contacted.`,
 func newAttestCmd() *cobra.Command {
 	var refs refFlags
 	var key, authority string
+	var asBundle bool
 	cmd := &cobra.Command{
 		Use:   "attest --key AUTHORITY_KEY REF@sha256:…",
 		Short: "Run the conformance checks and attest the artifact as a conformance authority",
@@ -54,7 +64,9 @@ is schema-valid; components are pure; no customer state; declared risks are
 consistent; the skill docs are present). When all pass it writes an in-toto
 statement in a DSSE envelope in cosign's attestation format (tag
 sha256-<hex>.att, predicate type ` + oci.ConformancePredicateType + `),
-which cosign verify-attestation accepts. A failed check writes nothing.`,
+which cosign verify-attestation accepts; with --bundle, as a sigstore bundle
+referrer of the artifact (cosign v3's default). A failed check writes
+nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
@@ -76,7 +88,11 @@ which cosign verify-attestation accepts. A failed check writes nothing.`,
 			if err != nil {
 				return err
 			}
-			if _, err := oci.Attest(cmd.Context(), target, ref.Name(), art.Descriptor, oci.ConformancePredicateType, predicate, signer); err != nil {
+			attest := oci.Attest
+			if asBundle {
+				attest = oci.AttestBundle
+			}
+			if _, err := attest(cmd.Context(), target, ref.Name(), art.Descriptor, oci.ConformancePredicateType, predicate, signer); err != nil {
 				return err
 			}
 			return printSigned(cmd, "attested", ref, signer.KeyID(), report)
@@ -85,6 +101,7 @@ which cosign verify-attestation accepts. A failed check writes nothing.`,
 	refs.register(cmd)
 	cmd.Flags().StringVar(&key, "key", "", "the conformance authority's private key (cosign format)")
 	cmd.Flags().StringVar(&authority, "authority", "", "the authority's id in the report (default: its key id)")
+	cmd.Flags().BoolVar(&asBundle, "bundle", false, "write a sigstore bundle referrer (cosign v3's default) instead of the .att tag")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
 }

@@ -66,6 +66,10 @@ func printChain(cmd *cobra.Command, ref oci.Ref, chain *oci.Chain) {
 		if !l.OK() {
 			state = "✗ " + string(l.Refusal.Code)
 		}
-		fmt.Fprintf(out, "%s %-24s %s  %s\n", branch, l.Name, state, l.Digest)
+		form := ""
+		if l.Form != "" {
+			form = "  (" + l.Form + ")"
+		}
+		fmt.Fprintf(out, "%s %-24s %s  %s%s\n", branch, l.Name, state, l.Digest, form)
 	}
 }
