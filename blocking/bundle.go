@@ -10,11 +10,6 @@ const (
 	BundleTooLarge       Code = "bundle_too_large"
 )
 
-// Codes raised while adding a connection.
-const (
-	ConnectionSecretInline Code = "connection_secret_inline"
-)
-
 func init() {
 	register(
 		Entry{BundleLinkEscapes, StageCompile, "a symbolic link in the bundle leads outside the bundle folder",
@@ -25,7 +20,5 @@ func init() {
 			"Each .cue file and skill doc of a bundle may hold at most 1 MiB (compiler.MaxBundleFileBytes); split the file or shorten it. A package carries method, not data."},
 		Entry{BundleTooLarge, StageCompile, "the bundle is larger than the limit",
 			"A bundle's .cue files and skills/*.md together may hold at most 4 MiB (compiler.MaxBundleBytes) in at most 256 files (compiler.MaxBundleFiles); remove what the worker does not need."},
-		Entry{ConnectionSecretInline, StageResolve, "a secret-looking value is on the connection's command line",
-			"Command lines are stored and shown, so secrets never go on them. Drop NAME=VALUE, --token=VALUE or --password VALUE from the command and pass the secret by name: --env NAME passes the variable NAME from oa's environment, --secret-file FILE names a 0600 file of NAME=VALUE lines; both are read when the server starts and are never stored. If the server takes it only as a flag, wrap it in a script that reads the variable."},
 	)
 }
