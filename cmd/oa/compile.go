@@ -19,7 +19,7 @@ func newCompileCmd() *cobra.Command {
 skills/*.md), checks it against the embedded #Bundle schema, refuses customer
 state, and writes canonical Worker IR (RFC 8785 JSON) to -o FILE, or to
 DIR/worker.ir.json by default. It prints the workerIrDigest.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := compiler.Compile(args[0])
 			if err != nil {

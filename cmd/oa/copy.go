@@ -17,7 +17,7 @@ func newCopyCmd() *cobra.Command {
 to DST — between registries, OCI layouts, or one and the other (for an
 air-gapped host, copy to a layout on removable media, then from it). The
 artifact is verified before it is copied. It prints DST@sha256:….`,
-		Args: cobra.ExactArgs(2),
+		Args: wantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			_, src, art, err := from.openPinned(ctx, args[0])

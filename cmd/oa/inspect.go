@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -19,11 +21,14 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect FILE",
 		Short: "Summarize a Worker IR file: jobs, capabilities with risk, digests",
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := os.ReadFile(args[0])
+			if errors.Is(err, fs.ErrNotExist) {
+				return blocking.New(blocking.IRUnreadable, "no file at this path").At(args[0], "")
+			}
 			if err != nil {
-				return blocking.New(blocking.IRUnreadable, "the file cannot be read")
+				return blocking.New(blocking.IRUnreadable, "the file cannot be opened or read").At(args[0], "")
 			}
 			w, err := loadIR(b)
 			if err != nil {

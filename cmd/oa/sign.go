@@ -20,7 +20,7 @@ func newSignCmd() *cobra.Command {
 signature over its digest in cosign's format (a simple-signing payload under
 the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. No
 transparency log or certificate authority is contacted.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
 			if err != nil {
@@ -55,7 +55,7 @@ consistent; the skill docs are present). When all pass it writes an in-toto
 statement in a DSSE envelope in cosign's attestation format (tag
 sha256-<hex>.att, predicate type ` + oci.ConformancePredicateType + `),
 which cosign verify-attestation accepts. A failed check writes nothing.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
 			if err != nil {
