@@ -133,3 +133,28 @@ func oneValueNoDuplicates(b []byte) (bool, string) {
 	}
 	return true, ""
 }
+
+// BenchmarkDecodeStrict decodes a record-sized document (about 4 KiB, the
+// size of an admission or install record) and the 1 MiB plan strictly.
+func BenchmarkDecodeStrict(b *testing.B) {
+	_, big := benchData()
+	small, err := json.Marshal(makeBenchPlan(4 << 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{{"4KiB", small}, {"1MiB", big}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var p benchPlan
+				if err := DecodeStrict(tc.in, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

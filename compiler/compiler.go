@@ -1,13 +1,17 @@
 // Package compiler turns a workflow bundle (a folder of CUE files of package
 // worker plus skills/*.md) into canonical Worker IR.
 //
-// Compile loads the bundle with cuelang.org/go, unifies it with #Bundle from
-// the embedded schemas, requires it to be concrete, refuses customer state,
-// checks every evaluator expression against the scope of the steps that use
-// it, normalizes (defaults filled; capabilities, jobs, evaluators, skills and
-// inputs in a stable order) and checks the result against #Worker. The same
-// bundle gives the same bytes whatever its field order, file split or
-// machine. Every refusal is a blocking.List of located errors.
+// Compile reads the bundle's files through an os.Root, refusing links
+// that leave the folder, anything but regular files, and files or bundles
+// over the size limits (MaxBundleFileBytes, MaxBundleBytes, MaxBundleFiles)
+// before a byte is believed. It loads the bytes with cuelang.org/go,
+// unifies them with #Bundle from the embedded schemas, requires the result
+// to be concrete, refuses customer state, checks every evaluator expression
+// against the scope of the steps that use it, normalizes (defaults filled;
+// capabilities, jobs, evaluators, skills and inputs in a stable order) and
+// checks the result against #Worker. The same bundle gives the same bytes
+// whatever its field order, file split or machine. Every refusal is a
+// blocking.List of located errors.
 package compiler
 
 import (

@@ -93,6 +93,9 @@ func (b *bundleFiles) display(rel string) string {
 // millions of entries costs time but no memory. A folder that does not
 // exist lists nothing; one that is a link out of the bundle is refused.
 func (b *bundleFiles) list(folder, pattern string) ([]string, error) {
+	if b.count > MaxBundleFiles {
+		return nil, nil // refused already
+	}
 	if folder != "." {
 		info, err := b.root.Lstat(folder)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -138,6 +138,15 @@ func TestBundleFilesRefused(t *testing.T) {
 			}
 			refused := blocking.Refusals(err)
 			checkWant(t, dir, refused, tc.want)
+			same := 0
+			for _, e := range refused {
+				if e.Code == tc.want.code {
+					same++
+				}
+			}
+			if same != 1 {
+				t.Errorf("%d %s refusals, want 1: %v", same, tc.want.code, err)
+			}
 			if strings.Contains(err.Error(), outsideMarker) {
 				t.Fatalf("refusal carries outside text:\n%v", err)
 			}
