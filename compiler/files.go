@@ -162,6 +162,9 @@ func (b *bundleFiles) readAll(rels []string) []sourceFile {
 
 // read returns the bytes of the regular file rel, or false after refusing it.
 func (b *bundleFiles) read(rel string) ([]byte, bool) {
+	if b.total > MaxBundleBytes {
+		return nil, false // refused already: nothing more is read
+	}
 	info, err := b.root.Lstat(rel)
 	if err != nil {
 		b.refuse(blocking.BundleUnreadable, rel, "the file cannot be read")
@@ -201,14 +204,19 @@ func (b *bundleFiles) readOpened(f *os.File, rel string) ([]byte, bool) {
 		return nil, false
 	}
 	if !info.Mode().IsRegular() {
-		b.refuse(blocking.BundleFileNotRegular, rel, "rule: the link names %s, not a regular file", kindOf(info.Mode()))
+		b.refuse(blocking.BundleFileNotRegular, rel, "rule: what opens there is %s, not a regular file", kindOf(info.Mode()))
 		return nil, false
 	}
 	if info.Size() > MaxBundleFileBytes {
 		b.refuse(blocking.BundleFileTooLarge, rel, "rule: %d bytes, more than the %d a file may hold", info.Size(), MaxBundleFileBytes)
 		return nil, false
 	}
-	// The size is checked again on what is read: the file may grow.
+	if b.total+info.Size() > MaxBundleBytes {
+		b.total += info.Size()
+		b.refuse(blocking.BundleTooLarge, rel, "rule: the bundle's files hold more than %d bytes together", MaxBundleBytes)
+		return nil, false
+	}
+	// The sizes are checked again on what is read: the file may grow.
 	data, err := io.ReadAll(io.LimitReader(f, MaxBundleFileBytes+1))
 	if err != nil {
 		b.refuse(blocking.BundleUnreadable, rel, "the file cannot be read")
