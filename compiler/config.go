@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,7 +40,7 @@ type ConfigFile struct {
 // LoadConfig reads the file at path, unifies it with the definition and
 // checks it is concrete. Refusals are located in the file itself.
 func LoadConfig(path string, cf ConfigFile) (cue.Value, Locator, error) {
-	src, err := readConfigFile(path)
+	src, err := ReadLocalFile(path, MaxConfigFileBytes)
 	if err != nil {
 		return cue.Value{}, nil, blocking.New(cf.Unreadable, "%s", err).At(path, "")
 	}
@@ -89,14 +90,17 @@ func LoadConfig(path string, cf ConfigFile) (cue.Value, Locator, error) {
 // MaxConfigFileBytes bounds a configuration file LoadConfig reads.
 const MaxConfigFileBytes = 4 << 20
 
-// readConfigFile reads the regular file at path, at most
-// MaxConfigFileBytes. The operator names the file, so a link is followed,
-// but what it names must be a regular file: a named pipe is never waited
-// on and a device never read. The error names the rule, for the refusal.
-func readConfigFile(path string) ([]byte, error) {
+// ReadLocalFile reads the regular file at path, at most max bytes. The
+// operator names the file, so a link is followed, but what it names must
+// be a regular file: a named pipe is never waited on and a device never
+// read. The error names the rule, never the path, for a refusal's detail.
+func ReadLocalFile(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("no file at this path")
+	}
 	if err != nil {
-		return nil, errors.New("the file cannot be read")
+		return nil, errors.New("the file cannot be opened")
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -105,15 +109,15 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, errors.New("the file cannot be read")
 	case !info.Mode().IsRegular():
 		return nil, errors.New("not a regular file")
-	case info.Size() > MaxConfigFileBytes:
-		return nil, fmt.Errorf("the file holds more than %d bytes", MaxConfigFileBytes)
+	case info.Size() > max:
+		return nil, fmt.Errorf("the file holds more than %d bytes", max)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxConfigFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	switch {
 	case err != nil:
 		return nil, errors.New("the file cannot be read")
-	case len(b) > MaxConfigFileBytes:
-		return nil, fmt.Errorf("the file holds more than %d bytes", MaxConfigFileBytes)
+	case int64(len(b)) > max:
+		return nil, fmt.Errorf("the file holds more than %d bytes", max)
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -98,5 +99,21 @@ func TestInspectMissingFileNamesThePath(t *testing.T) {
 	_, errOut, code := runCLI(t, "inspect", missing)
 	if code != 2 || !strings.Contains(errOut, missing+": ") || !strings.Contains(errOut, "ir_unreadable") || !strings.Contains(errOut, "no file at this path") {
 		t.Fatalf("inspect of a missing file: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestInspectRefusesPipesAndDevices: oa inspect of a named pipe or of
+// /dev/zero returns (exit 2, the path named) instead of waiting or
+// reading without end.
+func TestInspectRefusesPipesAndDevices(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "ir.json")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{pipe, "/dev/zero"} {
+		_, errOut, code := runCLI(t, "inspect", p)
+		if code != 2 || !strings.Contains(errOut, p+": ") || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("inspect %s: exit %d\n%s", p, code, errOut)
+		}
 	}
 }

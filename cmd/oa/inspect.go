@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
 	"cuelang.org/go/cue/cuecontext"
@@ -16,6 +13,11 @@ import (
 	"github.com/oa-dev/oa/ir"
 )
 
+// maxLocalIRBytes bounds an IR file oa inspect reads: the IR of the
+// largest bundle the compiler accepts (compiler.MaxBundleBytes of text),
+// with room for JSON escaping.
+const maxLocalIRBytes = 4 * compiler.MaxBundleBytes
+
 func newInspectCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect FILE",
@@ -23,12 +25,9 @@ func newInspectCmd() *cobra.Command {
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := os.ReadFile(args[0])
-			if errors.Is(err, fs.ErrNotExist) {
-				return blocking.New(blocking.IRUnreadable, "no file at this path").At(args[0], "")
-			}
+			b, err := compiler.ReadLocalFile(args[0], maxLocalIRBytes)
 			if err != nil {
-				return blocking.New(blocking.IRUnreadable, "the file cannot be opened or read").At(args[0], "")
+				return blocking.New(blocking.IRUnreadable, "%s", err).At(args[0], "")
 			}
 			w, err := loadIR(b)
 			if err != nil {
