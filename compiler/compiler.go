@@ -1,21 +1,24 @@
 // Package compiler turns a workflow bundle (a folder of CUE files of package
 // worker plus skills/*.md) into canonical Worker IR.
 //
-// Compile loads the bundle with cuelang.org/go, unifies it with #Bundle from
-// the embedded schemas, requires it to be concrete, refuses customer state,
-// checks every evaluator expression against the scope of the steps that use
-// it, normalizes (defaults filled; capabilities, jobs, evaluators, skills and
-// inputs in a stable order) and checks the result against #Worker. The same
-// bundle gives the same bytes whatever its field order, file split or
-// machine. Every refusal is a blocking.List of located errors.
+// Compile reads the bundle's files through an os.Root, refusing links
+// that leave the folder, anything but regular files, and files or bundles
+// over the size limits (MaxBundleFileBytes, MaxBundleBytes, MaxBundleFiles)
+// before a byte is believed. It loads the bytes with cuelang.org/go,
+// unifies them with #Bundle from the embedded schemas, requires the result
+// to be concrete, refuses customer state, checks every evaluator expression
+// against the scope of the steps that use it, normalizes (defaults filled;
+// capabilities, jobs, evaluators, skills and inputs in a stable order) and
+// checks the result against #Worker. The same bundle gives the same bytes
+// whatever its field order, file split or machine. Every refusal is a
+// blocking.List of located errors.
 package compiler
 
 import (
 	"fmt"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -66,21 +69,18 @@ type compilation struct {
 }
 
 func (c *compilation) run() (*Result, error) {
-	files, err := c.listFiles()
-	if err != nil {
-		return nil, err
+	sources, skillFiles, err := c.readBundle()
+	if err != nil || len(c.refused) > 0 {
+		return nil, firstErr(err, c.refused)
 	}
-	if err := c.load(files); err != nil || len(c.refused) > 0 {
+	if err := c.load(sources); err != nil || len(c.refused) > 0 {
 		return nil, firstErr(err, c.refused)
 	}
 	var src bundleSource
 	if err := c.bundle.Decode(&src); err != nil {
 		return nil, fmt.Errorf("compiler: decoding a bundle that passed the schema: %w", err)
 	}
-	skills, err := c.readSkills()
-	if err != nil {
-		return nil, err
-	}
+	skills := c.readSkills(skillFiles)
 	c.scanBundle(src, skills)
 	w, err := c.build(src, skills)
 	if err != nil {
@@ -103,32 +103,48 @@ func firstErr(err error, refused blocking.List) error {
 	return refused
 }
 
-// listFiles returns the bundle's .cue files, refusing a folder without any.
-func (c *compilation) listFiles() ([]string, error) {
-	info, err := os.Stat(c.dir)
-	if err != nil || !info.IsDir() {
-		return nil, blocking.New(blocking.BundleUnreadable, "not a readable folder").At(c.dir, "")
-	}
-	files, err := filepath.Glob(filepath.Join(c.dir, "*.cue"))
+// readBundle reads the bundle's .cue files and skills/*.md (see
+// bundleFiles for what is refused), refusing a folder without any .cue
+// file. Nothing else ever reads the folder: CUE is given the bytes read
+// here, and the bundle may import only builtin packages, so the evaluator
+// opens no file of its own.
+func (c *compilation) readBundle() (sources, skills []sourceFile, err error) {
+	b, err := openBundle(c.dir)
 	if err != nil {
-		return nil, fmt.Errorf("compiler: listing %s: %w", c.dir, err)
+		return nil, nil, err
 	}
-	if len(files) == 0 {
-		return nil, blocking.New(blocking.BundleUnreadable, "the folder holds no .cue files").At(c.dir, "")
+	defer b.Close()
+	cueNames, err := b.list(".", "*.cue")
+	if err != nil {
+		return nil, nil, err
 	}
-	sort.Strings(files)
-	return files, nil
+	skillNames, err := b.list("skills", "*.md")
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b.refused) > 0 {
+		c.refused = append(c.refused, b.refused...)
+		return nil, nil, nil
+	}
+	if len(cueNames) == 0 {
+		return nil, nil, blocking.New(blocking.BundleUnreadable, "the folder holds no .cue files").At(c.dir, "")
+	}
+	sources, skills = b.readAll(cueNames), b.readAll(skillNames)
+	c.refused = append(c.refused, b.refused...)
+	return sources, skills, nil
 }
 
 // load parses and builds the bundle files as one package, checks their
 // package name and imports, and unifies them with #Bundle.
-func (c *compilation) load(files []string) error {
+func (c *compilation) load(files []sourceFile) error {
 	compiled, err := schemas.Compile(c.ctx)
 	if err != nil {
 		return err
 	}
 	c.pure, c.schema = compiled.Pure, compiled.Bundle
-	c.files = files
+	for _, f := range files {
+		c.files = append(c.files, f.path)
+	}
 	schema := compiled.Bundle
 	// Parse first, so syntax, package and import refusals are found before
 	// the loader turns them into less specific errors of its own.
@@ -173,30 +189,22 @@ func (c *compilation) load(files []string) error {
 	return nil
 }
 
-// readSkills reads skills/*.md in name order.
-func (c *compilation) readSkills() ([]ir.Document, error) {
-	paths, err := filepath.Glob(filepath.Join(c.dir, "skills", "*.md"))
-	if err != nil {
-		return nil, fmt.Errorf("compiler: listing skills: %w", err)
-	}
-	sort.Strings(paths)
-	if len(paths) == 0 {
+// readSkills turns the skill docs read, in name order, into documents,
+// refusing an empty set and docs that are empty, not UTF-8 or oddly named.
+func (c *compilation) readSkills(files []sourceFile) []ir.Document {
+	if len(files) == 0 {
 		c.refuseAt(blocking.SkillDocsMissing, "", "no skills/*.md file").Pos = filepath.Join(c.dir, "skills")
 	}
-	docs := make([]ir.Document, 0, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("compiler: reading skill doc: %w", err)
-		}
-		name := filepath.Base(p)
-		if !validDocName(name) || len(strings.TrimSpace(string(b))) == 0 || !isUTF8(b) {
-			c.refuseAt(blocking.SkillDocInvalid, "", "an empty, non-UTF-8 or oddly named skill doc").Pos = p
+	docs := make([]ir.Document, 0, len(files))
+	for _, f := range files {
+		name := path.Base(f.rel)
+		if !validDocName(name) || len(strings.TrimSpace(string(f.data))) == 0 || !isUTF8(f.data) {
+			c.refuseAt(blocking.SkillDocInvalid, "", "an empty, non-UTF-8 or oddly named skill doc").Pos = f.path
 			continue
 		}
-		docs = append(docs, document(name, string(b)))
+		docs = append(docs, document(name, string(f.data)))
 	}
-	return docs, nil
+	return docs
 }
 
 func document(name, text string) ir.Document {
@@ -242,14 +250,10 @@ func checkWorker(ctx *cue.Context, v cue.Value) error {
 }
 
 // parse parses every bundle file, refusing those with syntax errors.
-func (c *compilation) parse(files []string) ([]*ast.File, error) {
+func (c *compilation) parse(files []sourceFile) ([]*ast.File, error) {
 	parsed := make([]*ast.File, 0, len(files))
 	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("compiler: reading bundle file: %w", err)
-		}
-		file, err := parser.ParseFile(f, src, parser.ParseComments)
+		file, err := parser.ParseFile(f.path, f.data, parser.ParseComments)
 		if err != nil {
 			c.refuseCUE(blocking.BundleSyntax, err)
 			continue

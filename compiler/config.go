@@ -1,10 +1,14 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
@@ -36,9 +40,9 @@ type ConfigFile struct {
 // LoadConfig reads the file at path, unifies it with the definition and
 // checks it is concrete. Refusals are located in the file itself.
 func LoadConfig(path string, cf ConfigFile) (cue.Value, Locator, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadLocalFile(path, MaxConfigFileBytes)
 	if err != nil {
-		return cue.Value{}, nil, blocking.New(cf.Unreadable, "the file cannot be read").At(path, "")
+		return cue.Value{}, nil, blocking.New(cf.Unreadable, "%s", err).At(path, "")
 	}
 	abs, _ := filepath.Abs(path)
 	inFile := func(name string) bool { return name == path || name == abs }
@@ -81,4 +85,39 @@ func LoadConfig(path string, cf ConfigFile) (cue.Value, Locator, error) {
 		return fmt.Sprintf("%s:%d:%d", path, pos.Line(), pos.Column())
 	}
 	return v, locate, nil
+}
+
+// MaxConfigFileBytes bounds a configuration file LoadConfig reads.
+const MaxConfigFileBytes = 4 << 20
+
+// ReadLocalFile reads the regular file at path, at most max bytes. The
+// operator names the file, so a link is followed, but what it names must
+// be a regular file: a named pipe is never waited on and a device never
+// read. The error names the rule, never the path, for a refusal's detail.
+func ReadLocalFile(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("no file at this path")
+	}
+	if err != nil {
+		return nil, errors.New("the file cannot be opened")
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, errors.New("the file cannot be read")
+	case !info.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	case info.Size() > max:
+		return nil, fmt.Errorf("the file holds more than %d bytes", max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	switch {
+	case err != nil:
+		return nil, errors.New("the file cannot be read")
+	case int64(len(b)) > max:
+		return nil, fmt.Errorf("the file holds more than %d bytes", max)
+	}
+	return b, nil
 }

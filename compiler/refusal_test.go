@@ -250,6 +250,7 @@ func refusalCases() []refusalCase {
 		{"customer_state_token/github", blocking.CustomerStateToken, "ghp_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"},
 		{"customer_state_token/aws", blocking.CustomerStateToken, "AKIAIOSFODNN7EXAMPLE"},
 		{"customer_state_token/stripe", blocking.CustomerStateToken, "sk_live_4eC39HqLyjWDarjtT1zdp7dc"},
+		{"customer_state_token/assigned_to_name", blocking.CustomerStateToken, "SECRET_TOKEN=hunter2"},
 		{"customer_state_private_key", blocking.CustomerStatePrivateKey, "-----BEGIN RSA PRIVATE KEY-----"},
 		{"customer_state_jwt", blocking.CustomerStateJWT, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0cmlhZ2UifQ.c2lnbmF0dXJlLWhlcmUtb2s"},
 		{"customer_state_high_entropy", blocking.CustomerStateHighEntropy, "Q7fZp2LkX9vR4tBw8NcY3hJm6DsG1aWe5UqK0oPx"},

@@ -168,8 +168,14 @@ func checkSettings(opts AddOptions) error {
 	if opts.Config.Command == "" {
 		bad("command", "give the server's command after --")
 	}
+	words := append([]string{opts.Config.Command}, opts.Config.Args...)
+	secrets := map[int]bool{}
+	for _, f := range scanCommandLine(words, isPath) {
+		secrets[f.index] = true
+		bad(wordPath(f.index), "%s is on the command line, which is stored and shown; pass the secret with --env NAME or --secret-file instead", f.rule)
+	}
 	for i, arg := range opts.Config.Args {
-		if isPath(arg) {
+		if secrets[i+1] || isPath(arg) {
 			continue // a file that exists is a path, not a secret
 		}
 		if findings := ir.ScanText(arg, false); len(findings) > 0 {
@@ -182,6 +188,14 @@ func checkSettings(opts AddOptions) error {
 		}
 	}
 	return refused.Err()
+}
+
+// wordPath names word i of the command line (0 the command) by its field.
+func wordPath(i int) string {
+	if i == 0 {
+		return "command"
+	}
+	return "args[" + strconv.Itoa(i-1) + "]"
 }
 
 func isPath(arg string) bool {

@@ -60,6 +60,10 @@ var textRules = []shapeRule{
 	{blocking.CustomerStateToken, "assigned secret", regexp.MustCompile(`(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*["']?[^\s"']{6,}`), []string{"key", "secret", "token", "passw", "pwd"}},
 	{blocking.CustomerStateCredURL, "url with user info", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(:[^/\s@]*)?@`), []string{"://"}},
 	{blocking.CustomerStateCredURL, "url with credential parameter", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#]*\b(token|access_token|api_key|apikey|key|secret|password|sig|signature)=`), []string{"://"}},
+	// A shell-style NAME=VALUE whose name ends in a secret word
+	// (SECRET_TOKEN=hunter2, DB_PASSWORD=x): short values count too. A
+	// placeholder ($NAME, <token>, {token}) is not a value.
+	{blocking.CustomerStateToken, "secret assigned to a name", regexp.MustCompile(`(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret|token|password|passwd|pwd|credentials?)=["']?[^\s"'$<{=]`), []string{"key=", "secret=", "token=", "passw", "pwd=", "credential"}},
 	{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), []string{"@"}},
 	{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), digits},
 }

@@ -165,6 +165,9 @@ func TestScanTextFindsEachShapeWithoutEchoingIt(t *testing.T) {
 		{"case 123456 is open", true, blocking.CustomerStateDigitRun},
 		{"https://admin:hunter2@records.example/", false, blocking.CustomerStateCredURL},
 		{"https://records.example/api?token=abc", false, blocking.CustomerStateCredURL},
+		{"run env SECRET_TOKEN=hunter2 server", false, blocking.CustomerStateToken},
+		{"then DB_PASSWORD='pw' is set", true, blocking.CustomerStateToken},
+		{"with api-key=x1", false, blocking.CustomerStateToken},
 	}
 	for _, c := range cases {
 		got := ScanText(c.text, c.prose)
@@ -185,6 +188,8 @@ func TestScanTextLeavesOrdinaryTextAlone(t *testing.T) {
 		"sha256:30f1f80bf2668e006ee8e45d8424c3f2fd1e431d319ddf9ea4ddfafb3e461f68",
 		"steps.load_invoice.amount_cents <= 2500000",
 		"internationalization and responsibilities",
+		"set SECRET_TOKEN=$SECRET_TOKEN or TOKEN=<your token> on the host",
+		"token == input.token and TOKEN_FILE=/run/x",
 	} {
 		if got := ScanText(s, false); len(got) != 0 {
 			t.Errorf("ScanText(%q) = %+v, want none", s, got)

@@ -26,7 +26,7 @@ revoked on this host, so a running coordinator refuses it at its next plan
 check, and the host reports state revoked). A refusal or a registry outage
 is printed and the next round tries again. With --once it runs one round
 and exits with its status.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < time.Second && !once {
 				return blocking.New(blocking.FleetIntervalInvalid, "--interval must be at least 1s")

@@ -26,7 +26,7 @@ operator can always decide here, whatever the MCP client can do.`,
 	list := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List open attention items (with --all, decided ones too)",
-		Args:  cobra.NoArgs,
+		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				items, err := coordinator.ListAttention(cmd.Context(), h, all)
@@ -56,7 +56,7 @@ operator can always decide here, whatever the MCP client can do.`,
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one attention item",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				it, err := coordinator.GetAttention(cmd.Context(), h, args[0])
@@ -85,7 +85,7 @@ func newDecisionCmd(decision string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   decision + " ID --as NAME",
 		Short: decisionShort[decision],
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				it, err := coordinator.DecideAttention(cmd.Context(), h, coordinator.Decision{AttentionID: args[0], Decision: decision, By: as, Channel: "cli"})

@@ -60,7 +60,7 @@ resolution rules against this host's signed capability registry and its
 verified connections, and prints the execution plan with its digest
 (capabilityPlanDigest). Nothing is written. Each connection of the plan is
 started to check its live tool list unless --no-probe.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, modelOrDefault(f.model)); err != nil {
 				return err
@@ -99,7 +99,7 @@ on a terminal by typing yes, otherwise only with --yes. The binding (plan
 digest, deployment, persona, session policy, model, connection revisions,
 approver, time) is signed with the host key. A consequential capability
 never binds without that approval.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, f.model); err != nil {
 				return err
@@ -160,7 +160,7 @@ each connection's live tool list) and compares it with the bound plan. It
 names every link that changed: admission, policy, registry, persona, model,
 connection, connection_revision, tool_inventory, capabilities. Exit status 2
 (plan_digest_mismatch) when the plan is not the approved one.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				b, err := bind.Current(cmd.Context(), h, args[0])

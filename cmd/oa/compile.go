@@ -19,7 +19,7 @@ func newCompileCmd() *cobra.Command {
 skills/*.md), checks it against the embedded #Bundle schema, refuses customer
 state, and writes canonical Worker IR (RFC 8785 JSON) to -o FILE, or to
 DIR/worker.ir.json by default. It prints the workerIrDigest.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := compiler.Compile(args[0])
 			if err != nil {
@@ -32,7 +32,7 @@ DIR/worker.ir.json by default. It prints the workerIrDigest.`,
 				_, err = cmd.OutOrStdout().Write(res.IR)
 				return err
 			}
-			if err := os.WriteFile(out, res.IR, 0o644); err != nil {
+			if err := writeReplacing(out, res.IR); err != nil {
 				return fmt.Errorf("writing IR: %w", err)
 			}
 			if wantJSON(cmd) {
@@ -48,4 +48,27 @@ DIR/worker.ir.json by default. It prints the workerIrDigest.`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the IR (- for standard output)")
 	return cmd
+}
+
+// writeReplacing writes b to a new file beside path and renames it over
+// path, so a link already at path (say, a worker.ir.json planted in a
+// bundle folder) is replaced, never written through.
+func writeReplacing(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename, nothing is there
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -46,7 +46,7 @@ names a 0600 file of NAME=VALUE lines; both are read when the server starts
 and are never stored, planned or printed. COMMAND builtin:sandbox-records is
 the built-in sandbox records connector. A new connection is enabled but
 unverified: run oa connection verify NAME.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: wantArgs(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
 				return usageError{fmt.Errorf("give NAME, then -- and the server's command")}
@@ -75,7 +75,7 @@ func newConnectionVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify NAME --as NAME",
 		Short: "Start the connection's server, list its tools and record the inventory digest",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				rec, err := connection.Verify(cmd.Context(), h, args[0], connectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
@@ -99,7 +99,7 @@ func newConnectionEnableCmd(enable bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use + " NAME --as NAME",
 		Short: strings.ToUpper(use[:1]) + use[1:] + " a connection (its revision stays)",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				rec, err := connection.SetEnabled(cmd.Context(), h, args[0], enable, connection.Change{By: as, Now: time.Now()})
@@ -118,7 +118,7 @@ func newConnectionListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List connections with their state, revision and authority digest",
-		Args:  cobra.NoArgs,
+		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				list, err := connection.List(cmd.Context(), h)
@@ -148,7 +148,7 @@ func newConnectionShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a connection: configuration (secret names only), state and verified tools",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				rec, err := connection.Get(cmd.Context(), h, args[0])

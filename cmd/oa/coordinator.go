@@ -39,7 +39,7 @@ which link of the plan changed; nothing of it reaches the client.
 Without --deployment it serves the built-in demo package on the sandbox
 connector (mode "sandbox"): a demo host under $OA_HOME/demo, prepared on
 first use exactly as oa quickstart prepares one.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -25,7 +25,7 @@ artifact is verified before it is copied. It prints DST@sha256:… and, on
 stderr, how many signatures and attestations it copied — a warning line when
 there are none; with --require-signed, no signature is a refusal and nothing
 is copied.`,
-		Args: cobra.ExactArgs(2),
+		Args: wantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			_, src, art, err := from.openPinned(ctx, args[0])

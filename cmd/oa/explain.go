@@ -13,7 +13,7 @@ func newExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [CODE]",
 		Short: "Explain a blocking code: its stage, meaning and how to resolve it",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var entries []blocking.Entry
 			switch {

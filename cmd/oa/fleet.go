@@ -32,7 +32,7 @@ func newFleetCheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a fleet file with located errors",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := fleet.LoadSpec(args[0])
 			if err != nil {
@@ -70,7 +70,7 @@ the package's own capabilities. Nothing host-local, no secret and no
 connection id is in it. An envelope that would not change is not written,
 so republishing an unchanged fleet changes nothing in the registry. Every
 refusal is found before anything is written.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fleet.LoadSpec(file)
 			if err != nil {
@@ -134,7 +134,7 @@ signature (with the host key the fleet file pins, else the key it carries:
 self-signed) and prints host, deployment, release, state, plan digest and
 last seen. Hosts whose status is missing, unsigned or older than --stale are
 flagged with "!".`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fleet.LoadSpec(file)
 			if err != nil {

@@ -70,7 +70,7 @@ its binding verifies and its release is actively admitted:
 The server entry runs this oa executable as coordinator serve --deployment
 NAME with OA_HOME set to this host. A file oa did not write is never
 replaced. Installing again replaces the installation whole.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := f.open()
 			if err != nil {
@@ -109,7 +109,7 @@ missing or added (files), the installed persona, skill and
 materializationDigest are the bound plan's (projection), and the binding
 sequence number and plan digest are the current binding's (binding_link).
 Exit status 2 with each failed check's code when anything differs.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := f.open()
 			if err != nil {
@@ -174,7 +174,7 @@ workflow, the attempt, the outcome and closed reason, and the receipt
 digest of a sealed run. It shows names, codes and digests only: the store
 keeps no input value and nothing read downstream, and a workflow name the
 caller made up is withheld.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit must be 0 or more")}

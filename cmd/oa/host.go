@@ -26,7 +26,7 @@ func newHostCmd() *cobra.Command {
 		Long: `Init writes $OA_HOME/keys/host.key and host.pub (the key that signs this
 host's admission records) and $OA_HOME/policy.cue, a starter policy that
 trusts the publisher and authority public keys given. Nothing is overwritten.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := admit.InitOptions{Host: name, Publishers: map[string][]byte{}, Authorities: map[string][]byte{}}
 			for _, group := range []struct {
@@ -64,7 +64,7 @@ func newPolicyCmd() *cobra.Command {
 	policy.AddCommand(&cobra.Command{
 		Use:   "check [FILE]",
 		Short: "Validate a host policy (default $OA_HOME/policy.cue) with located errors",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := filepath.Join(oaHome(), admit.PolicyFile)
 			if len(args) == 1 {
@@ -97,7 +97,7 @@ window, enough independent conformance attestations for the profile, and
 the host's protocols, features, evaluator authorities, pure packages and
 capability ceiling. When every check passes it writes an admission record
 signed by the host key. --dry-run reports every check and writes nothing.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
@@ -143,7 +143,7 @@ func newAdmissionsCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list [PACKAGE]",
 		Short: "List admission records, each verified with the host key",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := admit.OpenHost(cmd.Context(), oaHome())
 			if err != nil {
@@ -174,7 +174,7 @@ func newAdmissionsCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show DIGEST",
 		Short: "Show whether a release is actively admitted now, and its record",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
@@ -212,7 +212,7 @@ func newRevokeCmd() *cobra.Command {
 host's key. With --publish it touches no host: it adds DIGEST to the fleet's
 revocation list (REGISTRY/REPO:revocations), signed with the fleet key,
 which every host applies at its next oa provision or oa agent sync.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.publish {
 				return pf.run(cmd, args[0], reason, as)
@@ -252,7 +252,7 @@ func newStatusCmd() *cobra.Command {
 link of the release's chain — artifact → Worker IR → publisher signature →
 conformance attestations → admission — and prints it as a tree, each link
 with its state. It exits 2 when any link does not hold.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])

@@ -20,7 +20,7 @@ func newInitCmd() *cobra.Command {
 		Short: "Write a working example bundle into DIR",
 		Long: "Init writes an example worker bundle into DIR, which must not exist or be empty.\nExamples: " +
 			strings.Join(examples.Names(), ", ") + ".",
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if _, err := examples.Bundle(example); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"cuelang.org/go/cue/cuecontext"
@@ -14,16 +13,21 @@ import (
 	"github.com/oa-dev/oa/ir"
 )
 
+// maxLocalIRBytes bounds an IR file oa inspect reads: the IR of the
+// largest bundle the compiler accepts (compiler.MaxBundleBytes of text),
+// with room for JSON escaping.
+const maxLocalIRBytes = 4 * compiler.MaxBundleBytes
+
 func newInspectCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect FILE",
 		Short: "Summarize a Worker IR file: jobs, capabilities with risk, digests",
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
-		Args:  cobra.ExactArgs(1),
+		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := os.ReadFile(args[0])
+			b, err := compiler.ReadLocalFile(args[0], maxLocalIRBytes)
 			if err != nil {
-				return blocking.New(blocking.IRUnreadable, "the file cannot be read")
+				return blocking.New(blocking.IRUnreadable, "%s", err).At(args[0], "")
 			}
 			w, err := loadIR(b)
 			if err != nil {

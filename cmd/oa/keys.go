@@ -24,7 +24,7 @@ func newKeysCmd() *cobra.Command {
 with a password (ENCRYPTED SIGSTORE PRIVATE KEY, as cosign generate-key-pair
 writes), and PREFIX.pub. The password comes from COSIGN_PASSWORD, or a prompt.
 Existing files are never overwritten.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			priv, pub := prefix+".key", prefix+".pub"
 			for _, p := range []string{priv, pub} {

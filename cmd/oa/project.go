@@ -32,7 +32,7 @@ and materializationDigest).
 DIR must be new, empty, or an earlier projection of the same package, which
 is replaced whole. A release that is not actively admitted, or given by tag,
 is refused and nothing is written.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])

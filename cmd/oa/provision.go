@@ -51,7 +51,7 @@ release is not admitted yet: the fleet then only runs the checks, so what
 is bound now keeps being served) and oa bind complete. It
 pushes this host's signed status (REGISTRY/REPO:status-ID) in every case
 but a fault; a run cut short by a registry outage is finished by the next.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := f.provisionOnce(cmd)
 			if res != nil {

@@ -22,7 +22,7 @@ digest, the IR annotation against the IR layer and the layers against the IR,
 and writes worker.ir.json, components/, persona and skills/ into -o DIR
 (default NAME-VERSION). A tag-only reference is refused with the digest it
 resolves to.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, _, art, err := refs.openPinned(cmd.Context(), args[0])
 			if err != nil {

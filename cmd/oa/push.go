@@ -25,7 +25,7 @@ OCI layout under $OA_HOME/oci (--oci-layout takes a layout path). Without a
 tag the package version is the tag. It prints REF@sha256:… to sign, attest
 and admit. SOURCE_DATE_EPOCH, when set, stamps the manifest's created time;
 otherwise the manifest carries no time and the digest depends on content only.`,
-		Args: cobra.ExactArgs(2),
+		Args: wantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, irBytes, err := loadWorker(args[0])
 			if err != nil {

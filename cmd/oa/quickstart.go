@@ -49,7 +49,7 @@ built-in sandbox connection, resolves and binds the plan. Then it starts
 and runs the workflow through every sandbox case, printing the integrity
 chain, each outcome and the receipt chain. Exit 1 if any case does not
 give its expected outcome.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := quickstartDir(args)
 			if err != nil {

@@ -22,7 +22,7 @@ func newReceiptsCmd() *cobra.Command {
 signature with the receipt key ($OA_HOME/keys/receipt.pub), every sequence
 number and every link to the receipt before. Exit status 2
 (receipt_chain_broken) names the first broken link.`,
-		Args: cobra.NoArgs,
+		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				r, err := coordinator.VerifyReceipts(cmd.Context(), h)
@@ -53,7 +53,7 @@ number and every link to the receipt before. Exit status 2
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the receipts in chain order (not verified: use receipts verify)",
-		Args:  cobra.NoArgs,
+		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
 				rows, err := h.DB().Receipts(cmd.Context())

@@ -19,7 +19,7 @@ func newRegistryCmd() *cobra.Command {
 	reg.AddCommand(&cobra.Command{
 		Use:   "init",
 		Short: "Write a starter capability registry ($OA_HOME/registry.cue) for the built-in sandbox",
-		Args:  cobra.NoArgs,
+		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := admit.LoadPolicy(filepath.Join(oaHome(), admit.PolicyFile))
 			if err != nil {
@@ -39,7 +39,7 @@ func newRegistryCmd() *cobra.Command {
 	reg.AddCommand(&cobra.Command{
 		Use:   "check [FILE]",
 		Short: "Validate a capability registry (default $OA_HOME/registry.cue) with located errors",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := resolve.LoadRegistry(registryPath(args))
 			if err != nil {
@@ -60,7 +60,7 @@ func newRegistryCmd() *cobra.Command {
 capability registry with its exact digest. Plans resolve only against a
 registry whose digest is the last one signed. With FILE, the file is checked
 and installed as $OA_HOME/registry.cue before it is signed.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			path := registryPath(args)

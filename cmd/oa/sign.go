@@ -24,7 +24,7 @@ the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. With
 (DSSE, in-toto statement of type https://sigstore.dev/cosign/sign/v1) as a
 referrer of the artifact. No transparency log or certificate authority is
 contacted.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
 			if err != nil {
@@ -67,7 +67,7 @@ sha256-<hex>.att, predicate type ` + oci.ConformancePredicateType + `),
 which cosign verify-attestation accepts; with --bundle, as a sigstore bundle
 referrer of the artifact (cosign v3's default). A failed check writes
 nothing.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
 			if err != nil {

@@ -20,7 +20,7 @@ annotation and the layers; the publisher signature with the publisher key;
 and the conformance attestation with the authority key, which must not be the
 publisher's, for this digest and this IR, with every check passed. Each kind
 of tampering has its own blocking code. Nothing online is contacted.`,
-		Args: cobra.ExactArgs(1),
+		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			publisher, err := loadVerifier(publisherKey)
 			if err != nil {

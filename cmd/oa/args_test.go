@@ -1,0 +1,119 @@
+package main
+
+import (
+	"io"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func TestPositionalNames(t *testing.T) {
+	for use, want := range map[string][]string{
+		"inspect FILE":                {"FILE"},
+		"copy SRC DST":                {"SRC", "DST"},
+		"check [FILE]":                {"FILE"},
+		"sign --key KEY REF@sha256:…": {"REF@sha256:…"},
+		"add NAME --connector C [--env NAME…] [--secret-file F] --as NAME -- COMMAND ARGS…": {"NAME", "COMMAND", "ARGS…"},
+		"revoke DIGEST --reason TEXT --as NAME [--publish --fleet FILE --fleet-key KEY]":    {"DIGEST"},
+		"bind REF@sha256:… --deployment NAME --model M --as NAME [--yes]":                   {"REF@sha256:…"},
+		"list": nil,
+	} {
+		if got := positionalNames(use); !reflect.DeepEqual(got, want) {
+			t.Errorf("positionalNames(%q) = %q, want %q", use, got, want)
+		}
+	}
+}
+
+// TestArgumentMistakesNameTheArgument: through the CLI, a missing argument
+// is named as the Use line writes it, with the usage and --help, exit 2;
+// too many are counted, never repeated.
+func TestArgumentMistakesNameTheArgument(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"inspect"}, []string{"missing FILE", "oa inspect FILE", "oa inspect --help"}},
+		{[]string{"copy", "src"}, []string{"missing DST", "oa copy --help"}},
+		{[]string{"connection", "add"}, []string{"missing NAME", "oa connection add --help"}},
+		{[]string{"sign", "--key", "k"}, []string{"missing REF@sha256:…"}},
+		{[]string{"host", "init", "plantedArgument"}, []string{"no arguments expected, got 1", "oa host init --help"}},
+		{[]string{"inspect", "a", "plantedArgument"}, []string{"at most 1 argument(s) expected, got 2", "oa inspect --help"}},
+	} {
+		out, errOut, code := runCLI(t, tc.args...)
+		if code != 2 {
+			t.Errorf("oa %s: exit %d, want 2", strings.Join(tc.args, " "), code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("oa %s: %q does not say %q", strings.Join(tc.args, " "), errOut, w)
+			}
+		}
+		if strings.Contains(out+errOut, "plantedArgument") || strings.Contains(errOut, "arg(s), received") {
+			t.Errorf("oa %s: %q repeats an argument or is cobra's own message", strings.Join(tc.args, " "), errOut)
+		}
+	}
+}
+
+// TestEveryCommandUsesWantArgs: every runnable command answers too many
+// (or, with a required argument, too few) arguments with wantArgs's
+// message, so none is left on cobra's own checks.
+func TestEveryCommandUsesWantArgs(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	var walk func(c *cobra.Command)
+	checked := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() || c == root || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		if c.Args == nil {
+			t.Errorf("%s has no Args check", c.CommandPath())
+			return
+		}
+		checked++
+		many := make([]string, 64)
+		errMany, errNone := c.Args(c, many), c.Args(c, nil)
+		for _, err := range []error{errMany, errNone} {
+			if err != nil && !strings.Contains(err.Error(), c.CommandPath()+" --help") {
+				t.Errorf("%s: %v is not wantArgs's message", c.CommandPath(), err)
+			}
+		}
+		if errMany == nil && !strings.HasSuffix(c.Use, "ARGS…") {
+			t.Errorf("%s accepts 64 arguments", c.CommandPath())
+		}
+	}
+	walk(root)
+	if checked < 40 {
+		t.Fatalf("checked %d commands, want every one", checked)
+	}
+}
+
+func TestInspectMissingFileNamesThePath(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope", "worker.ir.json")
+	_, errOut, code := runCLI(t, "inspect", missing)
+	if code != 2 || !strings.Contains(errOut, missing+": ") || !strings.Contains(errOut, "ir_unreadable") || !strings.Contains(errOut, "no file at this path") {
+		t.Fatalf("inspect of a missing file: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestInspectRefusesPipesAndDevices: oa inspect of a named pipe or of
+// /dev/zero returns (exit 2, the path named) instead of waiting or
+// reading without end.
+func TestInspectRefusesPipesAndDevices(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "ir.json")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{pipe, "/dev/zero"} {
+		_, errOut, code := runCLI(t, "inspect", p)
+		if code != 2 || !strings.Contains(errOut, p+": ") || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("inspect %s: exit %d\n%s", p, code, errOut)
+		}
+	}
+}
