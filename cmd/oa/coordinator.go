@@ -55,7 +55,10 @@ first use exactly as oa quickstart prepares one.`,
 			if err != nil {
 				return err
 			}
-			err = coordinator.Serve(ctx, c, &mcp.StdioTransport{})
+			err = coordinator.Serve(ctx, c, coordinator.NewStdioTransport(os.Stdin, os.Stdout, cmd.ErrOrStderr()))
+			if ctx.Err() == nil {
+				c.ClientGone() // the session ended on the client's side, not by a signal
+			}
 			cerr := c.Close()
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
