@@ -115,7 +115,8 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 // check sees everything the server listed.
 func newClient() *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "oa", Version: "v1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: noteToolsChanged,
 	})
 	c.AddSendingMiddleware(keepRawTools)
 	return c
@@ -264,6 +265,7 @@ func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	changes, at := s.changesSeen(), time.Now()
 	raw, err := s.listAll(lctx)
 	if err != nil {
 		return nil, s.failed(lctx, err)
@@ -275,6 +277,7 @@ func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
 	s.mu.Lock()
 	s.inv, s.checks = inv, checks
 	s.mu.Unlock()
+	s.remember(inv, changes, at)
 	return inv, nil
 }
 
@@ -435,6 +438,7 @@ func (s *Session) Close() error {
 func (s *Session) end() error {
 	s.endOnce.Do(func() {
 		close(s.ended)
+		s.forgetFreshness()
 		if s.stop != nil {
 			s.stop()
 		}

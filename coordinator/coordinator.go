@@ -116,7 +116,7 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 	}
 	if !opts.NoProbe {
 		for _, e := range plan.Capabilities {
-			if _, err := c.session(ctx, e); err != nil {
+			if _, err := c.session(ctx, e, 0); err != nil {
 				c.Close()
 				return nil, err
 			}
@@ -170,9 +170,17 @@ func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 	return nil, report.Err()
 }
 
+// readRelist bounds how old the tool list a read is checked against may
+// be: a read re-lists the downstream tools when the server announced a
+// change (tools/list_changed), when the last listing is older than this,
+// or when none was made. Every effect re-lists.
+const readRelist = time.Second
+
 // session returns the open downstream session of the entry's connection,
-// opening it (and checking its tool list against the plan) when needed.
-func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.Session, error) {
+// opening it when needed, and checks its tool list against the plan: a
+// list made now when maxAge is 0 (effects, session start), else one no
+// older than maxAge with no change announced since (reads).
+func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
 	c.mu.Lock()
 	s := c.sessions[e.ConnectionID]
 	c.mu.Unlock()
@@ -196,7 +204,13 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 	if c.opts.NoProbe {
 		return s, nil
 	}
-	inv, err := s.Inventory(ctx)
+	var inv *connector.Inventory
+	var err error
+	if maxAge > 0 {
+		inv, err = s.Fresh(ctx, maxAge)
+	} else {
+		inv, err = s.Inventory(ctx)
+	}
 	return c.checkInventory(e, s, inv, err)
 }
 

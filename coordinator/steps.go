@@ -252,7 +252,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if err != nil {
 		return &stop{reason: ReasonEvaluationFailed}
 	}
-	session, err := c.session(ctx, entry)
+	session, err := c.session(ctx, entry, 0)
 	if err != nil {
 		if isCode(err, blocking.ConnectionInventoryChanged) {
 			return &stop{reason: ReasonToolDrift}
@@ -358,7 +358,7 @@ func (c *Coordinator) call(ctx context.Context, capability string, args json.Raw
 	if !ok {
 		return nil, errPlan
 	}
-	session, err := c.session(ctx, entry)
+	session, err := c.session(ctx, entry, readRelist)
 	if err != nil {
 		return nil, err
 	}
