@@ -2,7 +2,8 @@
 // advances runs, authorizes effects, evaluates outcomes and issues
 // receipts. It serves the package's governed tools over MCP stdio (see
 // server.go) and refuses any run whose recomputed plan digest is not the
-// approved one: at session start and again before every effect.
+// approved one: at session start, at the start of every run and again
+// before every step that reaches a downstream server (bind.Check).
 package coordinator
 
 import (

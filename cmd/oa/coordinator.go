@@ -31,8 +31,10 @@ func newCoordinatorCmd() *cobra.Command {
 there is no network listener. At session start it checks the deployment's
 binding, that the release is actively admitted and that the recomputed plan
 is the bound one, and starts every connection of the plan to compare its
-tool list with the verified one; it checks the plan again before every
-effect. A refusal at session start exits 2 with the blocking code on
+tool list with the verified one; it checks the plan again at the start of
+every run and before every step that reaches a downstream server. A line
+from the client that is not JSON-RPC 2.0 is answered with the JSON-RPC
+error and the session goes on. A refusal at session start exits 2 with the blocking code on
 stderr and nothing on stdout. stderr is the operator's channel: it names
 which link of the plan changed; nothing of it reaches the client.
 
