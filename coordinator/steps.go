@@ -267,8 +267,13 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
-	if err != nil && (reason == ReasonEffectTimeout || reason == ReasonEffectUnclear) && c.clientGone() {
-		reason = ReasonClientDisconnected // cut short by the client leaving, not by the timeout
+	if err != nil && (reason == ReasonEffectTimeout || reason == ReasonEffectUnclear) && c.life.Err() != nil {
+		// Cut short by the session ending, not by the timeout: the client
+		// went away, or the coordinator is closing (a signal).
+		reason = ReasonInterrupted
+		if c.clientGone() {
+			reason = ReasonClientDisconnected
+		}
 	}
 	c.tell(s.ID, err)
 	if err != nil {
