@@ -279,3 +279,45 @@ func testTwoCoordinatorsWait(t *testing.T, oa string) {
 		}
 	}
 }
+
+// TestStdioTransportSkipsBadLines: in-process, the transport's reader
+// answers each bad line (including one longer than MaxLine, and a last
+// line without its newline) and hands the go-sdk only the good ones.
+func TestStdioTransportSkipsBadLines(t *testing.T) {
+	ctx := context.Background()
+	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", coordinator.MaxLine) + `"}}`
+	input := "{bad json\n\n" + long + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" + `{"jsonrpc":"1.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":4,"method":"ping"}`
+	var out, op strings.Builder
+	conn, err := coordinator.NewStdioTransport(io.NopCloser(strings.NewReader(input)), &out, &op).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, id := range []int64{2, 4} {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.ID.Raw() != id || req.Method != "ping" {
+			t.Fatalf("got %+v, want ping %d", msg, id)
+		}
+	}
+	if _, err := conn.Read(ctx); err == nil {
+		t.Fatal("read past the end of the input")
+	}
+	var codes []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m wireMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.Error == nil {
+			t.Fatalf("answer %q", line)
+		}
+		codes = append(codes, fmt.Sprintf("%d/%s", m.Error.Code, m.ID))
+	}
+	if got := strings.Join(codes, " "); got != "-32700/null -32600/null -32600/3" {
+		t.Fatalf("answers %s", got)
+	}
+	if strings.Contains(op.String(), "bad json") || strings.Count(op.String(), "refused a line") != 3 {
+		t.Fatalf("operator:\n%s", op.String())
+	}
+}
