@@ -121,7 +121,8 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 // check sees everything the server listed.
 func newClient() *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "oa", Version: "v1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: noteToolsChanged,
 	})
 	c.AddSendingMiddleware(keepRawTools)
 	return c
@@ -272,6 +273,7 @@ func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	changes, at := s.changesSeen(), time.Now()
 	raw, err := s.listAll(lctx)
 	if err != nil {
 		return nil, s.failed(lctx, err)
@@ -283,6 +285,7 @@ func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
 	s.mu.Lock()
 	s.inv, s.checks = inv, checks
 	s.mu.Unlock()
+	s.remember(inv, changes, at)
 	return inv, nil
 }
 
@@ -443,6 +446,7 @@ func (s *Session) Close() error {
 func (s *Session) end() error {
 	s.endOnce.Do(func() {
 		close(s.ended)
+		s.forgetFreshness()
 		if s.stop != nil {
 			s.stop()
 		}

@@ -109,8 +109,8 @@ var readArgs = map[string]any{"record": "AB-1234"}
 
 // BenchmarkRead: one read-only tool call (records.read of AB-1234) made
 // by a go-sdk client through the coordinator's MCP server (in-memory
-// transports; the coordinator re-checks the plan and re-lists the
-// downstream tools, then calls), against the same call made by a go-sdk
+// transports; the coordinator makes the plan check, holds the session's
+// tool list to the verified inventory, then calls), against the same call made by a go-sdk
 // client session (connector.Open) directly to the same downstream server.
 // The ratio is coordinator/direct.
 func BenchmarkRead(b *testing.B) {
@@ -207,9 +207,9 @@ func BenchmarkRunSandboxJob(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckPlan: the plan re-check alone, as made before every
-// effect and read: admission status, LoadFor, Resolve, comparison with
-// the bound plan.
+// BenchmarkCheckPlan: the plan re-check alone, as made at the start of
+// every run and before every step that reaches a downstream server. With
+// no signed input changed it is answered from memory (bind.Checker).
 func BenchmarkCheckPlan(b *testing.B) {
 	d := newBenchDeployment(b, hosttest.Sandbox)
 	ctx := context.Background()

@@ -36,6 +36,9 @@ const (
 	ReasonEffectTimeout Reason = "effect_timeout"
 	ReasonEffectUnclear Reason = "effect_unclear"
 	ReasonInterrupted   Reason = "interrupted"
+	// ReasonClientDisconnected: the MCP client went away while a change
+	// was being made, which ended the session and the call.
+	ReasonClientDisconnected Reason = "client_disconnected"
 	// did_not_run
 	ReasonPlanChanged       Reason = "plan_changed"
 	ReasonToolDrift         Reason = "tool_drift"
@@ -130,6 +133,9 @@ var Reasons = []ReasonInfo{
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonInterrupted, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The coordinator stopped while the change was being made; it may have been saved.",
+		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
+	{ReasonClientDisconnected, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
+		"The client went away while the change was being made, which ended the session; it may have been saved.",
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonPlanChanged, harness.OutcomeDidNotRun, ChangedNo, false,
 		"The host's execution plan is not the one a person approved, so nothing was done.",

@@ -2,12 +2,14 @@
 // advances runs, authorizes effects, evaluates outcomes and issues
 // receipts. It serves the package's governed tools over MCP stdio (see
 // server.go) and refuses any run whose recomputed plan digest is not the
-// approved one: at session start and again before every effect.
+// approved one: at session start, at the start of every run and again
+// before every step that reaches a downstream server (bind.Check).
 package coordinator
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -31,6 +33,7 @@ type Coordinator struct {
 	opts          Options
 	host          *admit.Host
 	binding       *bind.Binding
+	checker       *bind.Checker
 	bindingDigest string
 	art           *oci.Artifact
 	eval          *component.Evaluator
@@ -42,7 +45,7 @@ type Coordinator struct {
 	// life ends every downstream session and run when the coordinator
 	// closes.
 	life   context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	runs   sync.WaitGroup
 
 	mu       sync.Mutex
@@ -106,15 +109,16 @@ func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error
 	if c.receipts, err = receiptKeys(opts.Home, c.secret); err != nil {
 		return nil, err
 	}
-	c.life, c.cancel = context.WithCancel(context.Background())
+	c.checker = bind.NewChecker(h, b, c.art)
+	c.life, c.cancel = context.WithCancelCause(context.Background())
 	plan, err := c.checkPlan(ctx)
 	if err != nil {
-		c.cancel()
+		c.cancel(errClosing)
 		return nil, err
 	}
 	if !opts.NoProbe {
 		for _, e := range plan.Capabilities {
-			if _, err := c.session(ctx, e); err != nil {
+			if _, err := c.session(ctx, e, 0); err != nil {
 				c.Close()
 				return nil, err
 			}
@@ -145,45 +149,22 @@ func (c *Coordinator) Mode() string {
 	return ModeDeployment
 }
 
-// checkPlan recomputes the plan from live host state and refuses it unless
-// its digest is the bound one; the operator is told which link changed.
-//
-// The admission status and the host state (LoadFor) are read at the same
-// time: LoadFor reads nothing that depends on the status, whose record
-// digest is only copied into the state, here, once the release is known
-// to be actively admitted. Nothing is resolved before that.
+// checkPlan is the one plan check (bind.Check, through the session's
+// bind.Checker): the plan recomputed from live host state must be the
+// bound one, else a refusal (admission_not_active when the release is not
+// actively admitted, plan_digest_mismatch otherwise); the operator is
+// told which link changed.
 func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
-	digest := c.art.Descriptor.Digest.String()
-	type loaded struct {
-		st  *resolve.State
-		err error
-	}
-	load := make(chan loaded, 1)
-	go func() {
-		st, err := resolve.LoadFor(ctx, c.host, c.art, "")
-		load <- loaded{st, err}
-	}()
-	status, err := c.host.Status(ctx, digest, c.now())
-	l := <-load // always waited for: no read outlives the check
+	report, plan, err := c.checker.Check(ctx, c.now())
 	if err != nil {
 		return nil, err
 	}
-	if status.State != admit.Active {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: release %s is %s; run refused\n", c.opts.Deployment, digest, status.State)
-		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
-	}
-	st, err := l.st, l.err
-	var plan *resolve.Plan
-	if err == nil {
-		st.AdmissionDigest = status.RecordDigest
-		plan, err = resolve.Resolve(st, resolve.Request{Deployment: c.binding.Deployment, Model: c.binding.Model})
-	}
-	if err != nil && blocking.Refusals(err) == nil {
-		return nil, err
-	}
-	report := bind.Compare(c.binding, plan, err)
 	if report.Approved {
 		return plan, nil
+	}
+	if report.NotAdmitted() {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: release %s is not actively admitted; run refused\n", c.opts.Deployment, c.binding.ArtifactDigest)
+		return nil, append(blocking.List{}, report.Refusals...)
 	}
 	for _, ch := range report.Changes {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: plan changed: %s %s %s\n", c.opts.Deployment, ch.Link, ch.Capability, ch.Detail)
@@ -191,9 +172,17 @@ func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 	return nil, report.Err()
 }
 
+// readRelist bounds how old the tool list a read is checked against may
+// be: a read re-lists the downstream tools when the server announced a
+// change (tools/list_changed), when the last listing is older than this,
+// or when none was made. Every effect re-lists.
+const readRelist = time.Second
+
 // session returns the open downstream session of the entry's connection,
-// opening it (and checking its tool list against the plan) when needed.
-func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.Session, error) {
+// opening it when needed, and checks its tool list against the plan: a
+// list made now when maxAge is 0 (effects, session start), else one no
+// older than maxAge with no change announced since (reads).
+func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
 	c.mu.Lock()
 	s := c.sessions[e.ConnectionID]
 	c.mu.Unlock()
@@ -217,7 +206,13 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry) (*connector.
 	if c.opts.NoProbe {
 		return s, nil
 	}
-	inv, err := s.Inventory(ctx)
+	var inv *connector.Inventory
+	var err error
+	if maxAge > 0 {
+		inv, err = s.Fresh(ctx, maxAge)
+	} else {
+		inv, err = s.Inventory(ctx)
+	}
 	return c.checkInventory(e, s, inv, err)
 }
 
@@ -291,6 +286,29 @@ func (c *Coordinator) Workflows() []WorkflowCard {
 	return cards
 }
 
+var (
+	// errClosing is why the coordinator's life ends on Close.
+	errClosing = errors.New("coordinator: closing")
+	// errClientGone is why it ends when the MCP client went away.
+	errClientGone = errors.New("coordinator: the client went away")
+)
+
+// ClientGone ends every run and downstream session this process is
+// executing because the MCP client went away (its stdin reached end of
+// file or the session closed): a run cut short by it is recorded as
+// client_disconnected, not as a timeout. Close must still be called.
+func (c *Coordinator) ClientGone() {
+	c.mu.Lock()
+	c.closed = true // no run is claimed from now on
+	c.mu.Unlock()
+	c.cancel(errClientGone)
+}
+
+// clientGone reports whether the session ended because the client left.
+func (c *Coordinator) clientGone() bool {
+	return errors.Is(context.Cause(c.life), errClientGone)
+}
+
 // Close ends every run this process is executing (they read as
 // interrupted) and every downstream session, then the host.
 func (c *Coordinator) Close() error {
@@ -298,7 +316,7 @@ func (c *Coordinator) Close() error {
 	c.closed = true // no run is claimed from now on
 	c.mu.Unlock()
 	if c.cancel != nil {
-		c.cancel()
+		c.cancel(errClosing)
 	}
 	c.runs.Wait()
 	c.mu.Lock()

@@ -211,22 +211,56 @@ func (c *Coordinator) launch(ctx context.Context, runID string, inputs []byte, w
 	return c.wait(ctx, runID, wait)
 }
 
-// wait waits up to d for the run to stop, then reads it.
+// wait waits up to d for the run to stop, then reads it. A run this
+// process executes is waited for on its channel; a run another process
+// executes (another coordinator on the same OA_HOME) is read from the
+// store again with backoff until it stops, its owner is gone, or d ends.
 func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration) (*Result, error) {
-	c.mu.Lock()
-	done := c.active[runID]
-	c.mu.Unlock()
-	if done != nil && d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-done:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
+	if d <= 0 {
+		return c.GetRun(ctx, runID, 0)
 	}
-	return c.GetRun(ctx, runID, 0)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	delay := pollFirst
+	for {
+		c.mu.Lock()
+		done := c.active[runID]
+		c.mu.Unlock()
+		if done != nil {
+			select {
+			case <-done:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			return c.GetRun(ctx, runID, 0)
+		}
+		res, err := c.GetRun(ctx, runID, 0)
+		if err != nil || res.Outcome != harness.OutcomeRunning {
+			return res, err
+		}
+		if c.isActive(runID) {
+			continue // claimed here meanwhile: wait on its channel
+		}
+		poll := time.NewTimer(delay)
+		select {
+		case <-poll.C:
+		case <-t.C:
+			poll.Stop()
+			return c.GetRun(ctx, runID, 0)
+		case <-ctx.Done():
+			poll.Stop()
+			return c.GetRun(ctx, runID, 0)
+		}
+		delay = min(2*delay, pollMax)
+	}
 }
+
+// How often a run another process executes is read again: from pollFirst,
+// doubling, to at most pollMax.
+const (
+	pollFirst = 5 * time.Millisecond
+	pollMax   = 250 * time.Millisecond
+)
 
 // GetRun reads a run's result, waiting up to wait while it runs here.
 func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Duration) (*Result, error) {

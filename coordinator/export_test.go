@@ -7,8 +7,8 @@ import (
 	"github.com/oa-dev/oa/resolve"
 )
 
-// CheckPlan exposes the plan re-check (admission status, LoadFor,
-// Resolve, comparison with the binding) to the benchmarks.
+// CheckPlan exposes the plan re-check (bind.Check through the session's
+// bind.Checker) to the tests and benchmarks.
 func (c *Coordinator) CheckPlan(ctx context.Context) (*resolve.Plan, error) {
 	return c.checkPlan(ctx)
 }

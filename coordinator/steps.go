@@ -74,10 +74,14 @@ func (c *Coordinator) verdict(runID string) Reason {
 }
 
 func (c *Coordinator) interruption(runID string) Reason {
-	if cur, err := c.read(context.Background(), runID); err != nil || cur.effectsStarted() {
-		return ReasonInterrupted
+	cur, err := c.read(context.Background(), runID)
+	switch {
+	case err == nil && !cur.effectsStarted():
+		return ReasonInterruptedEarly
+	case c.clientGone():
+		return ReasonClientDisconnected
 	}
-	return ReasonInterruptedEarly
+	return ReasonInterrupted
 }
 
 // steps runs every step of r's job in order.
@@ -97,6 +101,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		}
 		return &stop{reason: before}
 	}
+	// Every attempt starts with the plan check, whatever its first step.
+	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+		return orStop(err, reason)
+	}
 	for _, s := range job.Steps {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -106,7 +114,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			if err := c.approvalFor(ctx, r, s); err != nil {
 				return err
 			}
-			res, reason := c.readStep(ctx, s, inputs, seen)
+			res, reason, err := c.readStep(ctx, s, inputs, seen)
+			if err != nil {
+				return err
+			}
 			if reason != "" {
 				return failed(reason)
 			}
@@ -136,7 +147,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			if err := c.approvalFor(ctx, r, s); err != nil {
 				return err
 			}
-			res, reason := c.readStep(ctx, s, inputs, seen)
+			res, reason, err := c.readStep(ctx, s, inputs, seen)
+			if err != nil {
+				return err
+			}
 			if reason != "" {
 				return failed(reason)
 			}
@@ -160,34 +174,63 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 	return nil
 }
 
-// readStep calls a read-only capability with the step's arguments.
-func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, Reason) {
+// readStep calls a read-only capability with the step's arguments, after
+// the plan check: a read never reaches a downstream server under a plan
+// no person approved. The error is for program faults only.
+func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, Reason, error) {
+	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+		return nil, reason, err
+	}
 	args, err := c.arguments(s.Arguments, inputs, seen)
 	if err != nil {
-		return nil, ReasonEvaluationFailed
+		return nil, ReasonEvaluationFailed, nil
 	}
 	res, err := c.call(ctx, s.Capability, args)
 	c.tell(s.ID, err)
 	switch {
 	case errors.Is(err, errPlan):
-		return nil, ReasonPlanChanged
+		return nil, ReasonPlanChanged, nil
 	case isCode(err, blocking.ConnectionInventoryChanged):
-		return nil, ReasonToolDrift
+		return nil, ReasonToolDrift, nil
 	case err != nil:
 		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) {
-			return nil, ReasonAppOffline
+			return nil, ReasonAppOffline, nil
 		}
-		return nil, ReasonReadFailed
+		return nil, ReasonReadFailed, nil
 	case res.IsError:
 		switch appError(res) {
 		case "offline":
-			return nil, ReasonAppOffline
+			return nil, ReasonAppOffline, nil
 		case "not_found", "closed", "invalid_arguments":
-			return nil, ReasonTargetRefused
+			return nil, ReasonTargetRefused, nil
 		}
-		return nil, ReasonReadFailed
+		return nil, ReasonReadFailed, nil
 	}
-	return res.Structured, ""
+	return res.Structured, "", nil
+}
+
+// planReason makes the plan check before anything reaches a downstream
+// server: "" when the plan is the bound one, else not_admitted or
+// plan_changed. The error is for program faults only.
+func (c *Coordinator) planReason(ctx context.Context) (Reason, error) {
+	_, err := c.checkPlan(ctx)
+	switch {
+	case err == nil:
+		return "", nil
+	case blocking.Refusals(err) == nil:
+		return "", err
+	case isCode(err, blocking.AdmissionNotActive):
+		return ReasonNotAdmitted, nil
+	}
+	return ReasonPlanChanged, nil
+}
+
+// orStop is err, or else a stop with reason.
+func orStop(err error, reason Reason) error {
+	if err != nil {
+		return err
+	}
+	return &stop{reason: reason}
 }
 
 // effectStep makes one consequential call: only with the person's
@@ -202,20 +245,14 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if err := c.approvalFor(ctx, r, s); err != nil {
 		return err
 	}
-	if _, err := c.checkPlan(ctx); err != nil {
-		if blocking.Refusals(err) == nil {
-			return err
-		}
-		if isCode(err, blocking.AdmissionNotActive) {
-			return &stop{reason: ReasonNotAdmitted}
-		}
-		return &stop{reason: ReasonPlanChanged}
+	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+		return orStop(err, reason)
 	}
 	args, err := c.arguments(s.Arguments, inputs, seen)
 	if err != nil {
 		return &stop{reason: ReasonEvaluationFailed}
 	}
-	session, err := c.session(ctx, entry)
+	session, err := c.session(ctx, entry, 0)
 	if err != nil {
 		if isCode(err, blocking.ConnectionInventoryChanged) {
 			return &stop{reason: ReasonToolDrift}
@@ -230,6 +267,14 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
+	if err != nil && (reason == ReasonEffectTimeout || reason == ReasonEffectUnclear) && c.life.Err() != nil {
+		// Cut short by the session ending, not by the timeout: the client
+		// went away, or the coordinator is closing (a signal).
+		reason = ReasonInterrupted
+		if c.clientGone() {
+			reason = ReasonClientDisconnected
+		}
+	}
 	c.tell(s.ID, err)
 	if err != nil {
 		c.dropSession(entry.ConnectionID, session)
@@ -318,7 +363,7 @@ func (c *Coordinator) call(ctx context.Context, capability string, args json.Raw
 	if !ok {
 		return nil, errPlan
 	}
-	session, err := c.session(ctx, entry)
+	session, err := c.session(ctx, entry, readRelist)
 	if err != nil {
 		return nil, err
 	}
@@ -393,14 +438,10 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		out.Outcome, out.Reason = info.Outcome, reason
 		return out, nil
 	}
-	if _, err := c.checkPlan(ctx); err != nil {
-		if blocking.Refusals(err) == nil {
-			return nil, err
-		}
-		if isCode(err, blocking.AdmissionNotActive) {
-			return set(ReasonNotAdmitted)
-		}
-		return set(ReasonPlanChanged)
+	if reason, err := c.planReason(ctx); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return set(reason)
 	}
 	res, err := c.call(ctx, capability, orEmpty(args))
 	switch {

@@ -223,6 +223,8 @@ var schemaVersion = len(migrations)
 type DB struct {
 	db   *sql.DB
 	path string
+	// stamp is the prepared statement of SignedStamp (stamp.go).
+	stamp stampOnce
 }
 
 // Open opens the database at path, creating it if needed, and brings its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -167,13 +168,8 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 				if err != nil {
 					return err
 				}
-				f := planFlags{refs: refFlags{layout: b.LayoutPath, plainHTTP: refs.plainHTTP}, deployment: b.Deployment, model: b.Model, noProbe: noProbe}
-				if model != "" {
-					f.model = model
-				}
-				plan, _, err := f.compute(cmd, h, b.Reference)
-				report := bind.Compare(b, plan, err)
-				if err != nil && report.Refusals == nil {
+				report, err := inspectBinding(cmd, h, b, refFlags{layout: b.LayoutPath, plainHTTP: refs.plainHTTP}, model, noProbe)
+				if err != nil {
 					return err // a program fault, not a changed link
 				}
 				if wantJSON(cmd) {
@@ -191,6 +187,32 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 	cmd.Flags().StringVar(&model, "model", "", "check the plan as if the deployment ran this model")
 	cmd.Flags().BoolVar(&noProbe, "no-probe", false, "do not start connections to compare their live tool lists")
 	return cmd
+}
+
+// inspectBinding fetches the bound release and makes the one plan check
+// (bind.Check, the coordinator's), probing each connection unless
+// noProbe. The error is for program faults only.
+func inspectBinding(cmd *cobra.Command, h *admit.Host, b *bind.Binding, refs refFlags, model string, noProbe bool) (*bind.Report, error) {
+	ctx := cmd.Context()
+	_, target, desc, err := refs.resolvePinnedRead(ctx, b.Reference)
+	var art *oci.Artifact
+	if err == nil {
+		art, err = oci.FetchBound(ctx, target, desc)
+	}
+	if err != nil {
+		if blocking.Refusals(err) == nil {
+			return nil, err
+		}
+		return bind.Compare(b, nil, err), nil
+	}
+	opts := bind.CheckOptions{Now: time.Now(), Model: model}
+	if !noProbe {
+		opts.Live = func(ctx context.Context, st *resolve.State, plan *resolve.Plan) error {
+			return resolve.CheckLive(ctx, st, plan, connectorOptions(cmd))
+		}
+	}
+	report, _, err := bind.Check(ctx, h, b, art, opts)
+	return report, err
 }
 
 func printReport(out io.Writer, r *bind.Report) {

@@ -31,8 +31,10 @@ func newCoordinatorCmd() *cobra.Command {
 there is no network listener. At session start it checks the deployment's
 binding, that the release is actively admitted and that the recomputed plan
 is the bound one, and starts every connection of the plan to compare its
-tool list with the verified one; it checks the plan again before every
-effect. A refusal at session start exits 2 with the blocking code on
+tool list with the verified one; it checks the plan again at the start of
+every run and before every step that reaches a downstream server. A line
+from the client that is not JSON-RPC 2.0 is answered with the JSON-RPC
+error and the session goes on. A refusal at session start exits 2 with the blocking code on
 stderr and nothing on stdout. stderr is the operator's channel: it names
 which link of the plan changed; nothing of it reaches the client.
 
@@ -55,7 +57,10 @@ first use exactly as oa quickstart prepares one.`,
 			if err != nil {
 				return err
 			}
-			err = coordinator.Serve(ctx, c, &mcp.StdioTransport{})
+			err = coordinator.Serve(ctx, c, coordinator.NewStdioTransport(os.Stdin, os.Stdout, cmd.ErrOrStderr()))
+			if ctx.Err() == nil {
+				c.ClientGone() // the session ended on the client's side, not by a signal
+			}
 			cerr := c.Close()
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err

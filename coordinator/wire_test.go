@@ -1,0 +1,323 @@
+package coordinator_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// FuzzCheckMessage: a line CheckMessage passes is one the go-sdk decodes;
+// a refused line is answered -32700 or -32600, and an id is echoed only
+// when it is a string or an integer.
+func FuzzCheckMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}`, `{bad json`, `[]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":true,"method":"ping"}`, `{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"2.0","method":7}`, `"2.0"`, `null`, `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		code, id := coordinator.CheckMessage(line)
+		switch code {
+		case 0:
+			if _, err := jsonrpc.DecodeMessage(line); err != nil {
+				t.Fatalf("passed a line the go-sdk refuses: %q: %v", line, err)
+			}
+			if id != nil {
+				t.Fatalf("an id for a passed line: %q", line)
+			}
+		case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest:
+			if id == nil {
+				return
+			}
+			var v any
+			if err := json.Unmarshal(id, &v); err != nil {
+				t.Fatalf("echoed id %q is not JSON", id)
+			}
+			if _, err := jsonrpc.MakeID(v); err != nil {
+				t.Fatalf("echoed id %q is not an id", id)
+			}
+		default:
+			t.Fatalf("code %d for %q", code, line)
+		}
+	})
+}
+
+// rawSession is `oa coordinator serve` driven line by line over its
+// stdin and stdout, as a client that writes whatever it likes.
+type rawSession struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *strings.Builder
+}
+
+func startRaw(t *testing.T, oa, home string, extra ...string) *rawSession {
+	t.Helper()
+	cmd := exec.Command(oa, append([]string{"coordinator", "serve", "--deployment", "clinic"}, extra...)...)
+	cmd.Env = append(os.Environ(), "OA_HOME="+home)
+	s := &rawSession{t: t, cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = s.stderr
+	var err error
+	if s.in, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.out = bufio.NewScanner(stdout)
+	s.out.Buffer(nil, 1<<20)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.in.Close()
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}}`)
+	if m := s.next(); string(m.ID) != `"init"` || m.Error != nil {
+		t.Fatalf("initialize: %+v\nstderr:\n%s", m, s.stderr)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write: %v\nstderr:\n%s", err, s.stderr)
+	}
+}
+
+// wireMessage is one message the coordinator wrote.
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// next reads the next answer (notifications from the server skipped).
+func (s *rawSession) next() wireMessage {
+	s.t.Helper()
+	for s.out.Scan() {
+		var m wireMessage
+		if err := json.Unmarshal(s.out.Bytes(), &m); err != nil || m.JSONRPC != "2.0" {
+			s.t.Fatalf("the coordinator wrote a line that is not JSON-RPC 2.0: %q", s.out.Text())
+		}
+		if m.Method == "" {
+			return m
+		}
+	}
+	s.t.Fatalf("stdout ended: %v\nstderr:\n%s", s.out.Err(), s.stderr)
+	return wireMessage{}
+}
+
+// result decodes a tools/call answer's structured content.
+func (m wireMessage) result(t *testing.T) map[string]any {
+	t.Helper()
+	var r struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.IsError {
+		t.Fatalf("not a tool result: %+v %s", m.Error, m.Result)
+	}
+	return r.StructuredContent
+}
+
+func runLine(id, record string, wait int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{"workflow":"append_triage_note","request_id":"req-%s","wait_seconds":%d,"inputs":{"record_ref":%q,"urgency":"soon","summary":"A note."}}}}`, id, harness.ToolRunWorkflow, strings.Trim(id, `"`), wait, record)
+}
+
+func TestServeRobust(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa and runs it as a subprocess")
+	}
+	var bin mcpBinary
+	dir := t.TempDir()
+	oa := func(t *testing.T) string { return bin.get(t, dir) }
+	t.Run("MalformedLines", func(t *testing.T) { testMalformedLines(t, oa(t)) })
+	t.Run("ClientGoneMidEffect", func(t *testing.T) { testClientGoneMidEffect(t, oa(t)) })
+	t.Run("TwoCoordinatorsWait", func(t *testing.T) { testTwoCoordinatorsWait(t, oa(t)) })
+}
+
+// testMalformedLines: each malformed line is answered with its JSON-RPC
+// error and the session goes on — a run in flight while the line arrives
+// ends done, and the next valid call is answered.
+func testMalformedLines(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	s := startRaw(t, oa, h.Home)
+	cases := []struct {
+		line string
+		code int64
+		id   string
+	}{
+		{`{bad json`, jsonrpc.CodeParseError, "null"},
+		{`[]`, jsonrpc.CodeInvalidRequest, "null"},
+		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":{"object":1},"method":"tools/list"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, jsonrpc.CodeInvalidRequest, "7"},
+		{`{"jsonrpc":"2.0","id":"x","method":3}`, jsonrpc.CodeInvalidRequest, `"x"`},
+		{`"just a string"`, jsonrpc.CodeInvalidRequest, "null"},
+	}
+	for i, tc := range cases {
+		// A run is in flight while the bad line arrives.
+		id := fmt.Sprintf("%d", 100+i)
+		s.send(runLine(id, "AB-1234", 30))
+		s.send(tc.line)
+		var answered, refused bool
+		for !answered || !refused {
+			m := s.next()
+			switch {
+			case string(m.ID) == id:
+				want(t, "the run in flight", m.result(t), harness.OutcomeDone, coordinator.ReasonVerified)
+				answered = true
+			case m.Error != nil:
+				if m.Error.Code != tc.code || string(m.ID) != tc.id || strings.Contains(m.Error.Message, tc.line) {
+					t.Fatalf("%s: answered %+v id %s, want code %d id %s", tc.line, m.Error, m.ID, tc.code, tc.id)
+				}
+				refused = true
+			default:
+				t.Fatalf("%s: unexpected answer %+v", tc.line, m)
+			}
+		}
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, 200+i, harness.ToolListWorkflows))
+		if m := s.next(); string(m.ID) != fmt.Sprintf("%d", 200+i) || m.Error != nil {
+			t.Fatalf("after %s: %+v", tc.line, m)
+		}
+	}
+	if !strings.Contains(s.stderr.String(), "refused a line from the client") || strings.Contains(s.stderr.String(), "bad json") {
+		t.Fatalf("operator channel:\n%s", s.stderr)
+	}
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("exit after the client closed stdin: %v\nstderr:\n%s", err, s.stderr)
+	}
+}
+
+// testClientGoneMidEffect: the client closes stdin while an effect is in
+// flight (the sandbox's TO- record wrote its note and never answers); the
+// coordinator exits cleanly and records the run client_disconnected, not
+// effect_timeout: nothing timed out.
+func testClientGoneMidEffect(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	s := startRaw(t, oa, h.Home, "--effect-timeout", "10m")
+	s.send(runLine(`"gone"`, "TO-0001", 600))
+	for {
+		notes, err := sandbox.Notes(sandbox.Dir(h.Home), "TO-0001")
+		if err == nil && len(notes) > 0 {
+			break // the effect reached the app and hangs
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("exit after the client went away: %v\nstderr:\n%s", err, s.stderr)
+	}
+	host := h.Open()
+	row, err := host.DB().RunByRequest(context.Background(), "clinic", "req-gone")
+	if err != nil || row == nil {
+		t.Fatalf("run: %v", err)
+	}
+	var full map[string]any
+	if err := json.Unmarshal(row.State, &full); err != nil {
+		t.Fatal(err)
+	}
+	if full["status"] != "terminal" || full["reason"] != string(coordinator.ReasonClientDisconnected) || full["outcome"] != string(harness.OutcomeNotSureIfSaved) || full["receipt_digest"] == nil {
+		t.Fatalf("run after the client went away: %v", full)
+	}
+}
+
+// testTwoCoordinatorsWait: two coordinators serve one OA_HOME; the second
+// is asked (run_workflow replay, get_run) for a run the first executes,
+// with wait_seconds, and waits for its outcome instead of answering
+// running at once.
+func testTwoCoordinatorsWait(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	first := startRaw(t, oa, h.Home, "--effect-timeout", "3s")
+	second := startRaw(t, oa, h.Home)
+	first.send(runLine(`"shared"`, "TO-0001", 0))
+	started := first.next().result(t)
+	want(t, "the first coordinator, at once", started, harness.OutcomeRunning, coordinator.ReasonInProgress)
+	runID, _ := started["run_id"].(string)
+	second.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"run_id":%q,"wait_seconds":120}}}`, harness.ToolGetRun, runID))
+	second.send(runLine(`"shared"`, "TO-0001", 120))
+	for range 2 {
+		m := second.next()
+		res := m.result(t)
+		want(t, "the second coordinator "+string(m.ID), res, harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout)
+		if res["run_id"] != runID {
+			t.Fatalf("another run: %v", res)
+		}
+	}
+}
+
+// TestStdioTransportSkipsBadLines: in-process, the transport's reader
+// answers each bad line (including one longer than MaxLine, and a last
+// line without its newline) and hands the go-sdk only the good ones.
+func TestStdioTransportSkipsBadLines(t *testing.T) {
+	ctx := context.Background()
+	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", coordinator.MaxLine) + `"}}`
+	input := "{bad json\n\n" + long + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" + `{"jsonrpc":"1.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":4,"method":"ping"}`
+	var out, op strings.Builder
+	conn, err := coordinator.NewStdioTransport(io.NopCloser(strings.NewReader(input)), &out, &op).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, id := range []int64{2, 4} {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || req.ID.Raw() != id || req.Method != "ping" {
+			t.Fatalf("got %+v, want ping %d", msg, id)
+		}
+	}
+	if _, err := conn.Read(ctx); err == nil {
+		t.Fatal("read past the end of the input")
+	}
+	var codes []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m wireMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.Error == nil {
+			t.Fatalf("answer %q", line)
+		}
+		codes = append(codes, fmt.Sprintf("%d/%s", m.Error.Code, m.ID))
+	}
+	if got := strings.Join(codes, " "); got != "-32700/null -32600/null -32600/3" {
+		t.Fatalf("answers %s", got)
+	}
+	if strings.Contains(op.String(), "bad json") || strings.Count(op.String(), "refused a line") != 3 {
+		t.Fatalf("operator:\n%s", op.String())
+	}
+}

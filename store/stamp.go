@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// Stamp summarizes the append-only signed tables (admissions, revocations,
+// versions): the number of rows and the highest rowid of each. The tables
+// only grow (their triggers refuse UPDATE and DELETE), so any row added by
+// any process changes the stamp; two equal stamps read the same rows.
+// The coordinator recomputes its plan only when the stamp (or another
+// signed input) changed.
+type Stamp struct {
+	Admissions, AdmissionsMax   int64
+	Revocations, RevocationsMax int64
+	Versions, VersionsMax       int64
+}
+
+const stampQuery = `SELECT
+	(SELECT count(*) FROM admissions), (SELECT coalesce(max(rowid), 0) FROM admissions),
+	(SELECT count(*) FROM revocations), (SELECT coalesce(max(rowid), 0) FROM revocations),
+	(SELECT count(*) FROM versions), (SELECT coalesce(max(rowid), 0) FROM versions)`
+
+// SignedStamp reads the stamp of the signed tables in one statement (one
+// read transaction).
+// The statement is prepared once per DB: it runs before every plan check.
+func (db *DB) SignedStamp(ctx context.Context) (Stamp, error) {
+	stmt, err := db.stampStmt()
+	if err != nil {
+		return Stamp{}, fmt.Errorf("store: read stamp: %w", err)
+	}
+	var s Stamp
+	err = stmt.QueryRowContext(ctx).Scan(&s.Admissions, &s.AdmissionsMax, &s.Revocations, &s.RevocationsMax, &s.Versions, &s.VersionsMax)
+	if err != nil {
+		return Stamp{}, fmt.Errorf("store: read stamp: %w", err)
+	}
+	return s, nil
+}
+
+// stampOnce prepares the stamp statement once per DB.
+type stampOnce struct {
+	once sync.Once
+	stmt *sql.Stmt
+	err  error
+}
+
+func (db *DB) stampStmt() (*sql.Stmt, error) {
+	o := &db.stamp
+	o.once.Do(func() { o.stmt, o.err = db.db.Prepare(stampQuery) })
+	return o.stmt, o.err
+}
