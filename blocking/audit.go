@@ -12,6 +12,7 @@ const (
 	AuditKeyMismatch          Code = "audit_key_mismatch"
 	AuditHostRecordUnverified Code = "audit_host_record_unverified"
 	AuditPlanMismatch         Code = "audit_plan_mismatch"
+	AuditProjectionMismatch   Code = "audit_projection_mismatch"
 )
 
 func init() {
@@ -34,5 +35,7 @@ func init() {
 			"An admission, registry signature, connection, binding or checkpoint in the bundle is not signed by the --host-key given, or does not match the document it signs. The bundle was edited or mixes records from another host."},
 		Entry{AuditPlanMismatch, StageCoordinator, "the plan recomputed from the bundle is not the bound one",
 			"Resolving the bundle's admitted release, signed registry and connections again does not give the plan digest the binding approved: the link named changed. The bundle mixes records of different times or was edited."},
+		Entry{AuditProjectionMismatch, StageCoordinator, "the projection recomputed from the bundle is not the host's",
+			"Projecting the bundle's Worker IR again does not give the projection digests the bundle lists, or the persona digest the binding approved. The bundle was edited or its projection came from another release."},
 	)
 }
