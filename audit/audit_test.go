@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	orasoci "oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/admit"
@@ -18,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/interoptest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/store"
@@ -117,6 +120,32 @@ func TestAuditVerifiesAfterTheHostFolderIsDeleted(t *testing.T) {
 	}
 	if r.Receipts == nil || r.Receipts.Receipts != 4 || r.Receipts.Runs != 3 || r.Receipts.Checkpoint == nil || r.Receipts.Checkpoint.Seq != 4 || r.Deployment != "clinic" {
 		t.Fatalf("receipts: %+v", r.Receipts)
+	}
+	// An auditor's stock tool reads the bundle as it is: oras fetches the
+	// audit manifest and a document from the tar.
+	oras := interoptest.Tool(t, "oras")
+	out, err := exec.Command(oras, "manifest", "fetch", "--oci-layout", f.bundle+":"+AuditTag).Output()
+	if err != nil {
+		t.Fatalf("oras manifest fetch: %v", err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(out, &m); err != nil || m.ArtifactType != ArtifactType || m.Subject == nil || m.Subject.Digest.String() != r.ArtifactDigest {
+		t.Fatalf("oras read the audit manifest as %s (%v)", out, err)
+	}
+	fetched := 0
+	for _, l := range m.Layers {
+		if l.Annotations[ocispec.AnnotationTitle] != DocReceipts {
+			continue
+		}
+		fetched++
+		blob, err := exec.Command(oras, "blob", "fetch", "--oci-layout", f.bundle+"@"+l.Digest.String(), "--output", "-").Output()
+		var rs []store.Receipt
+		if err != nil || canonical.DecodeStrict(blob, &rs) != nil || len(rs) != 4 {
+			t.Fatalf("oras blob fetch of %s: %v", DocReceipts, err)
+		}
+	}
+	if fetched != 1 {
+		t.Fatalf("the audit manifest lists %s %d times", DocReceipts, fetched)
 	}
 }
 
