@@ -36,7 +36,7 @@ type fixture struct {
 
 // newFixture binds the clinic deployment, runs it (a done run, an
 // offline run retried once, a duplicate) and exports the bundle.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{Host: hosttest.New(t, nil)}
