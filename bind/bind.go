@@ -156,12 +156,23 @@ func Current(ctx context.Context, h *admit.Host, deployment string) (*Binding, e
 	if v == nil {
 		return nil, blocking.New(blocking.BindingMissing, "deployment %s", deployment)
 	}
-	var b Binding
-	if err := h.ReadVersion(v, RecordType, &b); err != nil || b.Deployment != deployment || b.Plan.Digest() != b.PlanDigest {
-		return nil, blocking.New(blocking.BindingUnverifiable, "deployment %s binding #%d", deployment, v.Seq)
+	b, err := readVersion(h, v, deployment)
+	if err != nil {
+		return nil, err
 	}
 	if missing := unapproved(&b.Plan, b.Approved); len(missing) > 0 {
 		return nil, blocking.New(blocking.ConsequentialNotApproved, "binding #%d lacks approval of %s", v.Seq, strings.Join(missing, ", "))
+	}
+	return b, nil
+}
+
+// readVersion verifies one stored binding version of deployment: its host
+// signature, and that its plan digest is the digest of the plan it
+// carries.
+func readVersion(h *admit.Host, v *store.Version, deployment string) (*Binding, error) {
+	var b Binding
+	if err := h.ReadVersion(v, RecordType, &b); err != nil || b.Deployment != deployment || b.Plan.Digest() != b.PlanDigest {
+		return nil, blocking.New(blocking.BindingUnverifiable, "deployment %s binding #%d", deployment, v.Seq)
 	}
 	return &b, nil
 }

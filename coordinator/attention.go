@@ -29,7 +29,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		return err
 	}
 	return c.host.DB().PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
-		cur, err := decodeRun(state)
+		cur, err := decodeRun(c.secret, state)
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +41,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
 		cur.UpdatedAt = c.now().UTC()
 		*r = *cur
-		return cur.encode()
+		return cur.encode(c.secret)
 	})
 }
 
@@ -182,13 +182,17 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 		return nil, err
 	}
 	now := clock().UTC()
+	key, err := runKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
 	var item attentionState
 	var run *runState
-	err := h.DB().DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = h.DB().DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
-		r, err := decodeRun(runState)
+		r, err := decodeRun(key, runState)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -221,7 +225,7 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 		if err != nil {
 			return nil, nil, err
 		}
-		rb, err := r.encode()
+		rb, err := r.encode(key)
 		return b, rb, err
 	})
 	if err != nil {

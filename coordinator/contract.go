@@ -54,6 +54,9 @@ const (
 	ReasonInterruptedEarly  Reason = "interrupted_before_effect"
 	ReasonEvaluationFailed  Reason = "evaluation_failed"
 	ReasonTargetRefused     Reason = "target_refused"
+	// ReasonRunRecordTampered: the stored run the request names was
+	// changed outside the coordinator; nothing is replayed or retried.
+	ReasonRunRecordTampered Reason = "run_record_tampered"
 )
 
 // Record-changed values.
@@ -179,6 +182,9 @@ var Reasons = []ReasonInfo{
 	{ReasonTargetRefused, harness.OutcomeDidNotRun, ChangedNo, false,
 		"The app refused the change (the record is missing, closed or the change is invalid); nothing was written.",
 		"Tell the person the record could not take this change."},
+	{ReasonRunRecordTampered, harness.OutcomeNeedsReview, ChangedUnknown, false,
+		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
+		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},
 }
 
 // Info returns r's fixed contract; ok is false for a value not in Reasons.

@@ -46,9 +46,9 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 	if row == nil {
 		return c.start(ctx, req, inputs, fp)
 	}
-	r, err := decodeRun(row.State)
-	if err != nil {
-		return nil, err
+	r, refused, err := c.verifiedRun(ctx, row)
+	if err != nil || refused != nil {
+		return refused, err
 	}
 	if r.Fingerprint != fp {
 		res := newResult(ReasonRequestIDConflict)
@@ -106,7 +106,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
 		Attempt: 1, Status: stateRunning, Outcome: harness.OutcomeRunning, Reason: ReasonInProgress, Completed: []string{}, Approved: []string{},
 		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now}
-	b, err := r.encode()
+	b, err := r.encode(c.secret)
 	if err != nil {
 		return nil, err
 	}
@@ -274,9 +274,9 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 	if row == nil || row.Deployment != c.opts.Deployment {
 		return nil, blocking.New(blocking.RunUnknown, "no such run on this deployment")
 	}
-	r, err := decodeRun(row.State)
-	if err != nil {
-		return nil, err
+	r, refused, err := c.verifiedRun(ctx, row)
+	if err != nil || refused != nil {
+		return refused, err
 	}
 	if r, err = c.settle(ctx, r); err != nil {
 		return nil, err
@@ -321,7 +321,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 // update moves a run in one write transaction.
 func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
 	return c.host.DB().UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
-		r, err := decodeRun(b)
+		r, err := decodeRun(c.secret, b)
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +329,7 @@ func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState
 			return nil, err
 		}
 		r.UpdatedAt = c.now().UTC()
-		return r.encode()
+		return r.encode(c.secret)
 	})
 }
 

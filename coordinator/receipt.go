@@ -3,10 +3,15 @@ package coordinator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
@@ -40,8 +45,10 @@ type Receipt struct {
 }
 
 // sealRun appends the receipt of the run's current attempt, which must be
-// terminal, and records its digest in the run, in one write; an attempt
-// already sealed is left as it is. It returns the run as stored.
+// terminal, records its digest in the run and appends the host-signed
+// head checkpoint, in one write; then it writes the checkpoint file. An
+// attempt already sealed is left as it is. A chain shorter than the last
+// checkpoint is never extended. It returns the run as stored.
 func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID string, now time.Time) (*runState, error) {
 	r, err := readRun(ctx, h, runID)
 	if err != nil {
@@ -50,11 +57,23 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 	if r.Status != stateTerminal || r.Receipt != "" {
 		return r, nil
 	}
+	key, err := runKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.PrepareSigner(); err != nil { // sign quickly under the write lock
+		return nil, err
+	}
+	floor, err := readCheckpointFile(h)
+	if err != nil {
+		return nil, err
+	}
+	at := now.UTC().Truncate(time.Millisecond)
 	var out *runState
-	_, err = h.DB().SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	_, cp, err := h.DB().SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
-			EvidenceDigests: r.Digests, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: now.UTC().Truncate(time.Millisecond)}
+			EvidenceDigests: r.Digests, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
 		if prev != nil {
 			rec.Prev = ir.DigestBytes(prev.Record)
 		}
@@ -65,16 +84,27 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 		sig, err := signer.SignBytes(b)
 		return b, sig, rec.Prev, err
 	}, func(state, record []byte) ([]byte, error) {
-		cur, err := decodeRun(state)
+		cur, err := decodeRun(key, state)
 		if err != nil {
 			return nil, err
 		}
 		cur.Receipt = ir.DigestBytes(record)
 		out = cur
-		return cur.encode()
+		return cur.encode(key)
+	}, func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
+		if err := extendsCheckpoints(h, rec, prev, floor); err != nil {
+			return nil, nil, err
+		}
+		return h.SignRecord(Checkpoint{Type: CheckpointType, Host: h.Policy.Host, Seq: rec.Seq, Head: ir.DigestBytes(rec.Record), Runs: runs,
+			Deployment: r.Deployment, ReceiptKey: signer.KeyID(), At: at})
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cp != nil {
+		if err := writeCheckpointFile(h.Home, cp); err != nil {
+			return nil, fmt.Errorf("receipt checkpoint file: %w", err)
+		}
 	}
 	if out == nil { // sealed meanwhile by another caller
 		return readRun(ctx, h, runID)
@@ -82,59 +112,54 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 	return out, nil
 }
 
-// ChainReport is the result of checking the receipt chain.
+// ChainReport is the result of checking the receipt chain, its signed
+// checkpoints and its agreement with the runs.
 type ChainReport struct {
 	Receipts int  `json:"receipts"`
+	Runs     int  `json:"runs"`
 	OK       bool `json:"ok"`
-	// FirstBroken is the sequence number of the first receipt that fails,
-	// 0 when none does; Problem says how it fails.
-	FirstBroken int64  `json:"firstBroken,omitempty"`
-	Problem     string `json:"problem,omitempty"`
+	// FirstBroken is the sequence number of the first receipt that fails
+	// (0 when the break is not one receipt's, or when none fails); Code
+	// names the broken link and Problem says how it fails.
+	FirstBroken int64         `json:"firstBroken,omitempty"`
+	Code        blocking.Code `json:"code,omitempty"`
+	Problem     string        `json:"problem,omitempty"`
 	// Head is the digest of the last receipt.
 	Head string `json:"head,omitempty"`
+	// Checkpoint is the host-signed head checkpoint the chain reaches.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// Err is the report's refusal, nil when the chain holds.
+func (r *ChainReport) Err() error {
+	if r.OK {
+		return nil
+	}
+	if r.FirstBroken > 0 {
+		return blocking.New(r.Code, "receipt #%d: %s", r.FirstBroken, r.Problem)
+	}
+	return blocking.New(r.Code, "%s", r.Problem)
 }
 
 // VerifyReceipts checks the whole chain: every signature with the receipt
-// key, every sequence number, every link to the receipt before.
+// key the host's checkpoint pins, every sequence number, every link to the
+// receipt before; that the chain reaches the host-signed checkpoints in
+// the store and in $OA_HOME; that every receipt names a binding that
+// verifies; and that runs (their MACs checked) and receipts agree.
 func VerifyReceipts(ctx context.Context, h *admit.Host) (*ChainReport, error) {
-	rows, err := h.DB().Receipts(ctx)
+	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err
-	}
-	report := &ChainReport{Receipts: len(rows), OK: true}
-	if len(rows) == 0 {
-		return report, nil
 	}
 	v, err := receiptVerifier(h.Home)
 	if err != nil {
 		return nil, err
 	}
-	broken := func(seq int64, format string, args ...any) *ChainReport {
-		report.OK, report.FirstBroken, report.Problem = false, seq, fmt.Sprintf(format, args...)
-		return report
+	file, err := os.ReadFile(filepath.Join(h.Home, CheckpointFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	if v == nil {
-		return broken(rows[0].Seq, "the receipt public key %s is missing", ReceiptPubFile), nil
-	}
-	prev := ""
-	for i, row := range rows {
-		if row.Seq != int64(i+1) {
-			return broken(int64(i+1), "receipt #%d is missing", i+1), nil
-		}
-		if err := v.VerifyBytes(row.Signature, row.Record); err != nil {
-			return broken(row.Seq, "the signature does not verify with the receipt key"), nil
-		}
-		var rec Receipt
-		if err := json.Unmarshal(row.Record, &rec); err != nil || rec.Type != ReceiptType || rec.Seq != row.Seq || rec.RunID != row.RunID {
-			return broken(row.Seq, "the record does not match its row"), nil
-		}
-		if rec.Prev != prev || row.PrevDigest != prev {
-			return broken(row.Seq, "it does not link to receipt #%d", row.Seq-1), nil
-		}
-		prev = ir.DigestBytes(row.Record)
-	}
-	report.Head = prev
-	return report, nil
+	return CheckChain(ctx, h, ChainInputs{ReceiptKey: v, RunKey: key, CheckpointFile: file})
 }
 
 func digestJSON(b json.RawMessage) string {

@@ -2,13 +2,20 @@ package coordinator
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/store"
 )
 
 // Run states.
@@ -47,17 +54,61 @@ type runState struct {
 	Receipt     string            `json:"receipt_digest,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
+	// MAC is the host MAC (HMAC-SHA256 with the coordinator secret) over
+	// every other field: a row edited outside the coordinator does not
+	// read (see decodeRun).
+	MAC string `json:"mac,omitempty"`
 }
 
-func decodeRun(b []byte) (*runState, error) {
+// runMACDomain separates run-row MACs from every other use of the secret.
+const runMACDomain = "oa.run-row/v1\n"
+
+// errRunTampered is the refusal of a run row that is not the
+// coordinator's own.
+func errRunTampered(why string) error { return blocking.New(blocking.RunRecordTampered, "%s", why) }
+
+// decodeRun decodes a run's stored state and checks its MAC with key.
+// The MAC is over the state re-encoded without it, so it covers exactly
+// the fields the coordinator acts on.
+func decodeRun(key, b []byte) (*runState, error) {
 	var r runState
 	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, errRunTampered("the run record does not decode")
+	}
+	mac := r.MAC
+	want, err := r.mac(key)
+	if err != nil {
 		return nil, err
 	}
+	if mac == "" || !hmac.Equal([]byte(mac), []byte(want)) {
+		return nil, errRunTampered("the run record does not carry this host's MAC")
+	}
+	r.MAC = mac
 	return &r, nil
 }
 
-func (r *runState) encode() ([]byte, error) { return json.Marshal(r) }
+// mac computes r's MAC with key (r.MAC is cleared).
+func (r *runState) mac(key []byte) (string, error) {
+	r.MAC = ""
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(runMACDomain))
+	m.Write(b)
+	return "hmac-sha256:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// encode encodes r for the store with its MAC made with key.
+func (r *runState) encode(key []byte) ([]byte, error) {
+	mac, err := r.mac(key)
+	if err != nil {
+		return nil, err
+	}
+	r.MAC = mac
+	return json.Marshal(r)
+}
 
 // effectsStarted reports whether any effect may have reached the app.
 func (r *runState) effectsStarted() bool { return r.InFlight != "" || len(r.Completed) > 0 }
@@ -96,7 +147,7 @@ type attentionState struct {
 	Deployment string `json:"deployment"`
 }
 
-// readRun reads a run's state from the host's store.
+// readRun reads a run's state from the host's store, its MAC checked.
 func readRun(ctx context.Context, h *admit.Host, runID string) (*runState, error) {
 	row, err := h.DB().RunByID(ctx, runID)
 	if err != nil {
@@ -105,5 +156,85 @@ func readRun(ctx context.Context, h *admit.Host, runID string) (*runState, error
 	if row == nil {
 		return nil, blocking.New(blocking.RunUnknown, "no such run")
 	}
-	return decodeRun(row.State)
+	key, err := runKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRow(key, row)
+}
+
+// decodeRow decodes a stored run, its MAC checked and its row's keys the
+// ones its state names (a state copied into another row does not read).
+func decodeRow(key []byte, row *store.Run) (*runState, error) {
+	r, err := decodeRun(key, row.State)
+	if err != nil {
+		return nil, err
+	}
+	if r.RunID != row.RunID || r.Deployment != row.Deployment || r.RequestID != row.RequestID {
+		return nil, errRunTampered("the run record names another run")
+	}
+	return r, nil
+}
+
+// runKeys caches the coordinator secret per host folder for the readers
+// that have a host but no coordinator (sealing from the CLI, readRun).
+var runKeys sync.Map
+
+// runKey is the host's coordinator secret, the key of run-row MACs.
+func runKey(home string) ([]byte, error) {
+	if k, ok := runKeys.Load(home); ok {
+		return k.([]byte), nil
+	}
+	k, err := hostSecret(home)
+	if err != nil {
+		return nil, err
+	}
+	runKeys.Store(home, k)
+	return k, nil
+}
+
+// verifiedRun reads the run a request names before a replay, retry or
+// resume acts on it: its MAC, its row, and that it is not older than the
+// receipts the chain holds for it (a row rolled back to an earlier,
+// validly MACed state would otherwise start a new attempt). A tampered
+// row is answered with run_record_tampered, never acted on.
+func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runState, *Result, error) {
+	r, err := decodeRow(c.secret, row)
+	if err == nil {
+		err = checkAgainstReceipts(ctx, c.host, r)
+	}
+	if hasCode(err, blocking.RunRecordTampered) {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", c.opts.Deployment, row.RunID, err)
+		res := newResult(ReasonRunRecordTampered)
+		res.RunID, res.RequestID, res.Proof = row.RunID, row.RequestID, ProofNone
+		return nil, &res, nil
+	}
+	return r, nil, err
+}
+
+// checkAgainstReceipts refuses a run whose state is older than the
+// receipts sealed for it: a receipt of a later attempt, or of its own
+// attempt while the state names none or another.
+func checkAgainstReceipts(ctx context.Context, h *admit.Host, r *runState) error {
+	last, err := h.DB().LastReceiptOf(ctx, r.RunID)
+	if err != nil || last == nil {
+		return err
+	}
+	switch {
+	case last.Attempt > r.Attempt:
+		return errRunTampered("the run record is older than its receipts")
+	case last.Attempt == r.Attempt && (r.Status != stateTerminal || r.Receipt != ir.DigestBytes(last.Record)):
+		return errRunTampered("the run record does not name its attempt's receipt")
+	}
+	return nil
+}
+
+// hasCode reports whether err holds a refusal with code.
+func hasCode(err error, code blocking.Code) bool {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
 }

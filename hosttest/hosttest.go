@@ -39,6 +39,9 @@ type Host struct {
 	Desc   ocispec.Descriptor
 	// Now is the time the release was admitted at.
 	Now time.Time
+	// PublisherPub and AuthorityPub are the public keys (PEM) the release
+	// is signed and attested with, as an auditor would hold them.
+	PublisherPub, AuthorityPub []byte
 }
 
 // New initializes a host in a new temporary folder and admits the clinic
@@ -70,6 +73,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 		t.Fatal(err)
 	}
 	h.Ref, h.Target, h.Desc = rel.Ref, rel.Target, rel.Desc
+	h.PublisherPub, h.AuthorityPub = publisher.Public, authority.Public
 	host := h.Open()
 	if _, _, err := host.Admit(ctx, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,11 @@ func (db *DB) RunByRequest(ctx context.Context, deployment, requestID string) (*
 // RunsOf returns every run of the deployment in the order they were
 // stored.
 func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT run_id, deployment, request_id, state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	return db.queryRuns(ctx, `SELECT run_id, deployment, request_id, state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+}
+
+func (db *DB) queryRuns(ctx context.Context, query string, args ...any) ([]Run, error) {
+	rows, err := db.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
@@ -137,59 +141,129 @@ type Receipt struct {
 	Signature  []byte
 }
 
-// SealRun appends the receipt of one attempt of a run to the chain and
-// records it in the run's state, in one write transaction. build gets the
-// next sequence number and the previous receipt (nil for the first) and
-// returns the signed record; mark gets the run's state and the new
-// receipt's record and returns the state to store. An attempt is sealed
-// once: a second call for it changes nothing and returns (nil, nil).
-func (db *DB) SealRun(ctx context.Context, runID string, attempt int, build func(seq int64, prev *Receipt) (record, signature []byte, prevDigest string, err error), mark func(state, record []byte) ([]byte, error)) (*Receipt, error) {
+// SealRun appends the receipt of one attempt of a run to the chain,
+// records it in the run's state and appends the host's signed head
+// checkpoint, in one write transaction. build gets the next sequence
+// number and the previous receipt (nil for the first) and returns the
+// signed record; mark gets the run's state and the new receipt's record
+// and returns the state to store; checkpoint gets the new receipt, the
+// number of runs stored and the previous checkpoint (nil for none) and
+// returns the signed checkpoint, stored as version Seq of
+// (KindCheckpoint, CheckpointKey). An attempt is sealed once: a second
+// call for it changes nothing and returns (nil, nil, nil).
+func (db *DB) SealRun(ctx context.Context, runID string, attempt int,
+	build func(seq int64, prev *Receipt) (record, signature []byte, prevDigest string, err error),
+	mark func(state, record []byte) ([]byte, error),
+	checkpoint func(r *Receipt, runs int64, prev *Version) (record, signature []byte, err error)) (*Receipt, *Version, error) {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: seal run: %w", err)
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	defer tx.Rollback()
 	var sealed int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, attempt).Scan(&sealed); err != nil {
-		return nil, fmt.Errorf("store: seal run: %w", err)
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	if sealed > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var prev *Receipt
-	var p Receipt
-	err = tx.QueryRowContext(ctx, `SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts ORDER BY seq DESC LIMIT 1`).Scan(&p.Seq, &p.RunID, &p.Attempt, &p.PrevDigest, &p.Record, &p.Signature)
-	switch {
-	case err == nil:
-		prev = &p
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("store: seal run: %w", err)
+	prev, err := lastReceipt(ctx, tx, `SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts ORDER BY seq DESC LIMIT 1`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	r := Receipt{Seq: 1, RunID: runID, Attempt: attempt}
 	if prev != nil {
 		r.Seq = prev.Seq + 1
 	}
 	if r.Record, r.Signature, r.PrevDigest, err = build(r.Seq, prev); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkRecord(r.Record, r.Signature); err != nil {
-		return nil, fmt.Errorf("store: seal run: %w", err)
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
-		return nil, fmt.Errorf("store: seal run: %w", err)
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	var state []byte
 	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&state); err != nil {
-		return nil, fmt.Errorf("store: seal run %s: %w", runID, err)
+		return nil, nil, fmt.Errorf("store: seal run %s: %w", runID, err)
 	}
 	next, err := mark(state, r.Record)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
-		return nil, fmt.Errorf("store: seal run %s: %w", runID, err)
+		return nil, nil, fmt.Errorf("store: seal run %s: %w", runID, err)
 	}
-	return &r, tx.Commit()
+	cp, err := insertCheckpoint(ctx, tx, &r, checkpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, fmt.Errorf("store: seal run %s: %w", runID, err)
+	}
+	return &r, cp, nil
+}
+
+// KindCheckpoint and CheckpointKey name the host's signed receipt head
+// checkpoints among the versioned records: version N is the head after
+// receipt N.
+const (
+	KindCheckpoint = "checkpoint"
+	CheckpointKey  = "receipts"
+)
+
+// insertCheckpoint appends the checkpoint of receipt r inside tx.
+func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *Receipt, checkpoint func(r *Receipt, runs int64, prev *Version) ([]byte, []byte, error)) (*Version, error) {
+	var runs int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&runs); err != nil {
+		return nil, fmt.Errorf("store: seal run: %w", err)
+	}
+	prev, err := latestVersion(ctx, tx, KindCheckpoint, CheckpointKey)
+	if err != nil {
+		return nil, err
+	}
+	v := Version{Kind: KindCheckpoint, Key: CheckpointKey, Seq: r.Seq}
+	if v.Record, v.Signature, err = checkpoint(r, runs, prev); err != nil {
+		return nil, err
+	}
+	if err := checkRecord(v.Record, v.Signature); err != nil {
+		return nil, fmt.Errorf("store: seal run: checkpoint: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
+		return nil, fmt.Errorf("store: seal run: checkpoint #%d: %w", v.Seq, err)
+	}
+	return &v, nil
+}
+
+func lastReceipt(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, query string, args ...any) (*Receipt, error) {
+	var p Receipt
+	err := q.QueryRowContext(ctx, query, args...).Scan(&p.Seq, &p.RunID, &p.Attempt, &p.PrevDigest, &p.Record, &p.Signature)
+	switch {
+	case err == nil:
+		return &p, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// LastReceiptOf returns the receipt of the run's latest sealed attempt, or
+// nil when none is sealed.
+func (db *DB) LastReceiptOf(ctx context.Context, runID string) (*Receipt, error) {
+	r, err := lastReceipt(ctx, db.db, `SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: read receipt: %w", err)
+	}
+	return r, nil
+}
+
+// Runs returns every run of every deployment in the order they were
+// stored.
+func (db *DB) Runs(ctx context.Context) ([]Run, error) {
+	return db.queryRuns(ctx, `SELECT run_id, deployment, request_id, state FROM runs ORDER BY rowid`)
 }
 
 // PauseRun inserts an attention item and moves its run in one write

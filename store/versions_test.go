@@ -140,13 +140,23 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 		t.Fatalf("item after decide: %s", a.State)
 	}
 	seal := func(attempt int) (*Receipt, error) {
-		return db.SealRun(ctx, "r1", attempt, func(seq int64, prev *Receipt) ([]byte, []byte, string, error) {
+		r, cp, err := db.SealRun(ctx, "r1", attempt, func(seq int64, prev *Receipt) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)
 			}
 			return []byte(fmt.Sprint(seq)), []byte("s"), p, nil
-		}, func(state, record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil })
+		}, func(state, record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil },
+			func(r *Receipt, runs int64, prev *Version) ([]byte, []byte, error) {
+				if (prev == nil) != (r.Seq == 1) || prev != nil && prev.Seq != r.Seq-1 || runs != 1 {
+					return nil, nil, fmt.Errorf("checkpoint of #%d saw runs %d, previous %+v", r.Seq, runs, prev)
+				}
+				return []byte(fmt.Sprintf(`{"head":%d}`, r.Seq)), []byte("c"), nil
+			})
+		if (r == nil) != (cp == nil) || cp != nil && cp.Seq != r.Seq {
+			t.Fatalf("receipt %+v with checkpoint %+v", r, cp)
+		}
+		return r, err
 	}
 	for i := range 3 {
 		r, err := seal(i + 1)
@@ -159,6 +169,9 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	}
 	if rs, _ := db.Receipts(ctx); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
 		t.Fatalf("chain = %+v", rs)
+	}
+	if v, _ := db.LatestVersion(ctx, KindCheckpoint, CheckpointKey); v == nil || v.Seq != 3 || string(v.Record) != `{"head":3}` {
+		t.Fatalf("checkpoint after sealing: %+v", v)
 	}
 	if r, _ := db.RunByID(ctx, "r1"); string(r.State) != `{"sealed":3}` {
 		t.Fatalf("run after sealing: %s", r.State)

@@ -19,9 +19,16 @@ func newReceiptsCmd() *cobra.Command {
 		Use:   "verify",
 		Short: "Check every receipt's signature and link; name the first broken link",
 		Long: `Verify checks the whole receipt chain of this host: every record's
-signature with the receipt key ($OA_HOME/keys/receipt.pub), every sequence
-number and every link to the receipt before. Exit status 2
-(receipt_chain_broken) names the first broken link.`,
+signature with the receipt key ($OA_HOME/keys/receipt.pub, which must be
+the key the host-signed checkpoint pins), every sequence number and every
+link to the receipt before; that the chain reaches the host's last signed
+head checkpoint, both the one in the database and the copy in
+$OA_HOME/receipts.checkpoint (so removed receipts or an emptied database
+are caught); that every receipt names a host-signed binding with its plan;
+and that runs (their host MACs checked) and receipts agree. Exit status 2
+names the first broken link (receipt_chain_broken,
+receipt_checkpoint_mismatch, receipt_key_unpinned,
+receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
@@ -40,13 +47,12 @@ number and every link to the receipt before. Exit status 2
 						fmt.Fprintf(out, ", head %s", r.Head)
 					}
 					fmt.Fprintln(out)
+				} else if r.FirstBroken > 0 {
+					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d (%s): %s\n", r.FirstBroken, r.Receipts, r.Code, r.Problem)
 				} else {
-					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d: %s\n", r.FirstBroken, r.Receipts, r.Problem)
+					fmt.Fprintf(out, "receipt chain BROKEN (%s): %s\n", r.Code, r.Problem)
 				}
-				if !r.OK {
-					return blocking.New(blocking.ReceiptChainBroken, "first broken link: receipt #%d", r.FirstBroken)
-				}
-				return nil
+				return r.Err()
 			})
 		},
 	}

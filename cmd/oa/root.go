@@ -62,6 +62,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
 	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
+	root.AddCommand(newAuditCmd())
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

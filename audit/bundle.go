@@ -1,0 +1,353 @@
+// Package audit exports a host's whole integrity chain for one deployment
+// as one self-contained bundle, and verifies such a bundle offline with
+// only the publisher, authority and host public keys an auditor trusts:
+// artifact → Worker IR → publisher signature → conformance attestation →
+// admission → signed registry and connections → projection → capability
+// plan → binding → receipts and the host's signed head checkpoint.
+//
+// A bundle is a tar of an OCI image layout (what oras, crane and skopeo
+// read): the worker artifact with its cosign .sig and .att manifests,
+// tagged "release", and an audit manifest (artifactType
+// application/vnd.oa.audit.v1, subject the worker artifact) tagged
+// "audit", whose layers are the host's documents, canonical JSON or the
+// host's CUE files byte for byte, each titled by its document name.
+//
+// Verification rebuilds a host in a temporary folder from the bundle
+// (the auditor's host key as its key) and runs the host's own verifiers
+// on it — oci.VerifyChain, admit's admission status, resolve's registry
+// signature and plan resolution, bind's binding verification and
+// comparison, coordinator.CheckChain — so there is one copy of each check.
+// It sits after the coordinator in the flow; only cmd/oa imports it.
+package audit
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	orasoci "oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/store"
+)
+
+// Bundle format.
+const (
+	// ArtifactType is the audit manifest's artifactType.
+	ArtifactType = "application/vnd.oa.audit.v1"
+	// AuditTag tags the audit manifest; ReleaseTag the worker artifact.
+	AuditTag   = "audit"
+	ReleaseTag = "release"
+	// HostType is the type of the host document.
+	HostType = "oa.audit-host/v1"
+)
+
+// Documents of a bundle: the audit manifest's layer titles.
+const (
+	DocHost               = "host.json"
+	DocPolicy             = "policy.cue"
+	DocRegistry           = "registry.cue"
+	DocAdmissions         = "admissions.json"
+	DocRevocations        = "revocations.json"
+	DocRegistrySignatures = "registry-signatures.json"
+	DocConnections        = "connections.json"
+	DocBindings           = "bindings.json"
+	DocCheckpoints        = "checkpoints.json"
+	DocOtherRecords       = "other-records.json"
+	DocRuns               = "runs.json"
+	DocReceipts           = "receipts.json"
+	DocCheckpointFile     = "checkpoint.json"
+	DocProjection         = "projection.json"
+	DocPlan               = "plan.json"
+)
+
+// documents lists every document in layer order with its media type.
+var documents = []struct{ name, mediaType string }{
+	{DocHost, "application/vnd.oa.audit.host.v1+json"},
+	{DocPolicy, "application/vnd.oa.audit.policy.v1+cue"},
+	{DocRegistry, "application/vnd.oa.audit.registry.v1+cue"},
+	{DocAdmissions, "application/vnd.oa.audit.admissions.v1+json"},
+	{DocRevocations, "application/vnd.oa.audit.revocations.v1+json"},
+	{DocRegistrySignatures, "application/vnd.oa.audit.registry-signatures.v1+json"},
+	{DocConnections, "application/vnd.oa.audit.connections.v1+json"},
+	{DocBindings, "application/vnd.oa.audit.bindings.v1+json"},
+	{DocCheckpoints, "application/vnd.oa.audit.checkpoints.v1+json"},
+	{DocOtherRecords, "application/vnd.oa.audit.other-records.v1+json"},
+	{DocRuns, "application/vnd.oa.audit.runs.v1+json"},
+	{DocReceipts, "application/vnd.oa.audit.receipts.v1+json"},
+	{DocCheckpointFile, "application/vnd.oa.audit.checkpoint-file.v1+json"},
+	{DocProjection, "application/vnd.oa.audit.projection.v1+json"},
+	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
+}
+
+// HostDoc names what the bundle is of. Its keys are data for the auditor
+// to compare with the keys they trust; verify never trusts them (the
+// receipt key is trusted only as the host-signed checkpoint pins it).
+type HostDoc struct {
+	Type             string    `json:"type"`
+	Host             string    `json:"host"`
+	Deployment       string    `json:"deployment"`
+	ArtifactDigest   string    `json:"artifactDigest"`
+	HostPublicKey    string    `json:"hostPublicKey"`
+	ReceiptPublicKey string    `json:"receiptPublicKey"`
+	ExportedAt       time.Time `json:"exportedAt"`
+}
+
+// ExportOptions say what to export.
+type ExportOptions struct {
+	// Home is the host folder ($OA_HOME).
+	Home string
+	// Deployment is the bound deployment; empty means the only one.
+	Deployment string
+	// Now is the export time recorded (the manifest's created time).
+	Now time.Time
+}
+
+// Summary says what was exported.
+type Summary struct {
+	Deployment     string `json:"deployment"`
+	ArtifactDigest string `json:"artifactDigest"`
+	Receipts       int    `json:"receipts"`
+	Runs           int    `json:"runs"`
+	// Manifest is the audit manifest's digest.
+	Manifest string `json:"manifest"`
+}
+
+// Export writes the bundle of the deployment's chain on the host to w.
+func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, error) {
+	h, err := admit.OpenHost(ctx, opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	deployment, err := pickDeployment(ctx, h, opts.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bind.Current(ctx, h, deployment)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "oa-audit-export-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	layout, err := orasoci.NewWithContext(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	art, err := copyRelease(ctx, opts.Home, b, layout)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := collect(ctx, h, b, art, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := packAudit(ctx, layout, art.Descriptor, docs, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTar(w, dir, opts.Now); err != nil {
+		return nil, err
+	}
+	return &Summary{Deployment: deployment, ArtifactDigest: b.ArtifactDigest, Receipts: docs.receipts, Runs: docs.runs, Manifest: manifest.Digest.String()}, nil
+}
+
+// pickDeployment is the deployment named, or the host's only bound one.
+func pickDeployment(ctx context.Context, h *admit.Host, named string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	vs, err := h.DB().LatestVersions(ctx, store.KindBinding)
+	if err != nil {
+		return "", err
+	}
+	if len(vs) != 1 {
+		return "", blocking.New(blocking.BindingMissing, "the host has %d bound deployments: name one with --deployment", len(vs))
+	}
+	return vs[0].Key, nil
+}
+
+// copyRelease copies the bound release with its signature and attestation
+// manifests into the bundle's layout, verifying it is the bound one.
+func copyRelease(ctx context.Context, home string, b *bind.Binding, dst oras.Target) (*oci.Artifact, error) {
+	art, err := bind.FetchRelease(ctx, home, b)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+	if err != nil {
+		return nil, err
+	}
+	src, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := oci.Copy(ctx, src, dst, art.Descriptor, ReleaseTag); err != nil {
+		return nil, err
+	}
+	return art, nil
+}
+
+// collected holds the documents by name.
+type collected struct {
+	bytes          map[string][]byte
+	receipts, runs int
+}
+
+// collect reads every document of the bundle from the host.
+func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artifact, now time.Time) (*collected, error) {
+	c := &collected{bytes: map[string][]byte{}}
+	read := func(name string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(h.Home, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return b, err
+	}
+	hostPub, err := read(admit.HostPubFile)
+	if err != nil {
+		return nil, err
+	}
+	receiptPub, err := read(coordinator.ReceiptPubFile)
+	if err != nil {
+		return nil, err
+	}
+	for name, file := range map[string]string{DocPolicy: admit.PolicyFile, DocRegistry: resolve.RegistryFile} {
+		if c.bytes[name], err = read(file); err != nil {
+			return nil, err
+		}
+	}
+	cp, err := read(coordinator.CheckpointFile)
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil {
+		cp = []byte("null")
+	}
+	c.bytes[DocCheckpointFile] = cp
+	dump, err := h.DB().Dump(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.receipts, c.runs = len(dump.Receipts), len(dump.Runs)
+	proj, err := harness.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
+	if err != nil {
+		return nil, err
+	}
+	byKind := splitVersions(dump.Versions)
+	values := map[string]any{
+		DocHost: HostDoc{Type: HostType, Host: h.Policy.Host, Deployment: b.Deployment, ArtifactDigest: b.ArtifactDigest,
+			HostPublicKey: string(hostPub), ReceiptPublicKey: string(receiptPub), ExportedAt: now.UTC().Truncate(time.Millisecond)},
+		DocAdmissions: dump.Admissions, DocRevocations: dump.Revocations,
+		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
+		DocBindings: byKind[store.KindBinding], DocCheckpoints: byKind[store.KindCheckpoint], DocOtherRecords: byKind[""],
+		DocRuns: dump.Runs, DocReceipts: dump.Receipts, DocProjection: proj.Manifest(), DocPlan: b.Plan,
+	}
+	for name, v := range values {
+		if c.bytes[name], err = canonical.Marshal(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return c, nil
+}
+
+// documentKinds are the version kinds with a document of their own; the
+// others go to DocOtherRecords (key "").
+var documentKinds = map[string]bool{store.KindRegistry: true, store.KindConnection: true, store.KindBinding: true, store.KindCheckpoint: true}
+
+func splitVersions(vs []store.Version) map[string][]store.Version {
+	out := map[string][]store.Version{"": {}}
+	for k := range documentKinds {
+		out[k] = []store.Version{}
+	}
+	for _, v := range vs {
+		k := v.Kind
+		if !documentKinds[k] {
+			k = ""
+		}
+		out[k] = append(out[k], v)
+	}
+	return out
+}
+
+// packAudit pushes the documents as layers of the audit manifest, whose
+// subject is the worker artifact, and tags it.
+func packAudit(ctx context.Context, layout *orasoci.Store, subject ocispec.Descriptor, docs *collected, now time.Time) (ocispec.Descriptor, error) {
+	layers := make([]ocispec.Descriptor, 0, len(documents))
+	for _, d := range documents {
+		data := docs.bytes[d.name]
+		if data == nil {
+			data = []byte{}
+		}
+		desc := content.NewDescriptorFromBytes(d.mediaType, data)
+		desc.Annotations = map[string]string{ocispec.AnnotationTitle: d.name}
+		// Equal documents (two empty lists) are one blob.
+		if err := layout.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return ocispec.Descriptor{}, err
+		}
+		layers = append(layers, desc)
+	}
+	desc, err := oras.PackManifest(ctx, layout, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{
+		Subject: &subject, Layers: layers,
+		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: now.UTC().Format(time.RFC3339)},
+	})
+	if err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	return desc, layout.Tag(ctx, desc, AuditTag)
+}
+
+// writeTar writes the layout folder as a tar, files in name order with
+// fixed times and modes, so one layout gives one byte stream.
+func writeTar(w io.Writer, dir string, now time.Time) error {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	tw := tar.NewWriter(w)
+	for _, name := range files {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		hdr := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: now.UTC().Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}

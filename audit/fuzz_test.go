@@ -1,0 +1,41 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// FuzzOpenBundle feeds arbitrary files to the bundle reader: whatever the
+// bytes, it never panics and refuses with a closed code, never a fault.
+// The seed corpus (testdata/fuzz/FuzzOpenBundle) holds an empty tar, a
+// layout without an audit tag and a layout whose audit tag names a
+// missing blob.
+func FuzzOpenBundle(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("not a tar at all"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "bundle.tar")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, err := openBundle(context.Background(), path)
+		if err == nil {
+			if b.subject.Digest == "" || len(b.docs) != len(documents) {
+				t.Fatalf("accepted a bundle without its documents")
+			}
+			return
+		}
+		l := blocking.Refusals(err)
+		if len(l) == 0 {
+			t.Fatalf("a fault, not a refusal: %v", err)
+		}
+		if c := l[0].Code; c != blocking.AuditBundleInvalid && c != blocking.ReceiptChainBroken {
+			t.Fatalf("refused with %s", c)
+		}
+	})
+}

@@ -1,0 +1,442 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	orasoci "oras.land/oras-go/v2/content/oci"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/store"
+)
+
+// Bounds on what is read from a bundle before it is believed.
+const (
+	maxBundle   = 4 << 30
+	maxManifest = 4 << 20
+	maxDocument = 512 << 20
+)
+
+// Links of an audit, in chain order (the artifact's four are oci's).
+const (
+	LinkBundle      = "bundle"
+	LinkAdmission   = "admission"
+	LinkRegistry    = "registry"
+	LinkConnections = "connections"
+	LinkProjection  = "projection"
+	LinkPlan        = "plan"
+	LinkBinding     = "binding"
+	LinkReceipts    = "receipts"
+)
+
+// Keys are the public keys (cosign PEM) the auditor trusts.
+type Keys struct {
+	Publisher, Authority, Host []byte
+}
+
+// Link is one checked link of the chain; Refusal is nil when it holds.
+type Link struct {
+	Name    string          `json:"link"`
+	Detail  string          `json:"detail,omitempty"`
+	Refusal *blocking.Error `json:"refusal,omitempty"`
+}
+
+// Report is the audit of one bundle.
+type Report struct {
+	Host           string `json:"host,omitempty"`
+	Deployment     string `json:"deployment,omitempty"`
+	ArtifactDigest string `json:"artifactDigest,omitempty"`
+	Links          []Link `json:"links"`
+	// FirstBroken is the name of the first link that does not hold.
+	FirstBroken string                   `json:"firstBroken,omitempty"`
+	OK          bool                     `json:"ok"`
+	Receipts    *coordinator.ChainReport `json:"receipts,omitempty"`
+}
+
+// Err is the first broken link's refusal, nil when every link holds.
+func (r *Report) Err() error {
+	for _, l := range r.Links {
+		if l.Refusal != nil {
+			return l.Refusal
+		}
+	}
+	return nil
+}
+
+func (r *Report) add(name, detail string, err error) {
+	l := Link{Name: name, Detail: detail}
+	if err != nil {
+		l.Refusal = firstRefusal(err)
+	}
+	r.Links = append(r.Links, l)
+}
+
+// firstRefusal is err's first refusal; a fault reads as the bundle's.
+func firstRefusal(err error) *blocking.Error {
+	if l := blocking.Refusals(err); len(l) > 0 {
+		return l[0]
+	}
+	return blocking.New(blocking.AuditBundleInvalid, "a record cannot be read")
+}
+
+// bundle is a bundle opened: its layout and its documents.
+type bundle struct {
+	layout  *orasoci.ReadOnlyStore
+	subject ocispec.Descriptor
+	docs    map[string][]byte
+	host    HostDoc
+	dump    store.Dump
+}
+
+// Verify checks the bundle at path offline with keys: every digest
+// recomputed, every signature checked with the keys given (never with a
+// key the bundle carries), every link reported in chain order. The error
+// is for program faults and bad keys only; a broken link is in the
+// report (see Report.Err).
+func Verify(ctx context.Context, path string, keys Keys) (*Report, error) {
+	pub, auth, hostKey, err := loadKeys(keys)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{}
+	b, err := openBundle(ctx, path)
+	if err != nil {
+		r.add(LinkBundle, path, err)
+		return r.finish(), nil
+	}
+	r.Host, r.Deployment, r.ArtifactDigest = b.host.Host, b.host.Deployment, b.subject.Digest.String()
+	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs), b.subject.Digest), nil)
+	chain := oci.VerifyChain(ctx, b.layout, b.subject, pub, auth)
+	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
+		return nil, err
+	}
+	for _, l := range chain.Links {
+		r.Links = append(r.Links, Link{Name: l.Name, Detail: l.Digest, Refusal: l.Refusal})
+	}
+	home, err := os.MkdirTemp("", "oa-audit-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(home)
+	h, err := rebuildHost(ctx, home, b, hostKey)
+	if err != nil {
+		if blocking.Refusals(err) == nil {
+			return nil, err
+		}
+		r.add(LinkAdmission, "the host's policy and records", err)
+		return r.finish(), nil
+	}
+	defer h.Close()
+	hostChecks(ctx, r, h, b, chain.Artifact, pub, auth)
+	return r.finish(), nil
+}
+
+func (r *Report) finish() *Report {
+	r.OK = true
+	for _, l := range r.Links {
+		if l.Refusal != nil {
+			r.OK, r.FirstBroken = false, l.Name
+			break
+		}
+	}
+	return r
+}
+
+// loadKeys parses the three trusted keys.
+func loadKeys(k Keys) (pub, auth, host *oci.Verifier, err error) {
+	if pub, err = oci.LoadVerifier(k.Publisher); err != nil {
+		return nil, nil, nil, err
+	}
+	if auth, err = oci.LoadVerifier(k.Authority); err != nil {
+		return nil, nil, nil, err
+	}
+	if host, err = oci.LoadVerifier(k.Host); err != nil {
+		return nil, nil, nil, err
+	}
+	return pub, auth, host, nil
+}
+
+// openBundle opens the tar's layout and reads the audit manifest and its
+// documents, each bounded and digest-checked.
+func openBundle(ctx context.Context, path string) (*bundle, error) {
+	invalid := func(format string, args ...any) error {
+		return blocking.New(blocking.AuditBundleInvalid, format, args...)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBundle {
+		return nil, invalid("the bundle is not a readable file of at most %d bytes", int64(maxBundle))
+	}
+	layout, err := orasoci.NewFromTar(ctx, path)
+	if err != nil {
+		return nil, invalid("the file is not a tar of an OCI image layout")
+	}
+	desc, err := layout.Resolve(ctx, AuditTag)
+	if err != nil || desc.MediaType != ocispec.MediaTypeImageManifest || desc.Size > maxManifest {
+		return nil, invalid("the layout has no audit manifest tagged %q", AuditTag)
+	}
+	raw, err := content.FetchAll(ctx, layout, desc)
+	if err != nil {
+		return nil, invalid("the audit manifest does not match its digest")
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil || m.ArtifactType != ArtifactType || m.Subject == nil {
+		return nil, invalid("the audit manifest is not an %s manifest with a subject", ArtifactType)
+	}
+	b := &bundle{layout: layout, subject: *m.Subject, docs: map[string][]byte{}}
+	if release, err := layout.Resolve(ctx, ReleaseTag); err != nil || release.Digest != b.subject.Digest {
+		return nil, invalid("the release tagged %q is not the audit manifest's subject", ReleaseTag)
+	}
+	want := map[string]string{}
+	for _, d := range documents {
+		want[d.name] = d.mediaType
+	}
+	for _, l := range m.Layers {
+		name := l.Annotations[ocispec.AnnotationTitle]
+		if want[name] != l.MediaType || b.docs[name] != nil || l.Size > maxDocument {
+			return nil, invalid("layer %s is not a bundle document, or is repeated or too large", l.Digest)
+		}
+		data, err := content.FetchAll(ctx, layout, l)
+		if err != nil {
+			return nil, invalid("document %s does not match its digest", name)
+		}
+		b.docs[name] = data
+	}
+	for _, d := range documents {
+		if b.docs[d.name] == nil {
+			return nil, invalid("document %s is missing", d.name)
+		}
+	}
+	return b, b.decode()
+}
+
+// decode reads the JSON documents strictly.
+func (b *bundle) decode() error {
+	var regs, conns, binds, cps, other []store.Version
+	targets := map[string]any{DocHost: &b.host, DocAdmissions: &b.dump.Admissions, DocRevocations: &b.dump.Revocations,
+		DocRegistrySignatures: &regs, DocConnections: &conns, DocBindings: &binds, DocCheckpoints: &cps, DocOtherRecords: &other,
+		DocRuns: &b.dump.Runs, DocReceipts: &b.dump.Receipts}
+	for name, v := range targets {
+		if err := canonical.DecodeStrict(b.docs[name], v); err != nil {
+			return blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", name)
+		}
+	}
+	if b.host.Type != HostType || b.host.ArtifactDigest != b.subject.Digest.String() {
+		return blocking.New(blocking.AuditBundleInvalid, "document %s does not name the bundle's release", DocHost)
+	}
+	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds, store.KindCheckpoint: cps} {
+		for _, v := range vs {
+			if v.Kind != kind {
+				return blocking.New(blocking.AuditBundleInvalid, "a %s record is filed among the %s records", v.Kind, kind)
+			}
+		}
+	}
+	b.dump.Versions = slices.Concat(regs, conns, binds, cps, other)
+	for i, rc := range b.dump.Receipts {
+		if rc.Seq != int64(i+1) {
+			return blocking.New(blocking.ReceiptChainBroken, "document %s lists receipt #%d at place %d", DocReceipts, rc.Seq, i+1)
+		}
+	}
+	return nil
+}
+
+// rebuildHost makes a host folder at home from the bundle, with the
+// auditor's host key as its key: the policy and registry files, the
+// receipt key the checkpoint must pin, and a store holding the bundle's
+// rows.
+func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *oci.Verifier) (*admit.Host, error) {
+	hostPEM, err := hostKey.PublicPEM()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{admit.HostPubFile: hostPEM, admit.PolicyFile: b.docs[DocPolicy], resolve.RegistryFile: b.docs[DocRegistry],
+		coordinator.ReceiptPubFile: []byte(b.host.ReceiptPublicKey)}
+	for name, data := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	db, err := store.Open(ctx, filepath.Join(home, admit.StateFile))
+	if err != nil {
+		return nil, err
+	}
+	err = db.Restore(ctx, &b.dump)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, blocking.New(blocking.AuditBundleInvalid, "the bundle's records do not fit one store (a key is repeated)")
+	}
+	return admit.OpenHost(ctx, home)
+}
+
+// hostChecks checks the links after the artifact's on the rebuilt host.
+func hostChecks(ctx context.Context, r *Report, h *admit.Host, b *bundle, art *oci.Artifact, pub, auth *oci.Verifier) {
+	binding, bindErr := bind.Current(ctx, h, b.host.Deployment)
+	// The chain is judged at the time a person bound it: the admission
+	// had to be active then (a later expiry does not break history).
+	at := time.Time{}
+	if binding != nil {
+		at = binding.ApprovedAt
+	}
+	status, err := h.Status(ctx, b.subject.Digest.String(), at)
+	if err != nil {
+		r.add(LinkAdmission, "", err)
+		return
+	}
+	r.add(LinkAdmission, admissionDetail(status), admissionErr(status, pub, auth))
+	r.add(registryLink(ctx, h))
+	r.add(connectionsLink(ctx, h))
+	r.add(projectionLink(b, art, binding))
+	r.add(planLink(ctx, h, b, binding, bindErr, at))
+	bindDetail := ""
+	if binding != nil {
+		bindDetail = fmt.Sprintf("%s #%d, approved by %s", binding.Deployment, binding.Seq, binding.ApprovedBy)
+	}
+	r.add(LinkBinding, bindDetail, bindErr)
+	r.add(receiptsLink(ctx, r, h, b))
+}
+
+func admissionDetail(st *admit.Status) string {
+	if st.Record == nil {
+		return string(st.State)
+	}
+	return fmt.Sprintf("%s, %s@%s #%d admitted by %s", st.State, st.Record.Package, st.Record.Version, st.Record.Seq, st.Record.AdmittedBy)
+}
+
+// admissionErr refuses an admission not active when bound, or made with
+// other publisher or authority keys than the auditor's.
+func admissionErr(st *admit.Status, pub, auth *oci.Verifier) error {
+	if st.State != admit.Active {
+		return st.Why
+	}
+	if st.Record.Publisher.KeyID != pub.KeyID() {
+		return blocking.New(blocking.AuditKeyMismatch, "the admission names another publisher key than --publisher-key")
+	}
+	if !slices.ContainsFunc(st.Record.Authorities, func(k admit.KeyRef) bool { return k.KeyID == auth.KeyID() }) {
+		return blocking.New(blocking.AuditKeyMismatch, "the admission names no attestation by --authority-key")
+	}
+	return nil
+}
+
+func registryLink(ctx context.Context, h *admit.Host) (string, string, error) {
+	reg, err := resolve.LoadRegistry(filepath.Join(h.Home, resolve.RegistryFile))
+	if err != nil {
+		return LinkRegistry, "", err
+	}
+	if _, err := resolve.CheckRegistrySigned(ctx, h, reg); err != nil {
+		return LinkRegistry, reg.Digest(), err
+	}
+	return LinkRegistry, reg.Digest(), nil
+}
+
+func connectionsLink(ctx context.Context, h *admit.Host) (string, string, error) {
+	list, err := connection.List(ctx, h)
+	if err != nil {
+		return LinkConnections, "", err
+	}
+	names := make([]string, 0, len(list))
+	for _, c := range list {
+		if c.Record == nil {
+			return LinkConnections, c.Name, blocking.New(blocking.AuditHostRecordUnverified, "connection %s #%d does not verify with the host key", c.Name, c.Seq)
+		}
+		names = append(names, fmt.Sprintf("%s r%d", c.Name, c.Record.Revision))
+	}
+	return LinkConnections, strings.Join(names, ", "), nil
+}
+
+// projectionLink projects the verified IR again and holds the bundle's
+// projection digests and the binding's persona digest to it.
+func projectionLink(b *bundle, art *oci.Artifact, binding *bind.Binding) (string, string, error) {
+	if art == nil {
+		return LinkProjection, "", blocking.New(blocking.AuditProjectionMismatch, "the release did not verify, so nothing can be projected")
+	}
+	p, err := harness.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
+	if err != nil {
+		return LinkProjection, "", err
+	}
+	m := p.Manifest()
+	got, err := canonical.Marshal(m)
+	if err != nil {
+		return LinkProjection, "", err
+	}
+	if string(got) != string(b.docs[DocProjection]) {
+		return LinkProjection, m.MaterializationDigest, blocking.New(blocking.AuditProjectionMismatch, "document %s is not the projection of the release", DocProjection)
+	}
+	if binding != nil && binding.PersonaDigest != m.PersonaDigest {
+		return LinkProjection, m.MaterializationDigest, blocking.New(blocking.AuditProjectionMismatch, "the binding approved another persona")
+	}
+	return LinkProjection, m.MaterializationDigest, nil
+}
+
+// planLink resolves the plan again from the rebuilt host and compares it
+// with the binding, link by link.
+func planLink(ctx context.Context, h *admit.Host, b *bundle, binding *bind.Binding, bindErr error, at time.Time) (string, string, error) {
+	if binding == nil {
+		return LinkPlan, "", bindErr
+	}
+	var listed resolve.Plan
+	if err := canonical.DecodeStrict(b.docs[DocPlan], &listed); err != nil || listed.Digest() != binding.PlanDigest {
+		return LinkPlan, binding.PlanDigest, blocking.New(blocking.AuditPlanMismatch, "document %s is not the bound plan", DocPlan)
+	}
+	st, err := resolve.Load(ctx, h, b.layout, b.subject, at)
+	var plan *resolve.Plan
+	if err == nil {
+		plan, err = resolve.Resolve(st, resolve.Request{Deployment: binding.Deployment, Model: binding.Model})
+	}
+	if err != nil && blocking.Refusals(err) == nil {
+		return LinkPlan, "", err
+	}
+	report := bind.Compare(binding, plan, err)
+	if !report.Approved {
+		links := make([]string, 0, len(report.Changes))
+		for _, c := range report.Changes {
+			links = append(links, string(c.Link))
+		}
+		return LinkPlan, binding.PlanDigest, blocking.New(blocking.AuditPlanMismatch, "changed: %s", strings.Join(links, ", "))
+	}
+	return LinkPlan, binding.PlanDigest, nil
+}
+
+// receiptsLink runs the host's receipt chain check on the bundle's rows:
+// the receipt key must be the one the host-signed checkpoint pins; runs
+// are held to receipts without MACs (the auditor has no host secret).
+func receiptsLink(ctx context.Context, r *Report, h *admit.Host, b *bundle) (string, string, error) {
+	var receiptKey *oci.Verifier
+	if b.host.ReceiptPublicKey != "" {
+		receiptKey, _ = oci.LoadVerifier([]byte(b.host.ReceiptPublicKey))
+	}
+	file := b.docs[DocCheckpointFile]
+	if string(file) == "null" {
+		file = nil
+	}
+	chain, err := coordinator.CheckChain(ctx, h, coordinator.ChainInputs{ReceiptKey: receiptKey, CheckpointFile: file})
+	if err != nil {
+		return LinkReceipts, "", err
+	}
+	r.Receipts = chain
+	detail := fmt.Sprintf("%d receipts, %d runs", chain.Receipts, chain.Runs)
+	if chain.Checkpoint != nil {
+		detail += fmt.Sprintf(", head %s = checkpoint #%d", chain.Head, chain.Checkpoint.Seq)
+	}
+	return LinkReceipts, detail, chain.Err()
+}

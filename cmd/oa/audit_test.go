@@ -1,0 +1,94 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/audit"
+)
+
+func TestAuditExportVerifyCLI(t *testing.T) {
+	h := coordinatorHost(t, false)
+	c := openCoordinator(t, h)
+	runClinic(t, c, "a", "AB-1234")
+	runClinic(t, c, "b", "OF-0001")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, "receipts", "verify")
+	keys := t.TempDir()
+	pub, auth, host := filepath.Join(keys, "p.pub"), filepath.Join(keys, "a.pub"), filepath.Join(keys, "h.pub")
+	hostPub, err := os.ReadFile(filepath.Join(h.Home, admit.HostPubFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, b := range map[string][]byte{pub: h.PublisherPub, auth: h.AuthorityPub, host: hostPub} {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bundle := filepath.Join(t.TempDir(), "clinic.tar")
+	if out := cliOK(t, "audit", "export", "-o", bundle); !strings.Contains(out, "deployment clinic") || !strings.Contains(out, "2 receipts") {
+		t.Fatalf("export: %s", out)
+	}
+	if _, _, code := runCLI(t, "audit", "export", "--deployment", "nope", "-o", filepath.Join(t.TempDir(), "x.tar")); code != 2 {
+		t.Fatalf("export of an unbound deployment: exit %d, want 2", code)
+	}
+
+	// The auditor's machine: the host folder is gone.
+	t.Setenv("OA_HOME", filepath.Join(t.TempDir(), "absent"))
+	out := cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	for _, want := range []string{"└── bundle", "publisher_signature", "conformance_attestation", "admission", "plan", "└── receipts", "audit ok"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("verify tree lacks %q:\n%s", want, out)
+		}
+	}
+	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	var r audit.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 12 || r.Receipts == nil || r.Receipts.Receipts != 2 {
+		t.Fatalf("verify --json: %v %s", err, out)
+	}
+	// Keys swapped: the publisher key is not the one that signed.
+	out, _ = cliRefused(t, "signature_untrusted", "audit", "verify", bundle, "--publisher-key", auth, "--authority-key", auth, "--host-key", host)
+	if !strings.Contains(out, "audit BROKEN at publisher_signature") {
+		t.Fatalf("broken tree: %s", out)
+	}
+	if _, _, code := runCLI(t, "audit", "verify", bundle, "--publisher-key", pub); code != 2 {
+		t.Fatalf("missing key flags: exit %d, want 2", code)
+	}
+	notTar := filepath.Join(t.TempDir(), "x.tar")
+	os.WriteFile(notTar, []byte("not a tar"), 0o644)
+	cliRefused(t, "audit_bundle_invalid", "audit", "verify", notTar, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+}
+
+func TestAuditReceiptsVerifyCatchesAnEmptiedDatabase(t *testing.T) {
+	h := coordinatorHost(t, false)
+	c := openCoordinator(t, h)
+	runClinic(t, c, "a", "AB-1234")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, "receipts", "verify")
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.Home, admit.StateFile)+"?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range []string{"DROP TRIGGER receipts_no_delete", "DROP TRIGGER versions_no_delete", "DELETE FROM receipts", "DELETE FROM versions WHERE kind = 'checkpoint'", "DELETE FROM runs"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	out, _ := cliRefused(t, "receipt_checkpoint_mismatch", "receipts", "verify")
+	if !strings.Contains(out, "BROKEN") {
+		t.Fatalf("receipts verify: %s", out)
+	}
+}

@@ -1,0 +1,37 @@
+package coordinator_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/hosttest"
+)
+
+// BenchmarkVerifyReceipts100: oa receipts verify's check of a host with
+// 100 runs and receipts: every receipt signature, both checkpoints, the
+// binding history and every run's MAC.
+func BenchmarkVerifyReceipts100(b *testing.B) {
+	d := newBenchDeployment(b, hosttest.Sandbox)
+	ctx := context.Background()
+	for i := range 100 {
+		if _, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234"), RequestID: fmt.Sprintf("v-%d", i), Wait: time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h, err := admit.OpenHost(ctx, d.Home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := coordinator.VerifyReceipts(ctx, h)
+		if err != nil || !r.OK || r.Receipts != 100 {
+			b.Fatalf("%+v, %v", r, err)
+		}
+	}
+}
