@@ -19,8 +19,13 @@ import (
 	"github.com/oa-dev/oa/store"
 )
 
-// CheckpointType is the type of a head checkpoint record.
-const CheckpointType = "oa.receipt-checkpoint/v1"
+// CheckpointType is the type of a head checkpoint record: signed by the
+// receipt key, which a host-signed pin vouches for (see pin.go).
+const CheckpointType = "oa.receipt-checkpoint/v2"
+
+// CheckpointTypeHostSigned is the type of the checkpoints hosts signed
+// with the host key before pins; they are still read, never written.
+const CheckpointTypeHostSigned = "oa.receipt-checkpoint/v1"
 
 // CheckpointFile is the copy of the latest head checkpoint kept beside
 // the database under $OA_HOME, so a database removed, emptied or replaced
@@ -30,8 +35,8 @@ const CheckpointFile = "receipts.checkpoint"
 // maxCheckpointFile bounds the checkpoint file read.
 const maxCheckpointFile = 64 << 10
 
-// Checkpoint is the host-signed head of the receipt chain after receipt
-// Seq: signed with the host key in the same write as that receipt.
+// Checkpoint is the signed head of the receipt chain after receipt Seq:
+// signed with the pinned receipt key in the same write as that receipt.
 type Checkpoint struct {
 	Type string `json:"type"`
 	Host string `json:"host"`
@@ -56,21 +61,47 @@ type SignedCheckpoint struct {
 	Signature []byte `json:"signature"`
 }
 
-// ReadCheckpoint verifies a signed checkpoint with the host key and
-// decodes it strictly.
-func ReadCheckpoint(h *admit.Host, record, signature []byte) (*Checkpoint, error) {
-	var cp Checkpoint
-	if err := h.VerifyRecord(record, signature); err != nil {
-		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint does not verify with the host key")
+// ReadCheckpoint verifies a signed checkpoint and decodes it strictly:
+// one of type CheckpointType with the receipt key it names, which must be
+// pinned by a host-signed pin; an older host-signed one with the host
+// key. The record is decoded (bounded, strictly) before it is verified
+// only to learn which key to verify it with; nothing in it is believed
+// until then.
+func ReadCheckpoint(ctx context.Context, h *admit.Host, record, signature []byte) (*Checkpoint, error) {
+	keys, err := receiptKeyPins(ctx, h)
+	if err != nil {
+		return nil, err
 	}
-	if err := canonical.DecodeStrict(record, &cp); err != nil || cp.Type != CheckpointType || cp.Seq < 1 || cp.Host != h.Policy.Host {
+	return readCheckpoint(h, keys, record, signature)
+}
+
+// readCheckpoint is ReadCheckpoint with the host's pins already read.
+func readCheckpoint(h *admit.Host, keys pinnedKeys, record, signature []byte) (*Checkpoint, error) {
+	var cp Checkpoint
+	if len(record) > maxCheckpointFile || canonical.DecodeStrict(record, &cp) != nil || cp.Seq < 1 || cp.Host != h.Policy.Host {
+		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint is not this host's checkpoint record")
+	}
+	switch cp.Type {
+	case CheckpointType:
+		key, err := keys.key(cp.ReceiptKey)
+		if err != nil {
+			return nil, err
+		}
+		if key.VerifyBytes(signature, record) != nil {
+			return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint does not verify with the receipt key the host pinned")
+		}
+	case CheckpointTypeHostSigned:
+		if h.VerifyRecord(record, signature) != nil {
+			return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint does not verify with the host key")
+		}
+	default:
 		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint is not this host's checkpoint record")
 	}
 	return &cp, nil
 }
 
 // decodeCheckpointFile reads the checkpoint file's bytes (nil: none).
-func decodeCheckpointFile(h *admit.Host, b []byte) (*Checkpoint, error) {
+func decodeCheckpointFile(h *admit.Host, keys pinnedKeys, b []byte) (*Checkpoint, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -78,12 +109,12 @@ func decodeCheckpointFile(h *admit.Host, b []byte) (*Checkpoint, error) {
 	if len(b) > maxCheckpointFile || canonical.DecodeStrict(b, &sc) != nil {
 		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint file %s is malformed", CheckpointFile)
 	}
-	return ReadCheckpoint(h, sc.Record, sc.Signature)
+	return readCheckpoint(h, keys, sc.Record, sc.Signature)
 }
 
 // readCheckpointFile reads and verifies $OA_HOME's checkpoint, nil when
 // there is none.
-func readCheckpointFile(h *admit.Host) (*Checkpoint, error) {
+func readCheckpointFile(h *admit.Host, keys pinnedKeys) (*Checkpoint, error) {
 	b, err := os.ReadFile(filepath.Join(h.Home, CheckpointFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -91,7 +122,7 @@ func readCheckpointFile(h *admit.Host) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeCheckpointFile(h, b)
+	return decodeCheckpointFile(h, keys, b)
 }
 
 // writeCheckpointFile replaces $OA_HOME's checkpoint with v, atomically
@@ -135,7 +166,7 @@ func writeCheckpointFile(home string, v *store.Version) error {
 // extendsCheckpoints refuses to seal receipt rec unless the chain it
 // extends reaches the store's last checkpoint and the file's: new runs
 // never extend a truncated chain.
-func extendsCheckpoints(h *admit.Host, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
+func extendsCheckpoints(h *admit.Host, keys pinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
 	if file != nil && (file.Seq >= rec.Seq || file.Seq == rec.Seq-1 && file.Head != rec.PrevDigest) {
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the chain is shorter than, or differs from, checkpoint #%d in %s; no receipt is appended", file.Seq, CheckpointFile)
 	}
@@ -148,7 +179,7 @@ func extendsCheckpoints(h *admit.Host, rec *store.Receipt, prev *store.Version, 
 	if prev == nil || prev.Seq != rec.Seq-1 {
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "receipt #%d has no signed checkpoint; no receipt is appended", rec.Seq-1)
 	}
-	cp, err := ReadCheckpoint(h, prev.Record, prev.Signature)
+	cp, err := readCheckpoint(h, keys, prev.Record, prev.Signature)
 	if err != nil {
 		return err
 	}
@@ -195,11 +226,15 @@ func CheckChain(ctx context.Context, h *admit.Host, in ChainInputs) (*ChainRepor
 		report.OK, report.FirstBroken, report.Code, report.Problem = false, seq, code, fmt.Sprintf(format, args...)
 		return report
 	}
-	head, err := latestCheckpoint(ctx, h)
+	keys, err := receiptKeyPins(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	head, err := latestCheckpoint(ctx, h, keys)
 	if err != nil {
 		return broken(0, blocking.ReceiptCheckpointMismatch, "%s", detailOf(err)), nil
 	}
-	file, err := decodeCheckpointFile(h, in.CheckpointFile)
+	file, err := decodeCheckpointFile(h, keys, in.CheckpointFile)
 	if err != nil {
 		return broken(0, blocking.ReceiptCheckpointMismatch, "%s", detailOf(err)), nil
 	}
@@ -262,12 +297,12 @@ func detailOf(err error) string {
 }
 
 // latestCheckpoint is the store's last checkpoint, verified; nil for none.
-func latestCheckpoint(ctx context.Context, h *admit.Host) (*Checkpoint, error) {
+func latestCheckpoint(ctx context.Context, h *admit.Host, keys pinnedKeys) (*Checkpoint, error) {
 	v, err := h.DB().LatestVersion(ctx, store.KindCheckpoint, store.CheckpointKey)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	cp, err := ReadCheckpoint(h, v.Record, v.Signature)
+	cp, err := readCheckpoint(h, keys, v.Record, v.Signature)
 	if err != nil {
 		return nil, err
 	}

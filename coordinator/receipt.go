@@ -61,10 +61,16 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 	if err != nil {
 		return nil, err
 	}
-	if err := h.PrepareSigner(); err != nil { // sign quickly under the write lock
+	// The checkpoint is signed with the receipt key; the host key signs
+	// only the key's pin, once per key on a host (see pin.go).
+	if err := pinReceiptKey(ctx, h, signer, now); err != nil {
 		return nil, err
 	}
-	floor, err := readCheckpointFile(h)
+	keys, err := receiptKeyPins(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	floor, err := readCheckpointFile(h, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +98,16 @@ func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID strin
 		out = cur
 		return cur.encode(key)
 	}, func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
-		if err := extendsCheckpoints(h, rec, prev, floor); err != nil {
+		if err := extendsCheckpoints(h, keys, rec, prev, floor); err != nil {
 			return nil, nil, err
 		}
-		return h.SignRecord(Checkpoint{Type: CheckpointType, Host: h.Policy.Host, Seq: rec.Seq, Head: ir.DigestBytes(rec.Record), Runs: runs,
+		b, err := canonical.Marshal(Checkpoint{Type: CheckpointType, Host: h.Policy.Host, Seq: rec.Seq, Head: ir.DigestBytes(rec.Record), Runs: runs,
 			Deployment: r.Deployment, ReceiptKey: signer.KeyID(), At: at})
+		if err != nil {
+			return nil, nil, err
+		}
+		sig, err := signer.SignBytes(b)
+		return b, sig, err
 	})
 	if err != nil {
 		return nil, err

@@ -24,7 +24,8 @@ import (
 // side by side in one run, for the go-sdk test server started directly.
 // Besides ns/op it reports the process's CPU time per start (cpu-ns/op),
 // and its resident memory once initialize is answered (rss-KB, VmRSS) and
-// at its peak (hwm-KB, VmHWM), both read from /proc/PID/status.
+// at its peak (hwm-KB, VmHWM), both read from /proc/PID/status; and, as
+// the floor of any oa process, `oa version` from start to exit.
 func BenchmarkSessionStart(b *testing.B) {
 	home := b.TempDir()
 	if _, err := demo.Prepare(context.Background(), home, io.Discard); err != nil {
@@ -42,6 +43,20 @@ func BenchmarkSessionStart(b *testing.B) {
 	b.Run("downstream", func(b *testing.B) {
 		server := connectortest.Server(b)
 		benchStart(b, func() *exec.Cmd { return exec.Command(server, "--tools", tools) })
+	})
+	// The floor of any oa command: the same binary started, its packages
+	// initialized, `oa version` printed and the process gone. Session
+	// start cannot cost less than this.
+	b.Run("oa-version", func(b *testing.B) {
+		var cpu int64
+		for b.Loop() {
+			cmd := exec.Command(oa, "version")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("oa version: %v\n%s", err, out)
+			}
+			cpu += int64(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime())
+		}
+		b.ReportMetric(float64(cpu/int64(b.N)), "cpu-ns/op")
 	})
 }
 

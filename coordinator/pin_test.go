@@ -1,0 +1,74 @@
+package coordinator_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestSealAfterPinNeedsNoHostKey: the host key signs the receipt key's pin
+// at the first seal on a host; every later coordinator process seals
+// (receipt and head checkpoint) without opening the host key at all —
+// proven by moving the host private key away — and the chain verifies.
+func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.run(t, "first", "AB-1234")
+	pins, err := s.host.DB().LatestVersions(context.Background(), coordinator.ReceiptKeyKind)
+	if err != nil || len(pins) != 1 {
+		t.Fatalf("pins after the first seal: %d, %v", len(pins), err)
+	}
+	key := filepath.Join(s.Home, admit.HostKeyFile)
+	if err := os.Rename(key, key+".away"); err != nil {
+		t.Fatal(err)
+	}
+	s.c.Close()
+	s.c = s.open(t) // a new coordinator: a new host, no decrypted key
+	for _, rec := range []string{"CD-5678", "OF-0001"} {
+		if res := s.run(t, "later-"+rec, rec); res.Proof != coordinator.ProofSealed {
+			t.Fatalf("run without the host key: %+v", res)
+		}
+	}
+	if r, code := verifyCode(t, s); !r.OK || r.Receipts != 3 || r.Checkpoint == nil || r.Checkpoint.Seq != 3 {
+		t.Fatalf("chain: %+v (%s)", r, code)
+	}
+	if pins, _ := s.host.DB().LatestVersions(context.Background(), coordinator.ReceiptKeyKind); len(pins) != 1 {
+		t.Fatalf("the key was pinned again: %d pins", len(pins))
+	}
+}
+
+// TestReceiptKeyPinTamperedIsNamed: a checkpoint verifies only with a
+// receipt key the host pinned. Without the pin (removed, or edited so it
+// no longer verifies with the host key) the chain check names it, and no
+// new receipt is appended.
+func TestReceiptKeyPinTamperedIsNamed(t *testing.T) {
+	cases := map[string]string{
+		"pin removed": `DELETE FROM versions WHERE kind = 'receipt-key'`,
+		"pin edited":  `UPDATE versions SET record = CAST(replace(CAST(record AS TEXT), '"seq":1', '"seq":2') AS BLOB) WHERE kind = 'receipt-key'`,
+	}
+	for name, tamper := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := serve(t, resolve.StarterRegistry(hosttest.Name))
+			s.run(t, "r-1", "AB-1234")
+			s.run(t, "r-2", "CD-5678")
+			sqlExec(t, rawDB(t, s.Home), tamper)
+			if r, code := verifyCode(t, s); r.OK || code != blocking.ReceiptCheckpointMismatch {
+				t.Fatalf("chain with the pin tampered: %+v", r)
+			}
+			before := receiptCount(t, s)
+			_, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("EF-0001"), RequestID: "after", Wait: 30e9})
+			if !hosttest.HasCode(t, err, blocking.ReceiptKeyUnpinned) && !hosttest.HasCode(t, err, blocking.ReceiptCheckpointMismatch) {
+				t.Fatalf("a run after the pin was tampered: %v", err)
+			}
+			if n := receiptCount(t, s); n != before {
+				t.Fatalf("a receipt was appended: %d, had %d", n, before)
+			}
+		})
+	}
+}
