@@ -24,7 +24,7 @@ func init() {
 		Entry{ReceiptRunsDisagree, StageCoordinator, "runs and receipts disagree",
 			"A finished run names a receipt the chain does not hold (or one of another run or attempt), a receipt names a run that is gone, or there are fewer runs than the host signed. Keep the database for the auditor; a run or receipt row was removed or edited."},
 		Entry{ReceiptKeyUnpinned, StageCoordinator, "the receipt key is not the one the host pinned",
-			"The receipt public key beside the receipts is not the key the host-signed checkpoint names (or is missing). Restore keys/receipt.pub from a backup or an audit export; never trust a receipt key from the folder it protects."},
+			"The receipt public key beside the receipts is not the key the checkpoint names (or is missing), or the host-signed pin of that key (versions of kind receipt-key) is missing or does not verify with the host key. Restore keys/receipt.pub, or the database, from a backup or an audit export; never trust a receipt key from the folder it protects, and keep the database for the auditor."},
 		Entry{ReceiptBindingUnverified, StageCoordinator, "a receipt names no binding that verifies",
 			"The receipt's binding digest is not the digest of a host-signed binding of its deployment, or its plan digest is not that binding's plan. A binding row was removed or edited, or the receipt came from another host."},
 		Entry{AuditBundleInvalid, StageCoordinator, "the audit bundle cannot be read",
