@@ -38,16 +38,8 @@ import (
 
 // Serve serves c's tools over t (stdio in production) until the client
 // goes away or ctx ends.
-//
-// Before serving it returns the heap the start left behind to the
-// operating system: opening a deployment allocates several MiB that are
-// garbage once it is open (CUE evaluations, the store's first queries),
-// and an idle coordinator should hold only what it uses (idle RSS is a
-// target, docs/PERFORMANCE.md).
 func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
-	srv := NewServer(c)
-	debug.FreeOSMemory()
-	return srv.Run(ctx, t)
+	return NewServer(c).Run(ctx, t)
 }
 
 // ServerName is the MCP implementation name the coordinator announces.
