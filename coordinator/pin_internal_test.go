@@ -1,0 +1,72 @@
+package coordinator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/hosttest"
+)
+
+// TestReadCheckpointSigners: a v2 checkpoint verifies only with a pinned
+// receipt key, a v1 (from before pins) only with the host key; any other
+// pairing is refused.
+func TestReadCheckpointSigners(t *testing.T) {
+	th := hosttest.New(t, nil)
+	h := th.Open()
+	keys, err := demo.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt := keys.Signer
+	cp := func(typ string) Checkpoint {
+		return Checkpoint{Type: typ, Host: h.Policy.Host, Seq: 1, Head: "sha256:" + strings.Repeat("0", 64), Runs: 1, Deployment: "clinic", ReceiptKey: receipt.KeyID(), At: time.Unix(0, 0).UTC()}
+	}
+	byReceipt := func(v Checkpoint) ([]byte, []byte) {
+		b, err := canonical.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := receipt.SignBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, sig
+	}
+	byHost := func(v Checkpoint) ([]byte, []byte) {
+		b, sig, err := h.SignRecord(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, sig
+	}
+	pinned := pinnedKeys{receipt.KeyID(): receipt.Verifier()}
+	cases := []struct {
+		name string
+		rec  func() ([]byte, []byte)
+		keys pinnedKeys
+		want blocking.Code // "" accepted
+	}{
+		{"v2 by the pinned receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointType)) }, pinned, ""},
+		{"v2 by an unpinned receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointType)) }, pinnedKeys{}, blocking.ReceiptKeyUnpinned},
+		{"v2 by the host key", func() ([]byte, []byte) { return byHost(cp(CheckpointType)) }, pinned, blocking.ReceiptCheckpointMismatch},
+		{"v1 by the host key", func() ([]byte, []byte) { return byHost(cp(CheckpointTypeHostSigned)) }, pinnedKeys{}, ""},
+		{"v1 by the receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointTypeHostSigned)) }, pinned, blocking.ReceiptCheckpointMismatch},
+		{"another type", func() ([]byte, []byte) { return byReceipt(cp("oa.receipt-checkpoint/v3")) }, pinned, blocking.ReceiptCheckpointMismatch},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec, sig := c.rec()
+			got, err := readCheckpoint(h, c.keys, rec, sig)
+			switch {
+			case c.want == "" && (err != nil || got == nil || got.Seq != 1):
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && !hosttest.HasCode(t, err, c.want):
+				t.Fatalf("got %v, want %s", err, c.want)
+			}
+		})
+	}
+}
