@@ -234,6 +234,11 @@ func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descrip
 	if err != nil {
 		return nil, err
 	}
+	// Every layer is checked against its limit, and all of them against
+	// the total, before the first is read.
+	if err := LimitsOf(target).checkTotal(a.Manifest.Layers); err != nil {
+		return nil, err
+	}
 	if a.Layers, err = fetchLayers(ctx, target, a.Manifest.Layers); err != nil {
 		return nil, err
 	}
@@ -398,10 +403,15 @@ func fetchLayers(ctx context.Context, target oras.ReadOnlyTarget, descs []ocispe
 	return layers, nil
 }
 
-// fetch reads desc's bytes, verifying size and digest.
-func fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]byte, error) {
-	b, err := content.FetchAll(ctx, target, desc)
+// fetch reads desc's bytes, bounded by the target's limits (checked
+// against the descriptor before reading), verifying size and digest.
+func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor) ([]byte, error) {
+	b, err := readBounded(ctx, target, desc)
 	switch {
+	case blocking.Refusals(err) != nil:
+		return nil, err
+	case errors.Is(err, content.ErrTrailingData):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "the source sent more bytes for blob %s than its descriptor says", desc.Digest)
 	case tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "blob %s does not match its digest", desc.Digest)
 	case errors.Is(err, errdef.ErrNotFound):
