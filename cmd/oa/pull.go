@@ -31,6 +31,12 @@ earlier pull's output (marked by its .oa-pull file). A tag-only reference
 is refused with the digest it resolves to.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out != "" {
+				// Refuse a folder pull may not replace before reading anything.
+				if err := checkPullOutput(out); err != nil {
+					return err
+				}
+			}
 			ref, _, art, err := refs.openPinned(cmd.Context(), args[0])
 			if err != nil {
 				return err
