@@ -37,6 +37,9 @@ type Policy struct {
 	// when the policy has no fleet section (and then it is left out of the
 	// policy digest, which stays what it was).
 	Fleet *FleetTrust `json:"fleet,omitempty"`
+	// Limits are the policy's size limits; nil when it has no limits
+	// section (left out of the digest, like Fleet).
+	Limits *Limits `json:"limits,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -70,6 +73,26 @@ type Ceiling struct {
 type Profile struct {
 	Attestations int    `json:"attestations"`
 	Lifetime     string `json:"lifetime"`
+}
+
+// Limits is the limits section of a host policy, in bytes; a zero field
+// keeps its default (see oci.DefaultLimits).
+type Limits struct {
+	ManifestBytes  int64 `json:"manifest_bytes,omitempty"`
+	IRBytes        int64 `json:"ir_bytes,omitempty"`
+	SignatureBytes int64 `json:"signature_bytes,omitempty"`
+	ComponentBytes int64 `json:"component_bytes,omitempty"`
+	TotalBytes     int64 `json:"total_bytes,omitempty"`
+}
+
+// ReadLimits are the limits the policy sets for reads from registries and
+// layouts: its limits section over the defaults.
+func (p *Policy) ReadLimits() oci.Limits {
+	if p == nil || p.Limits == nil {
+		return oci.DefaultLimits()
+	}
+	l := p.Limits
+	return oci.Limits{ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes}.WithDefaults()
 }
 
 // Digest is the policy digest recorded in every admission: the sha256 of

@@ -160,6 +160,9 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 	if h.Policy.Fleet == nil {
 		return nil, blocking.New(blocking.FleetNotTrusted, "the host policy has no fleet section")
 	}
+	if opts.OpenOptions.Limits == (oci.Limits{}) {
+		opts.OpenOptions.Limits = h.Policy.ReadLimits() // every read held to this host's limits
+	}
 	target, err := oci.Open(ctx, ref, opts.OpenOptions)
 	if err != nil {
 		return nil, err
@@ -461,7 +464,7 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		return nil, ocispec.Descriptor{}, err
 	}
 	p.res.LocalRef = local.String()
-	dst, err := oci.Open(ctx, local, oci.OpenOptions{Create: true})
+	dst, err := oci.Open(ctx, local, oci.OpenOptions{Create: true, Limits: p.opts.OpenOptions.Limits})
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}

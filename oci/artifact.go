@@ -18,6 +18,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 
 	"cuelang.org/go/cue/cuecontext"
@@ -150,34 +151,71 @@ func Manifest(w *ir.Worker, irBytes []byte, opts PackOptions) ([]byte, []Layer, 
 	return b, layers, nil
 }
 
+// pushConcurrency is how many blobs Push sends at once: oras push's
+// default (--concurrency 5).
+const pushConcurrency = 5
+
 // Push writes w's artifact into target, tags it with tag when tag is not
 // empty, and returns the manifest descriptor. Blobs already present are
-// not sent again.
+// not sent again. The blobs go up concurrently, as oras push sends them:
+// the artifact is packed into memory and copied with oras.Copy (which,
+// for a registry, also pushes the manifest under its tag in one request).
 func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte, tag string, opts PackOptions) (ocispec.Descriptor, error) {
 	manifest, layers, err := Manifest(w, irBytes, opts)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
+	src := memory.New()
 	blobs := append([]Layer{{Descriptor: ocispec.DescriptorEmptyJSON, Data: ocispec.DescriptorEmptyJSON.Data}}, layers...)
 	for _, l := range blobs {
-		sent, err := PushIfMissing(ctx, target, l.Descriptor, l.Data)
-		if err != nil {
+		if err := pushBlob(ctx, src, l.Descriptor, l.Data); err != nil {
 			return ocispec.Descriptor{}, err
-		}
-		if opts.Progress != nil {
-			opts.Progress(l.Descriptor, sent)
 		}
 	}
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if _, err := PushIfMissing(ctx, target, desc, manifest); err != nil {
+	if err := pushBlob(ctx, src, desc, manifest); err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	if tag != "" {
-		if err := target.Tag(ctx, desc, tag); err != nil {
-			return ocispec.Descriptor{}, fmt.Errorf("tagging: %w", err)
+	copyOpts := oras.CopyGraphOptions{Concurrency: pushConcurrency}
+	if opts.Progress != nil {
+		// Progress is told of blobs only (not the manifest), once each.
+		var mu sync.Mutex
+		tell := func(sent bool) func(context.Context, ocispec.Descriptor) error {
+			return func(_ context.Context, d ocispec.Descriptor) error {
+				if d.Digest != desc.Digest {
+					mu.Lock()
+					opts.Progress(blobDescriptor(blobs, d), sent)
+					mu.Unlock()
+				}
+				return nil
+			}
 		}
+		copyOpts.PostCopy, copyOpts.OnCopySkipped = tell(true), tell(false)
+	}
+	if tag == "" {
+		if err := oras.CopyGraph(ctx, src, target, desc, copyOpts); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("pushing: %w", err)
+		}
+		return desc, nil
+	}
+	if err := src.Tag(ctx, desc, tag); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("tagging: %w", err)
+	}
+	if _, err := oras.Copy(ctx, src, tag, target, tag, oras.CopyOptions{CopyGraphOptions: copyOpts}); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("pushing: %w", err)
 	}
 	return desc, nil
+}
+
+// blobDescriptor is the full descriptor (with annotations) of the blob d
+// names among blobs; oras-go hands callbacks the descriptor it copied.
+func blobDescriptor(blobs []Layer, d ocispec.Descriptor) ocispec.Descriptor {
+	for _, l := range blobs {
+		if l.Descriptor.Digest == d.Digest {
+			return l.Descriptor
+		}
+	}
+	return d
 }
 
 // PushIfMissing pushes data (described by desc) unless target has it, and
@@ -232,6 +270,11 @@ func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) 
 func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
 	a, err := fetchManifest(ctx, target, desc)
 	if err != nil {
+		return nil, err
+	}
+	// Every layer is checked against its limit, and all of them against
+	// the total, before the first is read.
+	if err := LimitsOf(target).checkTotal(a.Manifest.Layers); err != nil {
 		return nil, err
 	}
 	if a.Layers, err = fetchLayers(ctx, target, a.Manifest.Layers); err != nil {
@@ -398,10 +441,15 @@ func fetchLayers(ctx context.Context, target oras.ReadOnlyTarget, descs []ocispe
 	return layers, nil
 }
 
-// fetch reads desc's bytes, verifying size and digest.
-func fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]byte, error) {
-	b, err := content.FetchAll(ctx, target, desc)
+// fetch reads desc's bytes, bounded by the target's limits (checked
+// against the descriptor before reading), verifying size and digest.
+func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor) ([]byte, error) {
+	b, err := readBounded(ctx, target, desc)
 	switch {
+	case blocking.Refusals(err) != nil:
+		return nil, err
+	case errors.Is(err, content.ErrTrailingData):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "the source sent more bytes for blob %s than its descriptor says", desc.Digest)
 	case tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "blob %s does not match its digest", desc.Digest)
 	case errors.Is(err, errdef.ErrNotFound):

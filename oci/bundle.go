@@ -64,6 +64,9 @@ type sigBundle struct {
 	// parsed is the decoded bundle; nil when the layer is not a valid one
 	// (it then verifies with no key).
 	parsed *bundle.Bundle
+	// tooLarge is the refusal for a bundle layer over the size limit,
+	// which was not read (parsed is nil).
+	tooLarge error
 }
 
 // readBundles reads every sigstore bundle whose manifest names subject as
@@ -78,6 +81,7 @@ func readBundles(ctx context.Context, target oras.ReadOnlyTarget, subject ocispe
 	}
 	var out []sigBundle
 	budget := int64(maxBundleBytes)
+	lim := LimitsOf(target)
 	for _, r := range referrers {
 		l, ok, err := readBundleManifest(ctx, target, r, subject.Digest)
 		if err != nil {
@@ -86,8 +90,12 @@ func readBundles(ctx context.Context, target oras.ReadOnlyTarget, subject ocispe
 		if !ok || l.Size > budget {
 			continue
 		}
+		if err := lim.Check(l); err != nil {
+			out = append(out, sigBundle{manifest: r, layer: l, tooLarge: err})
+			continue
+		}
 		budget -= l.Size
-		raw, err := fetchCosign(ctx, target, l, maxCosignLayerSize)
+		raw, err := fetchCosign(ctx, target, l)
 		if err != nil {
 			return nil, err
 		}
@@ -155,9 +163,10 @@ func readBundleManifest(ctx context.Context, target oras.ReadOnlyTarget, desc oc
 	if desc.Size > maxBundleManifestSize {
 		return ocispec.Descriptor{}, false, nil
 	}
-	raw, err := content.FetchAll(ctx, target, desc)
+	raw, err := readBounded(ctx, target, desc)
 	switch {
-	case errors.Is(err, errdef.ErrNotFound):
+	case errors.Is(err, errdef.ErrNotFound), blocking.Refusals(err) != nil:
+		// Missing, or over the manifest limit: not a bundle oa reads.
 		return ocispec.Descriptor{}, false, nil
 	case tampered(err):
 		return ocispec.Descriptor{}, false, blocking.New(blocking.LayerDigestMismatch, "a bundle manifest does not match its digest")

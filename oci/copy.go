@@ -210,7 +210,14 @@ func countCosignLayers(ctx context.Context, src oras.ReadOnlyTarget, tag, mediaT
 // copyGraph copies the graph rooted at desc (skipping what dst has),
 // every byte checked against its digest.
 func copyGraph(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, desc ocispec.Descriptor) error {
-	if err := oras.CopyGraph(ctx, src, dst, desc, oras.DefaultCopyGraphOptions); err != nil {
+	lim := LimitsOf(src)
+	if err := oras.CopyGraph(ctx, src, dst, desc, copyOptions(lim)); err != nil {
+		if r := sizeRefusal(err, lim.ManifestBytes); r != nil {
+			return r
+		}
+		if blocking.Refusals(err) != nil {
+			return err
+		}
 		return copyError(err)
 	}
 	return nil

@@ -35,6 +35,9 @@ func Remember(t oras.ReadOnlyTarget) oras.ReadOnlyTarget {
 	return &remembering{ReadOnlyTarget: t, seen: map[digest.Digest][]byte{}}
 }
 
+// ReadLimits are the limits of the wrapped target.
+func (r *remembering) ReadLimits() Limits { return LimitsOf(r.ReadOnlyTarget) }
+
 func (r *remembering) recall(d digest.Digest) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,12 +57,7 @@ func (r *remembering) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.Re
 	if b, ok := r.recall(desc.Digest); ok && int64(len(b)) == desc.Size {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}
-	rc, err := r.ReadOnlyTarget.Fetch(ctx, desc)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := content.ReadAll(rc, desc)
+	b, err := readBounded(ctx, r.ReadOnlyTarget, desc)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +82,9 @@ func (r *remembering) FetchReference(ctx context.Context, reference string) (oci
 		return ocispec.Descriptor{}, nil, err
 	}
 	defer rc.Close()
+	if err := r.ReadLimits().Check(desc); err != nil {
+		return ocispec.Descriptor{}, nil, err
+	}
 	b, err := content.ReadAll(rc, desc)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, err
@@ -99,15 +100,19 @@ func ResolveOnce(ctx context.Context, target oras.ReadOnlyTarget, reference stri
 	if _, ok := target.(*remembering); !ok {
 		return Resolve(ctx, target, reference)
 	}
-	desc, _, err := oras.FetchBytes(ctx, target, reference, oras.FetchBytesOptions{MaxBytes: maxManifestSize})
+	limit := LimitsOf(target).ManifestBytes
+	desc, _, err := oras.FetchBytes(ctx, target, reference, oras.FetchBytesOptions{MaxBytes: limit})
 	if errors.Is(err, errdef.ErrNotFound) {
 		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "nothing is stored under that reference")
+	}
+	if r := sizeRefusal(err, limit); r != nil {
+		return ocispec.Descriptor{}, r
+	}
+	if r := blocking.Refusals(err); r != nil {
+		return ocispec.Descriptor{}, err
 	}
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("resolving: %w", err)
 	}
 	return desc, nil
 }
-
-// maxManifestSize bounds a manifest read whole (4 MiB, as registries do).
-const maxManifestSize = 4 << 20

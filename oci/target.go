@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -193,6 +194,9 @@ type OpenOptions struct {
 	// Create makes a missing OCI layout, for targets that are written to;
 	// otherwise a missing layout is artifact_not_found and nothing is made.
 	Create bool
+	// Limits bound every read from the target; zero fields take the
+	// defaults (DefaultLimits).
+	Limits Limits
 }
 
 // Target is an opened artifact store: an OCI layout or a registry
@@ -211,11 +215,7 @@ func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 		if err := os.MkdirAll(r.Layout, 0o755); err != nil {
 			return nil, fmt.Errorf("creating OCI layout: %w", err)
 		}
-		store, err := oci.NewWithContext(ctx, r.Layout)
-		if err != nil {
-			return nil, fmt.Errorf("opening OCI layout: %w", err)
-		}
-		return store, nil
+		return openLayout(r.Layout, opts.Limits)
 	}
 	repo, err := remote.NewRepository(r.Registry + "/" + r.Repository)
 	if err != nil {
@@ -229,7 +229,35 @@ func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 		}
 	}
 	repo.Client = &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
-	return repo, nil
+	return withLimits(repo, opts.Limits), nil
+}
+
+// limitedRepository is a registry repository that carries the limits its
+// reads are held to. Embedding keeps every method of the repository (the
+// referrers API, reference fetches, deletes) visible to type assertions.
+type limitedRepository struct {
+	*remote.Repository
+	limits Limits
+}
+
+// ReadLimits are the limits the repository's reads are held to.
+func (r *limitedRepository) ReadLimits() Limits { return r.limits }
+
+// Fetch refuses a descriptor over the limit for its type before it asks
+// the registry for a byte; callers read at most the descriptor's size.
+func (r *limitedRepository) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if err := r.limits.Check(desc); err != nil {
+		return nil, err
+	}
+	return r.Repository.Fetch(ctx, desc)
+}
+
+// withLimits holds repo's reads to lim: manifests oras-go reads whole are
+// bounded by lim.ManifestBytes, everything else by oa's own bounded reads.
+func withLimits(repo *remote.Repository, lim Limits) Target {
+	lim = lim.WithDefaults()
+	repo.MaxMetadataBytes = lim.ManifestBytes
+	return &limitedRepository{Repository: repo, limits: lim}
 }
 
 // isLoopback reports whether a registry host[:port] is on this machine,

@@ -12,18 +12,15 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/blocking"
 )
 
-// Limits on what verification reads: cosign manifests and their layers
-// are small, and a larger one is not one of ours.
-const (
-	maxCosignManifestSize = 4 << 20
-	maxCosignLayerSize    = 16 << 20
-)
+// maxCosignManifestSize bounds a cosign `.sig`/`.att` manifest: cosign's
+// are a few KiB, and a larger one is not one of ours. Its layers are held
+// to the target's Limits.SignatureBytes.
+const maxCosignManifestSize = 4 << 20
 
 // dockerManifestMediaType is the manifest type cosign writes with
 // COSIGN_DOCKER_MEDIA_TYPES=1; it has the same shape as an OCI manifest.
@@ -109,7 +106,7 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 		return nil, missingSignature(img)
 	}
 	if err := signatureRefusal(best); err != nil {
-		return nil, err
+		return nil, oversized(img, bundles, err)
 	}
 	return res, nil
 }
@@ -187,6 +184,23 @@ type cosignImage struct {
 	desc   ocispec.Descriptor
 	layers []ocispec.Descriptor
 	blobs  [][]byte
+	// tooLarge is the refusal for the first layer of a type oa reads that
+	// was over the size limit and so not read; nil when there was none.
+	tooLarge error
+}
+
+// oversized returns the refusal for content skipped as too large when
+// nothing verified (it may have been what would have), else err.
+func oversized(img cosignImage, bundles []sigBundle, err error) error {
+	if img.tooLarge != nil {
+		return img.tooLarge
+	}
+	for _, b := range bundles {
+		if b.tooLarge != nil {
+			return b.tooLarge
+		}
+	}
+	return err
 }
 
 // readCosignImage reads the manifest tag names (one request, digest
@@ -206,21 +220,29 @@ func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string
 	}
 	layers, parsed := parseCosignManifest(desc, raw)
 	img := cosignImage{found: true, parsed: parsed, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
+	lim := LimitsOf(target)
 	for i, l := range layers {
 		if !knownCosignLayer(l) {
 			continue
 		}
-		if img.blobs[i], err = fetchCosign(ctx, target, l, maxCosignLayerSize); err != nil {
+		if err := lim.Check(l); err != nil {
+			// Not read; it counts as unverifiable, so that junk pushed
+			// beside a good signature cannot block it.
+			if img.tooLarge == nil {
+				img.tooLarge = err
+			}
+			continue
+		}
+		if img.blobs[i], err = fetchCosign(ctx, target, l); err != nil {
 			return cosignImage{}, err
 		}
 	}
 	return img, nil
 }
 
-// knownCosignLayer reports whether l is a layer type oa reads, of a size
-// one of ours can have.
+// knownCosignLayer reports whether l is a layer type oa reads.
 func knownCosignLayer(l ocispec.Descriptor) bool {
-	return (l.MediaType == SimpleSigningMediaType || l.MediaType == DSSEMediaType) && l.Size <= maxCosignLayerSize
+	return l.MediaType == SimpleSigningMediaType || l.MediaType == DSSEMediaType
 }
 
 // parseCosignManifest decodes a cosign manifest. A manifest of another
@@ -236,17 +258,16 @@ func parseCosignManifest(desc ocispec.Descriptor, raw []byte) (layers []ocispec.
 	return m.Layers, true
 }
 
-// fetchCosign reads desc, verifying size and digest. Content larger than
-// limit is not read (nil, nil). Content that does not match its descriptor,
-// or is missing though a manifest names it, refuses layer_digest_mismatch.
-func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, limit int64) ([]byte, error) {
-	if desc.Size > limit {
-		return nil, nil
-	}
-	b, err := content.FetchAll(ctx, target, desc)
+// fetchCosign reads desc, bounded by the target's limits and verifying
+// size and digest. Content that does not match its descriptor, or is
+// missing though a manifest names it, refuses layer_digest_mismatch.
+func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]byte, error) {
+	b, err := readBounded(ctx, target, desc)
 	switch {
 	case err == nil:
 		return b, nil
+	case blocking.Refusals(err) != nil:
+		return nil, err
 	case errors.Is(err, errdef.ErrNotFound):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s is missing", desc.Digest)
 	case tampered(err):

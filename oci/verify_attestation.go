@@ -83,7 +83,11 @@ func VerifyAttestation(ctx context.Context, target oras.ReadOnlyTarget, subject 
 	envs := append(legacyEnvelopes(img), bundleEnvelopes(bundles)...)
 	switch {
 	case len(envs) > 0:
-		return verifyEnvelopes(envs, subject.Digest, v, predicateType, cfg)
+		res, err := verifyEnvelopes(envs, subject.Digest, v, predicateType, cfg)
+		if r := blocking.Refusals(err); r != nil && r[0].Code != blocking.AttestationByPublisher {
+			return nil, oversized(img, bundles, err)
+		}
+		return res, err
 	case img.found:
 		return nil, blocking.New(blocking.AttestationMissing, "the attestation manifest has no DSSE layer and no attestation bundle refers to the digest")
 	}

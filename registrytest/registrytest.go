@@ -62,6 +62,25 @@ type Registry struct {
 	// current is srv, readable by handlers without the lock (which Down
 	// holds while it waits for them).
 	current atomic.Pointer[httptest.Server]
+	// lie, when set, answers the requests it claims before the registry
+	// sees them (Lie).
+	lie atomic.Pointer[LieFunc]
+}
+
+// LieFunc answers a request in place of the registry, as a hostile or
+// broken registry would, and reports whether it did; false passes the
+// request on to the real registry.
+type LieFunc func(w http.ResponseWriter, req *http.Request) bool
+
+// Lie makes the registry answer requests with f first (nil stops lying):
+// for tests of clients against a registry that misstates sizes, streams
+// without end or sends other bytes than it stores.
+func (r *Registry) Lie(f LieFunc) {
+	if f == nil {
+		r.lie.Store(nil)
+		return
+	}
+	r.lie.Store(&f)
 }
 
 // quietOnce silences the registry's logging, which goes to logrus's
@@ -185,7 +204,11 @@ func (r *Registry) count(h http.Handler) http.Handler {
 			go r.downIf(r.current.Load())
 			panic(http.ErrAbortHandler)
 		}
-		h.ServeHTTP(&countingWriter{ResponseWriter: w, n: &r.bytes}, req)
+		cw := &countingWriter{ResponseWriter: w, n: &r.bytes}
+		if lie := r.lie.Load(); lie != nil && (*lie)(cw, req) {
+			return
+		}
+		h.ServeHTTP(cw, req)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/interoptest"
 	"github.com/oa-dev/oa/oci"
@@ -68,19 +69,35 @@ func (*nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 // compiles it to an IR file; it returns the IR file and a folder holding
 // the artifact's parts as files (what `oras push` is given).
 func bigBundle(b *testing.B) (irFile, partsDir string, parts []string) {
+	return benchBundle(b, true)
+}
+
+// benchBundle is bigBundle, with the 1 MiB skill doc only when big.
+func benchBundle(b *testing.B, big bool) (irFile, partsDir string, parts []string) {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "bundle")
 	if err := examples.Write(examples.Default, dir); err != nil {
 		b.Fatal(err)
+	}
+	if !big {
+		return bundleParts(b, dir)
 	}
 	var doc strings.Builder
 	doc.WriteString("# Reference\n\n")
 	for doc.Len() < 1<<20 {
 		doc.WriteString("Read the record back after every note and report only what the record shows. ")
 	}
-	if err := os.WriteFile(filepath.Join(dir, "skills", "reference.md"), []byte(doc.String()), 0o644); err != nil {
+	// Just under compiler.MaxBundleFileBytes, the most a bundle file holds.
+	text := doc.String()[:compiler.MaxBundleFileBytes-1024]
+	if err := os.WriteFile(filepath.Join(dir, "skills", "reference.md"), []byte(text), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return bundleParts(b, dir)
+}
+
+// bundleParts compiles the bundle in dir to an IR file and writes the
+// artifact's parts as files into a folder (what `oras push` is given).
+func bundleParts(b *testing.B, dir string) (irFile, partsDir string, parts []string) {
 	irFile = filepath.Join(b.TempDir(), "worker.ir.json")
 	if _, code := runCLIb(b, "compile", "-o", irFile, dir); code != 0 {
 		b.Fatal("compile failed")
@@ -111,22 +128,47 @@ func bigBundle(b *testing.B) (irFile, partsDir string, parts []string) {
 // of the same parts as files to the loopback registry, side by side, each
 // iteration to a new repository so every blob is sent.
 func BenchmarkPush1MiB(b *testing.B) {
+	irFile, partsDir, parts := bigBundle(b)
+	benchPush(b, irFile, partsDir, parts)
+}
+
+// BenchmarkPushExample is BenchmarkPush1MiB for the clinic example as it
+// is (eight small layers): what the blob uploads cost when the IR is
+// small.
+func BenchmarkPushExample(b *testing.B) {
+	irFile, partsDir, parts := benchBundle(b, false)
+	benchPush(b, irFile, partsDir, parts)
+}
+
+// benchPush runs `oa push IR` and `oras push PARTS…` side by side.
+func benchPush(b *testing.B, irFile, partsDir string, parts []string) {
 	oa, _ := binaries(b)
 	oras := interoptest.Tool(b, "oras")
-	irFile, partsDir, parts := bigBundle(b)
 	reg := registrytest.Start(b)
 	env := interoptest.Env(b)
-	b.Run("oa-push", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			i++
-			cmd := exec.Command(oa, "push", irFile, fmt.Sprintf("%s/oa-push/n%d:v1", reg.Host(), i))
-			cmd.Env = env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%v\n%s", err, out)
-			}
+	bins := map[string]string{"oa-push": oa}
+	// OA_OLD_BIN, when set, is an earlier oa build measured in the same
+	// run (old against new, for docs/PERFORMANCE.md).
+	if old := os.Getenv("OA_OLD_BIN"); old != "" {
+		bins["oa-old-push"] = old
+	}
+	for _, name := range []string{"oa-old-push", "oa-push"} {
+		bin, ok := bins[name]
+		if !ok {
+			continue
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				cmd := exec.Command(bin, "push", irFile, fmt.Sprintf("%s/%s/n%d:v1", reg.Host(), name, i))
+				cmd.Env = env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+			}
+		})
+	}
 	b.Run("oras-push", func(b *testing.B) {
 		i := 0
 		for b.Loop() {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 	"oras.land/oras-go/v2"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -53,8 +54,26 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP, Create: create})
+	limits, err := hostLimits()
+	if err != nil {
+		return oci.Ref{}, nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP, Create: create, Limits: limits})
 	return ref, target, err
+}
+
+// hostLimits are the size limits of this host's policy (its `limits`
+// section over the defaults), or the defaults when there is no host.
+func hostLimits() (oci.Limits, error) {
+	path := filepath.Join(oaHome(), admit.PolicyFile)
+	if _, err := os.Stat(path); err != nil {
+		return oci.DefaultLimits(), nil
+	}
+	p, err := admit.LoadPolicy(path)
+	if err != nil {
+		return oci.Limits{}, err
+	}
+	return p.ReadLimits(), nil
 }
 
 // resolvePinned opens s and resolves it to a manifest descriptor, refusing
