@@ -58,7 +58,7 @@ func newFleetCheckCmd() *cobra.Command {
 
 func newFleetPublishCmd() *cobra.Command {
 	var file, key string
-	var plainHTTP bool
+	var reg registryFlags
 	cmd := &cobra.Command{
 		Use:   "publish --fleet FILE --key FLEET_KEY",
 		Short: "Write one signed provisioning envelope per host to the fleet's registry",
@@ -80,7 +80,7 @@ refusal is found before anything is written.`,
 			if err != nil {
 				return err
 			}
-			pubs, err := fleet.Publish(cmd.Context(), s, signer, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			pubs, err := fleet.Publish(cmd.Context(), s, signer, fleet.Options{OpenOptions: reg.options()})
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ refusal is found before anything is written.`,
 	}
 	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
 	cmd.Flags().StringVar(&key, "key", "", "the fleet's private key (cosign format)")
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	reg.register(cmd, "", "the fleet's registry")
 	_ = cmd.MarkFlagRequired("fleet")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
@@ -125,7 +125,7 @@ func unassigned(pubs []fleet.Published) int {
 func newFleetStatusCmd() *cobra.Command {
 	var file string
 	var stale time.Duration
-	var plainHTTP bool
+	var reg registryFlags
 	cmd := &cobra.Command{
 		Use:   "status --fleet FILE [--stale D]",
 		Short: "Read every host's signed status from the registry as a table",
@@ -143,7 +143,7 @@ flagged with "!".`,
 			if stale <= 0 {
 				return blocking.New(blocking.FleetIntervalInvalid, "--stale must be positive")
 			}
-			list, err := fleet.ReadStatuses(cmd.Context(), s, time.Now(), stale, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			list, err := fleet.ReadStatuses(cmd.Context(), s, time.Now(), stale, fleet.Options{OpenOptions: reg.options()})
 			if err != nil {
 				return err
 			}
@@ -178,7 +178,7 @@ flagged with "!".`,
 	}
 	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
 	cmd.Flags().DurationVar(&stale, "stale", 15*time.Minute, "flag a host whose last status is older than this")
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	reg.register(cmd, "", "the fleet's registry")
 	_ = cmd.MarkFlagRequired("fleet")
 	return cmd
 }
@@ -199,7 +199,7 @@ func short(d string) string {
 type revokePublishFlags struct {
 	publish   bool
 	file, key string
-	plainHTTP bool
+	registry  registryFlags
 	reset     bool
 }
 
@@ -207,14 +207,18 @@ func (f *revokePublishFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.publish, "publish", false, "add the digest to the fleet's signed revocation list instead of revoking on this host")
 	cmd.Flags().StringVar(&f.file, "fleet", "", "the fleet file (with --publish)")
 	cmd.Flags().StringVar(&f.key, "fleet-key", "", "the fleet's private key, cosign format (with --publish)")
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback (with --publish)")
+	f.registry.register(cmd, "", "the fleet's registry (with --publish)")
 	cmd.Flags().BoolVar(&f.reset, "reset-revocations", false, "start a new revocation list when the current one is damaged, foreign or signed by another key (with --publish)")
 }
 
 // checkLocal refuses fleet flags on a revocation of this host only: a
 // revocation meant for the fleet must not silently stay local.
 func (f *revokePublishFlags) checkLocal(cmd *cobra.Command) error {
-	for _, name := range []string{"fleet", "fleet-key", "reset-revocations", "plain-http"} {
+	names := []string{"fleet", "fleet-key", "reset-revocations"}
+	if name := f.registry.changed(); name != "" {
+		names = append(names, name)
+	}
+	for _, name := range names {
 		if cmd.Flags().Changed(name) {
 			return usageError{fmt.Errorf("--%s is only for --publish (the fleet's revocation list); without --publish oa revoke revokes on this host only", name)}
 		}
@@ -239,7 +243,7 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if err != nil {
 		return err
 	}
-	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}}, Reset: f.reset})
+	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: f.registry.options()}, Reset: f.reset})
 	if err != nil {
 		return err
 	}
