@@ -316,6 +316,12 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	if err != nil || rel.Registry == "" || rel.Digest.String() != env.ArtifactDigest || env.Seq < 1 || bind.CheckNames(env.Deployment, env.Model) != nil {
 		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's release, deployment, model or sequence is malformed")
 	}
+	if env.IssuedAt.IsZero() || !env.ExpiresAt.After(env.IssuedAt) {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's issuedAt and expiresAt are missing or out of order")
+	}
+	if !p.now.Before(env.ExpiresAt) {
+		return nil, "", blocking.New(blocking.FleetEnvelopeExpired, "envelope #%d expired %s", env.Seq, env.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	return &env, digest.FromBytes(doc.Payload).String(), nil
 }
 
@@ -411,8 +417,9 @@ func (p *provisioner) revocations(ctx context.Context) error {
 		return nil
 	}
 	var list Revocations
-	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 {
-		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it")
+	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 ||
+		list.IssuedAt.IsZero() || !list.ExpiresAt.After(list.IssuedAt) {
+		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it, or it is not a dated revocation list")
 	}
 	for _, r := range list.Revoked {
 		if _, err := oci.ParseDigest(r.ArtifactDigest); err != nil {
@@ -435,6 +442,11 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	listDigest := digest.FromBytes(doc.Payload).String()
 	if seen != nil && (list.Seq < seen.ListSeq || list.Seq == seen.ListSeq && listDigest != seen.ListDigest) {
 		return blocking.New(blocking.FleetRevocationsRollback, "revocation list #%d after #%d", list.Seq, seen.ListSeq)
+	}
+	if !p.now.Before(list.ExpiresAt) {
+		// What it revokes stays revoked (revocations only take away), but
+		// an expired list is not recorded as applied.
+		return blocking.New(blocking.FleetRevocationsExpired, "revocation list #%d expired %s", list.Seq, list.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	p.res.Status.RevocationsSeq = list.Seq
 	if seen != nil && seen.ListSeq == list.Seq {

@@ -59,6 +59,7 @@ func newFleetCheckCmd() *cobra.Command {
 func newFleetPublishCmd() *cobra.Command {
 	var file, key string
 	var reg registryFlags
+	var expiresIn time.Duration
 	cmd := &cobra.Command{
 		Use:   "publish --fleet FILE --key FLEET_KEY",
 		Short: "Write one signed provisioning envelope per host to the fleet's registry",
@@ -68,8 +69,13 @@ signed with the fleet key (cosign's key format) under REGISTRY/REPO:host-ID:
 the release digest, the deployment, the model and the ceiling narrowed to
 the package's own capabilities. Nothing host-local, no secret and no
 connection id is in it. An envelope that would not change is not written,
-so republishing an unchanged fleet changes nothing in the registry. Every
-refusal is found before anything is written.`,
+so republishing an unchanged fleet changes nothing in the registry (one
+manifest request per host). Every envelope and the revocation list carry
+issuedAt and expiresAt (--expires-in, 168h by default); hosts refuse them
+once expired (fleet_envelope_expired, fleet_revocations_expired), so a
+registry serving an old copy is noticed. Republishing re-signs whatever is
+past half its lifetime: publish at least every few days. Every refusal is
+found before anything is written.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fleet.LoadSpec(file)
@@ -80,12 +86,20 @@ refusal is found before anything is written.`,
 			if err != nil {
 				return err
 			}
-			pubs, err := fleet.Publish(cmd.Context(), s, signer, fleet.Options{OpenOptions: reg.options()})
+			if expiresIn < time.Minute {
+				return blocking.New(blocking.FleetIntervalInvalid, "--expires-in must be at least 1m")
+			}
+			opts := fleet.Options{OpenOptions: reg.options(), ExpiresIn: expiresIn}
+			pubs, err := fleet.Publish(cmd.Context(), s, signer, opts)
+			if err != nil {
+				return err
+			}
+			refreshed, err := fleet.RefreshRevocations(cmd.Context(), s, signer, opts)
 			if err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs, "revocationsRefreshed": refreshed != nil})
 			}
 			out := cmd.OutOrStdout()
 			changed := 0
@@ -100,6 +114,9 @@ refusal is found before anything is written.`,
 					fmt.Fprintf(out, "  %-24s %-16s #%-3d unchanged  %s:%s\n", p.Host, p.Deployment, p.Seq, s.Registry, p.Tag)
 				}
 			}
+			if refreshed != nil {
+				fmt.Fprintf(out, "  revocation list re-signed as #%d (past half its lifetime), expires %s\n", refreshed.Seq, refreshed.ExpiresAt.Format(time.RFC3339))
+			}
 			fmt.Fprintf(out, "fleet %s: %d envelopes written, %d unchanged\n", s.Name, changed, len(pubs)-changed-unassigned(pubs))
 			return nil
 		},
@@ -107,6 +124,7 @@ refusal is found before anything is written.`,
 	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
 	cmd.Flags().StringVar(&key, "key", "", "the fleet's private key (cosign format)")
 	reg.register(cmd, "", "the fleet's registry")
+	cmd.Flags().DurationVar(&expiresIn, "expires-in", fleet.DefaultExpiry, "how long hosts believe what is published (envelopes, the revocation list)")
 	_ = cmd.MarkFlagRequired("fleet")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
