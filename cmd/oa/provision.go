@@ -86,6 +86,9 @@ func printProvision(out io.Writer, r *fleet.Result) {
 	for _, d := range r.Revoked {
 		fmt.Fprintf(out, "  revoked %s (fleet revocation list)\n", d)
 	}
+	if r.Unchanged {
+		fmt.Fprintln(out, "  unchanged since the last run (envelope, revocation list, binding); no status pushed")
+	}
 	if len(r.Copied) > 0 {
 		fmt.Fprintf(out, "  copied %v into this host's layout\n", r.Copied)
 	}
