@@ -720,6 +720,19 @@ func (p *provisioner) unchanged(ctx context.Context) (bool, error) {
 	if err != nil || !ok || rec.Fleet != p.fleet.Name || rec.Host != p.h.Policy.Host {
 		return false, nil // a damaged record only means a full run
 	}
+	// The applied records are checked as in a full run: a tampered one is
+	// refused, never skipped over.
+	applied, err := p.applied(ctx)
+	if err != nil {
+		return false, err
+	}
+	seenList, err := p.appliedRevocations(ctx)
+	if err != nil {
+		return false, err
+	}
+	if applied == nil || applied.EnvelopeSeq != rec.EnvelopeSeq || rec.RevocationsManifest != "" && (seenList == nil || seenList.ListSeq != rec.RevocationsSeq) {
+		return false, nil
+	}
 	refresh := p.opts.StatusRefresh
 	if refresh <= 0 {
 		refresh = DefaultStatusRefresh
