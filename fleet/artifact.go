@@ -77,13 +77,16 @@ func docManifest(artifactType string, layer ocispec.Descriptor) ([]byte, error) 
 // a document of artifactType and tags it. The blobs are pushed before the
 // manifest, and the tag moves only when the manifest is whole.
 func pushDocument(ctx context.Context, target oras.Target, artifactType, tag string, payload, sig []byte, keyID string, publicPEM []byte) (ocispec.Descriptor, error) {
-	return pushHinted(ctx, target, artifactType, tag, payload, sig, keyID, publicPEM, nil)
+	return pushHinted(ctx, target, artifactType, tag, payload, sig, keyID, publicPEM, nil, false)
 }
 
 // pushHinted is pushDocument with hint annotations on the layer: the
 // fields a reader needs to rebuild the payload it expects (see
-// readHinted). They are not signed and never believed, only tried.
-func pushHinted(ctx context.Context, target oras.Target, artifactType, tag string, payload, sig []byte, keyID string, publicPEM []byte, hints map[string]string) (ocispec.Descriptor, error) {
+// readHinted). They are not signed and never believed, only tried. With
+// configPresent (the caller pushed the empty config already) the layer,
+// a payload just signed and so new, is uploaded without asking first:
+// two requests fewer per document when publishing a fleet.
+func pushHinted(ctx context.Context, target oras.Target, artifactType, tag string, payload, sig []byte, keyID string, publicPEM []byte, hints map[string]string, configPresent bool) (ocispec.Descriptor, error) {
 	layer := content.NewDescriptorFromBytes(artifactType+"+json", payload)
 	layer.Annotations = map[string]string{
 		AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
@@ -95,12 +98,18 @@ func pushHinted(ctx context.Context, target oras.Target, artifactType, tag strin
 	if publicPEM != nil {
 		layer.Annotations[AnnotationPublicKey] = string(publicPEM)
 	}
-	for _, b := range []struct {
-		desc ocispec.Descriptor
-		data []byte
-	}{{ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {layer, payload}} {
-		if _, err := oci.PushIfMissing(ctx, target, b.desc, b.data); err != nil {
-			return ocispec.Descriptor{}, err
+	if configPresent {
+		if err := target.Push(ctx, layer, bytes.NewReader(payload)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return ocispec.Descriptor{}, fmt.Errorf("pushing %s: %w", tag, err)
+		}
+	} else {
+		for _, b := range []struct {
+			desc ocispec.Descriptor
+			data []byte
+		}{{ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data}, {layer, payload}} {
+			if _, err := oci.PushIfMissing(ctx, target, b.desc, b.data); err != nil {
+				return ocispec.Descriptor{}, err
+			}
 		}
 	}
 	manifest, err := docManifest(artifactType, layer)

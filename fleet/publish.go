@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
@@ -161,6 +162,12 @@ func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Pub
 	if err != nil {
 		return nil, err
 	}
+	if slices.ContainsFunc(plans, func(p *envelopePlan) bool { return !p.same }) {
+		// The empty config every document shares, once, before the writers.
+		if _, err := oci.PushIfMissing(ctx, target, ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data); err != nil {
+			return nil, err
+		}
+	}
 	pubs := make([]*Published, len(ids))
 	err = parallel(ctx, len(ids), func(i int) error {
 		p := plans[i]
@@ -177,7 +184,7 @@ func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Pub
 		if err != nil {
 			return err
 		}
-		desc, err := pushHinted(ctx, target, EnvelopeArtifactType, pub.Tag, payload, sig, key.KeyID(), nil, timeHints(p.env.Seq, p.env.IssuedAt, p.env.ExpiresAt))
+		desc, err := pushHinted(ctx, target, EnvelopeArtifactType, pub.Tag, payload, sig, key.KeyID(), nil, timeHints(p.env.Seq, p.env.IssuedAt, p.env.ExpiresAt), true)
 		if err != nil {
 			return err
 		}
@@ -515,7 +522,7 @@ func pushRevocations(ctx context.Context, target oci.Target, key *oci.Signer, li
 	if err != nil {
 		return err
 	}
-	_, err = pushHinted(ctx, target, RevocationsArtifactType, RevocationsTag, payload, sig, key.KeyID(), nil, timeHints(list.Seq, list.IssuedAt, list.ExpiresAt))
+	_, err = pushHinted(ctx, target, RevocationsArtifactType, RevocationsTag, payload, sig, key.KeyID(), nil, timeHints(list.Seq, list.IssuedAt, list.ExpiresAt), false)
 	return err
 }
 
