@@ -78,6 +78,9 @@ past half its lifetime: publish at least every few days. Every refusal is
 found before anything is written.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if expiresIn < time.Minute {
+				return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+			}
 			s, err := fleet.LoadSpec(file)
 			if err != nil {
 				return err
@@ -85,9 +88,6 @@ found before anything is written.`,
 			signer, err := loadSigner(key)
 			if err != nil {
 				return err
-			}
-			if expiresIn < time.Minute {
-				return blocking.New(blocking.FleetIntervalInvalid, "--expires-in must be at least 1m")
 			}
 			opts := fleet.Options{OpenOptions: reg.options(), ExpiresIn: expiresIn}
 			pubs, err := fleet.Publish(cmd.Context(), s, signer, opts)
@@ -219,6 +219,7 @@ type revokePublishFlags struct {
 	file, key string
 	registry  registryFlags
 	reset     bool
+	expiresIn time.Duration
 }
 
 func (f *revokePublishFlags) register(cmd *cobra.Command) {
@@ -226,13 +227,14 @@ func (f *revokePublishFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.file, "fleet", "", "the fleet file (with --publish)")
 	cmd.Flags().StringVar(&f.key, "fleet-key", "", "the fleet's private key, cosign format (with --publish)")
 	f.registry.register(cmd, "", "the fleet's registry (with --publish)")
+	cmd.Flags().DurationVar(&f.expiresIn, "expires-in", fleet.DefaultExpiry, "how long hosts believe the revocation list (with --publish)")
 	cmd.Flags().BoolVar(&f.reset, "reset-revocations", false, "start a new revocation list when the current one is damaged, foreign or signed by another key (with --publish)")
 }
 
 // checkLocal refuses fleet flags on a revocation of this host only: a
 // revocation meant for the fleet must not silently stay local.
 func (f *revokePublishFlags) checkLocal(cmd *cobra.Command) error {
-	names := []string{"fleet", "fleet-key", "reset-revocations"}
+	names := []string{"fleet", "fleet-key", "reset-revocations", "expires-in"}
 	if name := f.registry.changed(); name != "" {
 		names = append(names, name)
 	}
@@ -253,6 +255,9 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if f.file == "" || f.key == "" {
 		return usageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
 	}
+	if f.expiresIn < time.Minute {
+		return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+	}
 	s, err := fleet.LoadSpec(f.file)
 	if err != nil {
 		return err
@@ -261,7 +266,7 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if err != nil {
 		return err
 	}
-	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: f.registry.options()}, Reset: f.reset})
+	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: f.registry.options(), ExpiresIn: f.expiresIn}, Reset: f.reset})
 	if err != nil {
 		return err
 	}

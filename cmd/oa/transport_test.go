@@ -59,3 +59,18 @@ func TestRegistryCredentialsAndTLSFromTheCLI(t *testing.T) {
 		t.Fatalf("pull with a junk --ca-file: exit %d\n%s", code, out)
 	}
 }
+
+// TestExpiresInTooShort: a lifetime under a minute is refused before
+// anything is read.
+func TestExpiresInTooShort(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"fleet", "publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--key", filepath.Join(dir, "k.key"), "--expires-in", "10s"},
+		{"revoke", "sha256:" + strings.Repeat("a", 64), "--publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--fleet-key", filepath.Join(dir, "k.key"), "--reason", "r", "--as", "A", "--expires-in", "0s"},
+	} {
+		out, errOut, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(out+errOut, "fleet_expiry_invalid") {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
