@@ -6,10 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -119,9 +119,13 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	if !st.Mode().IsRegular() || st.Size() > limit {
 		return nil, errors.New("not a regular file within the size limit")
 	}
-	buf := make([]byte, st.Size())
-	if _, err := f.Read(buf); err != nil && st.Size() > 0 {
+	// Bounded while reading too: the file may grow after the Stat.
+	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
 		return nil, err
+	}
+	if int64(len(buf)) > limit {
+		return nil, errors.New("over the size limit")
 	}
 	return buf, nil
 }
@@ -188,6 +192,7 @@ func classify(err error, host string) error {
 	var invalid x509.CertificateInvalidError
 	var verify *tls.CertificateVerificationError
 	var record tls.RecordHeaderError
+	var alert tls.AlertError
 	var dns *net.DNSError
 	var op *net.OpError
 	switch {
@@ -201,7 +206,7 @@ func classify(err error, host string) error {
 		return blocking.New(blocking.RegistryUnreachable, "%s answers plain HTTP, not HTTPS", host)
 	case errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify):
 		return blocking.New(blocking.RegistryTLSUntrusted, "the certificate of %s does not verify", host)
-	case errors.As(err, &record) || strings.Contains(err.Error(), "tls: "):
+	case errors.As(err, &record) || errors.As(err, &alert):
 		return blocking.New(blocking.RegistryTLSUntrusted, "the TLS handshake with %s failed", host)
 	case errors.As(err, &dns) || errors.As(err, &op):
 		return blocking.New(blocking.RegistryUnreachable, "%s cannot be reached", host)
