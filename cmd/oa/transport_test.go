@@ -18,11 +18,13 @@ import (
 func TestRegistryCredentialsAndTLSFromTheCLI(t *testing.T) {
 	p := newPublisher(t)
 	reg := registrytest.StartWith(t, registrytest.Options{TLS: true, Users: map[string]string{"alice": "pw-for-test"}})
-	docker := t.TempDir()
+	docker, work := t.TempDir(), t.TempDir()
 	oa := func(args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(oaBinary(t), args...)
 		cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+docker)
+		// oa pull writes into the working folder: a temporary one.
+		cmd.Dir = work
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
