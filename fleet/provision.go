@@ -85,7 +85,16 @@ type ProvisionOptions struct {
 	Connector connector.Options
 	// Version is the oa version reported in the status.
 	Version string
+	// StatusRefresh is how long a bound host with nothing changed goes
+	// without pushing a new status (zero is DefaultStatusRefresh): until
+	// then an unchanged run costs two manifest HEADs and no host-key
+	// decryption.
+	StatusRefresh time.Duration
 }
+
+// DefaultStatusRefresh is ProvisionOptions.StatusRefresh by default: well
+// inside `oa fleet status`'s default --stale of 15 minutes.
+const DefaultStatusRefresh = 5 * time.Minute
 
 // Result is what one provisioning run did.
 type Result struct {
@@ -101,6 +110,10 @@ type Result struct {
 	// Admitted, Bound say this run wrote an admission, a binding.
 	Admitted bool `json:"admitted"`
 	Bound    bool `json:"bound"`
+	// Unchanged says nothing changed since the last run that bound the
+	// release: the envelope and revocation list are the ones applied, the
+	// binding and admission stand, and no status was pushed.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// NeedsAdmission says the release passed every admission check but was
 	// not admitted, as the fleet may not bind it here: a person admits it
 	// (oa admit LocalRef) before oa bind. Admitting it makes the package's
@@ -173,6 +186,12 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 		Type: StatusType, Fleet: p.fleet.Name, Host: h.Policy.Host, State: Refused, Blocking: []blocking.Code{},
 		Versions: Versions{OA: opts.Version, Protocol: ir.Protocol}, LastSeen: now,
 	}
+	if done, err := p.unchanged(ctx); err != nil || done {
+		if err != nil {
+			return nil, err
+		}
+		return &p.res, nil
+	}
 	refusal := p.run(ctx)
 	if refusal != nil && blocking.Refusals(refusal) == nil {
 		return nil, refusal // a fault: nothing to report yet
@@ -190,6 +209,11 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 	if err := p.pushStatus(ctx); err != nil {
 		return nil, err
 	}
+	if refusal == nil && p.res.Status.State == Bound {
+		if err := p.recordProvisioned(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return &p.res, refusal
 }
 
@@ -204,6 +228,9 @@ type provisioner struct {
 	res    Result
 	// verified says the envelope verified: only then is a status pushed.
 	verified bool
+	// seen is what this run read: the manifests, expiries and signing
+	// key of the envelope and revocation list, for recordProvisioned.
+	seen provisionedRecord
 }
 
 // by is who the fleet's records name.
@@ -305,7 +332,8 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	case doc == nil:
 		return nil, "", blocking.New(blocking.FleetEnvelopeMissing, "nothing is stored under the envelope's tag")
 	}
-	if doc.verifiedBy(p.keys()) == nil {
+	key := doc.verifiedBy(p.keys())
+	if key == nil {
 		return nil, "", blocking.New(blocking.FleetEnvelopeUnverified, "no fleet key valid now verifies it")
 	}
 	var env Envelope
@@ -319,6 +347,13 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	if err != nil || rel.Registry == "" || rel.Digest.String() != env.ArtifactDigest || env.Seq < 1 || bind.CheckNames(env.Deployment, env.Model) != nil {
 		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's release, deployment, model or sequence is malformed")
 	}
+	if env.IssuedAt.IsZero() || !env.ExpiresAt.After(env.IssuedAt) {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's issuedAt and expiresAt are missing or out of order")
+	}
+	if !p.now.Before(env.ExpiresAt) {
+		return nil, "", blocking.New(blocking.FleetEnvelopeExpired, "envelope #%d expired %s", env.Seq, env.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	p.seen.EnvelopeManifest, p.seen.EnvelopeExpiresAt, p.seen.EnvelopeKey = doc.Desc.Digest.String(), env.ExpiresAt, key.KeyID()
 	return &env, digest.FromBytes(doc.Payload).String(), nil
 }
 
@@ -414,8 +449,10 @@ func (p *provisioner) revocations(ctx context.Context) error {
 		return nil
 	}
 	var list Revocations
-	if doc.verifiedBy(p.keys()) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 {
-		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it")
+	key := doc.verifiedBy(p.keys())
+	if key == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 ||
+		list.IssuedAt.IsZero() || !list.ExpiresAt.After(list.IssuedAt) {
+		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it, or it is not a dated revocation list")
 	}
 	for _, r := range list.Revoked {
 		if _, err := oci.ParseDigest(r.ArtifactDigest); err != nil {
@@ -439,7 +476,13 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	if seen != nil && (list.Seq < seen.ListSeq || list.Seq == seen.ListSeq && listDigest != seen.ListDigest) {
 		return blocking.New(blocking.FleetRevocationsRollback, "revocation list #%d after #%d", list.Seq, seen.ListSeq)
 	}
+	if !p.now.Before(list.ExpiresAt) {
+		// What it revokes stays revoked (revocations only take away), but
+		// an expired list is not recorded as applied.
+		return blocking.New(blocking.FleetRevocationsExpired, "revocation list #%d expired %s", list.Seq, list.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	p.res.Status.RevocationsSeq = list.Seq
+	p.seen.RevocationsManifest, p.seen.RevocationsExpiresAt, p.seen.RevocationsKey = doc.Desc.Digest.String(), list.ExpiresAt, key.KeyID()
 	if seen != nil && seen.ListSeq == list.Seq {
 		return nil
 	}
@@ -609,4 +652,129 @@ func (p *provisioner) pushStatus(ctx context.Context) error {
 	}
 	_, err = pushDocument(ctx, p.target, StatusArtifactType, StatusTag(p.h.Policy.Host), payload, sig, p.h.KeyID(), pub)
 	return err
+}
+
+// kindProvisioned is the store kind of the last run that left the host
+// bound, per fleet: what it read, so the next run can tell nothing
+// changed from two manifest HEADs.
+const kindProvisioned = "fleet_provisioned"
+
+// provisionedType is the type of that record.
+const provisionedType = "oa.fleet.provisioned/v1"
+
+type provisionedRecord struct {
+	Type string `json:"type"`
+	Seq  int64  `json:"seq"`
+	// Fleet and Host are whose documents were read.
+	Fleet string `json:"fleet"`
+	Host  string `json:"host"`
+	// EnvelopeManifest is the manifest digest of the envelope applied;
+	// RevocationsManifest the revocation list's, empty when there was
+	// none. Content addressing makes an equal digest the same bytes.
+	EnvelopeManifest     string    `json:"envelopeManifest"`
+	EnvelopeExpiresAt    time.Time `json:"envelopeExpiresAt"`
+	EnvelopeKey          string    `json:"envelopeKey"`
+	RevocationsManifest  string    `json:"revocationsManifest"`
+	RevocationsExpiresAt time.Time `json:"revocationsExpiresAt"`
+	RevocationsKey       string    `json:"revocationsKey"`
+	EnvelopeSeq          int64     `json:"envelopeSeq"`
+	RevocationsSeq       int64     `json:"revocationsSeq"`
+	Deployment           string    `json:"deployment"`
+	Release              string    `json:"release"`
+	PlanDigest           string    `json:"planDigest"`
+	LocalRef             string    `json:"localRef"`
+	// StatusPushedAt is when the status reporting it was pushed.
+	StatusPushedAt time.Time `json:"statusPushedAt"`
+}
+
+// recordProvisioned records, signed by the host key, what a run that
+// left the host bound read and pushed.
+func (p *provisioner) recordProvisioned(ctx context.Context) error {
+	st := p.res.Status
+	rec := p.seen
+	rec.Type, rec.Fleet, rec.Host = provisionedType, p.fleet.Name, p.h.Policy.Host
+	rec.EnvelopeSeq, rec.RevocationsSeq = st.EnvelopeSeq, st.RevocationsSeq
+	rec.Deployment, rec.Release, rec.PlanDigest, rec.LocalRef = st.Deployment, st.Release, st.PlanDigest, p.res.LocalRef
+	rec.StatusPushedAt = p.now
+	if err := p.h.PrepareSigner(); err != nil {
+		return err
+	}
+	_, err := p.h.DB().InsertVersion(ctx, kindProvisioned, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+		rec.Seq = seq
+		return p.h.SignRecord(&rec)
+	})
+	return err
+}
+
+// unchanged reports whether nothing changed since the last run that left
+// the host bound, and if so fills the result as that run left it. It
+// costs the envelope's and the revocation list's manifest HEADs and local
+// reads verified with the host public key: no blob, no host-key
+// decryption, no status. Nothing changed means: the same envelope and
+// list (by manifest digest), neither expired, their signing keys still
+// valid under the host policy, the binding the same plan, the release
+// still actively admitted and not revoked, and the last status pushed
+// within StatusRefresh. Connections are not probed: the coordinator
+// checks their tool lists at session start and before each call. Any
+// doubt (a failed HEAD included) means a full run, which reports it.
+func (p *provisioner) unchanged(ctx context.Context) (bool, error) {
+	var rec provisionedRecord
+	ok, err := p.readRecord(ctx, kindProvisioned, provisionedType, &rec)
+	if err != nil || !ok || rec.Fleet != p.fleet.Name || rec.Host != p.h.Policy.Host {
+		return false, nil // a damaged record only means a full run
+	}
+	// The applied records are checked as in a full run: a tampered one is
+	// refused, never skipped over.
+	applied, err := p.applied(ctx)
+	if err != nil {
+		return false, err
+	}
+	seenList, err := p.appliedRevocations(ctx)
+	if err != nil {
+		return false, err
+	}
+	if applied == nil || applied.EnvelopeSeq != rec.EnvelopeSeq || rec.RevocationsManifest != "" && (seenList == nil || seenList.ListSeq != rec.RevocationsSeq) {
+		return false, nil
+	}
+	refresh := p.opts.StatusRefresh
+	if refresh <= 0 {
+		refresh = DefaultStatusRefresh
+	}
+	if !p.now.Before(rec.StatusPushedAt.Add(refresh)) || p.now.Before(rec.StatusPushedAt) ||
+		!p.now.Before(rec.EnvelopeExpiresAt) || rec.RevocationsManifest != "" && !p.now.Before(rec.RevocationsExpiresAt) {
+		return false, nil
+	}
+	valid := map[string]bool{}
+	for _, k := range p.keys() {
+		valid[k.KeyID()] = true
+	}
+	if !valid[rec.EnvelopeKey] || rec.RevocationsManifest != "" && !valid[rec.RevocationsKey] {
+		return false, nil
+	}
+	if desc, err := p.target.Resolve(ctx, p.repo.Reference()); err != nil || desc.Digest.String() != rec.EnvelopeManifest {
+		return false, nil
+	}
+	desc, err := p.target.Resolve(ctx, RevocationsTag)
+	switch {
+	case errors.Is(err, errdef.ErrNotFound):
+		if rec.RevocationsManifest != "" {
+			return false, nil
+		}
+	case err != nil || desc.Digest.String() != rec.RevocationsManifest:
+		return false, nil
+	}
+	if cur, err := bind.Current(ctx, p.h, rec.Deployment); err != nil || cur.PlanDigest != rec.PlanDigest {
+		return false, nil
+	}
+	if revs, err := p.h.DB().Revocations(ctx, rec.Release); err != nil || len(revs) > 0 {
+		return false, nil
+	}
+	if status, err := p.h.Status(ctx, rec.Release, p.now); err != nil || status.State != admit.Active {
+		return false, nil
+	}
+	st := p.res.Status
+	st.State, st.EnvelopeSeq, st.RevocationsSeq = Bound, rec.EnvelopeSeq, rec.RevocationsSeq
+	st.Deployment, st.Release, st.PlanDigest = rec.Deployment, rec.Release, rec.PlanDigest
+	p.res.LocalRef, p.res.Unchanged = rec.LocalRef, true
+	return true, nil
 }

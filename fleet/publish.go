@@ -5,9 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
@@ -38,11 +41,82 @@ type Envelope struct {
 	Version        string  `json:"version"`
 	Model          string  `json:"model"`
 	Ceiling        Ceiling `json:"ceiling"`
+	// IssuedAt and ExpiresAt bound how long a host believes the envelope:
+	// a host refuses it from ExpiresAt on (fleet_envelope_expired), so a
+	// registry that keeps serving an old envelope (a freeze) is noticed.
+	IssuedAt  time.Time `json:"issuedAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// Options say how the registry is reached.
+// DefaultExpiry is the lifetime of an envelope or revocation list when
+// Options.ExpiresIn is not set: a week. Publishing re-signs a document
+// once it is past half its lifetime, so publishing at least every few days
+// keeps every host's documents current.
+const DefaultExpiry = 168 * time.Hour
+
+// Hint annotations on a document layer: the fields publishing needs to
+// rebuild an unchanged document, so it can tell "unchanged" from the
+// manifest alone (one request per host). Never believed: only a rebuilt
+// payload with the layer's digest is used.
+const (
+	hintSeq       = "dev.oa.fleet.seq"
+	hintIssuedAt  = "dev.oa.fleet.issued-at"
+	hintExpiresAt = "dev.oa.fleet.expires-at"
+)
+
+// publishConcurrency bounds the requests publishing keeps in flight to
+// the fleet's registry.
+const publishConcurrency = 16
+
+// Options say how the registry is reached and how long what is published
+// stays valid.
 type Options struct {
 	oci.OpenOptions
+	// ExpiresIn is the lifetime of the documents published; zero is
+	// DefaultExpiry.
+	ExpiresIn time.Duration
+	// Now is the time of publishing; zero is the current time.
+	Now time.Time
+}
+
+// now is the publishing time, to the second.
+func (o Options) now() time.Time {
+	if o.Now.IsZero() {
+		return time.Now().UTC().Truncate(time.Second)
+	}
+	return o.Now.UTC().Truncate(time.Second)
+}
+
+// lifetime is ExpiresIn or its default.
+func (o Options) lifetime() time.Duration {
+	if o.ExpiresIn <= 0 {
+		return DefaultExpiry
+	}
+	return o.ExpiresIn
+}
+
+// stale reports whether a document issued at issued and expiring at
+// expires is past half its lifetime at now: publishing re-signs it.
+func stale(issued, expires, now time.Time) bool {
+	return !now.Before(issued.Add(expires.Sub(issued) / 2))
+}
+
+// timeHints are the hint annotations of a document with seq and times.
+func timeHints(seq int64, issued, expires time.Time) map[string]string {
+	return map[string]string{
+		hintSeq:       strconv.FormatInt(seq, 10),
+		hintIssuedAt:  issued.UTC().Format(time.RFC3339),
+		hintExpiresAt: expires.UTC().Format(time.RFC3339),
+	}
+}
+
+// parseHints reads the hint annotations; false when any is missing or
+// malformed.
+func parseHints(a map[string]string) (int64, time.Time, time.Time, bool) {
+	seq, err1 := strconv.ParseInt(a[hintSeq], 10, 64)
+	issued, err2 := time.Parse(time.RFC3339, a[hintIssuedAt])
+	expires, err3 := time.Parse(time.RFC3339, a[hintExpiresAt])
+	return seq, issued.UTC(), expires.UTC(), err1 == nil && err2 == nil && err3 == nil
 }
 
 // Published is what publishing did for one host.
@@ -61,7 +135,9 @@ type Published struct {
 // Publish writes one envelope per host a deployment selects, signed with
 // key, to the fleet's repository under host-<id>. Every release is read
 // and verified first and every refusal found before anything is written;
-// a host whose envelope would not change is not written at all.
+// a host whose envelope would not change, and is not past half its
+// lifetime, is not written at all and costs one manifest request. Hosts
+// are read and written with bounded concurrency over one pooled client.
 func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Published, error) {
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
@@ -71,77 +147,171 @@ func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Pub
 	if err != nil {
 		return nil, err
 	}
+	now := opts.now()
+	ids := slices.Sorted(maps.Keys(envs))
 	// Read every current envelope before writing any.
-	var refused blocking.List
-	type plan struct {
-		env    *Envelope
-		digest string
-		same   bool
-	}
-	plans := map[string]*plan{}
-	// A new or changed envelope's sequence is the later of the old one's
-	// plus one and the current Unix time: when the old envelope is gone or
-	// unreadable, it still goes above anything a host may have applied.
-	now := time.Now().Unix()
-	for _, id := range slices.Sorted(maps.Keys(envs)) {
-		env := envs[id]
-		doc, err := readDocument(ctx, target, EnvelopeArtifactType, EnvelopeTag(id))
-		p := &plan{env: env, same: false}
-		switch {
-		case err == errMalformed:
-			env.Seq = now
-		case err != nil:
-			return nil, err
-		case doc == nil:
-			env.Seq = now
-		default:
-			var old Envelope
-			if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil {
-				refused = append(refused, blocking.New(blocking.FleetKeyMismatch, "the envelope under %s", EnvelopeTag(id)).At(s.Pos("hosts", id), "hosts."+id))
-				continue
-			}
-			if doc.decode(&old) != nil {
-				env.Seq = now
-				break
-			}
-			env.Seq = old.Seq
-			if equalJSON(env, &old) {
-				p.same, p.digest = true, doc.Desc.Digest.String()
-			} else {
-				env.Seq = max(old.Seq+1, now)
-			}
+	plans := make([]*envelopePlan, len(ids))
+	err = parallel(ctx, len(ids), func(i int) error {
+		p, err := planEnvelope(ctx, target, key, envs[ids[i]], now, opts.lifetime())
+		if err == nil && p.mismatch {
+			err = blocking.New(blocking.FleetKeyMismatch, "the envelope under %s", EnvelopeTag(ids[i])).At(s.Pos("hosts", ids[i]), "hosts."+ids[i])
 		}
-		plans[id] = p
-	}
-	if err := refused.Err(); err != nil {
+		plans[i] = p
+		return err
+	})
+	if err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(plans, func(p *envelopePlan) bool { return !p.same }) {
+		// The empty config every document shares, once, before the writers.
+		if _, err := oci.PushIfMissing(ctx, target, ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data); err != nil {
+			return nil, err
+		}
+	}
+	pubs := make([]*Published, len(ids))
+	err = parallel(ctx, len(ids), func(i int) error {
+		p := plans[i]
+		pub := &Published{Host: ids[i], Deployment: p.env.Deployment, Tag: EnvelopeTag(ids[i]), Seq: p.env.Seq, Digest: p.digest}
+		pubs[i] = pub
+		if p.same {
+			return nil
+		}
+		payload, err := canonical.Marshal(p.env)
+		if err != nil {
+			return err
+		}
+		sig, err := key.SignBytes(payload)
+		if err != nil {
+			return err
+		}
+		desc, err := pushHinted(ctx, target, EnvelopeArtifactType, pub.Tag, payload, sig, key.KeyID(), nil, timeHints(p.env.Seq, p.env.IssuedAt, p.env.ExpiresAt), true)
+		if err != nil {
+			return err
+		}
+		pub.Digest, pub.Changed = desc.Digest.String(), true
+		return nil
+	})
+	byHost := map[string]*Published{}
+	for _, pub := range pubs {
+		if pub != nil {
+			byHost[pub.Host] = pub
+		}
 	}
 	var out []Published
 	for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
-		p, ok := plans[id]
-		if !ok {
+		if pub, ok := byHost[id]; ok {
+			out = append(out, *pub)
+		} else if _, assigned := envs[id]; !assigned {
 			out = append(out, Published{Host: id})
-			continue
 		}
-		pub := Published{Host: id, Deployment: p.env.Deployment, Tag: EnvelopeTag(id), Seq: p.env.Seq, Digest: p.digest}
-		if !p.same {
-			payload, err := canonical.Marshal(p.env)
-			if err != nil {
-				return nil, err
-			}
-			sig, err := key.SignBytes(payload)
-			if err != nil {
-				return nil, err
-			}
-			desc, err := pushDocument(ctx, target, EnvelopeArtifactType, pub.Tag, payload, sig, key.KeyID(), nil)
-			if err != nil {
-				return out, err
-			}
-			pub.Digest, pub.Changed = desc.Digest.String(), true
-		}
-		out = append(out, pub)
 	}
-	return out, nil
+	return out, err
+}
+
+// envelopePlan is what publishing will do for one host.
+type envelopePlan struct {
+	env *Envelope
+	// same says the registry holds env already (digest is its manifest).
+	same   bool
+	digest string
+	// mismatch says the current envelope is signed by another key.
+	mismatch bool
+}
+
+// planEnvelope reads the host's current envelope and sets env's sequence
+// and times: kept when nothing but time changed and the current one is
+// not past half its lifetime; otherwise a new sequence, the later of the
+// old one's plus one and the current Unix time (so it goes above anything
+// a host may have applied even when the old envelope is gone or
+// unreadable), issued now.
+func planEnvelope(ctx context.Context, target oci.Target, key *oci.Signer, env *Envelope, now time.Time, lifetime time.Duration) (*envelopePlan, error) {
+	p := &envelopePlan{env: env}
+	fresh := func() {
+		env.IssuedAt, env.ExpiresAt = now, now.Add(lifetime)
+	}
+	guess := func(a map[string]string) []byte {
+		seq, issued, expires, ok := parseHints(a)
+		if !ok {
+			return nil
+		}
+		e := *env
+		e.Seq, e.IssuedAt, e.ExpiresAt = seq, issued, expires
+		b, err := canonical.Marshal(&e)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	doc, err := readHinted(ctx, target, EnvelopeArtifactType, EnvelopeTag(env.Host), guess)
+	switch {
+	case err == errMalformed || err == nil && doc == nil:
+		env.Seq = now.Unix()
+		fresh()
+		return p, nil
+	case err != nil:
+		return nil, err
+	}
+	if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil {
+		p.mismatch = true
+		return p, nil
+	}
+	var old Envelope
+	if doc.decode(&old) != nil {
+		env.Seq = now.Unix()
+		fresh()
+		return p, nil
+	}
+	env.Seq, env.IssuedAt, env.ExpiresAt = old.Seq, old.IssuedAt, old.ExpiresAt
+	if equalJSON(env, &old) && !stale(old.IssuedAt, old.ExpiresAt, now) {
+		p.same, p.digest = true, doc.Desc.Digest.String()
+		return p, nil
+	}
+	env.Seq = max(old.Seq+1, now.Unix())
+	fresh()
+	return p, nil
+}
+
+// parallel runs f(0) … f(n-1), at most publishConcurrency at a time, and
+// returns the first fault, else the refusals of all that refused, in one
+// list ordered by location.
+func parallel(ctx context.Context, n int, f func(i int) error) error {
+	var (
+		wg      sync.WaitGroup
+		lock    sync.Mutex
+		fault   error
+		refused blocking.List
+	)
+	sem := make(chan struct{}, publishConcurrency)
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := f(i)
+			if err == nil {
+				return
+			}
+			lock.Lock()
+			defer lock.Unlock()
+			if rs := blocking.Refusals(err); rs != nil {
+				refused = append(refused, rs...)
+			} else if fault == nil {
+				fault = err
+			}
+		}()
+	}
+	wg.Wait()
+	if fault != nil {
+		return fault
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	slices.SortStableFunc(refused, func(a, b *blocking.Error) int { return strings.Compare(a.Path, b.Path) })
+	return refused.Err()
 }
 
 // equalJSON reports whether a and b encode to the same canonical JSON.
@@ -256,6 +426,11 @@ type Revocations struct {
 	Fleet   string          `json:"fleet"`
 	Seq     int64           `json:"seq"`
 	Revoked []RevokedDigest `json:"revoked"`
+	// IssuedAt and ExpiresAt bound how long hosts believe the list
+	// (fleet_revocations_expired from ExpiresAt on): withholding newer
+	// revocations by serving an old list is noticed within the lifetime.
+	IssuedAt  time.Time `json:"issuedAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // RevokedDigest is one revoked release.
@@ -329,16 +504,57 @@ func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDi
 	}
 	list.Seq++
 	list.Revoked = append(list.Revoked, RevokedDigest{ArtifactDigest: artifactDigest.String(), Reason: reason, RevokedBy: by, RevokedAt: now.UTC().Truncate(time.Second)})
-	payload, err := canonical.Marshal(list)
-	if err != nil {
-		return nil, false, err
-	}
-	sig, err := key.SignBytes(payload)
-	if err != nil {
-		return nil, false, err
-	}
-	if _, err := pushDocument(ctx, target, RevocationsArtifactType, RevocationsTag, payload, sig, key.KeyID(), nil); err != nil {
+	if err := pushRevocations(ctx, target, key, list, now, opts.lifetime()); err != nil {
 		return nil, false, err
 	}
 	return list, true, nil
+}
+
+// pushRevocations signs list, issued at now for lifetime, and pushes it.
+func pushRevocations(ctx context.Context, target oci.Target, key *oci.Signer, list *Revocations, now time.Time, lifetime time.Duration) error {
+	list.IssuedAt = now.UTC().Truncate(time.Second)
+	list.ExpiresAt = list.IssuedAt.Add(lifetime)
+	payload, err := canonical.Marshal(list)
+	if err != nil {
+		return err
+	}
+	sig, err := key.SignBytes(payload)
+	if err != nil {
+		return err
+	}
+	_, err = pushHinted(ctx, target, RevocationsArtifactType, RevocationsTag, payload, sig, key.KeyID(), nil, timeHints(list.Seq, list.IssuedAt, list.ExpiresAt), false)
+	return err
+}
+
+// RefreshRevocations re-signs the fleet's revocation list, unchanged but
+// with the next sequence and a new lifetime, when it is past half its
+// lifetime, so hosts never see it expire while the fleet publishes. No
+// list, or one this key did not sign or that does not decode, is left as
+// it is (oa revoke --publish --reset-revocations replaces it). It returns
+// the list when it was re-signed.
+func RefreshRevocations(ctx context.Context, s *Spec, key *oci.Signer, opts Options) (*Revocations, error) {
+	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := readDocument(ctx, target, RevocationsArtifactType, RevocationsTag)
+	if err == errMalformed || err == nil && doc == nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list Revocations
+	if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != s.Name {
+		return nil, nil
+	}
+	now := opts.now()
+	if !stale(list.IssuedAt, list.ExpiresAt, now) {
+		return nil, nil
+	}
+	list.Seq++
+	if err := pushRevocations(ctx, target, key, &list, now, opts.lifetime()); err != nil {
+		return nil, err
+	}
+	return &list, nil
 }

@@ -173,8 +173,8 @@ func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 	}
 }
 
-// TestPublishRegistryDown: a registry outage is a fault, not a panic nor a
-// refusal.
+// TestPublishRegistryDown: a registry outage is registry_unreachable,
+// located at the release that could not be read, and nothing is written.
 func TestPublishRegistryDown(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
@@ -185,8 +185,8 @@ func TestPublishRegistryDown(t *testing.T) {
 	f.Registry.Down()
 	defer f.Registry.Up(t)
 	pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
-	if err == nil || blocking.Refusals(err) != nil || pubs != nil {
-		t.Fatalf("got %v %+v, want a fault", err, pubs)
+	if !hosttest.HasCode(t, err, blocking.RegistryUnreachable) || pubs != nil {
+		t.Fatalf("got %v %+v, want registry_unreachable", err, pubs)
 	}
 }
 
@@ -201,7 +201,8 @@ func TestProvisionReleaseMissing(t *testing.T) {
 		Type: fleet.EnvelopeType, Fleet: "clinics", Host: "h01", Seq: 1, Deployment: "clinic",
 		Release: f.Registry.Host() + "/oa/clinic-triage@" + missing, ArtifactDigest: missing,
 		WorkerIRDigest: missing, Package: "clinic-triage", Version: "1.2.0", Model: "demo-model",
-		Ceiling: fleet.Ceiling{Capabilities: []string{}, MaxRisk: ir.ReadOnly},
+		Ceiling:  fleet.Ceiling{Capabilities: []string{}, MaxRisk: ir.ReadOnly},
+		IssuedAt: time.Now().UTC().Truncate(time.Second), ExpiresAt: time.Now().UTC().Truncate(time.Second).Add(time.Hour),
 	}
 	if err := fleet.PushSigned(ctx, f.Repository, fleet.EnvelopeArtifactType, fleet.EnvelopeTag("h01"), env, f.Key.Signer); err != nil {
 		t.Fatal(err)

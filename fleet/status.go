@@ -54,8 +54,8 @@ func (s HostStatus) Flagged() bool {
 	return s.Stale || s.Signed != SignedPinned || s.future
 }
 
-// ReadStatuses reads every host's status from the fleet's repository, in
-// host order, verifying each: with the host key the fleet file pins, or
+// ReadStatuses reads every host's status from the fleet's repository
+// (concurrently, returned in host order), verifying each: with the host key the fleet file pins, or
 // else the key the status carries. A status older than staleAfter (by its
 // last-seen time) is stale.
 func ReadStatuses(ctx context.Context, s *Spec, now time.Time, staleAfter time.Duration, opts Options) ([]HostStatus, error) {
@@ -64,15 +64,18 @@ func ReadStatuses(ctx context.Context, s *Spec, now time.Time, staleAfter time.D
 		return nil, err
 	}
 	assigned := s.Assignments()
-	var out []HostStatus
-	for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
+	ids := slices.Sorted(maps.Keys(s.Hosts))
+	out := make([]HostStatus, len(ids))
+	// Hosts are read concurrently (bounded) over the one pooled client.
+	err = parallel(ctx, len(ids), func(i int) error {
+		id := ids[i]
 		hs := HostStatus{Host: id, Deployment: assigned[id], Signed: NoStatus}
 		doc, err := readDocument(ctx, target, StatusArtifactType, StatusTag(id))
 		switch {
 		case err == errMalformed:
 			hs.Signed = Unsigned
 		case err != nil:
-			return nil, err
+			return err
 		case doc != nil:
 			hs.Status, hs.Signed = verifyStatus(doc, s, id)
 		}
@@ -82,7 +85,11 @@ func ReadStatuses(ctx context.Context, s *Spec, now time.Time, staleAfter time.D
 			hs.Stale = age > staleAfter
 			hs.future = age < -maxSkew
 		}
-		out = append(out, hs)
+		out[i] = hs
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

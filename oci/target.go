@@ -15,9 +15,7 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
-	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
-	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/oa-dev/oa/blocking"
 )
@@ -185,10 +183,22 @@ func (r Ref) RequireDigest(resolved digest.Digest) error {
 	return blocking.New(blocking.ReferenceNotDigest, "give the reference as REF@sha256:…")
 }
 
-// OpenOptions say how to reach a registry.
+// OpenOptions say how to reach a registry. The zero value follows oras:
+// HTTPS with the system roots and the Docker config's credentials, except
+// that a loopback registry is tried over HTTPS and falls back to plain
+// HTTP when it answers that way.
 type OpenOptions struct {
-	// PlainHTTP allows HTTP to a registry that is not on loopback.
+	// PlainHTTP uses plain HTTP (--plain-http).
 	PlainHTTP bool
+	// HTTPS uses HTTPS even on loopback, with no fallback
+	// (--plain-http=false).
+	HTTPS bool
+	// CAFile is a PEM file of private CA certificates trusted besides the
+	// system roots (--ca-file).
+	CAFile string
+	// Insecure skips TLS verification, for self-signed test registries
+	// (--insecure).
+	Insecure bool
 	// Credentials overrides the Docker config credentials (tests).
 	Credentials credentials.Store
 	// Create makes a missing OCI layout, for targets that are written to;
@@ -221,14 +231,17 @@ func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 	if err != nil {
 		return nil, blocking.New(blocking.ReferenceInvalid, "%s", refProblem(err))
 	}
-	repo.PlainHTTP = isLoopback(r.Registry) || opts.PlainHTTP
-	store := opts.Credentials
-	if store == nil {
-		if store, err = credentials.NewStoreFromDocker(credentials.StoreOptions{}); err != nil {
-			return nil, fmt.Errorf("reading Docker credentials: %w", err)
-		}
+	client, err := authClient(transportKey{caFile: opts.CAFile, insecure: opts.Insecure, store: opts.Credentials})
+	if err != nil {
+		return nil, err
 	}
-	repo.Client = &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache(), Credential: credentials.Credential(store)}
+	repo.PlainHTTP = opts.PlainHTTP
+	if !opts.PlainHTTP && !opts.HTTPS && isLoopback(r.Registry) {
+		// No scheme chosen: HTTPS, or plain HTTP where the loopback
+		// registry answers that way (as oras defaults localhost to HTTP).
+		repo.PlainHTTP = speaksPlainHTTP(ctx, r.Registry)
+	}
+	repo.Client = &registryClient{inner: client, host: r.Registry}
 	return withLimits(repo, opts.Limits), nil
 }
 
@@ -261,7 +274,8 @@ func withLimits(repo *remote.Repository, lim Limits) Target {
 }
 
 // isLoopback reports whether a registry host[:port] is on this machine,
-// the only place plain HTTP is used without being asked for.
+// the only place plain HTTP is used without being asked for (as a
+// fallback from HTTPS).
 func isLoopback(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {

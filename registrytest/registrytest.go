@@ -6,21 +6,37 @@ package registrytest
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
 	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
+	// The htpasswd access controller registers itself here.
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
 	"github.com/distribution/distribution/v3/registry/handlers"
 	// The in-memory storage driver registers itself here; handlers does
 	// not import it, and NewApp panics without it.
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 	"github.com/sirupsen/logrus"
+	"golang.org/x/crypto/bcrypt"
 	"oras.land/oras-go/v2/registry/remote"
 )
 
@@ -46,16 +62,33 @@ http:
   secret: registrytest-not-a-secret
 `
 
+// Options are the settings of StartWith.
+type Options struct {
+	// TLS serves HTTPS with a self-signed certificate for 127.0.0.1 made
+	// for this registry; CAFile is its PEM.
+	TLS bool
+	// Users turns on distribution's htpasswd authentication with these
+	// user names and passwords (bcrypt-hashed into a file the test owns).
+	Users map[string]string
+}
+
 // Registry is a running in-process registry.
 type Registry struct {
-	mu       sync.Mutex
-	srv      *httptest.Server
-	handler  http.Handler
-	addr     string
-	stopped  bool
-	down     bool
-	requests atomic.Int64
-	bytes    atomic.Int64
+	// CAFile is the PEM of the self-signed certificate of a TLS registry;
+	// empty for plain HTTP.
+	CAFile string
+	// forbidden are repositories every request for is denied with 403, as
+	// an authorization layer in front of a registry denies them.
+	forbidden sync.Map
+	tls       *tls.Config
+	mu        sync.Mutex
+	srv       *httptest.Server
+	handler   http.Handler
+	addr      string
+	stopped   bool
+	down      bool
+	requests  atomic.Int64
+	bytes     atomic.Int64
 	// downAt, when positive, is the request count at which the registry
 	// goes down (DownAfter).
 	downAt atomic.Int64
@@ -83,6 +116,10 @@ func (r *Registry) Lie(f LieFunc) {
 	r.lie.Store(&f)
 }
 
+// quietLog drops the server's own log lines (TLS handshakes that tests
+// make fail on purpose).
+var quietLog = log.New(io.Discard, "", 0)
+
 // quietOnce silences the registry's logging, which goes to logrus's
 // standard logger whatever the configuration says.
 var quietOnce sync.Once
@@ -90,20 +127,35 @@ var quietOnce sync.Once
 // Start starts a registry on 127.0.0.1 and stops it when t ends. It fails
 // t when the registry cannot start. REGISTRY_* environment variables
 // override the configuration, as in the stock registry.
-func Start(t testing.TB) *Registry {
+func Start(t testing.TB) *Registry { return StartWith(t, Options{}) }
+
+// StartWith is Start with TLS and authentication as opts say.
+func StartWith(t testing.TB, opts Options) *Registry {
 	t.Helper()
 	quietOnce.Do(func() {
 		logrus.SetOutput(io.Discard)
 		logrus.SetLevel(logrus.PanicLevel)
 	})
-	cfg, err := configuration.Parse(strings.NewReader(config))
+	text := config
+	if len(opts.Users) > 0 {
+		text += htpasswdConfig(t, opts.Users)
+	}
+	cfg, err := configuration.Parse(strings.NewReader(text))
 	if err != nil {
 		t.Fatalf("registrytest: parsing configuration: %v", err)
 	}
 	r := &Registry{}
 	app := handlers.NewApp(context.Background(), cfg)
-	r.handler = r.count(app)
-	r.srv = httptest.NewServer(r.handler)
+	r.handler = r.count(r.deny(app))
+	r.srv = httptest.NewUnstartedServer(r.handler)
+	r.srv.Config.ErrorLog = quietLog
+	if opts.TLS {
+		r.tls, r.CAFile = selfSigned(t)
+		r.srv.TLS = r.tls.Clone()
+		r.srv.StartTLS()
+	} else {
+		r.srv.Start()
+	}
 	r.current.Store(r.srv)
 	r.addr = r.srv.Listener.Addr().String()
 	t.Cleanup(r.Stop)
@@ -115,7 +167,8 @@ func Start(t testing.TB) *Registry {
 func (r *Registry) Host() string { return r.addr }
 
 // Repository opens repository name ("oa/clinic") on the registry over
-// plain HTTP. It fails t when name is not a valid repository name.
+// plain HTTP (a TLS or authenticating registry needs oci.Open with its
+// options). It fails t when name is not a valid repository name.
 func (r *Registry) Repository(t testing.TB, name string) *remote.Repository {
 	t.Helper()
 	repo, err := remote.NewRepository(r.Host() + "/" + name)
@@ -124,6 +177,31 @@ func (r *Registry) Repository(t testing.TB, name string) *remote.Repository {
 	}
 	repo.PlainHTTP = true
 	return repo
+}
+
+// Forbid makes every request for repository name ("oa/clinic") a 403
+// DENIED, as a registry's authorization layer answers an account that may
+// not use it.
+func (r *Registry) Forbid(name string) { r.forbidden.Store(name, true) }
+
+// deny wraps h so that requests for a forbidden repository get 403.
+func (r *Registry) deny(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if name, ok := strings.CutPrefix(req.URL.Path, "/v2/"); ok {
+			for _, sep := range []string{"/manifests/", "/blobs/", "/tags/", "/referrers/"} {
+				if repo, _, found := strings.Cut(name, sep); found {
+					if _, no := r.forbidden.Load(repo); no {
+						w.Header().Set("Content-Type", "application/json")
+						w.WriteHeader(http.StatusForbidden)
+						_, _ = io.WriteString(w, `{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}`)
+						return
+					}
+					break
+				}
+			}
+		}
+		h.ServeHTTP(w, req)
+	})
 }
 
 // Stop shuts the registry down. It is safe to call more than once; Start
@@ -173,7 +251,13 @@ func (r *Registry) Up(t testing.TB) {
 	srv := httptest.NewUnstartedServer(r.handler)
 	srv.Listener.Close()
 	srv.Listener = l
-	srv.Start()
+	srv.Config.ErrorLog = quietLog
+	if r.tls != nil {
+		srv.TLS = r.tls.Clone()
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	r.srv, r.down = srv, false
 	r.current.Store(srv)
 	r.downAt.Store(0)
@@ -234,3 +318,54 @@ func (c *countingWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// htpasswdConfig writes users to an htpasswd file (bcrypt, as
+// distribution requires) and returns the auth section naming it.
+func htpasswdConfig(t testing.TB, users map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	for name, pass := range users {
+		hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
+		if err != nil {
+			t.Fatalf("registrytest: hashing a password: %v", err)
+		}
+		fmt.Fprintf(&b, "%s:%s\n", name, hash)
+	}
+	path := filepath.Join(t.TempDir(), "htpasswd")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatalf("registrytest: writing htpasswd: %v", err)
+	}
+	return fmt.Sprintf("auth:\n  htpasswd:\n    realm: registrytest\n    path: %q\n", path)
+}
+
+// selfSigned makes a self-signed certificate for 127.0.0.1 and
+// localhost, valid for a day, and writes its PEM to a file the test owns.
+func selfSigned(t testing.TB) (*tls.Config, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("registrytest: generating a key: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "registrytest"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatalf("registrytest: making a certificate: %v", err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, certPEM, 0o600); err != nil {
+		t.Fatalf("registrytest: writing the certificate: %v", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}, path
+}

@@ -168,7 +168,7 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 				if err != nil {
 					return err
 				}
-				report, err := inspectBinding(cmd, h, b, refFlags{layout: b.LayoutPath, plainHTTP: refs.plainHTTP}, model, noProbe)
+				report, err := inspectBinding(cmd, h, b, refFlags{layout: b.LayoutPath, registry: refs.registry}, model, noProbe)
 				if err != nil {
 					return err // a program fault, not a changed link
 				}

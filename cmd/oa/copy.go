@@ -68,9 +68,9 @@ is copied.`,
 		},
 	}
 	cmd.Flags().BoolVar(&from.layout, "from-oci-layout", false, "SRC is an OCI image layout PATH[:TAG][@DIGEST]")
-	cmd.Flags().BoolVar(&from.plainHTTP, "from-plain-http", false, "allow plain HTTP to a non-loopback source registry")
+	from.registry.register(cmd, "from-", "the source registry")
 	cmd.Flags().BoolVar(&to.layout, "to-oci-layout", false, "DST is an OCI image layout PATH[:TAG]")
-	cmd.Flags().BoolVar(&to.plainHTTP, "to-plain-http", false, "allow plain HTTP to a non-loopback destination registry")
+	to.registry.register(cmd, "to-", "the destination registry")
 	cmd.Flags().BoolVar(&requireSigned, "require-signed", false, "refuse (copy_unsigned) and copy nothing when the source holds no signature")
 	return cmd
 }

@@ -58,7 +58,8 @@ func newFleetCheckCmd() *cobra.Command {
 
 func newFleetPublishCmd() *cobra.Command {
 	var file, key string
-	var plainHTTP bool
+	var reg registryFlags
+	var expiresIn time.Duration
 	cmd := &cobra.Command{
 		Use:   "publish --fleet FILE --key FLEET_KEY",
 		Short: "Write one signed provisioning envelope per host to the fleet's registry",
@@ -68,10 +69,18 @@ signed with the fleet key (cosign's key format) under REGISTRY/REPO:host-ID:
 the release digest, the deployment, the model and the ceiling narrowed to
 the package's own capabilities. Nothing host-local, no secret and no
 connection id is in it. An envelope that would not change is not written,
-so republishing an unchanged fleet changes nothing in the registry. Every
-refusal is found before anything is written.`,
+so republishing an unchanged fleet changes nothing in the registry (one
+manifest request per host). Every envelope and the revocation list carry
+issuedAt and expiresAt (--expires-in, 168h by default); hosts refuse them
+once expired (fleet_envelope_expired, fleet_revocations_expired), so a
+registry serving an old copy is noticed. Republishing re-signs whatever is
+past half its lifetime: publish at least every few days. Every refusal is
+found before anything is written.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if expiresIn < time.Minute {
+				return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+			}
 			s, err := fleet.LoadSpec(file)
 			if err != nil {
 				return err
@@ -80,12 +89,17 @@ refusal is found before anything is written.`,
 			if err != nil {
 				return err
 			}
-			pubs, err := fleet.Publish(cmd.Context(), s, signer, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			opts := fleet.Options{OpenOptions: reg.options(), ExpiresIn: expiresIn}
+			pubs, err := fleet.Publish(cmd.Context(), s, signer, opts)
+			if err != nil {
+				return err
+			}
+			refreshed, err := fleet.RefreshRevocations(cmd.Context(), s, signer, opts)
 			if err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs, "revocationsRefreshed": refreshed != nil})
 			}
 			out := cmd.OutOrStdout()
 			changed := 0
@@ -100,13 +114,17 @@ refusal is found before anything is written.`,
 					fmt.Fprintf(out, "  %-24s %-16s #%-3d unchanged  %s:%s\n", p.Host, p.Deployment, p.Seq, s.Registry, p.Tag)
 				}
 			}
+			if refreshed != nil {
+				fmt.Fprintf(out, "  revocation list re-signed as #%d (past half its lifetime), expires %s\n", refreshed.Seq, refreshed.ExpiresAt.Format(time.RFC3339))
+			}
 			fmt.Fprintf(out, "fleet %s: %d envelopes written, %d unchanged\n", s.Name, changed, len(pubs)-changed-unassigned(pubs))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
 	cmd.Flags().StringVar(&key, "key", "", "the fleet's private key (cosign format)")
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	reg.register(cmd, "", "the fleet's registry")
+	cmd.Flags().DurationVar(&expiresIn, "expires-in", fleet.DefaultExpiry, "how long hosts believe what is published (envelopes, the revocation list)")
 	_ = cmd.MarkFlagRequired("fleet")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
@@ -125,7 +143,7 @@ func unassigned(pubs []fleet.Published) int {
 func newFleetStatusCmd() *cobra.Command {
 	var file string
 	var stale time.Duration
-	var plainHTTP bool
+	var reg registryFlags
 	cmd := &cobra.Command{
 		Use:   "status --fleet FILE [--stale D]",
 		Short: "Read every host's signed status from the registry as a table",
@@ -143,7 +161,7 @@ flagged with "!".`,
 			if stale <= 0 {
 				return blocking.New(blocking.FleetIntervalInvalid, "--stale must be positive")
 			}
-			list, err := fleet.ReadStatuses(cmd.Context(), s, time.Now(), stale, fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: plainHTTP}})
+			list, err := fleet.ReadStatuses(cmd.Context(), s, time.Now(), stale, fleet.Options{OpenOptions: reg.options()})
 			if err != nil {
 				return err
 			}
@@ -178,7 +196,7 @@ flagged with "!".`,
 	}
 	cmd.Flags().StringVar(&file, "fleet", "", "the fleet file")
 	cmd.Flags().DurationVar(&stale, "stale", 15*time.Minute, "flag a host whose last status is older than this")
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	reg.register(cmd, "", "the fleet's registry")
 	_ = cmd.MarkFlagRequired("fleet")
 	return cmd
 }
@@ -199,22 +217,28 @@ func short(d string) string {
 type revokePublishFlags struct {
 	publish   bool
 	file, key string
-	plainHTTP bool
+	registry  registryFlags
 	reset     bool
+	expiresIn time.Duration
 }
 
 func (f *revokePublishFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.publish, "publish", false, "add the digest to the fleet's signed revocation list instead of revoking on this host")
 	cmd.Flags().StringVar(&f.file, "fleet", "", "the fleet file (with --publish)")
 	cmd.Flags().StringVar(&f.key, "fleet-key", "", "the fleet's private key, cosign format (with --publish)")
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback (with --publish)")
+	f.registry.register(cmd, "", "the fleet's registry (with --publish)")
+	cmd.Flags().DurationVar(&f.expiresIn, "expires-in", fleet.DefaultExpiry, "how long hosts believe the revocation list (with --publish)")
 	cmd.Flags().BoolVar(&f.reset, "reset-revocations", false, "start a new revocation list when the current one is damaged, foreign or signed by another key (with --publish)")
 }
 
 // checkLocal refuses fleet flags on a revocation of this host only: a
 // revocation meant for the fleet must not silently stay local.
 func (f *revokePublishFlags) checkLocal(cmd *cobra.Command) error {
-	for _, name := range []string{"fleet", "fleet-key", "reset-revocations", "plain-http"} {
+	names := []string{"fleet", "fleet-key", "reset-revocations", "expires-in"}
+	if name := f.registry.changed(); name != "" {
+		names = append(names, name)
+	}
+	for _, name := range names {
 		if cmd.Flags().Changed(name) {
 			return usageError{fmt.Errorf("--%s is only for --publish (the fleet's revocation list); without --publish oa revoke revokes on this host only", name)}
 		}
@@ -231,6 +255,9 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if f.file == "" || f.key == "" {
 		return usageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
 	}
+	if f.expiresIn < time.Minute {
+		return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+	}
 	s, err := fleet.LoadSpec(f.file)
 	if err != nil {
 		return err
@@ -239,7 +266,7 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if err != nil {
 		return err
 	}
-	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}}, Reset: f.reset})
+	list, changed, err := fleet.PublishRevocation(cmd.Context(), s, signer, d, reason, as, time.Now(), fleet.RevocationOptions{Options: fleet.Options{OpenOptions: f.registry.options(), ExpiresIn: f.expiresIn}, Reset: f.reset})
 	if err != nil {
 		return err
 	}

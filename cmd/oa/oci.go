@@ -30,13 +30,13 @@ func oaHome() string {
 
 // refFlags are the flags every command that takes a reference has.
 type refFlags struct {
-	layout    bool
-	plainHTTP bool
+	layout   bool
+	registry registryFlags
 }
 
 func (f *refFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.layout, "oci-layout", false, "the reference is an OCI image layout PATH[:TAG][@DIGEST]")
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	f.registry.register(cmd, "", "the registry")
 }
 
 // open parses s and opens its target for reading.
@@ -58,8 +58,18 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP, Create: create, Limits: limits})
+	opts := f.openOptions(create)
+	opts.Limits = limits
+	target, err := oci.Open(ctx, ref, opts)
 	return ref, target, err
+}
+
+// openOptions are the registry flags' options, creating a missing layout
+// when create is set.
+func (f *refFlags) openOptions(create bool) oci.OpenOptions {
+	o := f.registry.options()
+	o.Create = create
+	return o
 }
 
 // hostLimits are the size limits of this host's policy (its `limits`

@@ -8,27 +8,26 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/oci"
 )
 
 // provisionFlags are the flags of oa provision and oa agent sync.
 type provisionFlags struct {
-	envelope  string
-	noProbe   bool
-	plainHTTP bool
+	envelope string
+	noProbe  bool
+	registry registryFlags
 }
 
 func (f *provisionFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.envelope, "envelope", "", "this host's envelope, REGISTRY/REPO:host-ID")
 	cmd.Flags().BoolVar(&f.noProbe, "no-probe", false, "do not start each connection to compare its live tool list with the verified one")
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow plain HTTP to a registry that is not on loopback")
+	f.registry.register(cmd, "", "the fleet's registry")
 	_ = cmd.MarkFlagRequired("envelope")
 }
 
 // provisionOnce runs one provisioning of this host.
 func (f *provisionFlags) provisionOnce(cmd *cobra.Command) (*fleet.Result, error) {
 	return fleet.Provision(cmd.Context(), oaHome(), f.envelope, fleet.ProvisionOptions{
-		Options: fleet.Options{OpenOptions: oci.OpenOptions{PlainHTTP: f.plainHTTP}},
+		Options: fleet.Options{OpenOptions: f.registry.options()},
 		Now:     time.Now(), Probe: !f.noProbe, Connector: connectorOptions(cmd), Version: oaVersion(),
 	})
 }
@@ -86,6 +85,9 @@ func printProvision(out io.Writer, r *fleet.Result) {
 	}
 	for _, d := range r.Revoked {
 		fmt.Fprintf(out, "  revoked %s (fleet revocation list)\n", d)
+	}
+	if r.Unchanged {
+		fmt.Fprintln(out, "  unchanged since the last run (envelope, revocation list, binding); no status pushed")
 	}
 	if len(r.Copied) > 0 {
 		fmt.Fprintf(out, "  copied %v into this host's layout\n", r.Copied)
