@@ -56,7 +56,8 @@ type Coordinator struct {
 	active map[string]chan struct{}
 }
 
-// ReadTool is a read-only capability served as its own tool.
+// ReadTool is a read-only capability served as its own tool, under the
+// MCP-safe Name ir.ToolName gives its capability key.
 type ReadTool struct {
 	Name         string          `json:"name"`
 	Capability   string          `json:"capability"`
@@ -257,7 +258,7 @@ func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) er
 			return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 		}
 		capability, _ := c.art.Worker.Capability(e.CapabilityKey)
-		c.readTools = append(c.readTools, ReadTool{Name: e.CapabilityKey, Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+		c.readTools = append(c.readTools, ReadTool{Name: ir.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
 	}
 	return nil
 }

@@ -36,6 +36,10 @@ import (
 // inputs, expires, and opens once: a forged, changed, expired or replayed
 // state, or input responses without a valid state, are refused.
 
+// MetaCapability is the _meta key of a read-only capability tool that
+// names the capability it reads (the tool name is ir.ToolName of it).
+const MetaCapability = "dev.oa/capability"
+
 // Serve serves c's tools over t (stdio in production) until the client
 // goes away or ctx ends.
 func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
@@ -187,7 +191,10 @@ func (s *mcpServer) tools() []toolDef {
 		if desc == "" {
 			desc = "Read capability " + rt.Capability + "."
 		}
-		desc += " Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
+		// The tool name has no dots (several MCP clients refuse them), so
+		// the capability id is said in the description, the title and
+		// _meta.
+		desc += " Capability " + rt.Capability + ". Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
 		capability := rt.Capability
 		s.add(&defs, rt.Name, desc, rt.InputSchema, out,
 			// Reads a downstream app: read-only and idempotent, open world.
@@ -195,6 +202,7 @@ func (s *mcpServer) tools() []toolDef {
 			func(ctx context.Context, _ *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
 				return s.read(ctx, capability, args)
 			})
+		defs[len(defs)-1].tool.Meta = mcp.Meta{MetaCapability: rt.Capability}
 	}
 	return defs
 }

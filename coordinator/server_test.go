@@ -22,6 +22,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -264,10 +265,14 @@ func testServerToolsList(t *testing.T, oa string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
 	sort.Strings(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("tools = %v, want exactly %v", names, wantNames)
+	}
+	// The read tool's name has no dots; it names its capability.
+	if rt := c.tools["records_read"]; !strings.Contains(rt.Description, "records.read") || rt.Annotations.Title != "Read records.read" || rt.Meta[coordinator.MetaCapability] != "records.read" {
+		t.Errorf("records_read does not name capability records.read: %q %q %v", rt.Description, rt.Annotations.Title, rt.Meta)
 	}
 	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
 	wantHints := map[string]hints{
@@ -277,10 +282,13 @@ func testServerToolsList(t *testing.T, oa string) {
 		harness.ToolGetAttentionItem:   {true, false, true, false},
 		harness.ToolRunWorkflow:        {false, true, true, true},
 		harness.ToolDecide:             {false, true, false, false},
-		"records.read":                 {true, false, true, true},
+		"records_read":                 {true, false, true, true},
 	}
 	for _, name := range names {
 		tool := c.tools[name]
+		if !ir.ToolNameRE.MatchString(name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, ir.ToolNameRE)
+		}
 		if strings.TrimSpace(tool.Description) == "" || tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
 			t.Fatalf("%s: description, schemas and annotations are required: %+v", name, tool)
 		}
@@ -403,14 +411,14 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 	}
 	bad := c.run("req-bad", map[string]any{"record_ref": "nope"})
 	want(t, "invalid inputs", bad, harness.OutcomeDidNotRun, coordinator.ReasonInvalidInputs)
-	read, _ := c.call("records.read", map[string]any{"record": "AB-1234"})
+	read, _ := c.call("records_read", map[string]any{"record": "AB-1234"})
 	if read["outcome"] != "done" || read["capability"] != "records.read" {
-		t.Fatalf("records.read: %v", read)
+		t.Fatalf("records_read: %v", read)
 	}
 	if notes := read["content"].(map[string]any)["notes"].([]any); len(notes) != 1 {
 		t.Fatalf("records.read notes: %v", notes)
 	}
-	offline, _ := c.call("records.read", map[string]any{"record": "OF-0001"})
+	offline, _ := c.call("records_read", map[string]any{"record": "OF-0001"})
 	if offline["outcome"] != "did_not_run" || offline["content"] != nil {
 		t.Fatalf("records.read offline: %v", offline)
 	}
@@ -629,8 +637,8 @@ func testServerNothingLeaks(t *testing.T, oa string) {
 		cl.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": secret})
 		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": "reject"})
 		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": secret})
-		cl.call("records.read", map[string]any{"record": secret})
-		cl.call("records.read", map[string]any{"record": "OF-0001"})
+		cl.call("records_read", map[string]any{"record": secret})
+		cl.call("records_read", map[string]any{"record": "OF-0001"})
 		cl.call(harness.ToolListNeedsAttention, map[string]any{})
 		cl.call(harness.ToolListWorkflows, map[string]any{})
 		cl.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})

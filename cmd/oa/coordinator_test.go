@@ -231,7 +231,7 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 		}
 		names = append(names, tool.Name)
 	}
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
 	slices.Sort(names)
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
