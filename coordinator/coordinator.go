@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -141,6 +142,19 @@ func (c *Coordinator) now() time.Time {
 
 // Deployment is the deployment served.
 func (c *Coordinator) Deployment() string { return c.opts.Deployment }
+
+// PlanDigest is the capabilityPlanDigest of the bound plan served.
+func (c *Coordinator) PlanDigest() string { return c.binding.PlanDigest }
+
+// ToolNames lists every tool the MCP server serves: the coordinator's
+// own, then one per read-only capability.
+func (c *Coordinator) ToolNames() []string {
+	names := slices.Clone(ir.CoordinatorTools)
+	for _, t := range c.readTools {
+		names = append(names, t.Name)
+	}
+	return names
+}
 
 // Mode is ModeSandbox when serving the built-in demo, else ModeDeployment.
 func (c *Coordinator) Mode() string {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 	"oras.land/oras-go/v2"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -52,6 +53,13 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
 	if err != nil {
 		return oci.Ref{}, nil, err
+	}
+	if ref.Layout != "" && !ref.LayoutPath {
+		// A layout under $OA_HOME/oci: a home that is a file is its own
+		// refusal, not a failure to make a folder.
+		if err := admit.CheckHome(oaHome()); err != nil {
+			return oci.Ref{}, nil, err
+		}
 	}
 	target, err := oci.Open(ctx, ref, oci.OpenOptions{PlainHTTP: f.plainHTTP, Create: create})
 	return ref, target, err
