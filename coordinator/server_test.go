@@ -411,9 +411,9 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 	}
 	bad := c.run("req-bad", map[string]any{"record_ref": "nope"})
 	want(t, "invalid inputs", bad, harness.OutcomeDidNotRun, coordinator.ReasonInvalidInputs)
-	read, _ := c.call("records_read", map[string]any{"record": "AB-1234"})
+	read, code := c.call("records_read", map[string]any{"record": "AB-1234"})
 	if read["outcome"] != "done" || read["capability"] != "records.read" {
-		t.Fatalf("records_read: %v", read)
+		t.Fatalf("records_read: %v %s", read, code)
 	}
 	if notes := read["content"].(map[string]any)["notes"].([]any); len(notes) != 1 {
 		t.Fatalf("records.read notes: %v", notes)
