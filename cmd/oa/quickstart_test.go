@@ -111,38 +111,3 @@ func TestQuickstartHonoursOAHome(t *testing.T) {
 		}
 	}
 }
-
-// TestScriptsQuickstart runs scripts/quickstart as the README describes it:
-// the pipeline one command at a time, then serve, one run over MCP stdio
-// and the receipts; a second run into the same OA_HOME is refused
-// (host_exists) and changes nothing.
-func TestScriptsQuickstart(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	t.Parallel()
-	home := filepath.Join(t.TempDir(), "h")
-	script := func() *exec.Cmd {
-		cmd := exec.Command(bash, filepath.Join("..", "..", "scripts", "quickstart"))
-		cmd.Env = append(os.Environ(), "OA="+oaBinary(t), "OA_HOME="+home)
-		return cmd
-	}
-	out, err := script().CombinedOutput()
-	if err != nil {
-		t.Fatalf("scripts/quickstart: %v\n%s", err, out)
-	}
-	for _, want := range []string{`run_workflow append_triage_note AB-1234: "outcome":"done"`, "receipt chain ok: 1 receipts", "OA_HOME=" + home} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("scripts/quickstart output lacks %q:\n%s", want, out)
-		}
-	}
-	policy, _ := os.ReadFile(filepath.Join(home, "policy.cue"))
-	again := script()
-	if b, _ := again.CombinedOutput(); again.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "host_exists") {
-		t.Fatalf("scripts/quickstart into a host: %s", b)
-	}
-	if after, _ := os.ReadFile(filepath.Join(home, "policy.cue")); string(after) != string(policy) || len(policy) == 0 {
-		t.Fatal("the refused run changed the host's policy")
-	}
-}
