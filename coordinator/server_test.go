@@ -29,19 +29,34 @@ import (
 // These tests drive `oa coordinator serve` as a real stdio subprocess with
 // the go-sdk client, against real hosts: nothing is mocked.
 
-// mcpBinary builds the oa binary once per test binary, into the temporary
-// folder of the test that first needs it (TestServer and TestMCP run
-// every subprocess case as subtests, so the folder outlives them).
+// mcpBinary builds the oa binary once per test binary (TestServer and
+// TestServeRobust share it, theOA) into a folder TestMain removes.
 type mcpBinary struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
 
-func (b *mcpBinary) get(t *testing.T, dir string) string {
+// theOA is the one oa binary of this test process.
+var theOA mcpBinary
+
+// TestMain removes the shared oa binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if theOA.dir != "" {
+		os.RemoveAll(theOA.dir)
+	}
+	os.Exit(code)
+}
+
+func (b *mcpBinary) get(t *testing.T) string {
 	t.Helper()
 	b.once.Do(func() {
-		b.path = filepath.Join(dir, "oa")
+		if b.dir, b.err = os.MkdirTemp("", "oa-coordinator-test-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "oa")
 		out, err := exec.Command("go", "build", "-o", b.path, "github.com/oa-dev/oa/cmd/oa").CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build: %v\n%s", err, out)
@@ -245,9 +260,7 @@ func TestServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa and runs it as a subprocess")
 	}
-	var bin mcpBinary
-	dir := t.TempDir()
-	oa := func(t *testing.T) string { return bin.get(t, dir) }
+	oa := func(t *testing.T) string { t.Parallel(); return theOA.get(t) } // each case has its own host and subprocess
 	t.Run("ToolsList", func(t *testing.T) { testServerToolsList(t, oa(t)) })
 	t.Run("SandboxOutcomes", func(t *testing.T) { testServerSandboxOutcomes(t, oa(t)) })
 	t.Run("ApprovalByElicitation", func(t *testing.T) { testServerApprovalByElicitation(t, oa(t)) })
