@@ -48,9 +48,25 @@ type fixture struct {
 	publisher, auth, lab keyPair
 }
 
+// fixtureKeys are the publisher and two authorities every fixture of
+// this test process trusts: a key pair costs two scrypt rounds, and the
+// tests need them distinct from each other and from newKey's strangers,
+// not new per fixture.
+var (
+	fixtureKeysOnce   sync.Once
+	fixtureKeys       [3]keyPair
+	compiledMu        sync.Mutex
+	compiledByVersion = map[string]*compiler.Result{}
+)
+
 func newFixture(t *testing.T, edit func(policy string) string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, home: t.TempDir(), publisher: newKey(t), auth: newKey(t), lab: newKey(t)}
+	fixtureKeysOnce.Do(func() {
+		for i := range fixtureKeys {
+			fixtureKeys[i] = newKey(t)
+		}
+	})
+	f := &fixture{t: t, home: t.TempDir(), publisher: fixtureKeys[0], auth: fixtureKeys[1], lab: fixtureKeys[2]}
 	store, err := oci.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -83,19 +99,7 @@ func (f *fixture) host() *Host {
 // attested by each of attesters.
 func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*ocipkg.Signer) ocispec.Descriptor {
 	f.t.Helper()
-	dir := filepath.Join(f.t.TempDir(), "b")
-	if err := examples.Write(examples.Default, dir); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "version.cue"), []byte("package worker\nversion: \""+version+"\"\n"), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "worker.cue"))
-	os.WriteFile(filepath.Join(dir, "worker.cue"), []byte(strings.Replace(string(b), `version:  "1.2.0"`, "", 1)), 0o644)
-	res, err := compiler.Compile(dir)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	res := compileVersion(f.t, version)
 	ctx := context.Background()
 	desc, err := ocipkg.Push(ctx, f.store, res.Worker, res.IR, version, ocipkg.PackOptions{})
 	if err != nil {
@@ -117,6 +121,32 @@ func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*o
 		}
 	}
 	return desc
+}
+
+// compileVersion compiles the clinic example at version, once per test
+// process (compiling is deterministic).
+func compileVersion(t *testing.T, version string) *compiler.Result {
+	t.Helper()
+	compiledMu.Lock()
+	defer compiledMu.Unlock()
+	if res, ok := compiledByVersion[version]; ok {
+		return res
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "version.cue"), []byte("package worker\nversion: \""+version+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "worker.cue"))
+	os.WriteFile(filepath.Join(dir, "worker.cue"), []byte(strings.Replace(string(b), `version:  "1.2.0"`, "", 1)), 0o644)
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiledByVersion[version] = res
+	return res
 }
 
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -206,6 +236,7 @@ func TestAdmissionRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own host and layout
 			f := newFixture(t, c.policy)
 			h := f.host()
 			_, rec, err := f.admit(h, c.release(f), c.profile)

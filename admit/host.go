@@ -57,6 +57,9 @@ type Host struct {
 // its SQLite store. The host private key (cosign's format, no password,
 // 0600, the way hosts keep their own keys) is read when a record is signed.
 func OpenHost(ctx context.Context, home string) (*Host, error) {
+	if err := CheckHome(home); err != nil {
+		return nil, err
+	}
 	pubPEM, err := os.ReadFile(filepath.Join(home, HostPubFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, blocking.New(blocking.HostNotInitialized, "no host key")

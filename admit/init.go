@@ -30,6 +30,9 @@ func InitHost(home string, opts InitOptions) error {
 	if opts.Host == "" {
 		opts.Host = "oa-host"
 	}
+	if err := CheckHome(home); err != nil {
+		return err
+	}
 	for _, f := range []string{HostKeyFile, HostPubFile, PolicyFile} {
 		if _, err := os.Stat(filepath.Join(home, f)); !errors.Is(err, fs.ErrNotExist) {
 			return blocking.New(blocking.HostExists, "%s exists under the host folder", f)

@@ -190,6 +190,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own host and servers
 			f, _ := newFixture(t)
 			c.change(f)
 			r := f.inspect(c.model)

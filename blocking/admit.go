@@ -52,6 +52,7 @@ func init() {
 const (
 	HostNotInitialized  Code = "host_not_initialized"
 	HostExists          Code = "host_exists"
+	HomeNotFolder       Code = "home_not_folder"
 	ReleaseRevoked      Code = "release_revoked"
 	AdmissionRollback   Code = "admission_rollback"
 	AdmissionMissing    Code = "admission_missing"
@@ -65,6 +66,8 @@ func init() {
 	register(
 		Entry{HostExists, StageAdmit, "the folder already holds a host (or the file already exists)",
 			"Nothing is ever overwritten: choose a new folder ($OA_HOME or the quickstart DIR), or remove the old host yourself after keeping what you need."},
+		Entry{HomeNotFolder, StageAdmit, "the host folder ($OA_HOME) is not a folder",
+			"$OA_HOME (or the quickstart DIR) names a file or something else that is not a folder; point it at a folder, or at a path that does not exist yet (oa makes it)."},
 		Entry{HostNotInitialized, StageAdmit, "this host has no policy or host key yet",
 			"Run `oa host init` (with --publisher-key and --authority-key to trust them) to write a host key and a starter policy under $OA_HOME."},
 		Entry{ReleaseRevoked, StageAdmit, "release revoked on this host",

@@ -32,6 +32,8 @@ const (
 	IRNotNormalized          Code = "ir_not_normalized"
 	IRDigestMismatch         Code = "ir_digest_mismatch"
 	ProtocolUnsupported      Code = "protocol_unsupported"
+	ToolNameTooLong          Code = "tool_name_too_long"
+	ToolNameClash            Code = "tool_name_clash"
 )
 
 func init() {
@@ -88,6 +90,10 @@ func init() {
 			"An evaluator source or a document text was changed after compiling; re-create the IR with `oa compile`."},
 		Entry{ProtocolUnsupported, StageCompile, "worker protocol not supported",
 			"This oa speaks protocol oa.worker/v1; set protocol to it or use an oa that speaks the package's protocol."},
+		Entry{ToolNameTooLong, StageCompile, "a read-only capability's MCP tool name is longer than MCP clients accept",
+			"A read-only capability is served as an MCP tool named after its key with each '.' as '_' (records.read is records_read); MCP clients accept at most 64 characters of [a-zA-Z0-9_-]. Shorten the capability key."},
+		Entry{ToolNameClash, StageCompile, "two read-only capabilities (or one and a coordinator tool) would be served under one MCP tool name",
+			"A read-only capability is served as an MCP tool named after its key with each '.' as '_', so a.b_c and a_b.c are both a_b_c, and list.workflows would be the coordinator's list_workflows. Rename one of the capability keys."},
 	)
 }
 

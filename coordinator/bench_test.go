@@ -107,7 +107,7 @@ func subprocessRecords(b *testing.B) connector.Config {
 
 var readArgs = map[string]any{"record": "AB-1234"}
 
-// BenchmarkRead: one read-only tool call (records.read of AB-1234) made
+// BenchmarkRead: one read-only tool call (records_read of AB-1234) made
 // by a go-sdk client through the coordinator's MCP server (in-memory
 // transports; the coordinator makes the plan check, holds the session's
 // tool list to the verified inventory, then calls), against the same call made by a go-sdk
@@ -126,12 +126,12 @@ func BenchmarkRead(b *testing.B) {
 			d := newBenchDeployment(b, ds.cfg(b))
 			cs := d.client(b)
 			ctx := context.Background()
-			params := &mcp.CallToolParams{Name: "records.read", Arguments: readArgs}
+			params := &mcp.CallToolParams{Name: "records_read", Arguments: readArgs}
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := cs.CallTool(ctx, params)
 				if err != nil || res.IsError {
-					b.Fatalf("records.read: %v %+v", err, res)
+					b.Fatalf("records_read: %v %+v", err, res)
 				}
 				var out struct {
 					Outcome harness.Outcome `json:"outcome"`
@@ -141,7 +141,7 @@ func BenchmarkRead(b *testing.B) {
 				}
 				raw, _ := json.Marshal(res.StructuredContent)
 				if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != harness.OutcomeDone || out.Content.Record != "AB-1234" {
-					b.Fatalf("records.read answered %s", raw)
+					b.Fatalf("records_read answered %s", raw)
 				}
 			}
 		})

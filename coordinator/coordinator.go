@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,7 +57,8 @@ type Coordinator struct {
 	active map[string]chan struct{}
 }
 
-// ReadTool is a read-only capability served as its own tool.
+// ReadTool is a read-only capability served as its own tool, under the
+// MCP-safe Name ir.ToolName gives its capability key.
 type ReadTool struct {
 	Name         string          `json:"name"`
 	Capability   string          `json:"capability"`
@@ -140,6 +142,19 @@ func (c *Coordinator) now() time.Time {
 
 // Deployment is the deployment served.
 func (c *Coordinator) Deployment() string { return c.opts.Deployment }
+
+// PlanDigest is the capabilityPlanDigest of the bound plan served.
+func (c *Coordinator) PlanDigest() string { return c.binding.PlanDigest }
+
+// ToolNames lists every tool the MCP server serves: the coordinator's
+// own, then one per read-only capability.
+func (c *Coordinator) ToolNames() []string {
+	names := slices.Clone(ir.CoordinatorTools)
+	for _, t := range c.readTools {
+		names = append(names, t.Name)
+	}
+	return names
+}
 
 // Mode is ModeSandbox when serving the built-in demo, else ModeDeployment.
 func (c *Coordinator) Mode() string {
@@ -257,7 +272,7 @@ func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) er
 			return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 		}
 		capability, _ := c.art.Worker.Capability(e.CapabilityKey)
-		c.readTools = append(c.readTools, ReadTool{Name: e.CapabilityKey, Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+		c.readTools = append(c.readTools, ReadTool{Name: ir.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
 	}
 	return nil
 }

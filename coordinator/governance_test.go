@@ -99,6 +99,7 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own host and coordinator
 			g := newGoverned(t)
 			// Before the change the reads reach the sandbox (and the
 			// check is remembered, so the change must invalidate it).

@@ -36,6 +36,10 @@ import (
 // inputs, expires, and opens once: a forged, changed, expired or replayed
 // state, or input responses without a valid state, are refused.
 
+// MetaCapability is the _meta key of a read-only capability tool that
+// names the capability it reads (the tool name is ir.ToolName of it).
+const MetaCapability = "dev.oa/capability"
+
 // Serve serves c's tools over t (stdio in production) until the client
 // goes away or ctx ends.
 func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
@@ -187,14 +191,18 @@ func (s *mcpServer) tools() []toolDef {
 		if desc == "" {
 			desc = "Read capability " + rt.Capability + "."
 		}
-		desc += " Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
-		capability := rt.Capability
+		// The tool name has no dots (several MCP clients refuse them), so
+		// the capability id is said in the description, the title and
+		// _meta.
+		desc += " Capability " + rt.Capability + ". Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
+		capability, name := rt.Capability, rt.Name
 		s.add(&defs, rt.Name, desc, rt.InputSchema, out,
 			// Reads a downstream app: read-only and idempotent, open world.
 			&mcp.ToolAnnotations{Title: "Read " + rt.Capability, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no(), OpenWorldHint: yes()},
 			func(ctx context.Context, _ *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
-				return s.read(ctx, capability, args)
+				return s.read(ctx, name, capability, args)
 			})
+		defs[len(defs)-1].tool.Meta = mcp.Meta{MetaCapability: rt.Capability}
 	}
 	return defs
 }
@@ -506,10 +514,11 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 	return s.answer(harness.ToolDecide, decided{item, decideNext[item.State]})
 }
 
-func (s *mcpServer) read(ctx context.Context, capability string, args json.RawMessage) *mcp.CallToolResult {
+// read serves the read-only tool name, which reads capability.
+func (s *mcpServer) read(ctx context.Context, name, capability string, args json.RawMessage) *mcp.CallToolResult {
 	rr, err := s.c.Read(ctx, capability, args)
 	if err != nil {
-		return s.fail(capability, err)
+		return s.fail(name, err)
 	}
 	info, ok := rr.Reason.Info()
 	if !ok {
@@ -520,7 +529,7 @@ func (s *mcpServer) read(ctx context.Context, capability string, args json.RawMe
 	if rr.Outcome == harness.OutcomeDone {
 		out.Content = rr.Content
 	}
-	return s.answer(capability, out)
+	return s.answer(name, out)
 }
 
 type readOut struct {

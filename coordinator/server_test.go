@@ -22,25 +22,41 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 )
 
 // These tests drive `oa coordinator serve` as a real stdio subprocess with
 // the go-sdk client, against real hosts: nothing is mocked.
 
-// mcpBinary builds the oa binary once per test binary, into the temporary
-// folder of the test that first needs it (TestServer and TestMCP run
-// every subprocess case as subtests, so the folder outlives them).
+// mcpBinary builds the oa binary once per test binary (TestServer and
+// TestServeRobust share it, theOA) into a folder TestMain removes.
 type mcpBinary struct {
 	once sync.Once
+	dir  string
 	path string
 	err  error
 }
 
-func (b *mcpBinary) get(t *testing.T, dir string) string {
+// theOA is the one oa binary of this test process.
+var theOA mcpBinary
+
+// TestMain removes the shared oa binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if theOA.dir != "" {
+		os.RemoveAll(theOA.dir)
+	}
+	os.Exit(code)
+}
+
+func (b *mcpBinary) get(t *testing.T) string {
 	t.Helper()
 	b.once.Do(func() {
-		b.path = filepath.Join(dir, "oa")
+		if b.dir, b.err = os.MkdirTemp("", "oa-coordinator-test-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "oa")
 		out, err := exec.Command("go", "build", "-o", b.path, "github.com/oa-dev/oa/cmd/oa").CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build: %v\n%s", err, out)
@@ -244,9 +260,7 @@ func TestServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa and runs it as a subprocess")
 	}
-	var bin mcpBinary
-	dir := t.TempDir()
-	oa := func(t *testing.T) string { return bin.get(t, dir) }
+	oa := func(t *testing.T) string { t.Parallel(); return theOA.get(t) } // each case has its own host and subprocess
 	t.Run("ToolsList", func(t *testing.T) { testServerToolsList(t, oa(t)) })
 	t.Run("SandboxOutcomes", func(t *testing.T) { testServerSandboxOutcomes(t, oa(t)) })
 	t.Run("ApprovalByElicitation", func(t *testing.T) { testServerApprovalByElicitation(t, oa(t)) })
@@ -264,10 +278,14 @@ func testServerToolsList(t *testing.T, oa string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
 	sort.Strings(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("tools = %v, want exactly %v", names, wantNames)
+	}
+	// The read tool's name has no dots; it names its capability.
+	if rt := c.tools["records_read"]; !strings.Contains(rt.Description, "records.read") || rt.Annotations.Title != "Read records.read" || rt.Meta[coordinator.MetaCapability] != "records.read" {
+		t.Errorf("records_read does not name capability records.read: %q %q %v", rt.Description, rt.Annotations.Title, rt.Meta)
 	}
 	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
 	wantHints := map[string]hints{
@@ -277,10 +295,13 @@ func testServerToolsList(t *testing.T, oa string) {
 		harness.ToolGetAttentionItem:   {true, false, true, false},
 		harness.ToolRunWorkflow:        {false, true, true, true},
 		harness.ToolDecide:             {false, true, false, false},
-		"records.read":                 {true, false, true, true},
+		"records_read":                 {true, false, true, true},
 	}
 	for _, name := range names {
 		tool := c.tools[name]
+		if !ir.ToolNameRE.MatchString(name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, ir.ToolNameRE)
+		}
 		if strings.TrimSpace(tool.Description) == "" || tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
 			t.Fatalf("%s: description, schemas and annotations are required: %+v", name, tool)
 		}
@@ -403,14 +424,14 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 	}
 	bad := c.run("req-bad", map[string]any{"record_ref": "nope"})
 	want(t, "invalid inputs", bad, harness.OutcomeDidNotRun, coordinator.ReasonInvalidInputs)
-	read, _ := c.call("records.read", map[string]any{"record": "AB-1234"})
+	read, code := c.call("records_read", map[string]any{"record": "AB-1234"})
 	if read["outcome"] != "done" || read["capability"] != "records.read" {
-		t.Fatalf("records.read: %v", read)
+		t.Fatalf("records_read: %v %s", read, code)
 	}
 	if notes := read["content"].(map[string]any)["notes"].([]any); len(notes) != 1 {
 		t.Fatalf("records.read notes: %v", notes)
 	}
-	offline, _ := c.call("records.read", map[string]any{"record": "OF-0001"})
+	offline, _ := c.call("records_read", map[string]any{"record": "OF-0001"})
 	if offline["outcome"] != "did_not_run" || offline["content"] != nil {
 		t.Fatalf("records.read offline: %v", offline)
 	}
@@ -629,8 +650,8 @@ func testServerNothingLeaks(t *testing.T, oa string) {
 		cl.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": secret})
 		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": "reject"})
 		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": secret})
-		cl.call("records.read", map[string]any{"record": secret})
-		cl.call("records.read", map[string]any{"record": "OF-0001"})
+		cl.call("records_read", map[string]any{"record": secret})
+		cl.call("records_read", map[string]any{"record": "OF-0001"})
 		cl.call(harness.ToolListNeedsAttention, map[string]any{})
 		cl.call(harness.ToolListWorkflows, map[string]any{})
 		cl.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})

@@ -161,9 +161,7 @@ func TestServeRobust(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa and runs it as a subprocess")
 	}
-	var bin mcpBinary
-	dir := t.TempDir()
-	oa := func(t *testing.T) string { return bin.get(t, dir) }
+	oa := func(t *testing.T) string { return theOA.get(t) }
 	t.Run("MalformedLines", func(t *testing.T) { testMalformedLines(t, oa(t)) })
 	t.Run("ClientGoneMidEffect", func(t *testing.T) { testClientGoneMidEffect(t, oa(t)) })
 	t.Run("TwoCoordinatorsWait", func(t *testing.T) { testTwoCoordinatorsWait(t, oa(t)) })

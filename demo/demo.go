@@ -129,11 +129,26 @@ type Setup struct {
 	Deployment string
 }
 
+// CheckFresh refuses a home that is not a folder (home_not_folder) or
+// that already holds any file of a host (host_exists): the demo never
+// overwrites a host's keys, database or policy.
+func CheckFresh(home string) error {
+	if err := admit.CheckHome(home); err != nil {
+		return err
+	}
+	for _, f := range []string{admit.PolicyFile, admit.HostKeyFile, admit.HostPubFile, admit.StateFile} {
+		if _, err := os.Stat(filepath.Join(home, f)); !errors.Is(err, fs.ErrNotExist) {
+			return blocking.New(blocking.HostExists, "the demo needs a folder without a host: %s exists", f)
+		}
+	}
+	return nil
+}
+
 // Prepare runs the whole pipeline into home, which must not hold a host
 // yet, telling each step to progress.
 func Prepare(ctx context.Context, home string, progress io.Writer) (*Setup, error) {
-	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); !errors.Is(err, fs.ErrNotExist) {
-		return nil, blocking.New(blocking.HostExists, "the demo needs a folder without a host")
+	if err := CheckFresh(home); err != nil {
+		return nil, err
 	}
 	step := func(format string, args ...any) { fmt.Fprintf(progress, "  ✓ "+format+"\n", args...) }
 	now := time.Now()

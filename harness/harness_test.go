@@ -124,7 +124,7 @@ func TestSkillContent(t *testing.T) {
 		want = append(want, "`"+string(o.Outcome)+"`", o.Meaning, o.Next)
 	}
 	want = append(want, CoordinatorTools...)
-	want = append(want, ArgRequestID, ArgWaitSeconds, ArgRunID, ArgDecision, "references/triage.md", "`records.read`", "safe_to_retry")
+	want = append(want, ArgRequestID, ArgWaitSeconds, ArgRunID, ArgDecision, "references/triage.md", "`records_read` (capability `records.read`)", "safe_to_retry")
 	for _, s := range want {
 		if !strings.Contains(body, s) {
 			t.Errorf("SKILL.md lacks %q", s)
@@ -184,7 +184,7 @@ func TestProjectedTextIsClean(t *testing.T) {
 func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 	res := compileExample(t, "clinic-triage")
 	p := project(t, res.Worker)
-	if len(p.ReadOnlyTools) != 1 || p.ReadOnlyTools[0].Name != "records.read" || p.ReadOnlyTools[0].CapabilityKey != "records.read" {
+	if len(p.ReadOnlyTools) != 1 || p.ReadOnlyTools[0].Name != "records_read" || p.ReadOnlyTools[0].CapabilityKey != "records.read" {
 		t.Fatalf("read-only tools %+v", p.ReadOnlyTools)
 	}
 	if len(p.Effects) != 1 {
@@ -209,7 +209,7 @@ func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 		w := compileExample(t, name).Worker
 		q := project(t, w)
 		for _, tool := range q.ReadOnlyTools {
-			if c, ok := w.Capability(tool.CapabilityKey); !ok || c.Risk != ir.ReadOnly || tool.Name != c.Key {
+			if c, ok := w.Capability(tool.CapabilityKey); !ok || c.Risk != ir.ReadOnly || tool.Name != ir.ToolName(c.Key) {
 				t.Errorf("%s: tool %s is not a declared read_only capability", name, tool.Name)
 			}
 		}
@@ -298,12 +298,13 @@ func TestProjectRefusals(t *testing.T) {
 		return err
 	}
 
-	// A capability that shadows a coordinator tool.
+	// A capability served under a coordinator tool's name (get.run is
+	// served as get_run).
 	w := fresh()
-	w.Capabilities = append(w.Capabilities, ir.Capability{Key: ToolGetRun, Risk: ir.ReadOnly, Approval: ir.ApprovalNotRequired, Description: "Reads a run."})
+	w.Capabilities = append(w.Capabilities, ir.Capability{Key: "get.run", Risk: ir.ReadOnly, Approval: ir.ApprovalNotRequired, Description: "Reads a run."})
 	slices.SortFunc(w.Capabilities, func(a, b ir.Capability) int { return strings.Compare(a.Key, b.Key) })
-	w.Ceiling.Capabilities = ir.SortStrings(append(w.Ceiling.Capabilities, ToolGetRun))
-	refusedWith(t, projectErr(w), blocking.ProjectionNameClash)
+	w.Ceiling.Capabilities = ir.SortStrings(append(w.Ceiling.Capabilities, "get.run"))
+	refusedWith(t, projectErr(w), blocking.ToolNameClash)
 
 	// Text a model would read that looks like customer state.
 	w = fresh()

@@ -1,22 +1,25 @@
 package harness
 
+import "github.com/oa-dev/oa/ir"
+
 // Coordinator tool names. The coordinator serves exactly these plus the
 // read-only capability tools of the projection; SKILL.md tells a calling
-// agent how to use them.
+// agent how to use them. They are defined in package ir, where the
+// compiler refuses a capability that would be served under one of them.
 const (
-	ToolListWorkflows      = "list_workflows"
-	ToolRunWorkflow        = "run_workflow"
-	ToolGetRun             = "get_run"
-	ToolListNeedsAttention = "list_needs_attention"
-	ToolGetAttentionItem   = "get_attention_item"
+	ToolListWorkflows      = ir.ToolListWorkflows
+	ToolRunWorkflow        = ir.ToolRunWorkflow
+	ToolGetRun             = ir.ToolGetRun
+	ToolListNeedsAttention = ir.ToolListNeedsAttention
+	ToolGetAttentionItem   = ir.ToolGetAttentionItem
 	// ToolDecide relays a person's decision on a paused run: one of
 	// Decisions.
-	ToolDecide = "decide_attention_item"
+	ToolDecide = ir.ToolDecide
 )
 
 // CoordinatorTools lists the coordinator tool names in the order SKILL.md
 // introduces them.
-var CoordinatorTools = []string{ToolListWorkflows, ToolRunWorkflow, ToolGetRun, ToolListNeedsAttention, ToolGetAttentionItem, ToolDecide}
+var CoordinatorTools = ir.CoordinatorTools
 
 // Argument names of the coordinator tools, as SKILL.md documents them.
 const (

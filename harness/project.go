@@ -45,7 +45,9 @@ const ManifestType = "oa.projection/v1"
 func SkillPath(name string) string { return "skills/" + name + "/" + SkillFile }
 
 // ToolDecl is a read-only capability offered to the harness as a tool.
-// Name is the capability key itself (MCP tool names allow dots).
+// Name is the MCP tool name it is served under (ir.ToolName: the key with
+// each '.' as '_', since several MCP clients refuse dots); CapabilityKey
+// is the capability it reads.
 type ToolDecl struct {
 	Name          string `json:"name"`
 	CapabilityKey string `json:"capabilityKey"`
@@ -95,9 +97,6 @@ var (
 	// skillNameRE is the Agent Skills name rule: lower-case letters,
 	// digits and single hyphens, not at either end (length checked apart).
 	skillNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	// toolNameRE is the MCP tool name rule, narrowed to what capability
-	// keys use.
-	toolNameRE = regexp.MustCompile(`^[a-z0-9_.-]{1,128}$`)
 	// docNameRE is a plain file name, as #IRDocument names are.
 	docNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 )
@@ -132,8 +131,8 @@ func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, 
 		ReadOnlyTools: []ToolDecl{}, Effects: []EffectDecl{},
 	}
 	for _, c := range w.Capabilities {
-		if directlyCallable(c) {
-			p.ReadOnlyTools = append(p.ReadOnlyTools, ToolDecl{Name: c.Key, CapabilityKey: c.Key, Description: c.Description})
+		if ir.DirectlyCallable(c) {
+			p.ReadOnlyTools = append(p.ReadOnlyTools, ToolDecl{Name: ir.ToolName(c.Key), CapabilityKey: c.Key, Description: c.Description})
 			continue
 		}
 		e := EffectDecl{CapabilityKey: c.Key, Risk: c.Risk, Approval: c.Approval, Description: c.Description, Jobs: []string{}, Steps: []string{}}
@@ -193,27 +192,13 @@ func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, 
 	return p, nil
 }
 
-// directlyCallable reports whether the harness may call c itself: only a
-// read_only capability that needs no person's approval.
-func directlyCallable(c ir.Capability) bool {
-	return c.Risk == ir.ReadOnly && c.Approval == ir.ApprovalNotRequired
-}
-
-// checkNames refuses names that cannot be host-native names, and
-// capability keys that would shadow a coordinator tool.
+// checkNames refuses names that cannot be host-native names. The served
+// tool names (too long, or taking a coordinator tool's or another
+// capability's name) were refused by ir.Validate already.
 func checkNames(w *ir.Worker) error {
 	var l blocking.List
 	if len(w.Name) > 64 || !skillNameRE.MatchString(w.Name) {
 		l = append(l, blocking.New(blocking.ProjectionNameInvalid, "not an Agent Skills name").At("", "name"))
-	}
-	for _, c := range w.Capabilities {
-		path := ir.JoinPath([]string{"capabilities", c.Key})
-		switch {
-		case slices.Contains(CoordinatorTools, c.Key):
-			l = append(l, blocking.New(blocking.ProjectionNameClash, "the capability key is a coordinator tool name").At("", path))
-		case !toolNameRE.MatchString(c.Key):
-			l = append(l, blocking.New(blocking.ProjectionNameInvalid, "the capability key is not an MCP tool name").At("", path))
-		}
 	}
 	for _, d := range w.Skills {
 		if !docNameRE.MatchString(d.Name) || strings.Contains(d.Name, "..") || d.Name == SkillFile {

@@ -54,7 +54,7 @@ func renderSkill(w *ir.Worker, p *Projection) []byte {
 	} else {
 		b.WriteString("These tools only read. You may call them directly, with the arguments their schemas declare.\n\n")
 		for _, t := range p.ReadOnlyTools {
-			fmt.Fprintf(&b, "- `%s`: %s\n", t.Name, oneLine(t.Description))
+			fmt.Fprintf(&b, "- `%s` (capability `%s`): %s\n", t.Name, t.CapabilityKey, oneLine(t.Description))
 		}
 		b.WriteString("\n")
 	}

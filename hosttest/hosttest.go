@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/demo"
@@ -50,11 +52,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	t.Helper()
 	ctx := context.Background()
 	h := &Host{T: t, Home: t.TempDir(), Now: time.Now().UTC().Truncate(time.Second)}
-	publisher, err := demo.NewKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	authority, err := demo.NewKeys()
+	publisher, authority, err := sharedKeys()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +66,12 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if edit != nil {
 		edit(dir)
 	}
-	rel, err := demo.Publish(ctx, h.Home, dir, publisher.Signer, authority.Signer)
+	var rel *demo.Release
+	if edit == nil {
+		rel, err = publishDefault(ctx, h.Home, dir, publisher.Signer, authority.Signer)
+	} else {
+		rel, err = demo.Publish(ctx, h.Home, dir, publisher.Signer, authority.Signer)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +82,54 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// Shared fixtures of one test process: making a cosign key pair costs two
+// scrypt rounds and compiling the example a CUE evaluation, and every test
+// host would otherwise repeat them. Each host still has its own host key,
+// store and layout; only the publisher and authority (which tests trust,
+// never compare across hosts) and the unedited example's compiled IR are
+// shared.
+var (
+	keysOnce             sync.Once
+	publisher, authority demo.Keys
+	keysErr              error
+
+	compileOnce sync.Once
+	compiled    *compiler.Result
+	compileErr  error
+)
+
+func sharedKeys() (demo.Keys, demo.Keys, error) {
+	keysOnce.Do(func() {
+		if publisher, keysErr = demo.NewKeys(); keysErr == nil {
+			authority, keysErr = demo.NewKeys()
+		}
+	})
+	return publisher, authority, keysErr
+}
+
+// publishDefault is demo.Publish of the unedited example in dir, compiled
+// once per process.
+func publishDefault(ctx context.Context, home, dir string, pub, auth *oci.Signer) (*demo.Release, error) {
+	compileOnce.Do(func() { compiled, compileErr = compiler.Compile(dir) })
+	if compileErr != nil {
+		return nil, compileErr
+	}
+	ref, err := oci.ParseRef(compiled.Worker.Name, oci.RefOptions{Home: home})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
+	if err != nil {
+		return nil, err
+	}
+	r, err := demo.PublishTo(ctx, target, ref, compiled, pub, auth)
+	if err != nil {
+		return nil, err
+	}
+	r.Ref = compiled.Worker.Name + "@" + r.Desc.Digest.String()
+	return r, nil
 }
 
 // Open opens the host; it is closed when the test ends.

@@ -1,74 +1,249 @@
 // Package interoptest gives tests the stock CLIs oa must interoperate with
-// (cosign, oras, cue), built from the versions pinned as tools in go.mod,
-// so that `go test ./...` needs nothing installed beforehand. The first
-// build of a tool is slow (cosign takes minutes); the Go build cache makes
-// every later one quick.
+// (cosign v2 and v3, oras, cue, and the MCP Inspector), at pinned
+// versions, so that `go test ./...` needs nothing installed beforehand.
+//
+// Each tool is built (or, for the Inspector, installed with npm ci) once
+// per machine into a stable cache folder, the user cache dir's
+// oa-interop/NAME-VERSION-GOOS-GOARCH, and reused by every later test
+// process: the folder is filled under a temporary name and renamed into
+// place, so parallel test processes (go test ./... runs packages at once)
+// never see half a tool, and the one that loses the race uses the
+// winner's. `go run ./interoptest/cmd/interoptools` fills the cache ahead
+// of time (.ci/run does). OA_COSIGN, OA_COSIGN3, OA_ORAS, OA_CUE and
+// OA_INSPECTOR may point at installed binaries instead; OA_INTEROP_CACHE
+// moves the cache.
 package interoptest
 
 import (
+	"crypto/sha256"
+	_ "embed" // the Inspector's pinned package files
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// Tools pinned in go.mod, by the name tests use.
-var packages = map[string]string{
-	"cosign": "github.com/sigstore/cosign/v2/cmd/cosign",
-	"oras":   "oras.land/oras/cmd/oras",
-	"cue":    "cuelang.org/go/cmd/cue",
+// tool is one stock Go CLI at a pinned version.
+type tool struct {
+	// module is the Go module holding pkg; its version is the one go.mod
+	// pins, unless version is set.
+	module, pkg, version string
+}
+
+// Tools pinned in go.mod, by the name tests use, and cosign v3.
+var tools = map[string]tool{
+	"cosign": {module: "github.com/sigstore/cosign/v2", pkg: "github.com/sigstore/cosign/v2/cmd/cosign"},
+	"oras":   {module: "oras.land/oras", pkg: "oras.land/oras/cmd/oras"},
+	"cue":    {module: "cuelang.org/go", pkg: "cuelang.org/go/cmd/cue"},
 	// cosign v3 is not a go.mod tool: as a second cosign major it would
-	// upgrade a hundred shared dependencies. It is installed at this exact
-	// version instead (OA_COSIGN3 names an installed one).
-	"cosign3": "github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3",
+	// upgrade a hundred shared dependencies. It is go installed at this
+	// exact version instead.
+	"cosign3": {module: "github.com/sigstore/cosign/v3", pkg: "github.com/sigstore/cosign/v3/cmd/cosign", version: "v3.1.3"},
+}
+
+// Names lists the stock tools Tool knows, sorted, and "inspector".
+func Names() []string {
+	names := []string{InspectorName}
+	for n := range tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 var (
 	mu    sync.Mutex
-	built = map[string]string{}
-	dir   string
+	paths = map[string]string{}
 )
 
-// Tool returns the path of the stock CLI name. OA_<NAME> (OA_COSIGN,
-// OA_COSIGN3, OA_ORAS, OA_CUE) may point at an installed binary; otherwise the pinned
-// version is built into a temporary folder once per test process.
+// Tool returns the path of the stock CLI name (cosign, cosign3, oras,
+// cue). OA_<NAME> may name an installed binary; otherwise the pinned
+// version is built into the cache the first time any process asks.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
-	if p := os.Getenv("OA_" + strings.ToUpper(name)); p != "" {
-		return p
+	p, err := Ensure(name)
+	if err != nil {
+		t.Fatalf("interoptest: %v", err)
 	}
-	pkg, ok := packages[name]
+	return p
+}
+
+// Ensure returns the path of the stock CLI name, building it into the
+// cache when it is not there yet (or the override named by OA_<NAME>).
+func Ensure(name string) (string, error) {
+	if p := os.Getenv("OA_" + strings.ToUpper(name)); p != "" {
+		return p, nil
+	}
+	tl, ok := tools[name]
 	if !ok {
-		t.Fatalf("interoptest: no pinned tool %q", name)
+		return "", fmt.Errorf("no pinned tool %q", name)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := built[name]; ok {
+	if p, ok := paths[name]; ok {
+		return p, nil
+	}
+	version := tl.version
+	if version == "" {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", tl.module).Output()
+		if err != nil {
+			return "", fmt.Errorf("finding the version go.mod pins for %s: %v", tl.module, err)
+		}
+		version = strings.TrimSpace(string(out))
+	}
+	bin := filepath.Base(tl.pkg)
+	dir, err := cached(name+"-"+version+"-"+runtime.GOOS+"-"+runtime.GOARCH, bin, func(tmp string) error {
+		var cmd *exec.Cmd
+		if tl.version != "" {
+			// Outside go.mod: go install at the exact version, which
+			// resolves its own dependencies.
+			cmd = exec.Command("go", "install", tl.pkg+"@"+tl.version)
+			cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=")
+		} else {
+			cmd = exec.Command("go", "build", "-o", filepath.Join(tmp, bin), tl.pkg)
+		}
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s@%s: %v\n%s", tl.pkg, version, err, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	paths[name] = filepath.Join(dir, bin)
+	return paths[name], nil
+}
+
+// InspectorName is the name Inspector is filled under by interoptools.
+const InspectorName = "inspector"
+
+// The Inspector's pinned package files: npm ci installs exactly the lock.
+var (
+	//go:embed inspector/package.json
+	inspectorPackage []byte
+	//go:embed inspector/package-lock.json
+	inspectorLock []byte
+)
+
+// Inspector returns the path of the stock MCP Inspector's CLI entry
+// (mcp-inspector), at the version interoptest/inspector/package-lock.json
+// pins, installed with npm ci into the cache the first time. OA_INSPECTOR
+// may name an installed one. It skips the test when npm is not installed
+// or the npm registry cannot be reached for the first install.
+func Inspector(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("OA_INSPECTOR"); p != "" {
 		return p
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "oa-interop-")
-		if err != nil {
-			t.Fatal(err)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed (needed once, to install the pinned MCP Inspector)")
+	}
+	p, err := EnsureInspector()
+	if err != nil {
+		if s := err.Error(); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") || strings.Contains(s, "ETIMEDOUT") {
+			t.Skipf("npm registry unreachable for the first install of the MCP Inspector: %v", firstLine(s))
 		}
-		dir = d
+		t.Fatalf("interoptest: %v", err)
 	}
-	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	if path, _, versioned := strings.Cut(pkg, "@"); versioned {
-		// go install names the binary after the package; its own folder
-		// keeps it apart from the go.mod tools.
-		cmd = exec.Command("go", "install", pkg)
-		cmd.Env = append(os.Environ(), "GOBIN="+out, "GOFLAGS=")
-		out = filepath.Join(out, filepath.Base(path))
+	return p
+}
+
+// EnsureInspector installs the pinned MCP Inspector into the cache when it
+// is not there yet and returns the path of its CLI entry.
+func EnsureInspector() (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := paths[InspectorName]; ok {
+		return p, nil
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("interoptest: building %s: %v\n%s", pkg, err, b)
+	sum := sha256.Sum256(inspectorLock)
+	bin := filepath.Join("node_modules", ".bin", "mcp-inspector")
+	dir, err := cached(InspectorName+"-"+hex.EncodeToString(sum[:6]), bin, func(tmp string) error {
+		for name, b := range map[string][]byte{"package.json": inspectorPackage, "package-lock.json": inspectorLock} {
+			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = tmp
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm ci of the pinned MCP Inspector: %v\n%s", err, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
-	built[name] = out
-	return out
+	paths[InspectorName] = filepath.Join(dir, bin)
+	return paths[InspectorName], nil
+}
+
+// CacheDir is the folder the tools are cached in: $OA_INTEROP_CACHE, else
+// the user cache dir's oa-interop.
+func CacheDir() (string, error) {
+	if d := os.Getenv("OA_INTEROP_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache dir for the interop tools (set OA_INTEROP_CACHE): %v", err)
+	}
+	return filepath.Join(d, "oa-interop"), nil
+}
+
+// cached returns the cache folder key, filling it with fill first when it
+// does not hold bin yet. fill writes into a fresh temporary folder beside
+// it, which is then renamed into place: a folder under its final name is
+// always complete. When another process renamed its folder first, this
+// one's is removed and the winner's used.
+func cached(key, bin string, fill func(tmp string) error) (string, error) {
+	root, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, key)
+	if _, err := os.Stat(filepath.Join(dir, bin)); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(root, ".fill-"+key+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone after a rename; left over only on failure
+	if err := fill(tmp); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(tmp, bin)); err != nil {
+		return "", fmt.Errorf("filling %s left no %s", key, bin)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process won the race (the folder exists and is not
+		// empty): use its complete copy.
+		if _, serr := os.Stat(filepath.Join(dir, bin)); serr == nil {
+			return dir, nil
+		}
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrPermission) {
+			return "", fmt.Errorf("cache folder %s exists without %s; remove it", dir, bin)
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }
 
 // Env returns an environment for running cosign offline in a test: HOME in

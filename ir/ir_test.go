@@ -275,3 +275,35 @@ func TestDecodeRefusalsNeverEchoTheInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckToolNames: a served capability's MCP tool name is its key with
+// '_' for '.', matches the strict clients' rule, and is refused (located
+// at the capability) when too long or taken by a coordinator tool or by
+// another served capability.
+func TestCheckToolNames(t *testing.T) {
+	if got := ToolName("records.note.append"); got != "records_note_append" || !ToolNameRE.MatchString(got) {
+		t.Fatalf("ToolName = %q", got)
+	}
+	long := "records." + strings.Repeat("x", 57)
+	for _, tc := range []struct {
+		keys []string
+		want []Problem
+	}{
+		{[]string{"records.read", "records.note.read"}, nil},
+		{[]string{"records." + strings.Repeat("x", 56)}, nil},
+		{[]string{long}, []Problem{{Code: blocking.ToolNameTooLong, Path: []string{"capabilities", long}}}},
+		{[]string{"list.workflows"}, []Problem{{Code: blocking.ToolNameClash, Path: []string{"capabilities", "list.workflows"}}}},
+		{[]string{"a_b.c", "a.b_c"}, []Problem{{Code: blocking.ToolNameClash, Path: []string{"capabilities", "a_b.c"}}}},
+	} {
+		got := CheckToolNames(tc.keys)
+		if len(got) != len(tc.want) {
+			t.Errorf("%v: got %v, want %v", tc.keys, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Code != tc.want[i].Code || got[i].PathString() != JoinPath(tc.want[i].Path) {
+				t.Errorf("%v: got %v, want %v", tc.keys, got[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -59,7 +59,7 @@ func Err(problems []Problem) error {
 // normal order; every step's capability, evaluators and evidence declared
 // and of the right kind and risk; required evidence produced by a check;
 // embedded digests matching their content; every capability inside the
-// ceiling. It returns every problem found, in a stable order.
+// ceiling; every served capability's MCP tool name usable and its own. It returns every problem found, in a stable order.
 func Validate(w *Worker) []Problem {
 	v := validator{w: w}
 	if w.Protocol != Protocol {
@@ -74,6 +74,7 @@ func Validate(w *Worker) []Problem {
 	for _, c := range w.Capabilities {
 		v.capability(c)
 	}
+	v.problems = append(v.problems, CheckToolNames(servedKeys(w))...)
 	for _, j := range w.Jobs {
 		v.job(j)
 	}

@@ -33,7 +33,8 @@ type Request struct {
 }
 
 // Resolve proves the nine resolution rules for every capability of the
-// package and returns the plan, or every refusal found (one or more per
+// package, and that every capability it serves as a tool has an MCP-safe
+// name of its own, and returns the plan, or every refusal found (one or more per
 // failing capability, each located at capabilities.<key>). It reads only
 // st and is deterministic; it takes time linear in the number of
 // capabilities, runtime tools and connections.
@@ -61,10 +62,30 @@ func Resolve(st *State, req Request) (*Plan, error) {
 			plan.Capabilities = append(plan.Capabilities, e)
 		}
 	}
+	all = append(all, servedNameProblems(plan)...)
 	if len(all) > 0 {
 		return nil, all
 	}
 	return plan, nil
+}
+
+// servedNameProblems refuses a plan whose read-only, approval-free
+// capabilities (the ones the coordinator serves as tools) would be served
+// under a name MCP clients refuse or under one name twice. The compiler
+// refuses the same package first; this holds for any IR that reaches a
+// host.
+func servedNameProblems(plan *Plan) blocking.List {
+	var keys []string
+	for _, e := range plan.Capabilities {
+		if e.Risk == ir.ReadOnly && e.Approval == ir.ApprovalNotRequired {
+			keys = append(keys, e.CapabilityKey)
+		}
+	}
+	var l blocking.List
+	for _, p := range ir.CheckToolNames(keys) {
+		l = append(l, blocking.New(p.Code, "%s", p.Detail).At("", p.PathString()))
+	}
+	return l
 }
 
 // index holds the registry and connections keyed for one pass, so that a

@@ -114,9 +114,15 @@ never binds without that approval.`,
 					return err
 				}
 				approved := yes
-				if !yes && stdinIsTerminal() {
+				switch {
+				case !yes && stdinIsTerminal():
 					printPlanText(cmd.ErrOrStderr(), plan)
 					approved = confirm(cmd.InOrStdin(), cmd.ErrOrStderr(), fmt.Sprintf("Approve this plan for deployment %s as %s? Type yes: ", plan.Deployment, as))
+				case !yes && !wantJSON(cmd):
+					// No one to ask: show what would be bound, so the
+					// refusal that follows can be acted on (--yes).
+					printPlanText(cmd.OutOrStdout(), plan)
+					fmt.Fprintf(cmd.OutOrStdout(), "not bound: no terminal to approve on; review the plan above and run again with --yes to approve it as %s\n", as)
 				}
 				b, err := bind.Bind(cmd.Context(), h, ref.String(), f.refs.layout, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
 				if err != nil {

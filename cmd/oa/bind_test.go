@@ -25,6 +25,11 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	const secret = "s3cr3t-Value-7Qx9wLmZ"
 	t.Setenv("RECORDS_TOKEN", secret)
 	p.refused("registry_unreadable", "resolve", pinned, "--deployment", "clinic")
+	for _, args := range [][]string{{"registry", "check"}, {"registry", "sign", "--as", "Dr Ada"}} {
+		if out := p.refused("registry_unreadable", args...); !strings.Contains(out, "oa registry init") {
+			t.Fatalf("oa %v on a fresh host does not point at oa registry init:\n%s", args, out)
+		}
+	}
 	p.ok("registry", "init")
 	p.refused("registry_unsigned", "resolve", pinned, "--deployment", "clinic")
 	p.refused("admitted_by_missing", "registry", "sign")
@@ -67,7 +72,11 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	}
 
 	bindArgs := []string{"bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada"}
-	p.refused("consequential_not_approved", bindArgs...)
+	// Without a terminal or --yes: the plan it would bind, then the
+	// refusal.
+	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") {
+		t.Fatalf("bind without approval must show the plan first:\n%s", out)
+	}
 	p.refused("binding_missing", "bind", "inspect", "clinic")
 	text := p.ok(append(bindArgs, "--yes")...)
 	if !strings.Contains(text, resolved.Digest) || strings.Index(text, "records.note.append") > strings.Index(text, "records.read ") {

@@ -57,6 +57,9 @@ first use exactly as oa quickstart prepares one.`,
 			if err != nil {
 				return err
 			}
+			// One ready line for a person who started it by hand; stdout
+			// carries nothing but JSON-RPC.
+			fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: ready: deployment %s (mode %s), plan %s, %d tools; speaking MCP on stdin/stdout (end with Ctrl-D)\n", c.Deployment(), c.Mode(), c.PlanDigest(), len(c.ToolNames()))
 			err = coordinator.Serve(ctx, c, coordinator.NewStdioTransport(os.Stdin, os.Stdout, cmd.ErrOrStderr()))
 			if ctx.Err() == nil {
 				c.ClientGone() // the session ended on the client's side, not by a signal

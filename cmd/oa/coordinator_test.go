@@ -20,6 +20,8 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -190,27 +192,24 @@ func TestReceiptsCLI(t *testing.T) {
 }
 
 // TestCoordinatorInspectorCLI lists the tools with the stock MCP Inspector
-// CLI (npm @modelcontextprotocol/inspector), which offers no elicitation.
+// CLI (npm @modelcontextprotocol/inspector, at the version
+// interoptest/inspector/package-lock.json pins, installed once into the
+// interop cache), which offers no elicitation. Every served name must be
+// one every MCP client accepts.
 func TestCoordinatorInspectorCLI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs npx and builds oa")
+		t.Skip("runs the MCP Inspector and builds oa")
 	}
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx is not installed")
-	}
+	inspector := interoptest.Inspector(t)
 	h := coordinatorHost(t, false)
 	bin := oaBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npx, "-y", "@modelcontextprotocol/inspector", "--cli", bin, "coordinator", "serve", "--deployment", "clinic", "--method", "tools/list")
+	cmd := exec.CommandContext(ctx, inspector, "--cli", bin, "coordinator", "serve", "--deployment", "clinic", "--method", "tools/list")
 	cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		if s := stderr.String(); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") || strings.Contains(s, "network") {
-			t.Skipf("npm registry unreachable for the MCP Inspector: %s", firstLine(s))
-		}
 		t.Fatalf("inspector: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	var listed struct {
@@ -229,19 +228,17 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 			t.Errorf("%s: incomplete in the inspector's list", tool.Name)
 		}
+		if !ir.ToolNameRE.MatchString(tool.Name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, ir.ToolNameRE)
+		}
 		names = append(names, tool.Name)
 	}
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records.read")
+	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
 	slices.Sort(names)
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("inspector lists %v, want %v", names, wantNames)
 	}
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
 }
 
 // TestCoordinatorServeSandboxMode: with no deployment, serve prepares the

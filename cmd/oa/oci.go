@@ -54,6 +54,13 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
+	if ref.Layout != "" && !ref.LayoutPath {
+		// A layout under $OA_HOME/oci: a home that is a file is its own
+		// refusal, not a failure to make a folder.
+		if err := admit.CheckHome(oaHome()); err != nil {
+			return oci.Ref{}, nil, err
+		}
+	}
 	limits, err := hostLimits()
 	if err != nil {
 		return oci.Ref{}, nil, err

@@ -277,15 +277,30 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 // freshly built oa and an empty $OA_HOME.
 func TestQuickstartScript(t *testing.T) {
 	bin := oaBinary(t)
-	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "quickstart"))
-	cmd.Env = append(os.Environ(), "OA="+bin, "OA_HOME="+t.TempDir(), "COSIGN_PASSWORD=")
-	out, err := cmd.CombinedOutput()
+	home := t.TempDir()
+	script := func() *exec.Cmd {
+		cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "quickstart"))
+		cmd.Env = append(os.Environ(), "OA="+bin, "OA_HOME="+home, "COSIGN_PASSWORD=")
+		return cmd
+	}
+	out, err := script().CombinedOutput()
 	if err != nil {
 		t.Fatalf("quickstart: %v\n%s", err, out)
 	}
-	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active", "connection sandbox verified: revision 1, ready", "bound deployment clinic as #1", "approved: the live plan is the bound one"} {
+	// The pipeline, then serve, one run over MCP stdio and the receipts.
+	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active", "connection sandbox verified: revision 1, ready", "bound deployment clinic as #1", "approved: the live plan is the bound one",
+		`run_workflow append_triage_note AB-1234: "outcome":"done"`, "receipt chain ok: 1 receipts", "OA_HOME=" + home} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("quickstart output lacks %q:\n%s", want, out)
 		}
+	}
+	// A second run into the same host is refused and changes nothing.
+	policy, _ := os.ReadFile(filepath.Join(home, "policy.cue"))
+	again := script()
+	if b, _ := again.CombinedOutput(); again.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "host_exists") {
+		t.Fatalf("scripts/quickstart into a host: %s", b)
+	}
+	if after, _ := os.ReadFile(filepath.Join(home, "policy.cue")); string(after) != string(policy) || len(policy) == 0 {
+		t.Fatal("the refused run changed the host's policy")
 	}
 }

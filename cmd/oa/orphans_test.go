@@ -78,7 +78,7 @@ func killedCoordinator(t *testing.T, mode string) {
 	tree := readTree(t, pidFile)
 	called := make(chan error, 1)
 	go func() {
-		_, err := first.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "records.read", Arguments: map[string]any{}})
+		_, err := first.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "records_read", Arguments: map[string]any{}})
 		called <- err
 	}()
 	waitFor(t, "the downstream call to arrive", func() bool { b, _ := os.ReadFile(callFile); return strings.Contains(string(b), "read_record") })

@@ -93,7 +93,7 @@ func printProjection(cmd *cobra.Command, ref oci.Ref, out string, p *harness.Pro
 	fmt.Fprintf(w, "personaDigest          %s\nskillDigest            %s\nmaterializationDigest  %s\n", p.PersonaDigest, p.SkillDigest, p.MaterializationDigest)
 	tools := make([]string, len(p.ReadOnlyTools))
 	for i, t := range p.ReadOnlyTools {
-		tools[i] = t.Name
+		tools[i] = t.Name + " (" + t.CapabilityKey + ")"
 	}
 	effects := make([]string, len(p.Effects))
 	for i, e := range p.Effects {

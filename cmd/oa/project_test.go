@@ -39,7 +39,7 @@ func TestProjectAdmittedRelease(t *testing.T) {
 	nothingAt(out)
 
 	text := p.ok("project", pinned, "--out", out)
-	for _, want := range []string{"projected clinic-triage@1.2.0", "skills/clinic-triage/SKILL.md", "materializationDigest", "read-only tools: records.read", "effects: records.note.append"} {
+	for _, want := range []string{"projected clinic-triage@1.2.0", "skills/clinic-triage/SKILL.md", "materializationDigest", "read-only tools: records_read (records.read)", "effects: records.note.append"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("project output lacks %q:\n%s", want, text)
 		}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,15 +43,18 @@ func newQuickstartCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "quickstart [DIR]",
 		Short: "Run the whole pipeline on embedded defaults, then drive every sandbox case through a real MCP session",
-		Long: `Quickstart makes a host in DIR (default: a new temporary folder), with
-nothing to install or start: it compiles the clinic example, pushes it to
+		Long: `Quickstart makes a host in DIR (default: $OA_HOME when it is set, else a
+new temporary folder), with nothing to install or start. DIR must not hold
+a host yet (host_exists: nothing is overwritten). It it compiles the clinic example, pushes it to
 the OCI layout, signs it as a publisher, attests it as an independent
 authority, admits it, signs a starter capability registry, verifies the
 built-in sandbox connection, resolves and binds the plan. Then it starts
 ` + "`oa coordinator serve`" + ` as a subprocess, connects to it as an MCP client
 and runs the workflow through every sandbox case, printing the integrity
-chain, each outcome and the receipt chain. Exit 1 if any case does not
-give its expected outcome.`,
+chain, each outcome and the receipt chain, and the OA_HOME=… lines to keep
+using the host. The sandbox cases fail on purpose; the coordinator's
+operator lines about them are marked "expected". Exit 1 if any case does
+not give its expected outcome.`,
 		Args: wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := quickstartDir(args)
@@ -77,6 +83,7 @@ give its expected outcome.`,
 				return err
 			}
 			fmt.Fprintf(progress, "receipt chain: %d receipts, intact=%v, head %s\n", report.Receipts, report.OK, report.Head)
+			printContinue(progress, dir)
 			if wantJSON(cmd) {
 				if err := printJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref, "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
 					return err
@@ -95,11 +102,77 @@ give its expected outcome.`,
 	}
 }
 
+// quickstartDir is the host folder quickstart makes: DIR, else $OA_HOME
+// when it is set, else a new temporary folder. It must not hold a host.
 func quickstartDir(args []string) (string, error) {
-	if len(args) == 1 {
-		return args[0], nil
+	var dir string
+	switch {
+	case len(args) == 1:
+		dir = args[0]
+	case os.Getenv("OA_HOME") != "":
+		dir = os.Getenv("OA_HOME")
+	default:
+		return os.MkdirTemp("", "oa-quickstart-")
 	}
-	return os.MkdirTemp("", "oa-quickstart-")
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return abs, demo.CheckFresh(abs)
+}
+
+// printContinue tells the person how to keep using the quickstart host:
+// every later command needs OA_HOME to name it.
+func printContinue(out io.Writer, dir string) {
+	home := "OA_HOME=" + shellQuote(dir)
+	fmt.Fprintf(out, "\nthe host stays in %s; continue with it:\n", dir)
+	for _, line := range []string{
+		"oa receipts verify",
+		"oa receipts list",
+		"oa attention list --all",
+		"oa bind inspect " + demo.Deployment,
+		"oa harness install --client claude-code --deployment " + demo.Deployment + " --dir PROJECT_FOLDER",
+	} {
+		fmt.Fprintf(out, "  %s oa %s\n", home, strings.TrimPrefix(line, "oa "))
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// path characters.
+func shellQuote(s string) string {
+	plain := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%=", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain && s != "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// expectedLines labels each line the subprocess coordinator writes to its
+// operator channel: the sandbox cases provoke failures on purpose, and a
+// person reading the quickstart should not take them for its own.
+type expectedLines struct {
+	w       io.Writer
+	pending []byte
+}
+
+func (e *expectedLines) Write(p []byte) (int, error) {
+	e.pending = append(e.pending, p...)
+	for {
+		i := bytes.IndexByte(e.pending, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if _, err := fmt.Fprintf(e.w, "  (expected, coordinator operator line) %s\n", e.pending[:i]); err != nil {
+			return 0, err
+		}
+		e.pending = e.pending[i+1:]
+	}
 }
 
 func printDemoChain(cmd *cobra.Command, out io.Writer, setup *demo.Setup) error {
@@ -126,7 +199,8 @@ func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]sandboxCase
 	}
 	server := exec.Command(exe, "coordinator", "serve", "--deployment", demo.Deployment, "--effect-timeout", "3s")
 	server.Env = append(os.Environ(), "OA_HOME="+home)
-	server.Stderr = cmd.ErrOrStderr()
+	fmt.Fprintln(out, "serving it with oa coordinator serve; its operator lines are marked (expected): the sandbox cases fail on purpose")
+	server.Stderr = &expectedLines{w: cmd.ErrOrStderr()}
 	client := mcp.NewClient(&mcp.Implementation{Name: "oa-quickstart", Version: oaVersion()}, nil)
 	session, err := client.Connect(cmd.Context(), &mcp.CommandTransport{Command: server}, nil)
 	if err != nil {

@@ -51,9 +51,63 @@ func TestQuickstartCommand(t *testing.T) {
 	if b, err := st.CombinedOutput(); err != nil || !strings.Contains(string(b), "approved") {
 		t.Fatalf("bind inspect in the quickstart host: %v\n%s", err, b)
 	}
-	// A host folder is never overwritten.
-	again := exec.Command(bin, "quickstart", dir)
-	if b, err := again.CombinedOutput(); again.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "host_exists") {
-		t.Fatalf("quickstart into a folder that holds a host: %v\n%s", err, b)
+	// A host folder is never overwritten, named by DIR or by OA_HOME.
+	for _, again := range []*exec.Cmd{exec.Command(bin, "quickstart", dir), exec.Command(bin, "quickstart")} {
+		again.Env = append(os.Environ(), "OA_HOME="+dir)
+		if b, err := again.CombinedOutput(); again.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "host_exists") || strings.Contains(string(b), "quickstart host in") {
+			t.Fatalf("quickstart into a folder that holds a host: %v\n%s", err, b)
+		}
+	}
+}
+
+// TestQuickstartHonoursOAHome: without DIR, quickstart makes its host in
+// $OA_HOME, labels the coordinator's operator lines about the sandbox
+// failures as expected, and ends with the OA_HOME=… lines that continue
+// with that host; an OA_HOME that is a file is refused as such.
+func TestQuickstartHonoursOAHome(t *testing.T) {
+	bin := oaBinary(t)
+	home := filepath.Join(t.TempDir(), "my host")
+	cmd := exec.Command(bin, "quickstart")
+	cmd.Env = append(os.Environ(), "OA_HOME="+home)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("quickstart: %v\n%s\n%s", err, out, stderr.String())
+	}
+	text := string(out)
+	quoted := "OA_HOME='" + home + "'"
+	for _, want := range []string{"quickstart host in " + home, quoted + " oa receipts verify", quoted + " oa attention list", quoted + " oa harness install --client claude-code --deployment clinic"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("quickstart output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "✗") {
+		t.Errorf("a case failed:\n%s", text)
+	}
+	var sawTimeout, sawReady bool
+	for _, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+		if !strings.HasPrefix(line, "  (expected, coordinator operator line) oa coordinator: ") {
+			t.Errorf("operator line not labelled as expected: %q", line)
+		}
+		sawTimeout = sawTimeout || strings.Contains(line, "connector_timeout")
+		sawReady = sawReady || strings.Contains(line, "ready: deployment clinic")
+	}
+	if !sawTimeout || !sawReady {
+		t.Errorf("stderr lacks the ready line or the sandbox timeout:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(home, "policy.cue")); err != nil {
+		t.Fatalf("no host in OA_HOME: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"quickstart"}, {"host", "init"}, {"pull", "clinic-triage@sha256:" + strings.Repeat("0", 64), "-o", t.TempDir()}} {
+		c := exec.Command(bin, args...)
+		c.Env = append(os.Environ(), "OA_HOME="+file)
+		if b, _ := c.CombinedOutput(); c.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "home_not_folder") || strings.Contains(string(b), "host_exists") {
+			t.Errorf("oa %v with OA_HOME a file: %s", args, b)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -41,6 +43,9 @@ func newRegistryCmd() *cobra.Command {
 		Short: "Validate a capability registry (default $OA_HOME/registry.cue) with located errors",
 		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := noRegistryYet(args); err != nil {
+				return err
+			}
 			r, err := resolve.LoadRegistry(registryPath(args))
 			if err != nil {
 				return err
@@ -63,6 +68,9 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 		Args: wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := noRegistryYet(args); err != nil {
+				return err
+			}
 			path := registryPath(args)
 			src, err := os.ReadFile(path)
 			if err != nil {
@@ -98,6 +106,18 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 	sign.Flags().StringVar(&as, "as", "", "the person who reviewed the registry (recorded)")
 	reg.AddCommand(sign)
 	return reg
+}
+
+// noRegistryYet refuses, pointing at `oa registry init`, when no FILE is
+// given and the host has no registry yet (a fresh host).
+func noRegistryYet(args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	if _, err := os.Stat(registryPath(nil)); errors.Is(err, fs.ErrNotExist) {
+		return blocking.New(blocking.RegistryUnreadable, "this host has no capability registry yet: run `oa registry init` to write a starter one at $OA_HOME/%s, review it, then `oa registry sign --as NAME`", resolve.RegistryFile)
+	}
+	return nil
 }
 
 func registryPath(args []string) string {

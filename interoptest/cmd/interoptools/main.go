@@ -1,0 +1,56 @@
+// Command interoptools fills the interop tool cache that interoptest.Tool
+// and interoptest.Inspector read: it builds every pinned stock CLI (cosign
+// v2 and v3, oras, cue) and installs the pinned MCP Inspector with npm ci,
+// each only when the cache does not hold it yet, and prints where each is.
+// Run it from the repository: go run ./interoptest/cmd/interoptools
+// (.ci/run does, before go test ./...). With -env it prints the
+// OA_COSIGN=… lines to export instead. Without npm the Inspector is left
+// out (its test then skips), with a warning.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/oa-dev/oa/interoptest"
+)
+
+func main() {
+	env := flag.Bool("env", false, "print export OA_NAME=PATH lines")
+	flag.Parse()
+	if dir, err := interoptest.CacheDir(); err == nil {
+		fmt.Fprintf(os.Stderr, "interop tool cache: %s\n", dir)
+	}
+	failed := false
+	for _, name := range interoptest.Names() {
+		var path string
+		var err error
+		if name == interoptest.InspectorName {
+			if _, lerr := exec.LookPath("npm"); lerr != nil && os.Getenv("OA_INSPECTOR") == "" {
+				fmt.Fprintln(os.Stderr, "warning: npm is not installed: the MCP Inspector is not installed and its test will skip")
+				continue
+			}
+			if path = os.Getenv("OA_INSPECTOR"); path == "" {
+				path, err = interoptest.EnsureInspector()
+			}
+		} else {
+			path, err = interoptest.Ensure(name)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			failed = true
+			continue
+		}
+		if *env {
+			fmt.Printf("export OA_%s=%s\n", strings.ToUpper(name), path)
+		} else {
+			fmt.Printf("%-10s %s\n", name, path)
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
