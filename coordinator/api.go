@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -66,12 +66,12 @@ type AttentionItem struct {
 	// State is open, approved, rejected or escalated.
 	State string `json:"state"`
 	// Question is fixed copy naming the step and capability, never values.
-	Question  string          `json:"question"`
-	DecidedBy string          `json:"decided_by,omitempty"`
-	Channel   string          `json:"channel,omitempty"`
-	CreatedAt time.Time       `json:"created_at"`
-	DecidedAt *time.Time      `json:"decided_at,omitempty"`
-	Outcome   harness.Outcome `json:"outcome"`
+	Question  string           `json:"question"`
+	DecidedBy string           `json:"decided_by,omitempty"`
+	Channel   string           `json:"channel,omitempty"`
+	CreatedAt time.Time        `json:"created_at"`
+	DecidedAt *time.Time       `json:"decided_at,omitempty"`
+	Outcome   contract.Outcome `json:"outcome"`
 }
 
 // Attention states.
@@ -85,7 +85,7 @@ const (
 // Decision is a person's decision on an attention item.
 type Decision struct {
 	AttentionID string
-	// Decision is one of harness.Decisions.
+	// Decision is one of contract.Decisions.
 	Decision string
 	// By names the person; Channel is how the decision arrived: "cli",
 	// "elicitation" (the person answered the MCP form) or "mcp" (a
@@ -97,8 +97,8 @@ type Decision struct {
 // ReadResult is the answer of a read-only capability tool: the downstream
 // structured content, checked against the tool's output schema.
 type ReadResult struct {
-	Capability string          `json:"capability"`
-	Outcome    harness.Outcome `json:"outcome"`
-	Reason     Reason          `json:"reason"`
-	Content    json.RawMessage `json:"content,omitempty"`
+	Capability string           `json:"capability"`
+	Outcome    contract.Outcome `json:"outcome"`
+	Reason     contract.Reason  `json:"reason"`
+	Content    json.RawMessage  `json:"content,omitempty"`
 }

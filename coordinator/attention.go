@@ -11,7 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/store"
@@ -22,7 +22,7 @@ import (
 // running here moves.
 func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
 	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: risk,
-		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: harness.OutcomeNeedsReview,
+		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
 		Question: fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability)}, Deployment: r.Deployment}
 	b, err := json.Marshal(item)
 	if err != nil {
@@ -36,7 +36,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		if cur.Status != stateRunning {
 			return nil, errNotContinued
 		}
-		reason := cur.afterChange(ReasonApprovalRequired)
+		reason := cur.afterChange(contract.ReasonApprovalRequired)
 		info, _ := reason.Info()
 		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
 		cur.UpdatedAt = c.now().UTC()
@@ -47,7 +47,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 
 // finish makes a run this process executes terminal and seals its
 // receipt in the same write.
-func (c *Coordinator) finish(runID string, reason Reason) {
+func (c *Coordinator) finish(runID string, reason contract.Reason) {
 	err := c.update(context.Background(), runID, func(cur *runState) error {
 		if cur.Status != stateRunning {
 			return errNotContinued // decided or settled meanwhile: leave it
@@ -175,7 +175,7 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 	if clock == nil {
 		clock = time.Now
 	}
-	if !slices.Contains(harness.Decisions, d.Decision) || strings.TrimSpace(d.By) == "" {
+	if !slices.Contains(contract.Decisions, d.Decision) || strings.TrimSpace(d.By) == "" {
 		return nil, blocking.New(blocking.DecisionInvalid, "a decision is approve, reject or escalate, by a named person")
 	}
 	if _, err := getAttention(ctx, h, d.AttentionID); err != nil {
@@ -198,26 +198,26 @@ func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, 
 		}
 		// An escalated item waits for the people it went to: they may
 		// still approve or reject it, once.
-		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision != harness.DecisionEscalate) {
+		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision != contract.DecisionEscalate) {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
-		item.State = map[string]string{harness.DecisionApprove: AttentionApproved, harness.DecisionReject: AttentionRejected, harness.DecisionEscalate: AttentionEscalated}[d.Decision]
+		item.State = map[string]string{contract.DecisionApprove: AttentionApproved, contract.DecisionReject: AttentionRejected, contract.DecisionEscalate: AttentionEscalated}[d.Decision]
 		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
 		switch d.Decision {
-		case harness.DecisionApprove:
+		case contract.DecisionApprove:
 			if !r.approved(item.Step) {
 				r.Approved = append(r.Approved, item.Step)
 			}
-			r.Reason = ReasonApprovedAwaitingCaller
-		case harness.DecisionReject:
-			reason := r.afterChange(ReasonRejected)
+			r.Reason = contract.ReasonApprovedAwaitingCaller
+		case contract.DecisionReject:
+			reason := r.afterChange(contract.ReasonRejected)
 			info, _ := reason.Info()
 			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
-		case harness.DecisionEscalate:
-			r.Reason = ReasonEscalated
+		case contract.DecisionEscalate:
+			r.Reason = contract.ReasonEscalated
 		}
 		r.UpdatedAt = now
 		run = r

@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -134,13 +134,13 @@ func BenchmarkRead(b *testing.B) {
 					b.Fatalf("records_read: %v %+v", err, res)
 				}
 				var out struct {
-					Outcome harness.Outcome `json:"outcome"`
+					Outcome contract.Outcome `json:"outcome"`
 					Content struct {
 						Record string `json:"record"`
 					} `json:"content"`
 				}
 				raw, _ := json.Marshal(res.StructuredContent)
-				if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != harness.OutcomeDone || out.Content.Record != "AB-1234" {
+				if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != contract.OutcomeDone || out.Content.Record != "AB-1234" {
 					b.Fatalf("records_read answered %s", raw)
 				}
 			}
@@ -201,7 +201,7 @@ func BenchmarkRunSandboxJob(b *testing.B) {
 	for b.Loop() {
 		i++
 		res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("bench-%d", i), Wait: time.Minute})
-		if err != nil || res.Outcome != harness.OutcomeDone || res.Reason != coordinator.ReasonVerified || res.ReceiptDigest == "" {
+		if err != nil || res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified || res.ReceiptDigest == "" {
 			b.Fatalf("run %d: %+v, %v", i, res, err)
 		}
 	}
@@ -240,7 +240,7 @@ func BenchmarkConcurrentRuns50(b *testing.B) {
 		for i := range n {
 			wg.Go(func() {
 				id := fmt.Sprintf("c%d-%d", round, i)
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 					"workflow": "append_triage_note", "request_id": id, "wait_seconds": 600,
 					"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": fmt.Sprintf("Concurrent note %s.", id)}}})
 				if err == nil && res.IsError {
@@ -260,7 +260,7 @@ func BenchmarkConcurrentRuns50(b *testing.B) {
 			if errs[i] != nil {
 				b.Fatalf("round %d call %d: %v", round, i, errs[i])
 			}
-			if res.Outcome != harness.OutcomeDone || res.Reason != coordinator.ReasonVerified || res.Replayed || res.RequestID != fmt.Sprintf("c%d-%d", round, i) || res.Proof != coordinator.ProofSealed {
+			if res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified || res.Replayed || res.RequestID != fmt.Sprintf("c%d-%d", round, i) || res.Proof != contract.ProofSealed {
 				b.Fatalf("round %d call %d: %+v", round, i, res)
 			}
 			runs[res.RunID], receipts[res.ReceiptDigest] = true, true

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -39,7 +39,7 @@ func Test50ConcurrentRuns(t *testing.T) {
 	wg.Wait()
 	runs, receipts := map[string]bool{}, map[string]bool{}
 	for i, res := range results {
-		if res == nil || res.Outcome != harness.OutcomeDone || res.RequestID != fmt.Sprintf("concurrent-%d", i) {
+		if res == nil || res.Outcome != contract.OutcomeDone || res.RequestID != fmt.Sprintf("concurrent-%d", i) {
 			t.Fatalf("run %d: %+v", i, res)
 		}
 		runs[res.RunID], receipts[res.ReceiptDigest] = true, true

@@ -1,217 +1,22 @@
 package coordinator
 
-import "github.com/oa-dev/oa/harness"
-
-// Reason is the closed reason of a run result. Each reason fixes the
-// outcome, whether the record changed, whether a retry is safe, and the
-// copy shown to the calling agent: nothing observed, no input value, no
-// secret and no path is ever part of a result.
-type Reason string
-
-// Reasons of run results.
-const (
-	// done
-	ReasonVerified Reason = "verified"
-	// ReasonRead answers a read-only capability tool: nothing changed.
-	ReasonRead Reason = "read"
-	// running
-	ReasonInProgress Reason = "in_progress"
-	// needs_review
-	ReasonApprovalRequired Reason = "approval_required"
-	ReasonEscalated        Reason = "escalated"
-	// ReasonApprovedAwaitingCaller: a person approved the paused step; the
-	// run goes on when its caller asks again with the same request.
-	ReasonApprovedAwaitingCaller Reason = "approved_awaiting_caller"
-	ReasonDuplicateRecord        Reason = "duplicate_record"
-	ReasonGuardReview            Reason = "guard_needs_review"
-	// ReasonPartiallyDone: an earlier effect of the run was made, a later
-	// step stopped before its own.
-	ReasonPartiallyDone Reason = "partially_done"
-	// ReasonApprovalAfterChange is approval_required after an earlier
-	// effect of the same run was made.
-	ReasonApprovalAfterChange Reason = "approval_required_after_change"
-	ReasonEvidenceReview      Reason = "evidence_needs_review"
-	// not_sure_if_saved
-	ReasonNotConfirmed  Reason = "not_confirmed"
-	ReasonEffectTimeout Reason = "effect_timeout"
-	ReasonEffectUnclear Reason = "effect_unclear"
-	ReasonInterrupted   Reason = "interrupted"
-	// ReasonClientDisconnected: the MCP client went away while a change
-	// was being made, which ended the session and the call.
-	ReasonClientDisconnected Reason = "client_disconnected"
-	// did_not_run
-	ReasonPlanChanged       Reason = "plan_changed"
-	ReasonToolDrift         Reason = "tool_drift"
-	ReasonNotAdmitted       Reason = "not_admitted"
-	ReasonInvalidInputs     Reason = "invalid_inputs"
-	ReasonUnknownWorkflow   Reason = "unknown_workflow"
-	ReasonGuardFailed       Reason = "guard_failed"
-	ReasonAppOffline        Reason = "app_offline"
-	ReasonReadFailed        Reason = "read_failed"
-	ReasonRejected          Reason = "rejected"
-	ReasonRequestIDConflict Reason = "request_id_conflict"
-	ReasonAttemptsExhausted Reason = "attempts_exhausted"
-	ReasonInterruptedEarly  Reason = "interrupted_before_effect"
-	ReasonEvaluationFailed  Reason = "evaluation_failed"
-	ReasonTargetRefused     Reason = "target_refused"
-	// ReasonRunRecordTampered: the stored run the request names was
-	// changed outside the coordinator; nothing is replayed or retried.
-	ReasonRunRecordTampered Reason = "run_record_tampered"
-)
-
-// Record-changed values.
-const (
-	ChangedYes     = "yes"
-	ChangedNo      = "no"
-	ChangedUnknown = "unknown"
-)
-
-// Proof values: how the result is backed.
-const (
-	// ProofSealed: a receipt signed by the host receipt key, chained.
-	ProofSealed = "sealed"
-	// ProofLocal: the coordinator's own durable record, no receipt yet.
-	ProofLocal = "local"
-	// ProofSimulated: produced by the sandbox connector.
-	ProofSimulated = "simulated"
-	// ProofNone: nothing backs it (refused before a run existed).
-	ProofNone = "none"
-)
-
-// ReasonInfo is the fixed contract of one reason.
-type ReasonInfo struct {
-	Reason        Reason          `json:"reason"`
-	Outcome       harness.Outcome `json:"outcome"`
-	RecordChanged string          `json:"record_changed"`
-	SafeToRetry   bool            `json:"safe_to_retry"`
-	WhatHappened  string          `json:"what_happened"`
-	NextAction    string          `json:"next_action"`
-}
-
-// Reasons is the closed reason table. Only reasons that prove nothing was
-// written may be safe to retry, and of those only the ones a retry can
-// change (the app coming back, a read succeeding).
-var Reasons = []ReasonInfo{
-	{ReasonVerified, harness.OutcomeDone, ChangedYes, false,
-		"The change was made and read back as expected.",
-		"Report it as done. Do not run it again."},
-	{ReasonRead, harness.OutcomeDone, ChangedNo, false,
-		"The record was read; nothing was changed.",
-		"Use what was read; read again for a fresh view."},
-	{ReasonInProgress, harness.OutcomeRunning, ChangedUnknown, false,
-		"The run is still going.",
-		"Call get_run with the run_id until the outcome is terminal."},
-	{ReasonApprovalRequired, harness.OutcomeNeedsReview, ChangedNo, false,
-		"The run stopped before a consequential step that needs a person's approval.",
-		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
-	{ReasonPartiallyDone, harness.OutcomeNeedsReview, ChangedYes, false,
-		"An earlier change of this run was made; a later step stopped before making its own change.",
-		"Tell the person the workflow stopped part-way; they decide what happens next. Do not retry."},
-	{ReasonApprovalAfterChange, harness.OutcomeNeedsReview, ChangedYes, false,
-		"An earlier change of this run was made; the run stopped before a later step that needs a person's approval.",
-		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
-	{ReasonApprovedAwaitingCaller, harness.OutcomeNeedsReview, ChangedNo, false,
-		"A person approved the paused step; nothing has been changed yet.",
-		"Call run_workflow again with the same request_id and the same inputs to continue the run."},
-	{ReasonEscalated, harness.OutcomeNeedsReview, ChangedNo, false,
-		"A person escalated the paused run; nothing was changed.",
-		"Leave it to the people it was escalated to. Do not retry."},
-	{ReasonDuplicateRecord, harness.OutcomeNeedsReview, ChangedNo, false,
-		"The app refused the change as a duplicate; nothing was written.",
-		"Ask the person whether the existing entry is the one they meant."},
-	{ReasonGuardReview, harness.OutcomeNeedsReview, ChangedNo, false,
-		"A precondition did not hold, so the run stopped before any change; the workflow asks a person to look.",
-		"Tell the person the record is not in the state the workflow needs."},
-	{ReasonEvidenceReview, harness.OutcomeNeedsReview, ChangedUnknown, false,
-		"The change was sent but reading it back did not show it; the workflow asks a person to look.",
-		"Tell the person to check the record. Never retry it yourself."},
-	{ReasonNotConfirmed, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
-		"The change was sent, but reading the record back did not show it.",
-		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
-	{ReasonEffectTimeout, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
-		"The app did not answer in time after the change was sent; it may have been saved.",
-		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
-	{ReasonEffectUnclear, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
-		"The app answered the change with an error that does not say whether anything was written.",
-		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
-	{ReasonInterrupted, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
-		"The coordinator stopped while the change was being made; it may have been saved.",
-		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
-	{ReasonClientDisconnected, harness.OutcomeNotSureIfSaved, ChangedUnknown, false,
-		"The client went away while the change was being made, which ended the session; it may have been saved.",
-		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
-	{ReasonPlanChanged, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The host's execution plan is not the one a person approved, so nothing was done.",
-		"Tell the operator the deployment needs to be reviewed and bound again."},
-	{ReasonToolDrift, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The app's tools are not the ones verified for this deployment, so nothing was done.",
-		"Tell the operator the connection needs to be verified and the deployment bound again."},
-	{ReasonNotAdmitted, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The worker release is not actively admitted on this host, so nothing was done.",
-		"Tell the operator the release needs to be admitted again."},
-	{ReasonInvalidInputs, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The inputs do not match the workflow's input schema, so nothing was done.",
-		"Check the inputs against list_workflows and start a new request."},
-	{ReasonUnknownWorkflow, harness.OutcomeDidNotRun, ChangedNo, false,
-		"There is no workflow by that name, so nothing was done.",
-		"Pick a workflow from list_workflows."},
-	{ReasonGuardFailed, harness.OutcomeDidNotRun, ChangedNo, false,
-		"A precondition did not hold, so the run stopped before any change.",
-		"Tell the person the record is not in the state the workflow needs."},
-	{ReasonAppOffline, harness.OutcomeDidNotRun, ChangedNo, true,
-		"The app was offline; nothing was written.",
-		"Retry later with the same request_id."},
-	{ReasonReadFailed, harness.OutcomeDidNotRun, ChangedNo, true,
-		"Reading the record failed before any change was made.",
-		"Retry later with the same request_id."},
-	{ReasonRejected, harness.OutcomeDidNotRun, ChangedNo, false,
-		"A person rejected the change; nothing was written.",
-		"Tell the person the change was not made, as they decided."},
-	{ReasonRequestIDConflict, harness.OutcomeDidNotRun, ChangedNo, false,
-		"This request_id was already used with different inputs or another workflow, so nothing was done.",
-		"Use a new request_id for a new request; reuse one only to ask about the same request."},
-	{ReasonAttemptsExhausted, harness.OutcomeDidNotRun, ChangedNo, false,
-		"This request was tried the most times allowed; nothing was written.",
-		"Tell the person the request keeps failing and needs an operator."},
-	{ReasonInterruptedEarly, harness.OutcomeDidNotRun, ChangedNo, true,
-		"The coordinator stopped before any change was sent; nothing was written.",
-		"Retry with the same request_id."},
-	{ReasonEvaluationFailed, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The workflow could not compute its next step from what it read, so it stopped before any change.",
-		"Tell the operator; the package or the record needs a look."},
-	{ReasonTargetRefused, harness.OutcomeDidNotRun, ChangedNo, false,
-		"The app refused the change (the record is missing, closed or the change is invalid); nothing was written.",
-		"Tell the person the record could not take this change."},
-	{ReasonRunRecordTampered, harness.OutcomeNeedsReview, ChangedUnknown, false,
-		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
-		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},
-}
-
-// Info returns r's fixed contract; ok is false for a value not in Reasons.
-func (r Reason) Info() (info ReasonInfo, ok bool) {
-	for _, i := range Reasons {
-		if i.Reason == r {
-			return i, true
-		}
-	}
-	return ReasonInfo{}, false
-}
+import "github.com/oa-dev/oa/contract"
 
 // Result is what a calling agent sees of a run: one outcome (or running),
 // one closed reason and the reason's fixed copy.
 type Result struct {
-	RunID         string          `json:"run_id"`
-	RequestID     string          `json:"request_id"`
-	Workflow      string          `json:"workflow"`
-	Outcome       harness.Outcome `json:"outcome"`
-	Reason        Reason          `json:"reason"`
-	SafeToRetry   bool            `json:"safe_to_retry"`
-	RecordChanged string          `json:"record_changed"`
-	Proof         string          `json:"proof"`
-	WhatHappened  string          `json:"what_happened"`
-	NextAction    string          `json:"next_action"`
-	Replayed      bool            `json:"replayed"`
-	Attempt       int             `json:"attempt"`
+	RunID         string           `json:"run_id"`
+	RequestID     string           `json:"request_id"`
+	Workflow      string           `json:"workflow"`
+	Outcome       contract.Outcome `json:"outcome"`
+	Reason        contract.Reason  `json:"reason"`
+	SafeToRetry   bool             `json:"safe_to_retry"`
+	RecordChanged string           `json:"record_changed"`
+	Proof         string           `json:"proof"`
+	WhatHappened  string           `json:"what_happened"`
+	NextAction    string           `json:"next_action"`
+	Replayed      bool             `json:"replayed"`
+	Attempt       int              `json:"attempt"`
 	// Evidence names the required evidence that held.
 	Evidence      []string `json:"evidence"`
 	AttentionID   string   `json:"attention_id,omitempty"`
@@ -219,11 +24,11 @@ type Result struct {
 }
 
 // newResult fills a result's contract fields from reason.
-func newResult(reason Reason) Result {
+func newResult(reason contract.Reason) Result {
 	info, ok := reason.Info()
 	if !ok {
 		panic("coordinator: reason outside the closed set: " + string(reason))
 	}
 	return Result{Outcome: info.Outcome, Reason: reason, SafeToRetry: info.SafeToRetry, RecordChanged: info.RecordChanged,
-		WhatHappened: info.WhatHappened, NextAction: info.NextAction, Proof: ProofLocal, Evidence: []string{}}
+		WhatHappened: info.WhatHappened, NextAction: info.NextAction, Proof: contract.ProofLocal, Evidence: []string{}}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -58,7 +59,7 @@ type Coordinator struct {
 }
 
 // ReadTool is a read-only capability served as its own tool, under the
-// MCP-safe Name ir.ToolName gives its capability key.
+// MCP-safe Name contract.ToolName gives its capability key.
 type ReadTool struct {
 	Name         string          `json:"name"`
 	Capability   string          `json:"capability"`
@@ -149,7 +150,7 @@ func (c *Coordinator) PlanDigest() string { return c.binding.PlanDigest }
 // ToolNames lists every tool the MCP server serves: the coordinator's
 // own, then one per read-only capability.
 func (c *Coordinator) ToolNames() []string {
-	names := slices.Clone(ir.CoordinatorTools)
+	names := slices.Clone(contract.CoordinatorTools)
 	for _, t := range c.readTools {
 		names = append(names, t.Name)
 	}
@@ -272,7 +273,7 @@ func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) er
 			return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 		}
 		capability, _ := c.art.Worker.Capability(e.CapabilityKey)
-		c.readTools = append(c.readTools, ReadTool{Name: ir.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+		c.readTools = append(c.readTools, ReadTool{Name: contract.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -56,13 +56,13 @@ func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
 	}
 	// The planted read never shows the note, so an unchanged server ends
 	// not_sure_if_saved: the effect was sent.
-	if res := run("before"); res.Outcome != harness.OutcomeNotSureIfSaved {
+	if res := run("before"); res.Outcome != contract.OutcomeNotSureIfSaved {
 		t.Fatalf("before the drift: %+v", res)
 	}
 	specs[1].InputSchema = json.RawMessage(`{"type":"object","properties":{"record":{"type":"string"}}}`)
 	write(specs)
 	res := run("after")
-	if res.Outcome != harness.OutcomeDidNotRun || res.Reason != coordinator.ReasonToolDrift {
+	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonToolDrift {
 		t.Fatalf("after the drift: %+v", res)
 	}
 	if !strings.Contains(operator.String(), "connection records lists other tools") {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/store"
@@ -87,11 +87,11 @@ func TestKilledDuringEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != harness.OutcomeNotSureIfSaved || got.Reason != coordinator.ReasonInterrupted || got.SafeToRetry || got.Proof != coordinator.ProofSealed {
+	if got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonInterrupted || got.SafeToRetry || got.Proof != contract.ProofSealed {
 		t.Fatalf("after the kill: %+v", got)
 	}
 	again, _ := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("TO-0042"), RequestID: "durable", Wait: 10 * time.Second})
-	if !again.Replayed || again.Reason != coordinator.ReasonInterrupted {
+	if !again.Replayed || again.Reason != contract.ReasonInterrupted {
 		t.Fatalf("asked again: %+v", again)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042"); len(notes) != 1 {
@@ -112,12 +112,12 @@ func TestKilledWhilePaused(t *testing.T) {
 	if err != nil || len(items) != 1 {
 		t.Fatalf("attention after the kill: %+v, %v", items, err)
 	}
-	if _, err := coordinator.DecideAttention(context.Background(), s.host, coordinator.Decision{AttentionID: items[0].ID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := coordinator.DecideAttention(context.Background(), s.host, coordinator.Decision{AttentionID: items[0].ID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	c := s.open(t)
 	got, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234"), RequestID: "durable", Wait: 10 * time.Second})
-	if err != nil || got.Outcome != harness.OutcomeDone {
+	if err != nil || got.Outcome != contract.OutcomeDone {
 		t.Fatalf("resumed after the kill: %+v, %v", got, err)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {

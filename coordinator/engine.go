@@ -13,7 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/store"
 )
@@ -51,8 +51,8 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		return refused, err
 	}
 	if r.Fingerprint != fp {
-		res := newResult(ReasonRequestIDConflict)
-		res.RequestID, res.Workflow, res.Proof = req.RequestID, r.Workflow, ProofNone
+		res := newResult(contract.ReasonRequestIDConflict)
+		res.RequestID, res.Workflow, res.Proof = req.RequestID, r.Workflow, contract.ProofNone
 		return &res, nil
 	}
 	if r, err = c.settle(ctx, r); err != nil {
@@ -64,7 +64,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 	case r.Status == stateTerminal && r.SafeToRetry() && r.Attempt < MaxAttempts:
 		return c.continueRun(ctx, r, inputs, req.Wait, true)
 	case r.Status == stateTerminal && r.SafeToRetry():
-		res := newResult(ReasonAttemptsExhausted)
+		res := newResult(contract.ReasonAttemptsExhausted)
 		res.RunID, res.RequestID, res.Workflow, res.Attempt, res.Replayed = r.RunID, r.RequestID, r.Workflow, r.Attempt, true
 		return &res, nil
 	}
@@ -104,7 +104,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		workflow = ""
 	}
 	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
-		Attempt: 1, Status: stateRunning, Outcome: harness.OutcomeRunning, Reason: ReasonInProgress, Completed: []string{}, Approved: []string{},
+		Attempt: 1, Status: stateRunning, Outcome: contract.OutcomeRunning, Reason: contract.ReasonInProgress, Completed: []string{}, Approved: []string{},
 		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now}
 	b, err := r.encode(c.secret)
 	if err != nil {
@@ -152,7 +152,7 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 			// Approvals were given for another plan: ask again under this one.
 			cur.Approved, cur.PlanDigest, cur.Binding = []string{}, c.binding.PlanDigest, c.bindingDigest
 		}
-		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, harness.OutcomeRunning, ReasonInProgress, c.me, "", ""
+		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, c.me, "", ""
 		return nil
 	})
 	if err != nil {
@@ -235,7 +235,7 @@ func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration) (
 			return c.GetRun(ctx, runID, 0)
 		}
 		res, err := c.GetRun(ctx, runID, 0)
-		if err != nil || res.Outcome != harness.OutcomeRunning {
+		if err != nil || res.Outcome != contract.OutcomeRunning {
 			return res, err
 		}
 		if c.isActive(runID) {
@@ -295,9 +295,9 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 	if orphan(r) {
 		err := c.update(ctx, r.RunID, func(cur *runState) error {
 			if orphan(cur) {
-				reason := ReasonInterruptedEarly
+				reason := contract.ReasonInterruptedEarly
 				if cur.effectsStarted() {
-					reason = ReasonInterrupted
+					reason = contract.ReasonInterrupted
 				}
 				c.terminal(cur, reason)
 			}
@@ -334,7 +334,7 @@ func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState
 }
 
 // terminal sets r's terminal outcome from reason.
-func (c *Coordinator) terminal(r *runState, reason Reason) {
+func (c *Coordinator) terminal(r *runState, reason contract.Reason) {
 	info, _ := reason.Info()
 	// The in-flight mark ends here: its uncertainty is now in the outcome.
 	r.Status, r.Outcome, r.Reason, r.InFlight = stateTerminal, info.Outcome, reason, ""

@@ -11,8 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -62,20 +62,20 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	cases := []struct {
 		record  string
-		outcome harness.Outcome
-		reason  coordinator.Reason
+		outcome contract.Outcome
+		reason  contract.Reason
 		notes   int
 	}{
-		{"AB-1234", harness.OutcomeDone, coordinator.ReasonVerified, 1},
-		{"DU-0001", harness.OutcomeNeedsReview, coordinator.ReasonDuplicateRecord, 0},
-		{"FS-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed, 0},
-		{"TO-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout, 1},
-		{"OF-0001", harness.OutcomeDidNotRun, coordinator.ReasonAppOffline, 0},
-		{"CL-0001", harness.OutcomeDidNotRun, coordinator.ReasonGuardFailed, 0},
+		{"AB-1234", contract.OutcomeDone, contract.ReasonVerified, 1},
+		{"DU-0001", contract.OutcomeNeedsReview, contract.ReasonDuplicateRecord, 0},
+		{"FS-0001", contract.OutcomeNotSureIfSaved, contract.ReasonNotConfirmed, 0},
+		{"TO-0001", contract.OutcomeNotSureIfSaved, contract.ReasonEffectTimeout, 1},
+		{"OF-0001", contract.OutcomeDidNotRun, contract.ReasonAppOffline, 0},
+		{"CL-0001", contract.OutcomeDidNotRun, contract.ReasonGuardFailed, 0},
 	}
 	for i, c := range cases {
 		res := s.run(t, fmt.Sprintf("req-%d", i), c.record)
-		if res.Outcome != c.outcome || res.Reason != c.reason || res.Proof != coordinator.ProofSealed || res.ReceiptDigest == "" {
+		if res.Outcome != c.outcome || res.Reason != c.reason || res.Proof != contract.ProofSealed || res.ReceiptDigest == "" {
 			t.Fatalf("%s: %+v, want %s/%s sealed", c.record, res, c.outcome, c.reason)
 		}
 		info, _ := c.reason.Info()
@@ -100,14 +100,14 @@ func TestRequestIDReplayConflictAndRetry(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	first := s.run(t, "once", "AB-1234")
 	again := s.run(t, "once", "AB-1234")
-	if first.Outcome != harness.OutcomeDone || !again.Replayed || again.RunID != first.RunID || again.ReceiptDigest != first.ReceiptDigest {
+	if first.Outcome != contract.OutcomeDone || !again.Replayed || again.RunID != first.RunID || again.ReceiptDigest != first.ReceiptDigest {
 		t.Fatalf("replay: %+v then %+v", first, again)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("a replay wrote again: %d notes", len(notes))
 	}
 	conflict := s.run(t, "once", "CD-5678")
-	if conflict.Reason != coordinator.ReasonRequestIDConflict || conflict.Outcome != harness.OutcomeDidNotRun || conflict.SafeToRetry {
+	if conflict.Reason != contract.ReasonRequestIDConflict || conflict.Outcome != contract.OutcomeDidNotRun || conflict.SafeToRetry {
 		t.Fatalf("conflict: %+v", conflict)
 	}
 	// Offline proves nothing was written: the same request may try again,
@@ -115,15 +115,15 @@ func TestRequestIDReplayConflictAndRetry(t *testing.T) {
 	var last *coordinator.Result
 	for i := 1; i <= coordinator.MaxAttempts+1; i++ {
 		last = s.run(t, "offline", "OF-0002")
-		if i <= coordinator.MaxAttempts && (last.Attempt != i || last.Reason != coordinator.ReasonAppOffline) {
+		if i <= coordinator.MaxAttempts && (last.Attempt != i || last.Reason != contract.ReasonAppOffline) {
 			t.Fatalf("attempt %d: %+v", i, last)
 		}
 	}
-	if last.Reason != coordinator.ReasonAttemptsExhausted {
+	if last.Reason != contract.ReasonAttemptsExhausted {
 		t.Fatalf("after %d attempts: %+v", coordinator.MaxAttempts, last)
 	}
 	bad, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: json.RawMessage(`{"record_ref":"nope"}`), RequestID: "bad", Wait: time.Second})
-	if err != nil || bad.Reason != coordinator.ReasonInvalidInputs {
+	if err != nil || bad.Reason != contract.ReasonInvalidInputs {
 		t.Fatalf("invalid inputs: %+v, %v", bad, err)
 	}
 	if _, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234")}); err == nil {
@@ -139,24 +139,24 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, approvalRegistry())
 	res := s.run(t, "ask", "AB-1234")
-	if res.Outcome != harness.OutcomeNeedsReview || res.Reason != coordinator.ReasonApprovalRequired || res.AttentionID == "" {
+	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonApprovalRequired || res.AttentionID == "" {
 		t.Fatalf("paused: %+v", res)
 	}
 	items, err := s.c.NeedsAttention(ctx)
 	if err != nil || len(items) != 1 || items[0].ID != res.AttentionID || items[0].Capability != "records.note.append" {
 		t.Fatalf("attention: %+v, %v", items, err)
 	}
-	if again := s.run(t, "ask", "AB-1234"); again.Reason != coordinator.ReasonApprovalRequired || !again.Replayed {
+	if again := s.run(t, "ask", "AB-1234"); again.Reason != contract.ReasonApprovalRequired || !again.Replayed {
 		t.Fatalf("asking again before a decision: %+v", again)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
 		t.Fatal("a decided item was decided again")
 	}
 	done := s.run(t, "ask", "AB-1234")
-	if done.Outcome != harness.OutcomeDone || done.RunID != res.RunID {
+	if done.Outcome != contract.OutcomeDone || done.RunID != res.RunID {
 		t.Fatalf("resumed: %+v", done)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
@@ -164,11 +164,11 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	}
 	// Rejected: did_not_run, sealed.
 	res = s.run(t, "no", "CD-5678")
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	rejected := s.run(t, "no", "CD-5678")
-	if rejected.Reason != coordinator.ReasonRejected || rejected.Proof != coordinator.ProofSealed {
+	if rejected.Reason != contract.ReasonRejected || rejected.Proof != contract.ProofSealed {
 		t.Fatalf("rejected: %+v", rejected)
 	}
 	if report, _ := coordinator.VerifyReceipts(ctx, s.host); !report.OK || report.Receipts != 2 {
@@ -181,7 +181,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), "Read one record", "Read exactly one record", 1))
 	res := s.run(t, "changed", "AB-1234")
-	if res.Outcome != harness.OutcomeDidNotRun || res.Reason != coordinator.ReasonPlanChanged {
+	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonPlanChanged {
 		t.Fatalf("registry changed mid-session: %+v", res)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 0 {
@@ -194,7 +194,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	if _, err := s.host.Revoke(ctx, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
 		t.Fatal(err)
 	}
-	if res := s.run(t, "revoked", "AB-1234"); res.Reason != coordinator.ReasonNotAdmitted {
+	if res := s.run(t, "revoked", "AB-1234"); res.Reason != contract.ReasonNotAdmitted {
 		t.Fatalf("revoked mid-session: %+v", res)
 	}
 }
@@ -213,7 +213,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, approvalRegistry())
 	res := s.run(t, "twice", "CD-5678")
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := sandbox.Notes(sandbox.Dir(s.Home), "CD-5678")
@@ -237,7 +237,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 		}
 	}
 	// A decision on an item its run no longer waits on is refused.
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: harness.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
 		t.Fatal("a decided item was decided again")
 	}
 }

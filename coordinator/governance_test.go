@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -70,32 +70,32 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 	cases := []struct {
 		name   string
 		change func(t *testing.T, g *governed)
-		reason coordinator.Reason
+		reason contract.Reason
 	}{
-		{"registry re-signed", func(t *testing.T, g *governed) { g.WriteRegistry(mcpApprovalRegistry()) }, coordinator.ReasonPlanChanged},
+		{"registry re-signed", func(t *testing.T, g *governed) { g.WriteRegistry(mcpApprovalRegistry()) }, contract.ReasonPlanChanged},
 		{"registry edited, not signed", func(t *testing.T, g *governed) {
 			path := filepath.Join(g.Home, resolve.RegistryFile)
 			if err := os.WriteFile(path, []byte(mcpApprovalRegistry()), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, coordinator.ReasonPlanChanged},
+		}, contract.ReasonPlanChanged},
 		{"connection replaced", func(t *testing.T, g *governed) {
 			g.AddConnection(g.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-		}, coordinator.ReasonPlanChanged},
+		}, contract.ReasonPlanChanged},
 		{"connection disabled", func(t *testing.T, g *governed) {
 			if _, err := connection.SetEnabled(ctx, g.host, "sandbox", false, g.Change()); err != nil {
 				t.Fatal(err)
 			}
-		}, coordinator.ReasonPlanChanged},
+		}, contract.ReasonPlanChanged},
 		{"release revoked", func(t *testing.T, g *governed) {
 			if _, err := g.host.Revoke(ctx, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
 				t.Fatal(err)
 			}
-		}, coordinator.ReasonNotAdmitted},
+		}, contract.ReasonNotAdmitted},
 		{"admission expired", func(t *testing.T, g *governed) {
 			later := time.Now().AddDate(50, 0, 0)
 			g.clock.Store(&later)
-		}, coordinator.ReasonNotAdmitted},
+		}, contract.ReasonNotAdmitted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,16 +103,16 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 			g := newGoverned(t)
 			// Before the change the reads reach the sandbox (and the
 			// check is remembered, so the change must invalidate it).
-			if res := g.run(t, "before-closed", "CL-0001"); res.Reason != coordinator.ReasonGuardFailed {
+			if res := g.run(t, "before-closed", "CL-0001"); res.Reason != contract.ReasonGuardFailed {
 				t.Fatalf("before the change, CL-0001: %+v", res)
 			}
-			if res := g.run(t, "before-unknown", "ZZ-0001"); res.Reason != coordinator.ReasonTargetRefused {
+			if res := g.run(t, "before-unknown", "ZZ-0001"); res.Reason != contract.ReasonTargetRefused {
 				t.Fatalf("before the change, ZZ-0001: %+v", res)
 			}
 			tc.change(t, g)
 			for _, record := range []string{"CL-0001", "ZZ-0001", "AB-1234"} {
 				res := g.run(t, "after-"+record, record)
-				if res.Outcome != harness.OutcomeDidNotRun || res.Reason != tc.reason || res.RecordChanged != coordinator.ChangedNo {
+				if res.Outcome != contract.OutcomeDidNotRun || res.Reason != tc.reason || res.RecordChanged != contract.ChangedNo {
 					t.Fatalf("after the change, %s: %+v, want did_not_run/%s", record, res, tc.reason)
 				}
 			}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/connectortest"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -63,11 +63,11 @@ func TestDownstreamTextNeverReachesTheAgent(t *testing.T) {
 		seen = append(seen, string(b), fmt.Sprint(err))
 	}
 	for i, record := range []string{"AB-1234", "CD-5678"} {
-		call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "request_id": fmt.Sprintf("plant-%d", i),
+		call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "request_id": fmt.Sprintf("plant-%d", i),
 			"inputs": map[string]any{"record_ref": record, "urgency": "soon", "summary": "A note."}})
 	}
-	call(harness.ToolListWorkflows, map[string]any{})
-	call(harness.ToolListNeedsAttention, map[string]any{})
+	call(contract.ToolListWorkflows, map[string]any{})
+	call(contract.ToolListNeedsAttention, map[string]any{})
 	if len(seen) < 8 {
 		t.Fatalf("only %d answers", len(seen))
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -40,14 +40,14 @@ func TestMCPInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 		"workflow": "append_triage_note", "request_id": "mem-1", "inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "In memory."}}})
 	if err != nil || res.IsError {
 		t.Fatalf("run_workflow: %v %+v", err, res)
 	}
 	var out coordinator.Result
 	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &out); err != nil || out.Outcome != harness.OutcomeDone || out.Proof != coordinator.ProofSealed {
+	if err := json.Unmarshal(b, &out); err != nil || out.Outcome != contract.OutcomeDone || out.Proof != contract.ProofSealed {
 		t.Fatalf("result: %v %s", err, b)
 	}
 	const secret = "sk_live_4Tq8Wm2Xz6Lp0Nc5Rv9B"

@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 )
 
@@ -67,7 +67,7 @@ func BenchmarkFirstRunPerProcess(b *testing.B) {
 	d := newBenchDeployment(b, hosttest.Sandbox)
 	ctx := context.Background()
 	in := inputs("AB-1234")
-	if res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: "warm", Wait: time.Minute}); err != nil || res.Outcome != harness.OutcomeDone {
+	if res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: "warm", Wait: time.Minute}); err != nil || res.Outcome != contract.OutcomeDone {
 		b.Fatalf("warm run: %+v, %v", res, err)
 	}
 	i := 0
@@ -79,7 +79,7 @@ func BenchmarkFirstRunPerProcess(b *testing.B) {
 			b.Fatal(err)
 		}
 		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("first-%d", i), Wait: time.Minute})
-		if err != nil || res.Outcome != harness.OutcomeDone || res.ReceiptDigest == "" {
+		if err != nil || res.Outcome != contract.OutcomeDone || res.ReceiptDigest == "" {
 			b.Fatalf("run %d: %+v, %v", i, res, err)
 		}
 		if err := c.Close(); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
@@ -31,7 +32,7 @@ func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	s.c.Close()
 	s.c = s.open(t) // a new coordinator: a new host, no decrypted key
 	for _, rec := range []string{"CD-5678", "OF-0001"} {
-		if res := s.run(t, "later-"+rec, rec); res.Proof != coordinator.ProofSealed {
+		if res := s.run(t, "later-"+rec, rec); res.Proof != contract.ProofSealed {
 			t.Fatalf("run without the host key: %+v", res)
 		}
 	}

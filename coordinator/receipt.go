@@ -13,7 +13,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/store"
@@ -35,8 +35,8 @@ type Receipt struct {
 	Attempt    int    `json:"attempt"`
 	// Fingerprint is the request's keyed fingerprint, never its inputs.
 	Fingerprint     string            `json:"fingerprint"`
-	Outcome         harness.Outcome   `json:"outcome"`
-	Reason          Reason            `json:"reason"`
+	Outcome         contract.Outcome  `json:"outcome"`
+	Reason          contract.Reason   `json:"reason"`
 	Evidence        []string          `json:"evidence"`
 	EvidenceDigests map[string]string `json:"evidenceDigests"`
 	PlanDigest      string            `json:"planDigest"`

@@ -13,7 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/store"
 )
@@ -28,15 +28,15 @@ const (
 // runState is a run's durable state. It never holds an input value or
 // anything read: only names, digests and the keyed fingerprint.
 type runState struct {
-	RunID       string          `json:"run_id"`
-	Deployment  string          `json:"deployment"`
-	RequestID   string          `json:"request_id"`
-	Workflow    string          `json:"workflow"`
-	Fingerprint string          `json:"fingerprint"`
-	Attempt     int             `json:"attempt"`
-	Status      string          `json:"status"`
-	Outcome     harness.Outcome `json:"outcome"`
-	Reason      Reason          `json:"reason"`
+	RunID       string           `json:"run_id"`
+	Deployment  string           `json:"deployment"`
+	RequestID   string           `json:"request_id"`
+	Workflow    string           `json:"workflow"`
+	Fingerprint string           `json:"fingerprint"`
+	Attempt     int              `json:"attempt"`
+	Status      string           `json:"status"`
+	Outcome     contract.Outcome `json:"outcome"`
+	Reason      contract.Reason  `json:"reason"`
 	// Completed lists effect steps whose call answered success: never
 	// repeated. InFlight is an effect step sent without a recorded answer.
 	Completed []string `json:"completed"`
@@ -117,15 +117,15 @@ func (r *runState) completed(step string) bool { return slices.Contains(r.Comple
 
 // afterChange is reason, unless an earlier effect of the run was made and
 // reason says nothing was: then the run is part-way, never did_not_run.
-func (r *runState) afterChange(reason Reason) Reason {
+func (r *runState) afterChange(reason contract.Reason) contract.Reason {
 	info, _ := reason.Info()
-	if len(r.Completed) == 0 || info.RecordChanged != ChangedNo {
+	if len(r.Completed) == 0 || info.RecordChanged != contract.ChangedNo {
 		return reason
 	}
-	if reason == ReasonApprovalRequired {
-		return ReasonApprovalAfterChange
+	if reason == contract.ReasonApprovalRequired {
+		return contract.ReasonApprovalAfterChange
 	}
-	return ReasonPartiallyDone
+	return contract.ReasonPartiallyDone
 }
 func (r *runState) approved(step string) bool { return slices.Contains(r.Approved, step) }
 
@@ -136,7 +136,7 @@ func (r *runState) result() *Result {
 	res.Evidence = append([]string{}, r.Evidence...)
 	res.AttentionID = r.AttentionID
 	if r.Status == stateTerminal && r.Receipt != "" {
-		res.Proof, res.ReceiptDigest = ProofSealed, r.Receipt
+		res.Proof, res.ReceiptDigest = contract.ProofSealed, r.Receipt
 	}
 	return &res
 }
@@ -205,8 +205,8 @@ func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runStat
 	}
 	if hasCode(err, blocking.RunRecordTampered) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", c.opts.Deployment, row.RunID, err)
-		res := newResult(ReasonRunRecordTampered)
-		res.RunID, res.RequestID, res.Proof = row.RunID, row.RequestID, ProofNone
+		res := newResult(contract.ReasonRunRecordTampered)
+		res.RunID, res.RequestID, res.Proof = row.RunID, row.RequestID, contract.ProofNone
 		return nil, &res, nil
 	}
 	return r, nil, err

@@ -15,11 +15,11 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 )
 
 // The MCP layer of the coordinator: the six coordinator tools of
-// harness.CoordinatorTools plus one tool per read-only capability, nothing
+// contract.CoordinatorTools plus one tool per read-only capability, nothing
 // else. Every tool has a description, an exact input and output schema and
 // honest annotations; every answer is structuredContent (mirrored as JSON
 // text) checked against the output schema before it is sent. A tool error
@@ -37,7 +37,7 @@ import (
 // state, or input responses without a valid state, are refused.
 
 // MetaCapability is the _meta key of a read-only capability tool that
-// names the capability it reads (the tool name is ir.ToolName of it).
+// names the capability it reads (the tool name is contract.ToolName of it).
 const MetaCapability = "dev.oa/capability"
 
 // Serve serves c's tools over t (stdio in production) until the client
@@ -128,18 +128,18 @@ func (s *mcpServer) tools() []toolDef {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no(), OpenWorldHint: no()}
 	}
 
-	s.add(&defs, harness.ToolListWorkflows,
+	s.add(&defs, contract.ToolListWorkflows,
 		"List the workflows this deployment can run: one card per workflow with its purpose, what done means, the JSON Schema of its inputs, the consequential capabilities it may use and which of them need a person's approval. Reads only.",
 		emptyInput(), workflowsSchema(), local("List workflows"), s.listWorkflows)
 
-	s.add(&defs, harness.ToolRunWorkflow,
+	s.add(&defs, contract.ToolRunWorkflow,
 		"Run a workflow with inputs matching its input_schema from list_workflows. request_id is required and is yours: the same request_id always answers the same request (replayed: true) and never repeats a change; the same request_id with other inputs is refused; use a new request_id only for a new request. Waits up to wait_seconds for a terminal outcome, else answers running (poll get_run). The result is one outcome — done, needs_review, not_sure_if_saved, did_not_run — with a closed reason, safe_to_retry, record_changed, proof and fixed what_happened/next_action. When a step needs a person's approval and your client offers form elicitation, the person is asked in a form; after they approve, the run continues in the same call.",
 		obj(map[string]any{
-			harness.ArgWorkflow:    map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "The workflow's name from list_workflows."},
-			harness.ArgInputs:      map[string]any{"type": "object", "description": "The workflow's inputs, matching its input_schema."},
-			harness.ArgRequestID:   idString("Your id for this request: 1 to 128 letters, digits and . _ : - . Reuse it only to ask about the same request."),
-			harness.ArgWaitSeconds: waitSeconds(),
-		}, harness.ArgWorkflow, harness.ArgInputs, harness.ArgRequestID),
+			contract.ArgWorkflow:    map[string]any{"type": "string", "minLength": 1, "maxLength": 128, "description": "The workflow's name from list_workflows."},
+			contract.ArgInputs:      map[string]any{"type": "object", "description": "The workflow's inputs, matching its input_schema."},
+			contract.ArgRequestID:   idString("Your id for this request: 1 to 128 letters, digits and . _ : - . Reuse it only to ask about the same request."),
+			contract.ArgWaitSeconds: waitSeconds(),
+		}, contract.ArgWorkflow, contract.ArgInputs, contract.ArgRequestID),
 		result,
 		// Not read-only: a workflow may make consequential changes in a
 		// downstream app. Destructive: the coordinator serves whatever
@@ -151,30 +151,30 @@ func (s *mcpServer) tools() []toolDef {
 		&mcp.ToolAnnotations{Title: "Run a workflow", ReadOnlyHint: false, DestructiveHint: yes(), IdempotentHint: true, OpenWorldHint: yes()},
 		s.runWorkflow)
 
-	s.add(&defs, harness.ToolGetRun,
+	s.add(&defs, contract.ToolGetRun,
 		"Get a run's current result by run_id, waiting up to wait_seconds for it to become terminal. Same result contract as run_workflow. Reads only; never starts or resumes a run.",
 		obj(map[string]any{
-			harness.ArgRunID:       idString("A run_id returned by run_workflow."),
-			harness.ArgWaitSeconds: waitSeconds(),
-		}, harness.ArgRunID),
+			contract.ArgRunID:       idString("A run_id returned by run_workflow."),
+			contract.ArgWaitSeconds: waitSeconds(),
+		}, contract.ArgRunID),
 		result, local("Get a run"), s.getRun)
 
-	s.add(&defs, harness.ToolListNeedsAttention,
+	s.add(&defs, contract.ToolListNeedsAttention,
 		"List the paused runs waiting for a person's decision (open attention items). Reads only.",
 		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": attention}}, "items"),
 		local("List runs that need attention"), s.listAttention)
 
-	s.add(&defs, harness.ToolGetAttentionItem,
+	s.add(&defs, contract.ToolGetAttentionItem,
 		"Get one attention item: the paused run, the step and capability waiting for a decision, and its state. Reads only.",
-		obj(map[string]any{harness.ArgAttentionID: idString("An attention_id from a result or list_needs_attention.")}, harness.ArgAttentionID),
+		obj(map[string]any{contract.ArgAttentionID: idString("An attention_id from a result or list_needs_attention.")}, contract.ArgAttentionID),
 		attention, local("Get an attention item"), s.getAttention)
 
-	s.add(&defs, harness.ToolDecide,
+	s.add(&defs, contract.ToolDecide,
 		"Relay a person's decision on a paused run: approve, reject or escalate. Approval always comes from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot approve (the person uses `oa attention approve ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval, call run_workflow again with the same request_id and the same inputs to continue the run.",
 		obj(map[string]any{
-			harness.ArgAttentionID: idString("The attention item's id."),
-			harness.ArgDecision:    enum("The decision.", decisionValues()),
-		}, harness.ArgAttentionID, harness.ArgDecision),
+			contract.ArgAttentionID: idString("The attention item's id."),
+			contract.ArgDecision:    enum("The decision.", decisionValues()),
+		}, contract.ArgAttentionID, contract.ArgDecision),
 		obj(map[string]any{"attention_item": attention, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
 		// A decision is final and moves a run on (or ends it), so it is
 		// neither read-only nor idempotent, and it may be destructive:
@@ -309,7 +309,7 @@ func (s *mcpServer) listWorkflows(_ context.Context, _ *mcp.CallToolRequest, _ j
 	if w == nil {
 		w = []WorkflowCard{}
 	}
-	return s.answer(harness.ToolListWorkflows, workflowsOut{s.c.Deployment(), s.c.Mode(), w})
+	return s.answer(contract.ToolListWorkflows, workflowsOut{s.c.Deployment(), s.c.Mode(), w})
 }
 
 type runArgs struct {
@@ -320,11 +320,11 @@ type runArgs struct {
 }
 
 func wait(seconds *int) time.Duration {
-	n := harness.WaitSecondsDefault
+	n := contract.WaitSecondsDefault
 	if seconds != nil {
 		n = *seconds
 	}
-	return time.Duration(min(max(n, 0), harness.WaitSecondsMax)) * time.Second
+	return time.Duration(min(max(n, 0), contract.WaitSecondsMax)) * time.Second
 }
 
 // approvalState is what a sealed RequestState binds.
@@ -363,7 +363,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 	answered := false
 	var askedFor string
 	if isAnswer(req) {
-		st, decision, bad := s.openAnswer(ctx, req, harness.ToolRunWorkflow)
+		st, decision, bad := s.openAnswer(ctx, req, contract.ToolRunWorkflow)
 		if bad != nil {
 			return bad
 		}
@@ -373,27 +373,27 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		answered, askedFor = true, st.AttentionID
 		if decision != "" {
 			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !isCode(err, blocking.AttentionDecided) {
-				return s.fail(harness.ToolRunWorkflow, err)
+				return s.fail(contract.ToolRunWorkflow, err)
 			}
 		}
 	}
 	res, err := s.c.Run(ctx, rr)
 	if err != nil {
-		return s.fail(harness.ToolRunWorkflow, err)
+		return s.fail(contract.ToolRunWorkflow, err)
 	}
 	// Ask the person when the run waits for an approval and the client can
 	// ask — but not again for the item just answered without a decision
 	// (declined or cancelled form): that run stays needs_review.
-	if res.Reason == ReasonApprovalRequired && res.AttentionID != "" && elicitationOffered(req) && !(answered && res.AttentionID == askedFor) {
+	if res.Reason == contract.ReasonApprovalRequired && res.AttentionID != "" && elicitationOffered(req) && !(answered && res.AttentionID == askedFor) {
 		item, err := s.c.AttentionItem(ctx, res.AttentionID)
 		if err != nil {
-			return s.fail(harness.ToolRunWorkflow, err)
+			return s.fail(contract.ToolRunWorkflow, err)
 		}
 		if item.State == AttentionOpen {
-			return s.ask(harness.ToolRunWorkflow, approvalState{Tool: harness.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp}, item)
+			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp}, item)
 		}
 	}
-	return s.answer(harness.ToolRunWorkflow, s.shown(res))
+	return s.answer(contract.ToolRunWorkflow, s.shown(res))
 }
 
 // shown is the result as the client sees it: a workflow name the
@@ -419,9 +419,9 @@ func (s *mcpServer) getRun(ctx context.Context, _ *mcp.CallToolRequest, raw json
 	}
 	res, err := s.c.GetRun(ctx, a.RunID, wait(a.WaitSeconds))
 	if err != nil {
-		return s.fail(harness.ToolGetRun, err)
+		return s.fail(contract.ToolGetRun, err)
 	}
-	return s.answer(harness.ToolGetRun, s.shown(res))
+	return s.answer(contract.ToolGetRun, s.shown(res))
 }
 
 type attentionList struct {
@@ -431,12 +431,12 @@ type attentionList struct {
 func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
 	items, err := s.c.NeedsAttention(ctx)
 	if err != nil {
-		return s.fail(harness.ToolListNeedsAttention, err)
+		return s.fail(contract.ToolListNeedsAttention, err)
 	}
 	if items == nil {
 		items = []AttentionItem{}
 	}
-	return s.answer(harness.ToolListNeedsAttention, attentionList{items})
+	return s.answer(contract.ToolListNeedsAttention, attentionList{items})
 }
 
 type attentionArgs struct {
@@ -451,9 +451,9 @@ func (s *mcpServer) getAttention(ctx context.Context, _ *mcp.CallToolRequest, ra
 	}
 	item, err := s.c.AttentionItem(ctx, a.AttentionID)
 	if err != nil {
-		return s.fail(harness.ToolGetAttentionItem, err)
+		return s.fail(contract.ToolGetAttentionItem, err)
 	}
-	return s.answer(harness.ToolGetAttentionItem, item)
+	return s.answer(contract.ToolGetAttentionItem, item)
 }
 
 type decided struct {
@@ -477,7 +477,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 	d := Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
 	switch {
 	case isAnswer(req):
-		st, decision, bad := s.openAnswer(ctx, req, harness.ToolDecide)
+		st, decision, bad := s.openAnswer(ctx, req, contract.ToolDecide)
 		if bad != nil {
 			return bad
 		}
@@ -487,12 +487,12 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if decision == "" {
 			item, err := s.c.AttentionItem(ctx, a.AttentionID)
 			if err != nil {
-				return s.fail(harness.ToolDecide, err)
+				return s.fail(contract.ToolDecide, err)
 			}
-			return s.answer(harness.ToolDecide, decided{item, decideNext[item.State]})
+			return s.answer(contract.ToolDecide, decided{item, decideNext[item.State]})
 		}
 		d.Decision, d.By, d.Channel = decision, ByElicitation, ChannelElicitation
-	case a.Decision == harness.DecisionApprove:
+	case a.Decision == contract.DecisionApprove:
 		// The calling agent cannot approve: only the person can, asked
 		// in a form.
 		if !elicitationOffered(req) {
@@ -500,18 +500,18 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		}
 		item, err := s.c.AttentionItem(ctx, a.AttentionID)
 		if err != nil {
-			return s.fail(harness.ToolDecide, err)
+			return s.fail(contract.ToolDecide, err)
 		}
 		if item.State != AttentionOpen {
 			return toolError(toolErrorsByCode[blocking.AttentionDecided])
 		}
-		return s.ask(harness.ToolDecide, approvalState{Tool: harness.ToolDecide, RunID: item.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow}, item)
+		return s.ask(contract.ToolDecide, approvalState{Tool: contract.ToolDecide, RunID: item.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow}, item)
 	}
 	item, err := s.c.Decide(ctx, d)
 	if err != nil {
-		return s.fail(harness.ToolDecide, err)
+		return s.fail(contract.ToolDecide, err)
 	}
-	return s.answer(harness.ToolDecide, decided{item, decideNext[item.State]})
+	return s.answer(contract.ToolDecide, decided{item, decideNext[item.State]})
 }
 
 // read serves the read-only tool name, which reads capability.
@@ -526,19 +526,19 @@ func (s *mcpServer) read(ctx context.Context, name, capability string, args json
 		return toolError(errInternal)
 	}
 	out := readOut{Capability: capability, Outcome: rr.Outcome, Reason: rr.Reason, WhatHappened: info.WhatHappened, NextAction: info.NextAction}
-	if rr.Outcome == harness.OutcomeDone {
+	if rr.Outcome == contract.OutcomeDone {
 		out.Content = rr.Content
 	}
 	return s.answer(name, out)
 }
 
 type readOut struct {
-	Capability   string          `json:"capability"`
-	Outcome      harness.Outcome `json:"outcome"`
-	Reason       Reason          `json:"reason"`
-	WhatHappened string          `json:"what_happened"`
-	NextAction   string          `json:"next_action"`
-	Content      json.RawMessage `json:"content,omitempty"`
+	Capability   string           `json:"capability"`
+	Outcome      contract.Outcome `json:"outcome"`
+	Reason       contract.Reason  `json:"reason"`
+	WhatHappened string           `json:"what_happened"`
+	NextAction   string           `json:"next_action"`
+	Content      json.RawMessage  `json:"content,omitempty"`
 }
 
 // ---- elicitation -----------------------------------------------------
@@ -612,7 +612,7 @@ func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, to
 		return &st, "", nil
 	}
 	d, _ := resp.Content["decision"].(string)
-	for _, v := range harness.Decisions {
+	for _, v := range contract.Decisions {
 		if d == v {
 			return &st, d, nil
 		}

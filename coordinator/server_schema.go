@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -16,8 +16,9 @@ import (
 // inferred from Go types: they are the contract a calling agent codes
 // against, so they must not move with the SDK. Every object is closed
 // (additionalProperties false). The enums are built from the closed tables
-// (harness.Outcomes, Reasons, the proof and record-changed values), so a
-// result schema lists exactly the values a result can carry.
+// of package contract (Outcomes, Reasons, ProofValues,
+// RecordChangedValues), so a result schema lists exactly the values a
+// result can carry.
 
 // obj is a closed object schema.
 func obj(props map[string]any, required ...string) map[string]any {
@@ -39,28 +40,21 @@ func enum[T ~string](description string, values []T) map[string]any {
 	return map[string]any{"type": "string", "description": description, "enum": out}
 }
 
-func outcomeValues() []harness.Outcome {
-	out := make([]harness.Outcome, len(harness.Outcomes))
-	for i, o := range harness.Outcomes {
+func outcomeValues() []contract.Outcome {
+	out := make([]contract.Outcome, len(contract.Outcomes))
+	for i, o := range contract.Outcomes {
 		out[i] = o.Outcome
 	}
 	return out
 }
 
-func reasonValues() []Reason {
-	out := make([]Reason, len(Reasons))
-	for i, r := range Reasons {
+func reasonValues() []contract.Reason {
+	out := make([]contract.Reason, len(contract.Reasons))
+	for i, r := range contract.Reasons {
 		out[i] = r.Reason
 	}
 	return out
 }
-
-// ProofValues and RecordChangedValues are the closed sets of a result's
-// proof and record_changed.
-var (
-	ProofValues         = []string{ProofSealed, ProofLocal, ProofSimulated, ProofNone}
-	RecordChangedValues = []string{ChangedYes, ChangedNo, ChangedUnknown}
-)
 
 const (
 	idPattern      = `^[A-Za-z0-9._:-]{1,128}$`
@@ -69,8 +63,8 @@ const (
 )
 
 func waitSeconds() map[string]any {
-	return map[string]any{"type": "integer", "minimum": 0, "maximum": harness.WaitSecondsMax, "default": harness.WaitSecondsDefault,
-		"description": fmt.Sprintf(waitSecondsDoc, harness.WaitSecondsDefault, harness.WaitSecondsMax)}
+	return map[string]any{"type": "integer", "minimum": 0, "maximum": contract.WaitSecondsMax, "default": contract.WaitSecondsDefault,
+		"description": fmt.Sprintf(waitSecondsDoc, contract.WaitSecondsDefault, contract.WaitSecondsMax)}
 }
 
 func idString(description string) map[string]any {
@@ -88,8 +82,8 @@ func resultSchema() map[string]any {
 		"outcome":        enum("One of the four terminal outcomes, or running.", outcomeValues()),
 		"reason":         enum("The closed reason; it fixes the outcome and the copy.", reasonValues()),
 		"safe_to_retry":  map[string]any{"type": "boolean", "description": "Whether retrying with the same request_id can succeed without risk."},
-		"record_changed": enum("Whether the record was changed.", RecordChangedValues),
-		"proof":          enum("What backs the result: sealed (a signed, chained receipt), local (the coordinator's durable record), simulated (the sandbox connector), none.", ProofValues),
+		"record_changed": enum("Whether the record was changed.", contract.RecordChangedValues),
+		"proof":          enum("What backs the result: sealed (a signed, chained receipt), local (the coordinator's durable record), simulated (the sandbox connector), none.", contract.ProofValues),
 		"what_happened":  str("Fixed copy: what happened."),
 		"next_action":    str("Fixed copy: what to do next."),
 		"replayed":       map[string]any{"type": "boolean", "description": "True when this request_id was answered before and this is the same result again."},
@@ -98,8 +92,8 @@ func resultSchema() map[string]any {
 		"attention_id":   idString("The attention item waiting for a person, when the run is paused."),
 		"receipt_digest": map[string]any{"type": "string", "pattern": digestPattern, "description": "The digest of the run's signed receipt."},
 	}, "run_id", "request_id", "workflow", "outcome", "reason", "safe_to_retry", "record_changed", "proof", "what_happened", "next_action", "replayed", "attempt", "evidence")
-	branches := make([]any, len(Reasons))
-	for i, r := range Reasons {
+	branches := make([]any, len(contract.Reasons))
+	for i, r := range contract.Reasons {
 		branches[i] = map[string]any{"properties": map[string]any{
 			"reason":         map[string]any{"const": string(r.Reason)},
 			"outcome":        map[string]any{"const": string(r.Outcome)},
@@ -264,4 +258,4 @@ func conformsTo(schema *lazySchema, doc []byte) bool {
 func emptyInput() map[string]any { return obj(map[string]any{}) }
 
 // decisionValues are the decisions as a schema enum, in harness order.
-func decisionValues() []string { return slices.Clone(harness.Decisions) }
+func decisionValues() []string { return slices.Clone(contract.Decisions) }

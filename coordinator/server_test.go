@@ -19,10 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
-	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -242,14 +241,14 @@ func triage(record, summary string) map[string]any {
 
 func (c *mcpClient) run(requestID string, inputs map[string]any) map[string]any {
 	c.t.Helper()
-	out, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": inputs, "request_id": requestID, "wait_seconds": 30})
+	out, code := c.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": inputs, "request_id": requestID, "wait_seconds": 30})
 	if code != "" {
 		c.t.Fatalf("run_workflow %s: tool error %s\nstderr:\n%s", requestID, code, c.stderr)
 	}
 	return out
 }
 
-func want(t *testing.T, what string, res map[string]any, outcome harness.Outcome, reason coordinator.Reason) {
+func want(t *testing.T, what string, res map[string]any, outcome contract.Outcome, reason contract.Reason) {
 	t.Helper()
 	if res["outcome"] != string(outcome) || res["reason"] != string(reason) {
 		t.Fatalf("%s: outcome %v reason %v, want %s %s\n%v", what, res["outcome"], res["reason"], outcome, reason, res)
@@ -278,7 +277,7 @@ func testServerToolsList(t *testing.T, oa string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
+	wantNames := append(slices.Clone(contract.CoordinatorTools), "records_read")
 	sort.Strings(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("tools = %v, want exactly %v", names, wantNames)
@@ -289,18 +288,18 @@ func testServerToolsList(t *testing.T, oa string) {
 	}
 	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
 	wantHints := map[string]hints{
-		harness.ToolListWorkflows:      {true, false, true, false},
-		harness.ToolGetRun:             {true, false, true, false},
-		harness.ToolListNeedsAttention: {true, false, true, false},
-		harness.ToolGetAttentionItem:   {true, false, true, false},
-		harness.ToolRunWorkflow:        {false, true, true, true},
-		harness.ToolDecide:             {false, true, false, false},
-		"records_read":                 {true, false, true, true},
+		contract.ToolListWorkflows:      {true, false, true, false},
+		contract.ToolGetRun:             {true, false, true, false},
+		contract.ToolListNeedsAttention: {true, false, true, false},
+		contract.ToolGetAttentionItem:   {true, false, true, false},
+		contract.ToolRunWorkflow:        {false, true, true, true},
+		contract.ToolDecide:             {false, true, false, false},
+		"records_read":                  {true, false, true, true},
 	}
 	for _, name := range names {
 		tool := c.tools[name]
-		if !ir.ToolNameRE.MatchString(name) {
-			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, ir.ToolNameRE)
+		if !contract.ToolNameRE.MatchString(name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, contract.ToolNameRE)
 		}
 		if strings.TrimSpace(tool.Description) == "" || tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
 			t.Fatalf("%s: description, schemas and annotations are required: %+v", name, tool)
@@ -327,20 +326,20 @@ func testServerToolsList(t *testing.T, oa string) {
 		Required []string `json:"required"`
 		OneOf    []any    `json:"oneOf"`
 	}
-	b, _ := json.Marshal(c.tools[harness.ToolRunWorkflow].OutputSchema)
+	b, _ := json.Marshal(c.tools[contract.ToolRunWorkflow].OutputSchema)
 	if err := json.Unmarshal(b, &rs); err != nil {
 		t.Fatal(err)
 	}
 	var reasons, outcomes []string
-	for _, r := range coordinator.Reasons {
+	for _, r := range contract.Reasons {
 		reasons = append(reasons, string(r.Reason))
 	}
-	for _, o := range harness.Outcomes {
+	for _, o := range contract.Outcomes {
 		outcomes = append(outcomes, string(o.Outcome))
 	}
 	if !slices.Equal(rs.Properties["reason"].Enum, reasons) || !slices.Equal(rs.Properties["outcome"].Enum, outcomes) ||
-		!slices.Equal(rs.Properties["proof"].Enum, coordinator.ProofValues) || !slices.Equal(rs.Properties["record_changed"].Enum, coordinator.RecordChangedValues) ||
-		len(rs.OneOf) != len(coordinator.Reasons) {
+		!slices.Equal(rs.Properties["proof"].Enum, contract.ProofValues) || !slices.Equal(rs.Properties["record_changed"].Enum, contract.RecordChangedValues) ||
+		len(rs.OneOf) != len(contract.Reasons) {
 		t.Fatalf("result schema enums: %s", b)
 	}
 	var in struct {
@@ -349,17 +348,17 @@ func testServerToolsList(t *testing.T, oa string) {
 			Default, Maximum any
 		} `json:"properties"`
 	}
-	b, _ = json.Marshal(c.tools[harness.ToolRunWorkflow].InputSchema)
+	b, _ = json.Marshal(c.tools[contract.ToolRunWorkflow].InputSchema)
 	_ = json.Unmarshal(b, &in)
 	if !slices.Contains(in.Required, "request_id") || in.Properties["wait_seconds"].Default != float64(60) || in.Properties["wait_seconds"].Maximum != float64(600) {
 		t.Fatalf("run_workflow input schema: %s", b)
 	}
 	// Every reason's result validates, and a result breaking its reason's
 	// contract does not.
-	out := c.outputs[harness.ToolRunWorkflow]
-	for _, r := range coordinator.Reasons {
+	out := c.outputs[contract.ToolRunWorkflow]
+	for _, r := range contract.Reasons {
 		res := coordinator.Result{RunID: "run-x", RequestID: "req-1", Workflow: "w", Outcome: r.Outcome, Reason: r.Reason, SafeToRetry: r.SafeToRetry,
-			RecordChanged: r.RecordChanged, Proof: coordinator.ProofLocal, WhatHappened: r.WhatHappened, NextAction: r.NextAction, Evidence: []string{}}
+			RecordChanged: r.RecordChanged, Proof: contract.ProofLocal, WhatHappened: r.WhatHappened, NextAction: r.NextAction, Evidence: []string{}}
 		var v any
 		b, _ := json.Marshal(res)
 		_ = json.Unmarshal(b, &v)
@@ -373,7 +372,7 @@ func testServerToolsList(t *testing.T, oa string) {
 			t.Errorf("reason %s: a result with the wrong safe_to_retry validates", r.Reason)
 		}
 	}
-	wf, _ := c.call(harness.ToolListWorkflows, map[string]any{})
+	wf, _ := c.call(contract.ToolListWorkflows, map[string]any{})
 	if ws, _ := wf["workflows"].([]any); len(ws) != 1 || ws[0].(map[string]any)["name"] != "append_triage_note" {
 		t.Fatalf("list_workflows: %v", wf)
 	}
@@ -384,15 +383,15 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 	c := h.connect(t, clientOpts{})
 	cases := []struct {
 		record  string
-		outcome harness.Outcome
-		reason  coordinator.Reason
+		outcome contract.Outcome
+		reason  contract.Reason
 	}{
-		{"AB-1234", harness.OutcomeDone, coordinator.ReasonVerified},
-		{"DU-0001", harness.OutcomeNeedsReview, coordinator.ReasonDuplicateRecord},
-		{"FS-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed},
-		{"TO-0001", harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout},
-		{"OF-0001", harness.OutcomeDidNotRun, coordinator.ReasonAppOffline},
-		{"CL-0001", harness.OutcomeDidNotRun, coordinator.ReasonGuardFailed},
+		{"AB-1234", contract.OutcomeDone, contract.ReasonVerified},
+		{"DU-0001", contract.OutcomeNeedsReview, contract.ReasonDuplicateRecord},
+		{"FS-0001", contract.OutcomeNotSureIfSaved, contract.ReasonNotConfirmed},
+		{"TO-0001", contract.OutcomeNotSureIfSaved, contract.ReasonEffectTimeout},
+		{"OF-0001", contract.OutcomeDidNotRun, contract.ReasonAppOffline},
+		{"CL-0001", contract.OutcomeDidNotRun, contract.ReasonGuardFailed},
 	}
 	runs := map[string]string{}
 	for _, k := range cases {
@@ -404,26 +403,26 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 		runs[k.record] = res["run_id"].(string)
 	}
 	done := c.run("req-AB-1234", triage("AB-1234", "Persistent cough, three days."))
-	want(t, "replay", done, harness.OutcomeDone, coordinator.ReasonVerified)
-	if done["replayed"] != true || done["run_id"] != runs["AB-1234"] || done["proof"] != coordinator.ProofSealed {
+	want(t, "replay", done, contract.OutcomeDone, contract.ReasonVerified)
+	if done["replayed"] != true || done["run_id"] != runs["AB-1234"] || done["proof"] != contract.ProofSealed {
 		t.Fatalf("replay: %v", done)
 	}
 	conflict := c.run("req-AB-1234", triage("AB-1234", "Something else."))
-	want(t, "conflict", conflict, harness.OutcomeDidNotRun, coordinator.ReasonRequestIDConflict)
+	want(t, "conflict", conflict, contract.OutcomeDidNotRun, contract.ReasonRequestIDConflict)
 
-	got, _ := c.call(harness.ToolGetRun, map[string]any{"run_id": runs["FS-0001"], "wait_seconds": 0})
-	want(t, "get_run", got, harness.OutcomeNotSureIfSaved, coordinator.ReasonNotConfirmed)
-	if _, code := c.call(harness.ToolGetRun, map[string]any{"run_id": "run-nope"}); code != string(blocking.RunUnknown) {
+	got, _ := c.call(contract.ToolGetRun, map[string]any{"run_id": runs["FS-0001"], "wait_seconds": 0})
+	want(t, "get_run", got, contract.OutcomeNotSureIfSaved, contract.ReasonNotConfirmed)
+	if _, code := c.call(contract.ToolGetRun, map[string]any{"run_id": "run-nope"}); code != string(blocking.RunUnknown) {
 		t.Fatalf("get_run of an unknown run: %q", code)
 	}
-	if _, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x")}); code != "arguments_invalid" {
+	if _, code := c.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x")}); code != "arguments_invalid" {
 		t.Fatalf("run_workflow without request_id: %q", code)
 	}
-	if _, code := c.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x"), "request_id": "r-w", "wait_seconds": 601}); code != "arguments_invalid" {
+	if _, code := c.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "x"), "request_id": "r-w", "wait_seconds": 601}); code != "arguments_invalid" {
 		t.Fatalf("run_workflow with wait_seconds 601: %q", code)
 	}
 	bad := c.run("req-bad", map[string]any{"record_ref": "nope"})
-	want(t, "invalid inputs", bad, harness.OutcomeDidNotRun, coordinator.ReasonInvalidInputs)
+	want(t, "invalid inputs", bad, contract.OutcomeDidNotRun, contract.ReasonInvalidInputs)
 	read, code := c.call("records_read", map[string]any{"record": "AB-1234"})
 	if read["outcome"] != "done" || read["capability"] != "records.read" {
 		t.Fatalf("records_read: %v %s", read, code)
@@ -435,7 +434,7 @@ func testServerSandboxOutcomes(t *testing.T, oa string) {
 	if offline["outcome"] != "did_not_run" || offline["content"] != nil {
 		t.Fatalf("records.read offline: %v", offline)
 	}
-	items, _ := c.call(harness.ToolListNeedsAttention, map[string]any{})
+	items, _ := c.call(contract.ToolListNeedsAttention, map[string]any{})
 	if l := items["items"].([]any); len(l) != 0 {
 		t.Fatalf("attention without approvals: %v", l)
 	}
@@ -453,7 +452,7 @@ func testServerApprovalByElicitation(t *testing.T, oa string) {
 		c := h.connect(t, clientOpts{answer: approveAll("approve"), protocol: protocol})
 		id := "req-approve-" + protocol
 		res := c.run(id, triage("AB-1234", "Approved by the person."))
-		want(t, "approved run "+protocol, res, harness.OutcomeDone, coordinator.ReasonVerified)
+		want(t, "approved run "+protocol, res, contract.OutcomeDone, contract.ReasonVerified)
 		if len(c.asked) != 1 || !strings.Contains(c.asked[0], `"append_triage_note"`) || !strings.Contains(c.asked[0], `"append_note"`) || !strings.Contains(c.asked[0], `"records.note.append"`) || strings.Contains(c.asked[0], "Approved by") {
 			t.Fatalf("elicitation (protocol %q): %q", protocol, c.asked)
 		}
@@ -477,24 +476,24 @@ func testServerApprovalByElicitation(t *testing.T, oa string) {
 		}
 	}
 	rejecting := h.connect(t, clientOpts{answer: approveAll("reject")})
-	want(t, "rejected run", rejecting.run("req-reject", triage("CD-5678", "Rejected.")), harness.OutcomeDidNotRun, coordinator.ReasonRejected)
+	want(t, "rejected run", rejecting.run("req-reject", triage("CD-5678", "Rejected.")), contract.OutcomeDidNotRun, contract.ReasonRejected)
 	declining := h.connect(t, clientOpts{answer: func(*mcp.ElicitRequest) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} }})
 	paused := declining.run("req-decline", triage("CD-5678", "Declined."))
-	want(t, "declined form", paused, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+	want(t, "declined form", paused, contract.OutcomeNeedsReview, contract.ReasonApprovalRequired)
 	if len(declining.asked) != 1 {
 		t.Fatalf("a declined form was asked %d times", len(declining.asked))
 	}
 	// The agent asks to approve: the person is asked, and decides.
-	item, _ := declining.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": paused["attention_id"]})
+	item, _ := declining.call(contract.ToolGetAttentionItem, map[string]any{"attention_id": paused["attention_id"]})
 	if item["state"] != "open" || item["step"] != "append_note" {
 		t.Fatalf("attention item: %v", item)
 	}
 	approver := h.connect(t, clientOpts{answer: approveAll("approve")})
-	decided, code := approver.call(harness.ToolDecide, map[string]any{"attention_id": paused["attention_id"], "decision": "approve"})
+	decided, code := approver.call(contract.ToolDecide, map[string]any{"attention_id": paused["attention_id"], "decision": "approve"})
 	if code != "" || decided["attention_item"].(map[string]any)["state"] != "approved" || len(approver.asked) != 1 {
 		t.Fatalf("decide approve with elicitation: %v %q", decided, code)
 	}
-	want(t, "resumed", approver.run("req-decline", triage("CD-5678", "Declined.")), harness.OutcomeDone, coordinator.ReasonVerified)
+	want(t, "resumed", approver.run("req-decline", triage("CD-5678", "Declined.")), contract.OutcomeDone, contract.ReasonVerified)
 }
 
 func testServerRequestState(t *testing.T, oa string) {
@@ -504,11 +503,11 @@ func testServerRequestState(t *testing.T, oa string) {
 	approve := mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}}
 
 	// Made-up input responses on a first call are never trusted.
-	res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve})
-	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+	res, err := c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args, InputResponses: approve})
+	if _, code := c.check(contract.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 		t.Fatalf("input responses without a state: %q", code)
 	}
-	first, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args})
+	first, err := c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args})
 	if err != nil || !first.NeedsInput() || first.RequestState == "" || first.InputRequests["approval"] == nil {
 		t.Fatalf("want an input-required result: %+v %v", first, err)
 	}
@@ -519,43 +518,43 @@ func testServerRequestState(t *testing.T, oa string) {
 		"eyJ2Ijp7InRvb2wiOiJydW5fd29ya2Zsb3cifSwiZXhwIjo5OTk5OTk5OTk5LCJuIjoieCJ9.AAAA", // made up
 	}
 	for _, f := range forged {
-		res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: f})
-		if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+		res, err := c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: f})
+		if _, code := c.check(contract.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 			t.Fatalf("forged state: %q", code)
 		}
 	}
 	// A valid state for other inputs is refused (and used up).
 	other := map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", "Other inputs."), "request_id": "req-state", "wait_seconds": 30}
-	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: other, InputResponses: approve, RequestState: token})
-	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+	res, err = c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: other, InputResponses: approve, RequestState: token})
+	if _, code := c.check(contract.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 		t.Fatalf("state carried to other inputs: %q", code)
 	}
-	items, _ := c.call(harness.ToolListNeedsAttention, map[string]any{})
+	items, _ := c.call(contract.ToolListNeedsAttention, map[string]any{})
 	if l := items["items"].([]any); len(l) != 1 || l[0].(map[string]any)["state"] != "open" {
 		t.Fatalf("a refused answer decided the item: %v", l)
 	}
 	// A fresh state, answered once: done. Answered again: refused.
-	second, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args})
+	second, err := c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args})
 	if err != nil || !second.NeedsInput() {
 		t.Fatalf("want a fresh input-required result: %+v %v", second, err)
 	}
-	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
-	done, _ := c.check(harness.ToolRunWorkflow, mustRes(t, res, err))
-	want(t, "approved with a valid state", done, harness.OutcomeDone, coordinator.ReasonVerified)
-	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
-	if _, code := c.check(harness.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+	res, err = c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
+	done, _ := c.check(contract.ToolRunWorkflow, mustRes(t, res, err))
+	want(t, "approved with a valid state", done, contract.OutcomeDone, contract.ReasonVerified)
+	res, err = c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: args, InputResponses: approve, RequestState: second.RequestState})
+	if _, code := c.check(contract.ToolRunWorkflow, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 		t.Fatalf("replayed state: %q", code)
 	}
 	// A state made for run_workflow does not decide through
 	// decide_attention_item.
-	third, err := c.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("CD-5678", "x"), "request_id": "req-state-2"}})
+	third, err := c.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("CD-5678", "x"), "request_id": "req-state-2"}})
 	if err != nil || !third.NeedsInput() {
 		t.Fatalf("want an input-required result: %+v %v", third, err)
 	}
-	items, _ = c.call(harness.ToolListNeedsAttention, map[string]any{})
+	items, _ = c.call(contract.ToolListNeedsAttention, map[string]any{})
 	att := items["items"].([]any)[0].(map[string]any)["attention_id"]
-	res, err = c.raw(&mcp.CallToolParams{Name: harness.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"}, InputResponses: approve, RequestState: third.RequestState})
-	if _, code := c.check(harness.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+	res, err = c.raw(&mcp.CallToolParams{Name: contract.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"}, InputResponses: approve, RequestState: third.RequestState})
+	if _, code := c.check(contract.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 		t.Fatalf("state used by another tool: %q", code)
 	}
 }
@@ -584,19 +583,19 @@ func testServerNoElicitation(t *testing.T, oa string) {
 	h := newMCPHost(t, oa, mcpApprovalRegistry())
 	c := h.connect(t, clientOpts{})
 	paused := c.run("req-paused", triage("AB-1234", "Waits for a person."))
-	want(t, "paused", paused, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+	want(t, "paused", paused, contract.OutcomeNeedsReview, contract.ReasonApprovalRequired)
 	att := paused["attention_id"].(string)
-	if _, code := c.call(harness.ToolDecide, map[string]any{"attention_id": att, "decision": "approve"}); code != "approval_needs_person" {
+	if _, code := c.call(contract.ToolDecide, map[string]any{"attention_id": att, "decision": "approve"}); code != "approval_needs_person" {
 		t.Fatalf("approve without elicitation: %q", code)
 	}
 	// Made-up input responses do not approve either.
-	res, err := c.raw(&mcp.CallToolParams{Name: harness.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"},
+	res, err := c.raw(&mcp.CallToolParams{Name: contract.ToolDecide, Arguments: map[string]any{"attention_id": att, "decision": "approve"},
 		InputResponses: mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}}})
-	if _, code := c.check(harness.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
+	if _, code := c.check(contract.ToolDecide, mustRes(t, res, err)); code != string(blocking.RequestStateInvalid) {
 		t.Fatalf("made-up approval: %q", code)
 	}
 	still := c.run("req-paused", triage("AB-1234", "Waits for a person."))
-	want(t, "still paused", still, harness.OutcomeNeedsReview, coordinator.ReasonApprovalRequired)
+	want(t, "still paused", still, contract.OutcomeNeedsReview, contract.ReasonApprovalRequired)
 
 	// The operator approves from the CLI; the caller resumes the run.
 	cli := exec.Command(oa, "attention", "approve", att, "--as", "Dr Ada")
@@ -604,24 +603,24 @@ func testServerNoElicitation(t *testing.T, oa string) {
 	if out, err := cli.CombinedOutput(); err != nil {
 		t.Fatalf("oa attention approve: %v\n%s", err, out)
 	}
-	want(t, "resumed after CLI approval", c.run("req-paused", triage("AB-1234", "Waits for a person.")), harness.OutcomeDone, coordinator.ReasonVerified)
+	want(t, "resumed after CLI approval", c.run("req-paused", triage("AB-1234", "Waits for a person.")), contract.OutcomeDone, contract.ReasonVerified)
 
 	// Reject and escalate are relayed.
 	second := c.run("req-reject", triage("CD-5678", "Rejected by the agent."))
-	d, code := c.call(harness.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "reject"})
+	d, code := c.call(contract.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "reject"})
 	if code != "" || d["attention_item"].(map[string]any)["state"] != "rejected" {
 		t.Fatalf("reject: %v %q", d, code)
 	}
-	got, _ := c.call(harness.ToolGetRun, map[string]any{"run_id": second["run_id"], "wait_seconds": 0})
-	want(t, "rejected run", got, harness.OutcomeDidNotRun, coordinator.ReasonRejected)
-	if _, code := c.call(harness.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "escalate"}); code != string(blocking.AttentionDecided) {
+	got, _ := c.call(contract.ToolGetRun, map[string]any{"run_id": second["run_id"], "wait_seconds": 0})
+	want(t, "rejected run", got, contract.OutcomeDidNotRun, contract.ReasonRejected)
+	if _, code := c.call(contract.ToolDecide, map[string]any{"attention_id": second["attention_id"], "decision": "escalate"}); code != string(blocking.AttentionDecided) {
 		t.Fatalf("deciding twice: %q", code)
 	}
 	third := c.run("req-escalate", triage("CD-5678", "Escalated."))
-	if d, code := c.call(harness.ToolDecide, map[string]any{"attention_id": third["attention_id"], "decision": "escalate"}); code != "" || d["attention_item"].(map[string]any)["state"] != "escalated" {
+	if d, code := c.call(contract.ToolDecide, map[string]any{"attention_id": third["attention_id"], "decision": "escalate"}); code != "" || d["attention_item"].(map[string]any)["state"] != "escalated" {
 		t.Fatalf("escalate: %v %q", d, code)
 	}
-	if _, code := c.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": "att-nope"}); code != string(blocking.AttentionUnknown) {
+	if _, code := c.call(contract.ToolGetAttentionItem, map[string]any{"attention_id": "att-nope"}); code != string(blocking.AttentionUnknown) {
 		t.Fatalf("unknown attention item: %q", code)
 	}
 }
@@ -640,21 +639,21 @@ func testServerNothingLeaks(t *testing.T, oa string) {
 		}
 	}
 	for _, cl := range []*mcpClient{c, plain} {
-		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage(secret, secret), "request_id": "leak-invalid"})
-		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": secret, "inputs": triage("AB-1234", secret), "request_id": "leak-unknown"})
-		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": path})
-		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": map[string]any{"record_ref": "AB-1234", "extra": secret}, "request_id": "leak-extra"})
-		cl.call(harness.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "bad id " + secret})
-		cl.call(harness.ToolGetRun, map[string]any{"run_id": secret})
-		cl.call(harness.ToolGetRun, map[string]any{"run_id": path})
-		cl.call(harness.ToolGetAttentionItem, map[string]any{"attention_id": secret})
-		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": "reject"})
-		cl.call(harness.ToolDecide, map[string]any{"attention_id": secret, "decision": secret})
+		cl.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage(secret, secret), "request_id": "leak-invalid"})
+		cl.call(contract.ToolRunWorkflow, map[string]any{"workflow": secret, "inputs": triage("AB-1234", secret), "request_id": "leak-unknown"})
+		cl.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": path})
+		cl.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": map[string]any{"record_ref": "AB-1234", "extra": secret}, "request_id": "leak-extra"})
+		cl.call(contract.ToolRunWorkflow, map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "bad id " + secret})
+		cl.call(contract.ToolGetRun, map[string]any{"run_id": secret})
+		cl.call(contract.ToolGetRun, map[string]any{"run_id": path})
+		cl.call(contract.ToolGetAttentionItem, map[string]any{"attention_id": secret})
+		cl.call(contract.ToolDecide, map[string]any{"attention_id": secret, "decision": "reject"})
+		cl.call(contract.ToolDecide, map[string]any{"attention_id": secret, "decision": secret})
 		cl.call("records_read", map[string]any{"record": secret})
 		cl.call("records_read", map[string]any{"record": "OF-0001"})
-		cl.call(harness.ToolListNeedsAttention, map[string]any{})
-		cl.call(harness.ToolListWorkflows, map[string]any{})
-		cl.raw(&mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})
+		cl.call(contract.ToolListNeedsAttention, map[string]any{})
+		cl.call(contract.ToolListWorkflows, map[string]any{})
+		cl.raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})
 	}
 	for _, cl := range []*mcpClient{c, plain} {
 		if len(cl.seen) < 20 {

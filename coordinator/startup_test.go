@@ -3,8 +3,8 @@ package coordinator_test
 import (
 	"testing"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -19,7 +19,7 @@ func TestToolSchemasResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(harness.CoordinatorTools) + len(s.c.ReadTools()); n != want || len(s.c.ReadTools()) == 0 {
+	if want := len(contract.CoordinatorTools) + len(s.c.ReadTools()); n != want || len(s.c.ReadTools()) == 0 {
 		t.Fatalf("%d tools resolved, want %d (with a read tool)", n, want)
 	}
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 )
 
 // stop ends execution of a run with a reason, or pauses it.
 type stop struct {
-	reason Reason
+	reason contract.Reason
 	pause  bool
 }
 
@@ -56,48 +56,48 @@ func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error)
 
 // verdict is a run's outcome once every step ran: done only when every
 // piece of required evidence was read back.
-func (c *Coordinator) verdict(runID string) Reason {
+func (c *Coordinator) verdict(runID string) contract.Reason {
 	cur, err := c.read(context.Background(), runID)
 	if err != nil {
-		return ReasonInterrupted
+		return contract.ReasonInterrupted
 	}
 	job, _ := c.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
 		if !slices.Contains(cur.Evidence, need) {
-			if job.OutcomeRule.MissingEvidence == string(harness.OutcomeNeedsReview) {
-				return ReasonEvidenceReview
+			if job.OutcomeRule.MissingEvidence == string(contract.OutcomeNeedsReview) {
+				return contract.ReasonEvidenceReview
 			}
-			return ReasonNotConfirmed
+			return contract.ReasonNotConfirmed
 		}
 	}
-	return ReasonVerified
+	return contract.ReasonVerified
 }
 
-func (c *Coordinator) interruption(runID string) Reason {
+func (c *Coordinator) interruption(runID string) contract.Reason {
 	cur, err := c.read(context.Background(), runID)
 	switch {
 	case err == nil && !cur.effectsStarted():
-		return ReasonInterruptedEarly
+		return contract.ReasonInterruptedEarly
 	case c.clientGone():
-		return ReasonClientDisconnected
+		return contract.ReasonClientDisconnected
 	}
-	return ReasonInterrupted
+	return contract.ReasonInterrupted
 }
 
 // steps runs every step of r's job in order.
 func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) error {
 	job, ok := c.art.Worker.Job(r.Workflow)
 	if !ok {
-		return &stop{reason: ReasonUnknownWorkflow}
+		return &stop{reason: contract.ReasonUnknownWorkflow}
 	}
 	if err := checkInputs(job, inputs); err != nil {
-		return &stop{reason: ReasonInvalidInputs}
+		return &stop{reason: contract.ReasonInvalidInputs}
 	}
 	seen := map[string]json.RawMessage{}
 	// failed picks the reason of a failure: nothing written yet, or not.
-	failed := func(before Reason) error {
+	failed := func(before contract.Reason) error {
 		if r.effectsStarted() {
-			return &stop{reason: ReasonNotConfirmed}
+			return &stop{reason: contract.ReasonNotConfirmed}
 		}
 		return &stop{reason: before}
 	}
@@ -125,16 +125,16 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		case ir.StepGuard:
 			ok, err := c.predicate(s.Predicate, inputs, seen, nil)
 			if err != nil {
-				return failed(ReasonEvaluationFailed)
+				return failed(contract.ReasonEvaluationFailed)
 			}
 			if !ok {
 				if r.effectsStarted() {
-					return &stop{reason: ReasonNotConfirmed}
+					return &stop{reason: contract.ReasonNotConfirmed}
 				}
-				if job.OutcomeRule.GuardFailed == string(harness.OutcomeNeedsReview) {
-					return &stop{reason: ReasonGuardReview}
+				if job.OutcomeRule.GuardFailed == string(contract.OutcomeNeedsReview) {
+					return &stop{reason: contract.ReasonGuardReview}
 				}
-				return &stop{reason: ReasonGuardFailed}
+				return &stop{reason: contract.ReasonGuardFailed}
 			}
 		case ir.StepEffect:
 			if r.completed(s.ID) {
@@ -156,7 +156,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			}
 			ok, err := c.predicate(s.Predicate, inputs, seen, res)
 			if err != nil {
-				return failed(ReasonEvaluationFailed)
+				return failed(contract.ReasonEvaluationFailed)
 			}
 			if ok && s.Evidence != "" {
 				if err := c.update(ctx, r.RunID, func(cur *runState) error {
@@ -177,34 +177,34 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 // readStep calls a read-only capability with the step's arguments, after
 // the plan check: a read never reaches a downstream server under a plan
 // no person approved. The error is for program faults only.
-func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, Reason, error) {
+func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, contract.Reason, error) {
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return nil, reason, err
 	}
 	args, err := c.arguments(s.Arguments, inputs, seen)
 	if err != nil {
-		return nil, ReasonEvaluationFailed, nil
+		return nil, contract.ReasonEvaluationFailed, nil
 	}
 	res, err := c.call(ctx, s.Capability, args)
 	c.tell(s.ID, err)
 	switch {
 	case errors.Is(err, errPlan):
-		return nil, ReasonPlanChanged, nil
+		return nil, contract.ReasonPlanChanged, nil
 	case isCode(err, blocking.ConnectionInventoryChanged):
-		return nil, ReasonToolDrift, nil
+		return nil, contract.ReasonToolDrift, nil
 	case err != nil:
 		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) {
-			return nil, ReasonAppOffline, nil
+			return nil, contract.ReasonAppOffline, nil
 		}
-		return nil, ReasonReadFailed, nil
+		return nil, contract.ReasonReadFailed, nil
 	case res.IsError:
 		switch appError(res) {
 		case "offline":
-			return nil, ReasonAppOffline, nil
+			return nil, contract.ReasonAppOffline, nil
 		case "not_found", "closed", "invalid_arguments":
-			return nil, ReasonTargetRefused, nil
+			return nil, contract.ReasonTargetRefused, nil
 		}
-		return nil, ReasonReadFailed, nil
+		return nil, contract.ReasonReadFailed, nil
 	}
 	return res.Structured, "", nil
 }
@@ -212,7 +212,7 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 // planReason makes the plan check before anything reaches a downstream
 // server: "" when the plan is the bound one, else not_admitted or
 // plan_changed. The error is for program faults only.
-func (c *Coordinator) planReason(ctx context.Context) (Reason, error) {
+func (c *Coordinator) planReason(ctx context.Context) (contract.Reason, error) {
 	_, err := c.checkPlan(ctx)
 	switch {
 	case err == nil:
@@ -220,13 +220,13 @@ func (c *Coordinator) planReason(ctx context.Context) (Reason, error) {
 	case blocking.Refusals(err) == nil:
 		return "", err
 	case isCode(err, blocking.AdmissionNotActive):
-		return ReasonNotAdmitted, nil
+		return contract.ReasonNotAdmitted, nil
 	}
-	return ReasonPlanChanged, nil
+	return contract.ReasonPlanChanged, nil
 }
 
 // orStop is err, or else a stop with reason.
-func orStop(err error, reason Reason) error {
+func orStop(err error, reason contract.Reason) error {
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func orStop(err error, reason Reason) error {
 func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen map[string]json.RawMessage) error {
 	entry, ok := c.binding.Plan.Entry(s.Capability)
 	if !ok {
-		return &stop{reason: ReasonPlanChanged}
+		return &stop{reason: contract.ReasonPlanChanged}
 	}
 	if err := c.approvalFor(ctx, r, s); err != nil {
 		return err
@@ -250,14 +250,14 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	}
 	args, err := c.arguments(s.Arguments, inputs, seen)
 	if err != nil {
-		return &stop{reason: ReasonEvaluationFailed}
+		return &stop{reason: contract.ReasonEvaluationFailed}
 	}
 	session, err := c.session(ctx, entry, 0)
 	if err != nil {
 		if isCode(err, blocking.ConnectionInventoryChanged) {
-			return &stop{reason: ReasonToolDrift}
+			return &stop{reason: contract.ReasonToolDrift}
 		}
-		return &stop{reason: ReasonAppOffline}
+		return &stop{reason: contract.ReasonAppOffline}
 	}
 	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
 		return err
@@ -267,12 +267,12 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
-	if err != nil && (reason == ReasonEffectTimeout || reason == ReasonEffectUnclear) && c.life.Err() != nil {
+	if err != nil && (reason == contract.ReasonEffectTimeout || reason == contract.ReasonEffectUnclear) && c.life.Err() != nil {
 		// Cut short by the session ending, not by the timeout: the client
 		// went away, or the coordinator is closing (a signal).
-		reason = ReasonInterrupted
+		reason = contract.ReasonInterrupted
 		if c.clientGone() {
-			reason = ReasonClientDisconnected
+			reason = contract.ReasonClientDisconnected
 		}
 	}
 	c.tell(s.ID, err)
@@ -310,7 +310,7 @@ func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step) e
 	if err := c.pauseAt(ctx, r, s, entry.Risk); err != nil {
 		return err
 	}
-	return &stop{reason: ReasonApprovalRequired, pause: true}
+	return &stop{reason: contract.ReasonApprovalRequired, pause: true}
 }
 
 // speaksSandbox reports whether a connection is the built-in sandbox,
@@ -324,35 +324,35 @@ func (c *Coordinator) speaksSandbox(ctx context.Context, connectionID string) bo
 // classifyEffect maps an effect call's answer to a reason ("" = success).
 // An answer that does not prove nothing was written is never did_not_run;
 // only the sandbox's closed error words (trusted) prove that.
-func classifyEffect(res *connector.CallResult, err error, trusted bool) Reason {
+func classifyEffect(res *connector.CallResult, err error, trusted bool) contract.Reason {
 	switch {
 	case err != nil && (isCode(err, blocking.ConnectorArgumentsInvalid) || isCode(err, blocking.ConnectorToolUnknown) || isCode(err, blocking.ConnectorClosed)):
-		return ReasonEvaluationFailed // refused before anything was sent
+		return contract.ReasonEvaluationFailed // refused before anything was sent
 	case err != nil && (isCode(err, blocking.ConnectorTimeout) || isCode(err, blocking.ConnectorCancelled)):
-		return ReasonEffectTimeout
+		return contract.ReasonEffectTimeout
 	case err != nil:
-		return ReasonEffectUnclear
+		return contract.ReasonEffectUnclear
 	case !res.IsError:
 		return ""
 	case !trusted:
-		return ReasonEffectUnclear
+		return contract.ReasonEffectUnclear
 	}
 	switch appError(res) {
 	case "duplicate":
-		return ReasonDuplicateRecord
+		return contract.ReasonDuplicateRecord
 	case "offline":
-		return ReasonAppOffline
+		return contract.ReasonAppOffline
 	case "closed", "not_found", "invalid_arguments":
-		return ReasonTargetRefused
+		return contract.ReasonTargetRefused
 	}
-	return ReasonEffectUnclear
+	return contract.ReasonEffectUnclear
 }
 
 // reasonWroteNothing reports whether reason proves the effect wrote
 // nothing, so the step is no longer in flight.
-func reasonWroteNothing(reason Reason) bool {
+func reasonWroteNothing(reason contract.Reason) bool {
 	info, _ := reason.Info()
-	return info.RecordChanged == ChangedNo
+	return info.RecordChanged == contract.ChangedNo
 }
 
 var errPlan = errors.New("coordinator: the plan has no entry for the capability")
@@ -433,7 +433,7 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		return nil, blocking.New(blocking.ConnectorToolUnknown, "no read-only capability tool by that name")
 	}
 	out := &ReadResult{Capability: capability}
-	set := func(reason Reason) (*ReadResult, error) {
+	set := func(reason contract.Reason) (*ReadResult, error) {
 		info, _ := reason.Info()
 		out.Outcome, out.Reason = info.Outcome, reason
 		return out, nil
@@ -446,18 +446,18 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 	res, err := c.call(ctx, capability, orEmpty(args))
 	switch {
 	case isCode(err, blocking.ConnectionInventoryChanged):
-		return set(ReasonToolDrift)
+		return set(contract.ReasonToolDrift)
 	case isCode(err, blocking.ConnectorArgumentsInvalid):
-		return set(ReasonInvalidInputs)
+		return set(contract.ReasonInvalidInputs)
 	case err != nil:
-		return set(ReasonReadFailed)
+		return set(contract.ReasonReadFailed)
 	case res.IsError && appError(res) == "offline":
-		return set(ReasonAppOffline)
+		return set(contract.ReasonAppOffline)
 	case res.IsError:
-		return set(ReasonTargetRefused)
+		return set(contract.ReasonTargetRefused)
 	}
 	out.Content = res.Structured
-	return set(ReasonRead)
+	return set(contract.ReasonRead)
 }
 
 // tell gives the operator the blocking codes of a failed step (codes and

@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
@@ -69,7 +70,7 @@ func receiptCount(t *testing.T, s *served) int {
 func TestReceiptTamperedRunIsRefusedNotRetried(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	first := s.run(t, "once", "AB-1234")
-	if first.Reason != coordinator.ReasonVerified || first.Proof != coordinator.ProofSealed {
+	if first.Reason != contract.ReasonVerified || first.Proof != contract.ProofSealed {
 		t.Fatalf("first: %+v", first)
 	}
 	db := rawDB(t, s.Home)
@@ -86,7 +87,7 @@ func TestReceiptTamperedRunIsRefusedNotRetried(t *testing.T) {
 	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, edited, first.RunID)
 
 	again := s.run(t, "once", "AB-1234")
-	if again.Reason != coordinator.ReasonRunRecordTampered || again.SafeToRetry || again.Attempt != 0 || again.ReceiptDigest != "" {
+	if again.Reason != contract.ReasonRunRecordTampered || again.SafeToRetry || again.Attempt != 0 || again.ReceiptDigest != "" {
 		t.Fatalf("replay of a tampered run: %+v", again)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
@@ -97,7 +98,7 @@ func TestReceiptTamperedRunIsRefusedNotRetried(t *testing.T) {
 	}
 	if _, err := s.c.GetRun(context.Background(), first.RunID, 0); err != nil {
 		t.Fatal(err)
-	} else if res, _ := s.c.GetRun(context.Background(), first.RunID, 0); res.Reason != coordinator.ReasonRunRecordTampered {
+	} else if res, _ := s.c.GetRun(context.Background(), first.RunID, 0); res.Reason != contract.ReasonRunRecordTampered {
 		t.Fatalf("get_run of a tampered run: %+v", res)
 	}
 	if _, code := verifyCode(t, s); code != blocking.RunRecordTampered {
@@ -120,7 +121,7 @@ func TestReceiptRunRolledBackToEarlierStateIsRefused(t *testing.T) {
 	// The first attempt's state carries a valid MAC, but the chain holds a
 	// receipt of attempt 2: putting it back must not buy a third attempt.
 	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, attempt1, first.RunID)
-	if res := s.run(t, "off", "OF-0003"); res.Reason != coordinator.ReasonRunRecordTampered {
+	if res := s.run(t, "off", "OF-0003"); res.Reason != contract.ReasonRunRecordTampered {
 		t.Fatalf("rolled-back run: %+v", res)
 	}
 	if n := receiptCount(t, s); n != 2 {

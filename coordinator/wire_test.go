@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -154,7 +154,7 @@ func (m wireMessage) result(t *testing.T) map[string]any {
 }
 
 func runLine(id, record string, wait int) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{"workflow":"append_triage_note","request_id":"req-%s","wait_seconds":%d,"inputs":{"record_ref":%q,"urgency":"soon","summary":"A note."}}}}`, id, harness.ToolRunWorkflow, strings.Trim(id, `"`), wait, record)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{"workflow":"append_triage_note","request_id":"req-%s","wait_seconds":%d,"inputs":{"record_ref":%q,"urgency":"soon","summary":"A note."}}}}`, id, contract.ToolRunWorkflow, strings.Trim(id, `"`), wait, record)
 }
 
 func TestServeRobust(t *testing.T) {
@@ -196,7 +196,7 @@ func testMalformedLines(t *testing.T, oa string) {
 			m := s.next()
 			switch {
 			case string(m.ID) == id:
-				want(t, "the run in flight", m.result(t), harness.OutcomeDone, coordinator.ReasonVerified)
+				want(t, "the run in flight", m.result(t), contract.OutcomeDone, contract.ReasonVerified)
 				answered = true
 			case m.Error != nil:
 				if m.Error.Code != tc.code || string(m.ID) != tc.id || strings.Contains(m.Error.Message, tc.line) {
@@ -207,7 +207,7 @@ func testMalformedLines(t *testing.T, oa string) {
 				t.Fatalf("%s: unexpected answer %+v", tc.line, m)
 			}
 		}
-		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, 200+i, harness.ToolListWorkflows))
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, 200+i, contract.ToolListWorkflows))
 		if m := s.next(); string(m.ID) != fmt.Sprintf("%d", 200+i) || m.Error != nil {
 			t.Fatalf("after %s: %+v", tc.line, m)
 		}
@@ -249,7 +249,7 @@ func testClientGoneMidEffect(t *testing.T, oa string) {
 	if err := json.Unmarshal(row.State, &full); err != nil {
 		t.Fatal(err)
 	}
-	if full["status"] != "terminal" || full["reason"] != string(coordinator.ReasonClientDisconnected) || full["outcome"] != string(harness.OutcomeNotSureIfSaved) || full["receipt_digest"] == nil {
+	if full["status"] != "terminal" || full["reason"] != string(contract.ReasonClientDisconnected) || full["outcome"] != string(contract.OutcomeNotSureIfSaved) || full["receipt_digest"] == nil {
 		t.Fatalf("run after the client went away: %v", full)
 	}
 }
@@ -264,14 +264,14 @@ func testTwoCoordinatorsWait(t *testing.T, oa string) {
 	second := startRaw(t, oa, h.Home)
 	first.send(runLine(`"shared"`, "TO-0001", 0))
 	started := first.next().result(t)
-	want(t, "the first coordinator, at once", started, harness.OutcomeRunning, coordinator.ReasonInProgress)
+	want(t, "the first coordinator, at once", started, contract.OutcomeRunning, contract.ReasonInProgress)
 	runID, _ := started["run_id"].(string)
-	second.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"run_id":%q,"wait_seconds":120}}}`, harness.ToolGetRun, runID))
+	second.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"run_id":%q,"wait_seconds":120}}}`, contract.ToolGetRun, runID))
 	second.send(runLine(`"shared"`, "TO-0001", 120))
 	for range 2 {
 		m := second.next()
 		res := m.result(t)
-		want(t, "the second coordinator "+string(m.ID), res, harness.OutcomeNotSureIfSaved, coordinator.ReasonEffectTimeout)
+		want(t, "the second coordinator "+string(m.ID), res, contract.OutcomeNotSureIfSaved, contract.ReasonEffectTimeout)
 		if res["run_id"] != runID {
 			t.Fatalf("another run: %v", res)
 		}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/harness"
 )
 
 func TestPrepareServesTheDemo(t *testing.T) {
@@ -34,7 +34,7 @@ func TestPrepareServesTheDemo(t *testing.T) {
 	defer c.Close()
 	res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "demo-1", Wait: 30 * time.Second,
 		Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"routine","summary":"Checked in."}`)})
-	if err != nil || res.Outcome != harness.OutcomeDone {
+	if err != nil || res.Outcome != contract.OutcomeDone {
 		t.Fatalf("demo run: %+v, %v", res, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/ir"
 )
@@ -120,11 +121,11 @@ func TestSkillContent(t *testing.T) {
 			want = append(want, "`"+in+"`", oneLine(prop.Description))
 		}
 	}
-	for _, o := range Outcomes {
+	for _, o := range contract.Outcomes {
 		want = append(want, "`"+string(o.Outcome)+"`", o.Meaning, o.Next)
 	}
-	want = append(want, CoordinatorTools...)
-	want = append(want, ArgRequestID, ArgWaitSeconds, ArgRunID, ArgDecision, "references/triage.md", "`records_read` (capability `records.read`)", "safe_to_retry")
+	want = append(want, contract.CoordinatorTools...)
+	want = append(want, contract.ArgRequestID, contract.ArgWaitSeconds, contract.ArgRunID, contract.ArgDecision, "references/triage.md", "`records_read` (capability `records.read`)", "safe_to_retry")
 	for _, s := range want {
 		if !strings.Contains(body, s) {
 			t.Errorf("SKILL.md lacks %q", s)
@@ -198,7 +199,7 @@ func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 		Coordinator []string   `json:"coordinator"`
 		ReadOnly    []ToolDecl `json:"readOnly"`
 	}
-	if err := json.Unmarshal(p.Files()[ToolsFile], &tools); err != nil || !slices.Equal(tools.Coordinator, CoordinatorTools) || !slices.Equal(tools.ReadOnly, p.ReadOnlyTools) {
+	if err := json.Unmarshal(p.Files()[ToolsFile], &tools); err != nil || !slices.Equal(tools.Coordinator, contract.CoordinatorTools) || !slices.Equal(tools.ReadOnly, p.ReadOnlyTools) {
 		t.Fatalf("tools.json: %v %s", err, p.Files()[ToolsFile])
 	}
 	if bytes.Contains(p.Files()[ToolsFile], []byte("records.note.append")) {
@@ -209,7 +210,7 @@ func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 		w := compileExample(t, name).Worker
 		q := project(t, w)
 		for _, tool := range q.ReadOnlyTools {
-			if c, ok := w.Capability(tool.CapabilityKey); !ok || c.Risk != ir.ReadOnly || tool.Name != ir.ToolName(c.Key) {
+			if c, ok := w.Capability(tool.CapabilityKey); !ok || c.Risk != ir.ReadOnly || tool.Name != contract.ToolName(c.Key) {
 				t.Errorf("%s: tool %s is not a declared read_only capability", name, tool.Name)
 			}
 		}
@@ -365,22 +366,22 @@ func TestDescription(t *testing.T) {
 }
 
 func TestOutcomes(t *testing.T) {
-	var terminal []Outcome
-	for _, o := range Outcomes {
+	var terminal []contract.Outcome
+	for _, o := range contract.Outcomes {
 		if o.Terminal {
 			terminal = append(terminal, o.Outcome)
 		}
-		if o.MayRetry != (o.Outcome == OutcomeDidNotRun) {
+		if o.MayRetry != (o.Outcome == contract.OutcomeDidNotRun) {
 			t.Errorf("%s: only did_not_run may be safe to retry", o.Outcome)
 		}
 		if o.Meaning == "" || o.SafeToRetry == "" || o.Next == "" {
 			t.Errorf("%s: copy missing", o.Outcome)
 		}
 	}
-	if !slices.Equal(terminal, []Outcome{OutcomeDone, OutcomeNeedsReview, OutcomeNotSureIfSaved, OutcomeDidNotRun}) {
+	if !slices.Equal(terminal, []contract.Outcome{contract.OutcomeDone, contract.OutcomeNeedsReview, contract.OutcomeNotSureIfSaved, contract.OutcomeDidNotRun}) {
 		t.Fatalf("terminal outcomes %v", terminal)
 	}
-	if OutcomeRunning.Terminal() || !OutcomeDone.Terminal() || Outcome("maybe").Terminal() {
+	if contract.OutcomeRunning.Terminal() || !contract.OutcomeDone.Terminal() || contract.Outcome("maybe").Terminal() {
 		t.Fatal("Terminal")
 	}
 }

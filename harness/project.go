@@ -21,6 +21,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -45,7 +46,7 @@ const ManifestType = "oa.projection/v1"
 func SkillPath(name string) string { return "skills/" + name + "/" + SkillFile }
 
 // ToolDecl is a read-only capability offered to the harness as a tool.
-// Name is the MCP tool name it is served under (ir.ToolName: the key with
+// Name is the MCP tool name it is served under (contract.ToolName: the key with
 // each '.' as '_', since several MCP clients refuse dots); CapabilityKey
 // is the capability it reads.
 type ToolDecl struct {
@@ -132,7 +133,7 @@ func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, 
 	}
 	for _, c := range w.Capabilities {
 		if ir.DirectlyCallable(c) {
-			p.ReadOnlyTools = append(p.ReadOnlyTools, ToolDecl{Name: ir.ToolName(c.Key), CapabilityKey: c.Key, Description: c.Description})
+			p.ReadOnlyTools = append(p.ReadOnlyTools, ToolDecl{Name: contract.ToolName(c.Key), CapabilityKey: c.Key, Description: c.Description})
 			continue
 		}
 		e := EffectDecl{CapabilityKey: c.Key, Risk: c.Risk, Approval: c.Approval, Description: c.Description, Jobs: []string{}, Steps: []string{}}
@@ -166,7 +167,7 @@ func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, 
 		return nil, err
 	}
 	var err error
-	if files[ToolsFile], err = canonical.Marshal(toolsDoc{Coordinator: CoordinatorTools, ReadOnly: p.ReadOnlyTools}); err != nil {
+	if files[ToolsFile], err = canonical.Marshal(toolsDoc{Coordinator: contract.CoordinatorTools, ReadOnly: p.ReadOnlyTools}); err != nil {
 		return nil, err
 	}
 	if files[EffectsFile], err = canonical.Marshal(effectsDoc{Effects: p.Effects}); err != nil {

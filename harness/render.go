@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -138,26 +139,26 @@ func writeJob(b *strings.Builder, w *ir.Worker, j ir.Job) {
 func writeHowToCall(b *strings.Builder) {
 	b.WriteString("## How to call the coordinator\n\n")
 	b.WriteString("The coordinator's tools have exact input and output schemas; send nothing they do not declare.\n\n")
-	fmt.Fprintf(b, "1. `%s` lists the workflows above with their exact input schemas. Call it first; where it and this file differ, it is right.\n", ToolListWorkflows)
-	fmt.Fprintf(b, "2. `%s` takes `%s` (a workflow name), `%s` (the inputs, exactly as the person gave them) and `%s`:\n", ToolRunWorkflow, ArgWorkflow, ArgInputs, ArgRequestID)
-	fmt.Fprintf(b, "   - Use a fresh `%s` for each change you intend to make, and keep it.\n", ArgRequestID)
-	fmt.Fprintf(b, "   - To retry, or to read a result again, send the same `%s` with the same inputs: the coordinator runs a request at most once and replays its result. The same `%s` with other inputs is refused.\n", ArgRequestID, ArgRequestID)
-	fmt.Fprintf(b, "   - `%s` (default %d, at most %d) is how long the call waits for a terminal outcome. A run still going returns `%s` with its `%s`.\n", ArgWaitSeconds, WaitSecondsDefault, WaitSecondsMax, OutcomeRunning, ArgRunID)
-	fmt.Fprintf(b, "3. `%s` takes `%s` (and `%s`) and returns the run's result, waiting the same way. Call it while the outcome is `%s`.\n", ToolGetRun, ArgRunID, ArgWaitSeconds, OutcomeRunning)
-	quoted := make([]string, len(Decisions))
-	for i, d := range Decisions {
+	fmt.Fprintf(b, "1. `%s` lists the workflows above with their exact input schemas. Call it first; where it and this file differ, it is right.\n", contract.ToolListWorkflows)
+	fmt.Fprintf(b, "2. `%s` takes `%s` (a workflow name), `%s` (the inputs, exactly as the person gave them) and `%s`:\n", contract.ToolRunWorkflow, contract.ArgWorkflow, contract.ArgInputs, contract.ArgRequestID)
+	fmt.Fprintf(b, "   - Use a fresh `%s` for each change you intend to make, and keep it.\n", contract.ArgRequestID)
+	fmt.Fprintf(b, "   - To retry, or to read a result again, send the same `%s` with the same inputs: the coordinator runs a request at most once and replays its result. The same `%s` with other inputs is refused.\n", contract.ArgRequestID, contract.ArgRequestID)
+	fmt.Fprintf(b, "   - `%s` (default %d, at most %d) is how long the call waits for a terminal outcome. A run still going returns `%s` with its `%s`.\n", contract.ArgWaitSeconds, contract.WaitSecondsDefault, contract.WaitSecondsMax, contract.OutcomeRunning, contract.ArgRunID)
+	fmt.Fprintf(b, "3. `%s` takes `%s` (and `%s`) and returns the run's result, waiting the same way. Call it while the outcome is `%s`.\n", contract.ToolGetRun, contract.ArgRunID, contract.ArgWaitSeconds, contract.OutcomeRunning)
+	quoted := make([]string, len(contract.Decisions))
+	for i, d := range contract.Decisions {
 		quoted[i] = "`" + d + "`"
 	}
 	fmt.Fprintf(b, "4. `%s`, `%s` (`%s`) and `%s` (`%s`, `%s`: %s or %s) concern runs waiting for a person. Use them only to show a person what waits and to relay the decision that person gave you; never decide yourself. The coordinator asks the person to confirm, and a client that cannot ask cannot approve.\n\n",
-		ToolListNeedsAttention, ToolGetAttentionItem, ArgAttentionID, ToolDecide, ArgAttentionID, ArgDecision,
+		contract.ToolListNeedsAttention, contract.ToolGetAttentionItem, contract.ArgAttentionID, contract.ToolDecide, contract.ArgAttentionID, contract.ArgDecision,
 		strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1])
 	b.WriteString("Every result carries `outcome`, `reason`, `record_changed` (`yes`, `no` or `unknown`), `proof`, `safe_to_retry`, `what_happened` and `next_action`. Pass `what_happened` and `next_action` on as they are.\n\n")
 }
 
 func writeOutcomes(b *strings.Builder) {
-	b.WriteString("## Outcomes\n\n")
+	b.WriteString("## contract.Outcomes\n\n")
 	b.WriteString("| outcome | meaning | safe_to_retry | what you do |\n| --- | --- | --- | --- |\n")
-	for _, o := range Outcomes {
+	for _, o := range contract.Outcomes {
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", o.Outcome, o.Meaning, o.SafeToRetry, o.Next)
 	}
 	b.WriteString("\n`running` is the one outcome that is not final. Only `done` says the change was made.\n\n")

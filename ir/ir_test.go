@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 )
 
 func golden(t testing.TB) []byte {
@@ -281,8 +282,8 @@ func TestDecodeRefusalsNeverEchoTheInput(t *testing.T) {
 // at the capability) when too long or taken by a coordinator tool or by
 // another served capability.
 func TestCheckToolNames(t *testing.T) {
-	if got := ToolName("records.note.append"); got != "records_note_append" || !ToolNameRE.MatchString(got) {
-		t.Fatalf("ToolName = %q", got)
+	if got := contract.ToolName("records.note.append"); got != "records_note_append" || !contract.ToolNameRE.MatchString(got) {
+		t.Fatalf("contract.ToolName = %q", got)
 	}
 	long := "records." + strings.Repeat("x", 57)
 	for _, tc := range []struct {

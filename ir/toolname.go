@@ -1,45 +1,17 @@
 package ir
 
 import (
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 )
 
-// The coordinator's own MCP tool names. They live here, at the first
-// stage, so that the compiler can refuse a capability whose served tool
-// name would take one of them; package harness re-exports them.
-const (
-	ToolListWorkflows      = "list_workflows"
-	ToolRunWorkflow        = "run_workflow"
-	ToolGetRun             = "get_run"
-	ToolListNeedsAttention = "list_needs_attention"
-	ToolGetAttentionItem   = "get_attention_item"
-	ToolDecide             = "decide_attention_item"
-)
-
-// CoordinatorTools lists the coordinator's own tool names, in the order
-// SKILL.md introduces them.
-var CoordinatorTools = []string{ToolListWorkflows, ToolRunWorkflow, ToolGetRun, ToolListNeedsAttention, ToolGetAttentionItem, ToolDecide}
-
-// MaxToolName is the longest MCP tool name every common client accepts.
-const MaxToolName = 64
-
-// ToolNameRE is the tool name rule of the strictest MCP clients (Claude
-// Code and Claude Desktop among them): every name the coordinator serves
-// matches it.
-var ToolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ToolName is the MCP tool name a capability is served under: its key with
-// each '.' written '_' (records.read is served as records_read). A
-// capability key is dotted lower-case segments of [a-z0-9_], so the name
-// is in ToolNameRE's alphabet; its length and its clashes are checked by
-// Validate (CheckToolNames).
-func ToolName(capabilityKey string) string {
-	return strings.ReplaceAll(capabilityKey, ".", "_")
-}
+// The coordinator's tool names, the MCP tool name rule and the name a
+// capability is served under live in package contract, the leaf every
+// stage shares, so that this first stage can refuse a capability whose
+// served name would take a coordinator tool's without importing a later
+// stage.
 
 // DirectlyCallable reports whether c is served as its own tool: only a
 // read_only capability that needs no person's approval.
@@ -55,12 +27,12 @@ func CheckToolNames(keys []string) []Problem {
 	var problems []Problem
 	first := map[string]string{} // tool name → the key that took it
 	for _, key := range slices.Sorted(slices.Values(keys)) {
-		name := ToolName(key)
+		name := contract.ToolName(key)
 		path := []string{"capabilities", key}
 		switch {
-		case len(name) > MaxToolName || !ToolNameRE.MatchString(name):
+		case len(name) > contract.MaxToolName || !contract.ToolNameRE.MatchString(name):
 			problems = append(problems, Problem{blocking.ToolNameTooLong, path, "served as MCP tool " + shorten(name) + ", longer than 64 characters (or outside [a-zA-Z0-9_-])"})
-		case slices.Contains(CoordinatorTools, name):
+		case slices.Contains(contract.CoordinatorTools, name):
 			problems = append(problems, Problem{blocking.ToolNameClash, path, "served as MCP tool " + name + ", the name of a coordinator tool"})
 		case first[name] != "":
 			problems = append(problems, Problem{blocking.ToolNameClash, path, "served as MCP tool " + name + ", the same name as capability " + first[name]})

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 )
 
 func newAttentionCmd() *cobra.Command {
@@ -68,16 +68,16 @@ operator can always decide here, whatever the MCP client can do.`,
 		},
 	}
 	cmd.AddCommand(list, show)
-	for _, d := range harness.Decisions {
+	for _, d := range contract.Decisions {
 		cmd.AddCommand(newDecisionCmd(d))
 	}
 	return cmd
 }
 
 var decisionShort = map[string]string{
-	harness.DecisionApprove:  "Approve a paused step: the run continues when its caller asks again",
-	harness.DecisionReject:   "Reject a paused step: the run ends with nothing written",
-	harness.DecisionEscalate: "Escalate a paused step: the run stays stopped for others to decide",
+	contract.DecisionApprove:  "Approve a paused step: the run continues when its caller asks again",
+	contract.DecisionReject:   "Reject a paused step: the run ends with nothing written",
+	contract.DecisionEscalate: "Escalate a paused step: the run stays stopped for others to decide",
 }
 
 func newDecisionCmd(decision string) *cobra.Command {

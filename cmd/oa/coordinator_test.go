@@ -17,11 +17,10 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/interoptest"
-	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -102,7 +101,7 @@ func TestAttentionCLI(t *testing.T) {
 	h := coordinatorHost(t, true)
 	c := openCoordinator(t, h)
 	paused := runClinic(t, c, "req-1", "AB-1234")
-	if paused.Reason != coordinator.ReasonApprovalRequired || paused.AttentionID == "" {
+	if paused.Reason != contract.ReasonApprovalRequired || paused.AttentionID == "" {
 		t.Fatalf("want a paused run: %+v", paused)
 	}
 	second := runClinic(t, c, "req-2", "CD-5678")
@@ -126,7 +125,7 @@ func TestAttentionCLI(t *testing.T) {
 		t.Fatalf("attention approve: %v %+v", err, it)
 	}
 	cliRefused(t, "attention_decided", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
-	if res := runClinic(t, c, "req-1", "AB-1234"); res.Outcome != harness.OutcomeDone {
+	if res := runClinic(t, c, "req-1", "AB-1234"); res.Outcome != contract.OutcomeDone {
 		t.Fatalf("resumed after the CLI approval: %+v", res)
 	}
 	cliOK(t, "attention", "escalate", second.AttentionID, "--as", "Dr Ada")
@@ -156,7 +155,7 @@ func TestReceiptsCLI(t *testing.T) {
 		Digest string              `json:"digest"`
 		Record coordinator.Receipt `json:"record"`
 	}
-	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "list", "--json")), &list); err != nil || len(list) != 3 || list[1].Record.Prev != list[0].Digest || list[0].Record.Outcome != harness.OutcomeDone {
+	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "list", "--json")), &list); err != nil || len(list) != 3 || list[1].Record.Prev != list[0].Digest || list[0].Record.Outcome != contract.OutcomeDone {
 		t.Fatalf("receipts list --json: %v %+v", err, list)
 	}
 	if text := cliOK(t, "receipts", "list"); !strings.Contains(text, "app_offline") || strings.Contains(text, "Cough") {
@@ -228,12 +227,12 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 			t.Errorf("%s: incomplete in the inspector's list", tool.Name)
 		}
-		if !ir.ToolNameRE.MatchString(tool.Name) {
-			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, ir.ToolNameRE)
+		if !contract.ToolNameRE.MatchString(tool.Name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, contract.ToolNameRE)
 		}
 		names = append(names, tool.Name)
 	}
-	wantNames := append(slices.Clone(harness.CoordinatorTools), "records_read")
+	wantNames := append(slices.Clone(contract.CoordinatorTools), "records_read")
 	slices.Sort(names)
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
@@ -256,7 +255,7 @@ func TestCoordinatorServeSandboxMode(t *testing.T) {
 			cancel()
 			t.Fatalf("%s: %v", round, err)
 		}
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolListWorkflows, Arguments: map[string]any{}})
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolListWorkflows, Arguments: map[string]any{}})
 		var listed struct {
 			Mode string `json:"mode"`
 		}
@@ -264,7 +263,7 @@ func TestCoordinatorServeSandboxMode(t *testing.T) {
 		if err != nil || json.Unmarshal(b, &listed) != nil || listed.Mode != coordinator.ModeSandbox {
 			t.Fatalf("%s: list_workflows: %v %s", round, err, b)
 		}
-		run, err := session.CallTool(ctx, &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
+		run, err := session.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 			"workflow": "append_triage_note", "request_id": "sandbox-" + round,
 			"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "Sandbox mode note."},
 		}})

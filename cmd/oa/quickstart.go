@@ -15,28 +15,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/harness"
 )
 
 // sandboxCase is one scripted case of the sandbox records connector.
 type sandboxCase struct {
-	Record  string          `json:"record"`
-	Case    string          `json:"case"`
-	Want    harness.Outcome `json:"want"`
-	Outcome harness.Outcome `json:"outcome"`
-	Reason  string          `json:"reason"`
+	Record  string           `json:"record"`
+	Case    string           `json:"case"`
+	Want    contract.Outcome `json:"want"`
+	Outcome contract.Outcome `json:"outcome"`
+	Reason  string           `json:"reason"`
 }
 
 // sandboxCases are the cases quickstart drives, one per outcome and more.
 var sandboxCases = []sandboxCase{
-	{Record: "AB-1234", Case: "normal", Want: harness.OutcomeDone},
-	{Record: "DU-0001", Case: "duplicate record", Want: harness.OutcomeNeedsReview},
-	{Record: "FS-0001", Case: "false \"saved\" answer", Want: harness.OutcomeNotSureIfSaved},
-	{Record: "TO-0001", Case: "timeout after save", Want: harness.OutcomeNotSureIfSaved},
-	{Record: "OF-0001", Case: "app offline", Want: harness.OutcomeDidNotRun},
-	{Record: "CL-0001", Case: "record closed (guard)", Want: harness.OutcomeDidNotRun},
+	{Record: "AB-1234", Case: "normal", Want: contract.OutcomeDone},
+	{Record: "DU-0001", Case: "duplicate record", Want: contract.OutcomeNeedsReview},
+	{Record: "FS-0001", Case: "false \"saved\" answer", Want: contract.OutcomeNotSureIfSaved},
+	{Record: "TO-0001", Case: "timeout after save", Want: contract.OutcomeNotSureIfSaved},
+	{Record: "OF-0001", Case: "app offline", Want: contract.OutcomeDidNotRun},
+	{Record: "CL-0001", Case: "record closed (guard)", Want: contract.OutcomeDidNotRun},
 }
 
 func newQuickstartCmd() *cobra.Command {
@@ -219,11 +219,11 @@ func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]sandboxCase
 	cases := append([]sandboxCase{}, sandboxCases...)
 	for i := range cases {
 		c := &cases[i]
-		res, err := session.CallTool(cmd.Context(), &mcp.CallToolParams{Name: harness.ToolRunWorkflow, Arguments: map[string]any{
-			harness.ArgWorkflow:    "append_triage_note",
-			harness.ArgRequestID:   fmt.Sprintf("quickstart-%d", i+1),
-			harness.ArgWaitSeconds: 60,
-			harness.ArgInputs:      map[string]any{"record_ref": c.Record, "urgency": "routine", "summary": "Quickstart check-in note."},
+		res, err := session.CallTool(cmd.Context(), &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
+			contract.ArgWorkflow:    "append_triage_note",
+			contract.ArgRequestID:   fmt.Sprintf("quickstart-%d", i+1),
+			contract.ArgWaitSeconds: 60,
+			contract.ArgInputs:      map[string]any{"record_ref": c.Record, "urgency": "routine", "summary": "Quickstart check-in note."},
 		}})
 		if err != nil {
 			return nil, err

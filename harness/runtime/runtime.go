@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 )
 
 // Runtime is the harness runtime port: one kind of harness, seen through
@@ -145,10 +145,10 @@ type TurnRecord struct {
 	// Workflow is the job run; empty (and WorkflowWithheld) when the
 	// caller named no job of the release, since a name the caller made up
 	// is the caller's text.
-	Workflow         string          `json:"workflow"`
-	WorkflowWithheld bool            `json:"workflow_withheld,omitempty"`
-	Attempt          int             `json:"attempt"`
-	Outcome          harness.Outcome `json:"outcome"`
-	Reason           string          `json:"reason"`
-	ReceiptDigest    string          `json:"receipt_digest,omitempty"`
+	Workflow         string           `json:"workflow"`
+	WorkflowWithheld bool             `json:"workflow_withheld,omitempty"`
+	Attempt          int              `json:"attempt"`
+	Outcome          contract.Outcome `json:"outcome"`
+	Reason           string           `json:"reason"`
+	ReceiptDigest    string           `json:"receipt_digest,omitempty"`
 }

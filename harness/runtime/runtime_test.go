@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/harness/runtime"
@@ -439,7 +440,7 @@ func TestTranscriptListsRunsWithoutInputs(t *testing.T) {
 			t.Fatal("turns out of order")
 		}
 	}
-	if turns[0].Workflow != "append_triage_note" || turns[0].Outcome != harness.OutcomeDone || turns[0].ReceiptDigest == "" {
+	if turns[0].Workflow != "append_triage_note" || turns[0].Outcome != contract.OutcomeDone || turns[0].ReceiptDigest == "" {
 		t.Fatalf("first turn: %+v", turns[0])
 	}
 	if !turns[3].WorkflowWithheld || turns[3].Workflow != "" || turns[3].Reason != "unknown_workflow" {
@@ -458,7 +459,7 @@ func TestTranscriptListsRunsWithoutInputs(t *testing.T) {
 	if other, err := runtime.Transcript(ctx, f.Home, "elsewhere", 0); err != nil || len(other) != 0 {
 		t.Fatalf("another deployment's transcript: %+v %v", other, err)
 	}
-	if !slices.ContainsFunc(turns, func(tr runtime.TurnRecord) bool { return tr.Outcome == harness.OutcomeDidNotRun }) {
+	if !slices.ContainsFunc(turns, func(tr runtime.TurnRecord) bool { return tr.Outcome == contract.OutcomeDidNotRun }) {
 		t.Fatal("no did_not_run turn")
 	}
 }

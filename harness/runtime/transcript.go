@@ -10,7 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/contract"
 )
 
 // runDoc is the part of a coordinator run record a transcript reads: names,
@@ -18,15 +18,15 @@ import (
 // a keyed fingerprint) and nothing read downstream, and the fields that
 // could (none today) are simply never decoded.
 type runDoc struct {
-	RunID     string          `json:"run_id"`
-	RequestID string          `json:"request_id"`
-	Workflow  string          `json:"workflow"`
-	Attempt   int             `json:"attempt"`
-	Outcome   harness.Outcome `json:"outcome"`
-	Reason    string          `json:"reason"`
-	Receipt   string          `json:"receipt_digest"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	RunID     string           `json:"run_id"`
+	RequestID string           `json:"request_id"`
+	Workflow  string           `json:"workflow"`
+	Attempt   int              `json:"attempt"`
+	Outcome   contract.Outcome `json:"outcome"`
+	Reason    string           `json:"reason"`
+	Receipt   string           `json:"receipt_digest"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt time.Time        `json:"updated_at"`
 }
 
 var (

@@ -1,52 +1,4 @@
-package harness
-
-import "github.com/oa-dev/oa/ir"
-
-// Coordinator tool names. The coordinator serves exactly these plus the
-// read-only capability tools of the projection; SKILL.md tells a calling
-// agent how to use them. They are defined in package ir, where the
-// compiler refuses a capability that would be served under one of them.
-const (
-	ToolListWorkflows      = ir.ToolListWorkflows
-	ToolRunWorkflow        = ir.ToolRunWorkflow
-	ToolGetRun             = ir.ToolGetRun
-	ToolListNeedsAttention = ir.ToolListNeedsAttention
-	ToolGetAttentionItem   = ir.ToolGetAttentionItem
-	// ToolDecide relays a person's decision on a paused run: one of
-	// Decisions.
-	ToolDecide = ir.ToolDecide
-)
-
-// CoordinatorTools lists the coordinator tool names in the order SKILL.md
-// introduces them.
-var CoordinatorTools = ir.CoordinatorTools
-
-// Argument names of the coordinator tools, as SKILL.md documents them.
-const (
-	ArgWorkflow    = "workflow"
-	ArgInputs      = "inputs"
-	ArgRequestID   = "request_id"
-	ArgWaitSeconds = "wait_seconds"
-	ArgRunID       = "run_id"
-	ArgAttentionID = "attention_id"
-	ArgDecision    = "decision"
-)
-
-// Wait limits of run_workflow and get_run, in seconds.
-const (
-	WaitSecondsDefault = 60
-	WaitSecondsMax     = 600
-)
-
-// Decisions a person may make on a paused run, relayed by ToolDecide.
-const (
-	DecisionApprove  = "approve"
-	DecisionReject   = "reject"
-	DecisionEscalate = "escalate"
-)
-
-// Decisions lists the decisions ToolDecide accepts.
-var Decisions = []string{DecisionApprove, DecisionReject, DecisionEscalate}
+package contract
 
 // Outcome is the outcome of a run: one of the four terminal outcomes of the
 // result contract, or Running.
@@ -54,10 +6,16 @@ type Outcome string
 
 // Outcomes of a run.
 const (
-	OutcomeDone           Outcome = "done"
-	OutcomeNeedsReview    Outcome = "needs_review"
+	// OutcomeDone: the change was made and checked by reading it back.
+	OutcomeDone Outcome = "done"
+	// OutcomeNeedsReview: the run stopped; a person decides what happens
+	// next.
+	OutcomeNeedsReview Outcome = "needs_review"
+	// OutcomeNotSureIfSaved: the change may have been made; a person
+	// checks the record.
 	OutcomeNotSureIfSaved Outcome = "not_sure_if_saved"
-	OutcomeDidNotRun      Outcome = "did_not_run"
+	// OutcomeDidNotRun: provably nothing was written.
+	OutcomeDidNotRun Outcome = "did_not_run"
 	// OutcomeRunning is the one non-terminal value.
 	OutcomeRunning Outcome = "running"
 )
