@@ -5,12 +5,15 @@ import (
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -52,7 +55,54 @@ func GenerateKeys(password []byte) (privatePEM, publicPEM []byte, err error) {
 // LoadSigner decrypts a cosign private key file with password. It refuses
 // key_invalid when the bytes are not a cosign private key and
 // key_password_wrong when the password does not open it.
+//
+// A key opened once is remembered for the life of the process, keyed by a
+// digest of the exact key bytes and password: the scrypt in cosign's key
+// format costs about 0.1 s (seconds on a loaded machine) every time, and a
+// process that opens one host or fleet key several times (fleet
+// provisioning, a coordinator's stages, the test suite) would pay it each
+// time for the same key.
 func LoadSigner(privatePEM, password []byte) (*Signer, error) {
+	id := signerCacheKey(privatePEM, password)
+	if s, ok := openedSigners.Load(id); ok {
+		return s.(*Signer), nil
+	}
+	s, err := loadSigner(privatePEM, password)
+	if err != nil {
+		return nil, err
+	}
+	if openedSignerCount.Add(1) <= maxOpenedSigners {
+		openedSigners.Store(id, s)
+	}
+	return s, nil
+}
+
+// openedSigners maps signerCacheKey to the *Signer decrypted from those
+// bytes; at most maxOpenedSigners are kept, so a process that opens many
+// distinct keys does not grow without bound.
+var (
+	openedSigners     sync.Map
+	openedSignerCount atomic.Int64
+)
+
+const maxOpenedSigners = 256
+
+// signerCacheKey is the SHA-256 of the length-prefixed key bytes and
+// password, so no two (key, password) pairs share an entry.
+func signerCacheKey(privatePEM, password []byte) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(privatePEM)))
+	h.Write(n[:])
+	h.Write(privatePEM)
+	h.Write(password)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// loadSigner decrypts privatePEM with password, every time.
+func loadSigner(privatePEM, password []byte) (*Signer, error) {
 	if err := checkPrivatePEM(privatePEM); err != nil {
 		return nil, err
 	}

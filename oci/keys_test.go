@@ -121,3 +121,31 @@ func TestReadPassword(t *testing.T) {
 		t.Fatal("no env and no prompt gave a password")
 	}
 }
+
+// TestLoadSignerRemembersOnlyTheSameBytes: a key opened once is handed
+// back for the same bytes and password, but a wrong password is still
+// refused after the right one opened it, and a changed key file is
+// decrypted afresh.
+func TestLoadSignerRemembersOnlyTheSameBytes(t *testing.T) {
+	k := csKey(t, 0)
+	first, err := LoadSigner(k.priv, []byte(csPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadSigner(k.priv, []byte(csPassword))
+	if err != nil || again != first {
+		t.Fatalf("the same key bytes were not remembered: %v", err)
+	}
+	_, err = LoadSigner(k.priv, []byte("hunter2-not-it"))
+	csWantCode(t, err, blocking.KeyPasswordWrong)
+	other := csKey(t, 1)
+	s, err := LoadSigner(other.priv, []byte(csPassword))
+	if err != nil || s == first || s.KeyID() == first.KeyID() {
+		t.Fatalf("another key file gave the remembered signer: %v", err)
+	}
+	damaged := append([]byte(nil), k.priv...)
+	damaged[len(damaged)/2] ^= 0x01
+	if _, err := LoadSigner(damaged, []byte(csPassword)); err == nil {
+		t.Fatal("damaged key bytes were accepted through the remembered signer")
+	}
+}
