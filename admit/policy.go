@@ -10,7 +10,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
@@ -149,15 +148,15 @@ func LoadPolicy(path string) (*Policy, error) {
 	return &p, nil
 }
 
-// Locator locates a field of a loaded host file (see compiler.Locator).
-type Locator = compiler.Locator
+// Locator locates a field of a loaded host file (see schemas.Locator).
+type Locator = schemas.Locator
 
 // LoadHostFile reads the host configuration file at path (CUE of package
 // host), unifies it with the definition def of schemas/host and checks it
 // is concrete. A file that cannot be read is refused with unreadable, one
 // that does not match with invalid, located in the file.
 func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Value, Locator, error) {
-	return compiler.LoadConfig(path, compiler.ConfigFile{Package: PolicyPackage, Schema: schemas.Host, Def: def, Unreadable: unreadable, Invalid: invalid})
+	return schemas.LoadConfig(path, schemas.ConfigFile{Package: PolicyPackage, Schema: schemas.Host, Def: def, Unreadable: unreadable, Invalid: invalid})
 }
 
 // loadKeys parses every trusted key and refuses an authority that shares

@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // PersonaDocName is the document name of the persona in the IR.
@@ -54,7 +55,7 @@ func (c *compilation) build(src bundleSource, skills []ir.Document) (*ir.Worker,
 			if !errors.As(err, &ee) {
 				return nil, err
 			}
-			c.refuseAt(blocking.EvaluatorSyntax, bpath("evaluators", name, "expr"), "%s", redactValues(ee.Error()))
+			c.refuseAt(blocking.EvaluatorSyntax, bpath("evaluators", name, "expr"), "%s", schemas.RedactValues(ee.Error()))
 			// Keep a placeholder so the steps naming it are not also
 			// refused as naming something undeclared.
 			c.broken[name] = true
@@ -123,10 +124,10 @@ func (c *compilation) checkEvaluators(w *ir.Worker) {
 // returns the code and the message that say why.
 func (c *compilation) checkOne(e ir.Evaluator, scope component.Scope) (blocking.Code, string) {
 	if err := component.CheckPure(e.Source, c.pure); err != nil {
-		return blocking.EvaluatorImportForbidden, redactValues(err.Error())
+		return blocking.EvaluatorImportForbidden, schemas.RedactValues(err.Error())
 	}
 	if err := c.checker.Check(e.Kind, e.Source, scope); err != nil {
-		return blocking.EvaluatorInvalid, redactValues(err.Error())
+		return blocking.EvaluatorInvalid, schemas.RedactValues(err.Error())
 	}
 	return "", ""
 }

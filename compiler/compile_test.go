@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden IR files")
@@ -45,10 +46,10 @@ func mustCompile(t testing.TB, dir string) *Result {
 func mustCompileChecked(t testing.TB, dir string) *Result {
 	t.Helper()
 	res := mustCompile(t, dir)
-	if err := CheckSchema(cuecontext.New(), res.IR); err != nil {
+	if err := schemas.CheckWorkerBytes(cuecontext.New(), res.IR); err != nil {
 		t.Fatalf("IR of %s fails #Worker: %v", dir, err)
 	}
-	if err := CheckWorker(cuecontext.New(), res.Worker); err != nil {
+	if err := schemas.CheckWorker(cuecontext.New(), res.Worker); err != nil {
 		t.Fatalf("IR value of %s fails #Worker: %v", dir, err)
 	}
 	return res
@@ -211,7 +212,7 @@ func TestCheckWorkerRefusesWhatTheSchemaRefuses(t *testing.T) {
 		res := mustCompile(t, exampleDir(t, examples.Default))
 		edit(res.Worker)
 		b, _ := ir.Encode(res.Worker)
-		for how, err := range map[string]error{"value": CheckWorker(cuecontext.New(), res.Worker), "bytes": CheckSchema(cuecontext.New(), b)} {
+		for how, err := range map[string]error{"value": schemas.CheckWorker(cuecontext.New(), res.Worker), "bytes": schemas.CheckWorkerBytes(cuecontext.New(), b)} {
 			l := blocking.Refusals(err)
 			if len(l) == 0 || l[0].Code != blocking.IRSchemaViolation {
 				t.Errorf("%s (%s): %v, want ir_schema_violation", name, how, err)

@@ -213,40 +213,14 @@ func document(name, text string) ir.Document {
 
 // finish encodes w. That what the compiler emits matches #Worker is proven
 // by the tests (every golden, generated and permuted bundle's IR is checked
-// with CheckSchema); the stages that take IR from elsewhere check it again.
+// with schemas.CheckWorkerBytes); the stages that take IR from elsewhere
+// check it again (schemas.CheckIR).
 func (c *compilation) finish(w *ir.Worker) (*Result, error) {
 	b, err := ir.Encode(w)
 	if err != nil {
 		return nil, fmt.Errorf("compiler: encoding IR: %w", err)
 	}
 	return &Result{Worker: w, IR: b, Digest: ir.DigestBytes(b)}, nil
-}
-
-// CheckSchema checks IR bytes against #Worker. A refusal is a blocking.List
-// with code ir_schema_violation, located by field path.
-func CheckSchema(ctx *cue.Context, irBytes []byte) error {
-	return checkWorker(ctx, ctx.CompileBytes(irBytes, cue.Filename("worker-ir.json")))
-}
-
-// CheckWorker checks a decoded IR against #Worker. It is CheckSchema for
-// callers that hold the value: converting it is much cheaper than parsing
-// its JSON again, and for IR that decoded canonically it checks the same.
-func CheckWorker(ctx *cue.Context, w *ir.Worker) error {
-	return checkWorker(ctx, ctx.Encode(w))
-}
-
-func checkWorker(ctx *cue.Context, v cue.Value) error {
-	schema, err := schemas.Definition(ctx, schemas.WorkerIR)
-	if err != nil {
-		return err
-	}
-	if err := v.Err(); err != nil {
-		return blocking.New(blocking.IRMalformed, "not JSON")
-	}
-	if err := schema.Unify(v).Validate(cue.Concrete(true)); err != nil {
-		return cueRefusals(blocking.IRSchemaViolation, err, nil, nil)
-	}
-	return nil
 }
 
 // parse parses every bundle file, refusing those with syntax errors.
@@ -268,14 +242,14 @@ func (c *compilation) parse(files []sourceFile) ([]*ast.File, error) {
 func (c *compilation) checkPackage(files []*ast.File) {
 	for _, f := range files {
 		if name := f.PackageName(); name != PackageName {
-			c.refused = append(c.refused, blocking.New(blocking.BundlePackageInvalid, "file declares package %q, want %q", name, PackageName).At(formatPos(f.Pos()), ""))
+			c.refused = append(c.refused, blocking.New(blocking.BundlePackageInvalid, "file declares package %q, want %q", name, PackageName).At(schemas.FormatPos(f.Pos()), ""))
 		}
 		for spec := range f.ImportSpecs() {
 			p, err := strconv.Unquote(spec.Path.Value)
 			if err == nil && slices.Contains(c.pure, p) {
 				continue
 			}
-			c.refused = append(c.refused, blocking.New(blocking.BundleImportForbidden, "import %s is not a pure standard package", spec.Path.Value).At(formatPos(spec.Pos()), ""))
+			c.refused = append(c.refused, blocking.New(blocking.BundleImportForbidden, "import %s is not a pure standard package", spec.Path.Value).At(schemas.FormatPos(spec.Pos()), ""))
 		}
 	}
 }

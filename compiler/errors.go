@@ -2,14 +2,11 @@ package compiler
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
-	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/token"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
@@ -18,7 +15,7 @@ import (
 
 // refuseCUE records every error in a CUE error list as a refusal with code.
 func (c *compilation) refuseCUE(code blocking.Code, err error) {
-	if l := cueRefusals(code, err, c.isBundleFile, c.locateCUEPath); l != nil {
+	if l := schemas.CUERefusals(code, err, c.isBundleFile, c.locateCUEPath); l != nil {
 		c.refused = append(c.refused, l.(blocking.List)...)
 	}
 }
@@ -29,72 +26,6 @@ func (c *compilation) isBundleFile(name string) bool {
 		return false
 	}
 	return strings.HasPrefix(name, abs+string(filepath.Separator)) || strings.HasPrefix(name, c.dir)
-}
-
-// cueRefusals converts CUE errors to refusals located at the first position
-// in an input file (preferred, when inInput is set, over positions in the
-// schemas). CUE's messages name fields and types, but for a conflict they
-// quote the values, so values are redacted (see redactValues).
-//
-// When no position of an error lies in the input, fallback (if set) locates
-// the error by its path; a disjunction error is replaced by the schema's
-// alternatives, which say what would be accepted.
-func cueRefusals(code blocking.Code, err error, inInput func(string) bool, fallback func(path []string) (pos, allowed string)) error {
-	var l blocking.List
-	seen := map[string]bool{}
-	for _, e := range cueerrors.Errors(err) {
-		pos := pickPos(cueerrors.Positions(e), inInput)
-		path := cuePath(e.Path())
-		format, args := e.Msg()
-		msg := redactValues(fmt.Sprintf(format, args...))
-		if fallback != nil {
-			where, allowed := fallback(e.Path())
-			if pos == "" || !inInput(posFile(pos)) {
-				pos = where
-			}
-			if strings.Contains(msg, "empty disjunction") && allowed != "" {
-				msg = "must be one of " + allowed
-			}
-		}
-		if strings.Contains(msg, "empty disjunction") {
-			msg = "the value is none of the alternatives the schema allows here"
-		}
-		// One refusal per place: a value refused by a disjunction gets an
-		// error from every alternative, which says less, not more.
-		key := pos + path
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		l = append(l, blocking.New(code, "%s", msg).At(pos, path))
-	}
-	return l.Err()
-}
-
-func pickPos(positions []token.Pos, inInput func(string) bool) string {
-	for _, p := range positions {
-		if inInput == nil || inInput(p.Filename()) {
-			return formatPos(p)
-		}
-	}
-	if len(positions) > 0 {
-		return formatPos(positions[0])
-	}
-	return ""
-}
-
-// posFile returns the file of a file:line:col position.
-func posFile(pos string) string {
-	for range 2 {
-		if i := strings.LastIndexByte(pos, ':'); i >= 0 {
-			pos = pos[:i]
-		}
-	}
-	abs, err := filepath.Abs(pos)
-	if err != nil {
-		return pos
-	}
-	return abs
 }
 
 // locateCUEPath locates an error path (as CUE gives it, led by the schema
@@ -111,7 +42,7 @@ func (c *compilation) locateCUEPath(cuePath []string) (pos, allowed string) {
 	}
 	pos = c.posOf(segs)
 	if pos == "" && len(c.files) > 0 {
-		pos = displayName(c.files[0]) + ":1:1" // a missing field: the bundle's first file
+		pos = schemas.DisplayName(c.files[0]) + ":1:1" // a missing field: the bundle's first file
 	}
 	if c.schema.Exists() {
 		if v := c.schema.LookupPath(selectorPath(segs)); v.Exists() {
@@ -125,40 +56,6 @@ func (c *compilation) locateCUEPath(cuePath []string) (pos, allowed string) {
 		}
 	}
 	return pos, allowed
-}
-
-// formatPos renders file:line:col with the file relative to the working
-// directory when it is below it.
-func formatPos(p token.Pos) string {
-	if !p.IsValid() {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d:%d", displayName(p.Filename()), p.Line(), p.Column())
-}
-
-// displayName is a file name relative to the working directory when the
-// file is below it, as the publisher typed it.
-func displayName(name string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if abs, err := filepath.Abs(name); err == nil {
-			if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
-				return rel
-			}
-		}
-	}
-	return name
-}
-
-// cuePath renders a CUE error path in the dotted form of ir.JoinPath.
-func cuePath(path []string) string {
-	segs := make([]string, 0, len(path))
-	for i, s := range path {
-		if i == 0 && strings.HasPrefix(s, "#") {
-			continue // the schema definition the input was unified with
-		}
-		segs = append(segs, strings.Trim(s, `"`))
-	}
-	return ir.JoinPath(segs)
 }
 
 // refuseAt records a refusal at a bundle path (segments as in ir.Problem),
@@ -182,7 +79,7 @@ func (c *compilation) posOf(segs []string) string {
 	for n := len(segs); n > 0; n-- {
 		v := c.raw.LookupPath(selectorPath(segs[:n]))
 		if p := v.Pos(); v.Exists() && p.IsValid() && c.isBundleFile(p.Filename()) {
-			return formatPos(p)
+			return schemas.FormatPos(p)
 		}
 	}
 	return ""
@@ -233,31 +130,4 @@ func bundlePath(irPath []string) string {
 		out = append(out, seg)
 	}
 	return bpath(out...)
-}
-
-// schemaText is every schema source: a quoted string found in it is the
-// schema's own rule (a pattern, an enum value) and is safe to show.
-var schemaText = func() string {
-	var b strings.Builder
-	for _, f := range schemas.Worker {
-		b.Write(f.Source)
-	}
-	return b.String()
-}()
-
-// redactValues redacts a CUE message (see blocking.Redact), keeping the
-// quoted strings that come from the schemas: an input may hold a secret
-// in a conflicting value, and a refusal never repeats what it refuses.
-func redactValues(msg string) string {
-	return blocking.Redact(msg, func(q string) bool {
-		return len(q) > 2 && (strings.Contains(schemaText, q) || strings.Contains(schemaText, strings.Trim(q, `"`)))
-	})
-}
-
-// CUERefusals converts CUE errors into refusals with code, each located at
-// its first position in a file inInput accepts, with values redacted. It
-// is how later stages report errors in their own CUE inputs (host policy,
-// registries) the way the compiler reports bundles.
-func CUERefusals(code blocking.Code, err error, inInput func(string) bool) error {
-	return cueRefusals(code, err, inInput, nil)
 }

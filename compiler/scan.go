@@ -10,6 +10,7 @@ import (
 	"cuelang.org/go/cue/ast"
 
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // proseFields are the bundle fields written for people, where runs of five
@@ -106,7 +107,7 @@ func literalOf(v cue.Value) *ast.BasicLit {
 func locate(lit *ast.BasicLit, s string, offset int) string {
 	pos := lit.Pos()
 	line, col := lineCol(s, offset)
-	file := displayName(pos.Filename())
+	file := schemas.DisplayName(pos.Filename())
 	body := strings.TrimLeft(lit.Value, "#")
 	if !strings.HasPrefix(body, `"""`) {
 		opening := len(lit.Value) - len(body) + 1

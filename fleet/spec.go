@@ -32,7 +32,6 @@ import (
 	"cuelang.org/go/cue"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
@@ -209,6 +208,6 @@ func joinPath(segs []string) string {
 
 // loadCUE reads the fleet file, unifies it with #Fleet and checks it is
 // concrete, as every operator configuration file is read.
-func loadCUE(path string) (cue.Value, compiler.Locator, error) {
-	return compiler.LoadConfig(path, compiler.ConfigFile{Package: Package, Schema: schemas.Fleet, Def: schemas.FleetDef, Unreadable: blocking.FleetUnreadable, Invalid: blocking.FleetInvalid})
+func loadCUE(path string) (cue.Value, schemas.Locator, error) {
+	return schemas.LoadConfig(path, schemas.ConfigFile{Package: Package, Schema: schemas.Fleet, Def: schemas.FleetDef, Unreadable: blocking.FleetUnreadable, Invalid: blocking.FleetInvalid})
 }

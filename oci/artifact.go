@@ -21,11 +21,9 @@ import (
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 
-	"cuelang.org/go/cue/cuecontext"
-
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // Media types of a worker artifact.
@@ -374,20 +372,20 @@ func irLayer(layers []ocispec.Descriptor) (ocispec.Descriptor, error) {
 	return found[0], nil
 }
 
-// checkIR checks the IR bytes against the manifest's annotation, decodes
-// them strictly and checks them against #Worker.
+// checkIR checks the IR bytes against the manifest's annotation, then
+// with schemas.CheckIR: canonical, strictly decoded, #Worker.
 func (a *Artifact) checkIR() error {
 	a.IRDigest = ir.DigestBytes(a.IR)
 	if a.Manifest.Annotations[AnnotationIRDigest] != a.IRDigest {
 		return blocking.New(blocking.IRAnnotationMismatch, "annotation %s differs from the IR layer's digest", AnnotationIRDigest)
 	}
-	var err error
-	if a.Worker, err = ir.DecodeCanonical(a.IR); err != nil {
-		return err
-	}
 	// Everything downstream trusts the IR's names (pull writes files by
 	// them): it must be schema-valid before anything is derived from it.
-	return compiler.CheckWorker(cuecontext.New(), a.Worker)
+	// The invariants and the customer-state scan are Conformance's named
+	// checks and the host stages' own, so a fetch stops at the schema.
+	var err error
+	a.Worker, err = schemas.CheckIR(a.IR, schemas.IRCheck{Canonical: true, Through: schemas.IRSchema})
+	return err
 }
 
 // checkLayers checks the layers are exactly those Layers derives from the

@@ -7,7 +7,6 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/schemas"
@@ -101,7 +100,7 @@ func checkIRDigest(a *Artifact) string {
 }
 
 func checkIRSchema(a *Artifact) string {
-	if err := compiler.CheckSchema(cuecontext.New(), a.IR); err != nil {
+	if err := schemas.CheckWorkerBytes(cuecontext.New(), a.IR); err != nil {
 		return refusalsDetail(err)
 	}
 	return problemsDetail(ir.Validate(a.Worker))

@@ -17,7 +17,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // maxCAFile bounds a --ca-file read: a bundle of a few hundred
@@ -88,7 +88,7 @@ func tlsConfigFor(caFile string, insecure bool) (*tls.Config, error) {
 	if caFile == "" {
 		return cfg, nil
 	}
-	pem, err := compiler.ReadLocalFile(caFile, maxCAFile)
+	pem, err := schemas.ReadLocalFile(caFile, maxCAFile)
 	if err != nil {
 		return nil, blocking.New(blocking.RegistryCAInvalid, "the --ca-file cannot be read")
 	}

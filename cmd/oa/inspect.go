@@ -5,12 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // maxLocalIRBytes bounds an IR file oa inspect reads: the IR of the
@@ -25,11 +25,11 @@ func newInspectCmd() *cobra.Command {
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := compiler.ReadLocalFile(args[0], maxLocalIRBytes)
+			b, err := readIRFile(args[0])
 			if err != nil {
-				return blocking.New(blocking.IRUnreadable, "%s", err).At(args[0], "")
+				return err
 			}
-			w, err := loadIR(b)
+			w, err := schemas.CheckIR(b, schemas.IRCheck{Through: schemas.IRValid})
 			if err != nil {
 				return err
 			}
@@ -43,20 +43,14 @@ func newInspectCmd() *cobra.Command {
 	}
 }
 
-// loadIR decodes and checks IR bytes from a file: strict decoding, the
-// #Worker schema and the IR invariants.
-func loadIR(b []byte) (*ir.Worker, error) {
-	w, err := ir.Decode(b)
+// readIRFile reads an IR file named on the command line, bounded by
+// maxLocalIRBytes and regular files only.
+func readIRFile(path string) ([]byte, error) {
+	b, err := schemas.ReadLocalFile(path, maxLocalIRBytes)
 	if err != nil {
-		return nil, err
+		return nil, blocking.New(blocking.IRUnreadable, "%s", err).At(path, "")
 	}
-	if err := compiler.CheckWorker(cuecontext.New(), w); err != nil {
-		return nil, err
-	}
-	if err := ir.Err(ir.Validate(w)); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return b, nil
 }
 
 type irSummary struct {

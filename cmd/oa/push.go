@@ -11,6 +11,7 @@ import (
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 )
 
 func newPushCmd() *cobra.Command {
@@ -75,7 +76,8 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 	return cmd
 }
 
-// loadWorker compiles a bundle folder or reads and checks an IR file.
+// loadWorker compiles a bundle folder or reads and checks an IR file
+// (schemas.CheckIR, through the customer-state scan: what push publishes).
 func loadWorker(path string) (*ir.Worker, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -88,16 +90,13 @@ func loadWorker(path string) (*ir.Worker, []byte, error) {
 		}
 		return res.Worker, res.IR, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading IR: %w", err)
-	}
-	w, err := loadIR(b)
+	b, err := readIRFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if problems := ir.ScanWorker(w); len(problems) > 0 {
-		return nil, nil, ir.Err(problems)
+	w, err := schemas.CheckIR(b, schemas.IRCheck{Through: schemas.IRClean})
+	if err != nil {
+		return nil, nil, err
 	}
 	canon, err := ir.Encode(w)
 	return w, canon, err

@@ -1,4 +1,4 @@
-package compiler
+package schemas
 
 import (
 	"os"
@@ -8,10 +8,9 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/schemas"
 )
 
-var fleetConfig = ConfigFile{Package: "fleet", Schema: schemas.Fleet, Def: schemas.FleetDef, Unreadable: blocking.FleetUnreadable, Invalid: blocking.FleetInvalid}
+var fleetConfig = ConfigFile{Package: "fleet", Schema: Fleet, Def: FleetDef, Unreadable: blocking.FleetUnreadable, Invalid: blocking.FleetInvalid}
 
 // TestLoadConfigRefusesWhatIsNotABoundedFile: a configuration file that is
 // a named pipe, a link to /dev/zero or larger than MaxConfigFileBytes is
@@ -28,12 +27,19 @@ func TestLoadConfigRefusesWhatIsNotABoundedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big.cue")
-	writeTestFile(t, big, "package fleet\n\n// "+strings.Repeat("x", MaxConfigFileBytes)+"\n")
+	writeFile(t, big, "package fleet\n\n// "+strings.Repeat("x", MaxConfigFileBytes)+"\n")
 	for _, p := range []string{pipe, zero, big} {
 		_, _, err := LoadConfig(p, fleetConfig)
 		l := blocking.Refusals(err)
 		if len(l) != 1 || l[0].Code != blocking.FleetUnreadable || l[0].Pos != p {
 			t.Errorf("LoadConfig(%s) = %v; want %s at the file", filepath.Base(p), err, blocking.FleetUnreadable)
 		}
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package compiler
+package schemas
 
 import (
 	"errors"
@@ -16,7 +16,6 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/schemas"
 )
 
 // Locator gives the "file:line:col" of a field of a loaded configuration
@@ -25,12 +24,15 @@ import (
 type Locator func(segs ...string) string
 
 // ConfigFile says how to load one kind of configuration file written in
-// CUE by an operator (a host policy, a capability registry, a fleet).
+// CUE by an operator (a host policy, a capability registry, a fleet). It
+// lives beside the schemas rather than in the compiler so that a host
+// stage (admission, resolution, the coordinator, fleet provisioning)
+// loads its own files without loading the publisher's compiler.
 type ConfigFile struct {
 	// Package is the CUE package the file must declare.
 	Package string
 	// Schema holds the definition Def the file is unified with.
-	Schema []schemas.File
+	Schema []File
 	Def    string
 	// Unreadable and Invalid are the refusals for a file that cannot be
 	// read and one that does not match.
@@ -48,24 +50,24 @@ func LoadConfig(path string, cf ConfigFile) (cue.Value, Locator, error) {
 	inFile := func(name string) bool { return name == path || name == abs }
 	file, err := parser.ParseFile(path, src, parser.ParseComments)
 	if err != nil {
-		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile)
+		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile, nil)
 	}
 	if file.PackageName() != cf.Package {
 		return cue.Value{}, nil, blocking.New(cf.Invalid, "the file must declare package %s", cf.Package).At(path+":1:1", "")
 	}
 	ctx := cuecontext.New()
-	schema, err := schemas.Build(ctx, cf.Schema)
+	schema, err := Build(ctx, cf.Schema)
 	if err != nil {
 		return cue.Value{}, nil, err
 	}
 	inst := build.NewContext().NewInstance(filepath.Dir(path), nil)
 	if err := inst.AddSyntax(file); err != nil {
-		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile)
+		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile, nil)
 	}
 	data := ctx.BuildInstance(inst)
 	v := schema.LookupPath(cue.ParsePath(cf.Def)).Unify(data)
 	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile)
+		return cue.Value{}, nil, CUERefusals(cf.Invalid, err, inFile, nil)
 	}
 	locate := func(segs ...string) string {
 		sels := make([]cue.Selector, len(segs))
