@@ -52,8 +52,11 @@ func wantRegistryCode(t *testing.T, err error, code blocking.Code, host string) 
 	if !strings.Contains(rs[0].Detail, host) {
 		t.Fatalf("the refusal does not name the host: %v", rs[0])
 	}
+	// The host itself may hold any digits (a random port can read 40373),
+	// so it is taken out before looking for the transport's words.
+	text := strings.ReplaceAll(rs[0].Error(), host, "HOST")
 	for _, raw := range []string{"basic credential", "401", "403", "x509", "tls:", "dial tcp", "connection refused", "http://", "https://", "/v2/"} {
-		if strings.Contains(rs[0].Error(), raw) {
+		if strings.Contains(text, raw) {
 			t.Fatalf("raw transport text %q in %v", raw, rs[0])
 		}
 	}
