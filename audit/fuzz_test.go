@@ -12,8 +12,11 @@ import (
 // FuzzOpenBundle feeds arbitrary files to the bundle reader: whatever the
 // bytes, it never panics and refuses with a closed code, never a fault.
 // The seed corpus (testdata/fuzz/FuzzOpenBundle) holds an empty tar, a
-// layout without an audit tag and a layout whose audit tag names a
-// missing blob.
+// layout without an audit tag, a layout whose audit tag names a missing
+// blob, and the crafted bundles TestWriteFuzzSeeds writes: a tar entry
+// claiming a terabyte, one cut short, a symbolic and a hard link, "..",
+// absolute and repeated names, a document and an audit manifest claiming
+// a terabyte, a blob longer than its descriptor, too many entries.
 func FuzzOpenBundle(f *testing.F) {
 	// Small limits, so that the fuzzer reaches them with small inputs.
 	fuzzLimits := Limits{Entries: 64, DocumentBytes: 1 << 20, ManifestBytes: 64 << 10, BundleBytes: 4 << 20}
