@@ -68,15 +68,16 @@ const (
 	FlagMaxBundleBytes   = "max-bundle-bytes"
 )
 
-// tooLarge is the refusal for what (an entry or a document, named) over
-// limit; flag is the option that raises it.
+// tooLarge is the refusal for what (an entry or a document, named)
+// claiming size bytes over limit; flag is the option that raises it.
 func tooLarge(what string, size, limit int64, flag string) error {
-	claim := ""
-	if size >= 0 {
-		claim = fmt.Sprintf(" (%d)", size)
-	}
-	return blocking.New(blocking.AuditBundleTooLarge, "%s is over the audit limit of %d%s; pass --%s to oa audit verify if the bundle is genuine",
-		what, limit, claim, flag)
+	return overLimit(fmt.Sprintf("%s claims %d bytes, over the audit limit of %d", what, size, limit), flag)
+}
+
+// overLimit is the audit_bundle_too_large refusal for problem; flag is
+// the option that raises the limit.
+func overLimit(problem, flag string) error {
+	return blocking.New(blocking.AuditBundleTooLarge, "%s; pass --%s to oa audit verify if the bundle is genuine", problem, flag)
 }
 
 // maxNameShown bounds how much of a tar entry's name a refusal repeats.

@@ -172,7 +172,7 @@ func TestBundleDocumentClaimingHugeSizeIsRefusedBeforeReading(t *testing.T) {
 
 func TestBundleDocumentOverALowerLimitIsRefused(t *testing.T) {
 	_, err := openCrafted(t, craftLayout(t, nil), Limits{DocumentBytes: 1})
-	wantRefused(t, err, blocking.AuditBundleTooLarge, "over the audit limit of 1")
+	wantRefused(t, err, blocking.AuditBundleTooLarge, "over the audit limit of 1;")
 }
 
 func TestBundleAuditManifestClaimingHugeSizeIsRefused(t *testing.T) {
@@ -211,13 +211,13 @@ func TestBundleWithThousandsOfEntriesIsRefused(t *testing.T) {
 		entries = append(entries, blobEntry([]byte(fmt.Sprint(i))))
 	}
 	_, err := openCrafted(t, entries, Limits{})
-	wantRefused(t, err, blocking.AuditBundleTooLarge, "count of entries", fmt.Sprint(DefaultEntries), "--max-entries")
+	wantRefused(t, err, blocking.AuditBundleTooLarge, "more than 4096 entries", "--max-entries")
 }
 
 func TestBundleOverItsTotalIsRefused(t *testing.T) {
 	entries := append(craftLayout(t, nil), blobEntry(bytes.Repeat([]byte("a"), 4096)))
 	_, err := openCrafted(t, entries, Limits{BundleBytes: 4096})
-	wantRefused(t, err, blocking.AuditBundleTooLarge, "bundle's bytes", "--max-bundle-bytes")
+	wantRefused(t, err, blocking.AuditBundleTooLarge, "add up to more than 4096 bytes", "--max-bundle-bytes")
 }
 
 func TestBundleLinksAndStrangeNamesAreRefused(t *testing.T) {

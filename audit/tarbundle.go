@@ -49,14 +49,14 @@ func unpackBundle(file, dir string, lim Limits) error {
 			return invalidf("the file is not a tar of an OCI image layout (entry %d cannot be read)", n+1)
 		}
 		if n >= lim.Entries {
-			return tooLarge("the tar's count of entries", -1, int64(lim.Entries), FlagMaxEntries)
+			return overLimit(fmt.Sprintf("the tar has more than %d entries, the audit limit", lim.Entries), FlagMaxEntries)
 		}
 		name, err := checkEntry(hdr, lim, seen)
 		if err != nil {
 			return err
 		}
 		if total += hdr.Size; total > lim.BundleBytes {
-			return tooLarge(entryName(hdr.Name)+" brings the bundle's bytes", total, lim.BundleBytes, FlagMaxBundleBytes)
+			return overLimit(fmt.Sprintf("the tar's entries add up to more than %d bytes, the audit limit, at %s", lim.BundleBytes, entryName(hdr.Name)), FlagMaxBundleBytes)
 		}
 		if err := writeEntry(root, tr, hdr, name); err != nil {
 			return err

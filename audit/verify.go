@@ -230,11 +230,9 @@ func openBundle(ctx context.Context, path, dir string, lim Limits) (*bundle, err
 func openLayout(ctx context.Context, dir string, lim oci.Limits) (oci.Target, error) {
 	t, err := oci.Open(ctx, oci.Ref{Layout: dir}, oci.OpenOptions{Limits: lim})
 	if err != nil {
-		if l := blocking.Refusals(err); len(l) > 0 && l[0].Code == blocking.ManifestTooLarge {
-			return nil, tooLarge("index.json", -1, lim.ManifestBytes, FlagMaxManifestBytes)
-		}
-		if blocking.Refusals(err) != nil {
-			return nil, invalidf("the tar does not hold a valid OCI image layout (%s)", blocking.Refusals(err)[0].Code)
+		// index.json's size was held to the limit as the tar was read.
+		if l := blocking.Refusals(err); l != nil {
+			return nil, invalidf("the tar does not hold a valid OCI image layout (%s)", l[0].Code)
 		}
 		return nil, err
 	}
