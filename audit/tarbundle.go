@@ -39,6 +39,7 @@ func unpackBundle(file, dir string, lim Limits) error {
 	defer root.Close()
 	tr := tar.NewReader(f)
 	seen := map[string]bool{}
+	buf := make([]byte, 64<<10)
 	var total int64
 	for n := 0; ; n++ {
 		hdr, err := tr.Next()
@@ -58,7 +59,7 @@ func unpackBundle(file, dir string, lim Limits) error {
 		if total += hdr.Size; total > lim.BundleBytes {
 			return overLimit(fmt.Sprintf("the tar's entries add up to more than %d bytes, the audit limit, at %s", lim.BundleBytes, entryName(hdr.Name)), FlagMaxBundleBytes)
 		}
-		if err := writeEntry(root, tr, hdr, name); err != nil {
+		if err := writeEntry(root, tr, hdr, name, buf); err != nil {
 			return err
 		}
 	}
@@ -143,8 +144,9 @@ func typeName(t byte) string {
 }
 
 // writeEntry writes the entry hdr (checked, named name) from tr inside
-// root: a folder made, or a new file of exactly hdr.Size bytes.
-func writeEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string) error {
+// root, copying through buf: a folder made, or a new file of exactly
+// hdr.Size bytes.
+func writeEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string, buf []byte) error {
 	if hdr.Typeflag == tar.TypeDir {
 		if err := root.Mkdir(name, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("unpacking the bundle: %w", err)
@@ -162,7 +164,9 @@ func writeEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string) err
 	}
 	// tar.Reader yields exactly hdr.Size bytes or fails: a tar cut short
 	// is refused here, never read as a shorter blob.
-	_, err = io.Copy(out, tr)
+	// Only the writer side of out, so that one buffer serves every entry
+	// (os.File's ReadFrom would allocate its own for each).
+	_, err = io.CopyBuffer(struct{ io.Writer }{out}, tr, buf)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		return fmt.Errorf("unpacking the bundle: %w", cerr)
 	}
