@@ -257,6 +257,9 @@ func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) 
 	if errors.Is(err, errdef.ErrNotFound) {
 		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "nothing is stored under that reference")
 	}
+	if r := resolveRefusal(err); r != nil {
+		return ocispec.Descriptor{}, r
+	}
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("resolving: %w", err)
 	}

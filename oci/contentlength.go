@@ -1,6 +1,10 @@
 package oci
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/oa-dev/oa/blocking"
+)
 
 // orasContentLengthMismatch is the text oras-go's remote blob and
 // manifest fetches end their error with when a registry's Content-Length
@@ -17,4 +21,14 @@ const orasContentLengthMismatch = "mismatch Content-Length"
 // tampering as much as a changed byte is.
 func contentLengthMismatch(err error) bool {
 	return err != nil && strings.Contains(err.Error(), orasContentLengthMismatch)
+}
+
+// resolveRefusal is the refusal for err from resolving a reference when it
+// says the manifest sent is not the one named (another digest, or a
+// Content-Length or body that disagrees with its size); nil otherwise.
+func resolveRefusal(err error) error {
+	if err == nil || !tampered(err) {
+		return nil
+	}
+	return blocking.New(blocking.LayerDigestMismatch, "the manifest the source sent for the reference does not match its digest or size")
 }

@@ -14,12 +14,13 @@ import (
 // truthHeader marks the lying handler's own request for the real bytes.
 const truthHeader = "X-Oa-Test-Truth"
 
-// lieAboutLength makes reg answer every blob GET with the real bytes
-// under a Content-Length delta bytes off (the body cut or padded to
-// match), as a broken proxy or a hostile registry would.
-func lieAboutLength(reg *registrytest.Registry, delta int) {
+// lieAboutLength makes reg answer every GET of a path holding kind
+// ("/blobs/" or "/manifests/") and a digest with the real bytes under a
+// Content-Length delta bytes off (the body cut or padded to match), as a
+// broken proxy or a hostile registry would.
+func lieAboutLength(reg *registrytest.Registry, kind string, delta int) {
 	reg.Lie(func(w http.ResponseWriter, req *http.Request) bool {
-		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/blobs/sha256:") || req.Header.Get(truthHeader) != "" {
+		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, kind+"sha256:") || req.Header.Get(truthHeader) != "" {
 			return false
 		}
 		real, err := http.NewRequestWithContext(req.Context(), http.MethodGet, "http://"+reg.Host()+req.URL.Path, nil)
@@ -27,6 +28,7 @@ func lieAboutLength(reg *registrytest.Registry, delta int) {
 			return false
 		}
 		real.Header.Set(truthHeader, "1")
+		real.Header.Set("Accept", req.Header.Get("Accept"))
 		resp, err := http.DefaultClient.Do(real)
 		if err != nil {
 			return false
@@ -41,7 +43,9 @@ func lieAboutLength(reg *registrytest.Registry, delta int) {
 		} else {
 			body = append(body, bytes.Repeat([]byte{0}, delta)...)
 		}
-		w.Header().Set("Content-Type", "application/octet-stream")
+		for _, h := range []string{"Content-Type", "Docker-Content-Digest"} {
+			w.Header().Set(h, resp.Header.Get(h))
+		}
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusOK)
 		w.Write(body)
@@ -50,7 +54,7 @@ func lieAboutLength(reg *registrytest.Registry, delta int) {
 }
 
 // TestRegistryContentLengthMismatchIsRefused: a registry whose
-// Content-Length for a blob is shorter or longer than the descriptor's
+// Content-Length for a blob or a manifest is shorter or longer than the descriptor's
 // size is refused as tampering (exit 2, layer_digest_mismatch) by pull and
 // verify, and no raw transport text (oras-go's error, the URL) reaches
 // the user.
@@ -59,10 +63,13 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 	p := newPublisher(t)
 	pinned := p.publish(reg.Host() + "/oa/clinic")
 	// Not subtests: the publisher's helpers fail the test they were made with.
-	for name, delta := range map[string]int{"shorter": -1, "longer": 1} {
-		lieAboutLength(reg, delta)
+	for name, lie := range map[string]struct {
+		kind  string
+		delta int
+	}{"blob shorter": {"/blobs/", -1}, "blob longer": {"/blobs/", 1}, "manifest shorter": {"/manifests/", -1}, "manifest longer": {"/manifests/", 1}} {
+		lieAboutLength(reg, lie.kind, lie.delta)
 		for _, args := range [][]string{
-			{"pull", pinned, "-o", p.path("pulled-" + name)},
+			{"pull", pinned, "-o", p.path("pulled-" + strings.ReplaceAll(name, " ", "-"))},
 			{"verify", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub")},
 		} {
 			msg := p.refused("layer_digest_mismatch", args...)
