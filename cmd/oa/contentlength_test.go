@@ -55,8 +55,8 @@ func lieAboutLength(reg *registrytest.Registry, kind string, delta int) {
 
 // TestRegistryContentLengthMismatchIsRefused: a registry whose
 // Content-Length for a blob or a manifest is shorter or longer than the descriptor's
-// size is refused as tampering (exit 2, layer_digest_mismatch) by pull and
-// verify, and no raw transport text (oras-go's error, the URL) reaches
+// size is refused as tampering (exit 2, layer_digest_mismatch) by pull,
+// verify and copy, and no raw transport text (oras-go's error, the URL) reaches
 // the user.
 func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 	reg := registrytest.Start(t)
@@ -71,6 +71,7 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 		for _, args := range [][]string{
 			{"pull", pinned, "-o", p.path("pulled-" + strings.ReplaceAll(name, " ", "-"))},
 			{"verify", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub")},
+			{"copy", pinned, "copied-" + strings.ReplaceAll(name, " ", "-")},
 		} {
 			msg := p.refused("layer_digest_mismatch", args...)
 			for _, raw := range []string{"mismatch Content-Length", "http://", "/v2/", "GET"} {
