@@ -154,7 +154,7 @@ func TestAuditVerifiesAfterTheHostFolderIsDeleted(t *testing.T) {
 func rewrite(t *testing.T, src string, edit func(docs map[string][]byte)) string {
 	t.Helper()
 	ctx := context.Background()
-	b, err := openBundle(ctx, src)
+	b, err := openBundle(ctx, src, t.TempDir(), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 
 func TestAuditRefusesReceiptsSwappedFromAnotherHost(t *testing.T) {
 	a, b := newFixture(t), newFixture(t)
-	other, err := openBundle(context.Background(), b.bundle)
+	other, err := openBundle(context.Background(), b.bundle, t.TempDir(), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

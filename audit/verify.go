@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,7 @@ import (
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2/content"
-	orasoci "oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
@@ -24,13 +24,6 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/store"
-)
-
-// Bounds on what is read from a bundle before it is believed.
-const (
-	maxBundle   = 4 << 30
-	maxManifest = 4 << 20
-	maxDocument = 512 << 20
 )
 
 // Links of an audit, in chain order (the artifact's four are oci's).
@@ -97,7 +90,7 @@ func firstRefusal(err error) *blocking.Error {
 
 // bundle is a bundle opened: its layout and its documents.
 type bundle struct {
-	layout  *orasoci.ReadOnlyStore
+	layout  oci.Target
 	subject ocispec.Descriptor
 	docs    map[string][]byte
 	host    HostDoc
@@ -110,13 +103,28 @@ type bundle struct {
 // is for program faults and bad keys only; a broken link is in the
 // report (see Report.Err).
 func Verify(ctx context.Context, path string, keys Keys) (*Report, error) {
+	return VerifyWithLimits(ctx, path, keys, DefaultLimits())
+}
+
+// VerifyWithLimits is Verify holding the bundle to lim (zero fields take
+// their defaults): a bundle over a limit is refused audit_bundle_too_large
+// at the bundle link, before the bytes over it are read.
+func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (*Report, error) {
 	pub, auth, hostKey, err := loadKeys(keys)
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{}
-	b, err := openBundle(ctx, path)
+	scratch, err := os.MkdirTemp("", "oa-audit-bundle-")
 	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	b, err := openBundle(ctx, path, scratch, lim)
+	if err != nil {
+		if blocking.Refusals(err) == nil {
+			return nil, err
+		}
 		r.add(LinkBundle, path, err)
 		return r.finish(), nil
 	}
@@ -172,57 +180,95 @@ func loadKeys(k Keys) (pub, auth, host *oci.Verifier, err error) {
 	return pub, auth, host, nil
 }
 
-// openBundle opens the tar's layout and reads the audit manifest and its
-// documents, each bounded and digest-checked.
-func openBundle(ctx context.Context, path string) (*bundle, error) {
-	invalid := func(format string, args ...any) error {
-		return blocking.New(blocking.AuditBundleInvalid, format, args...)
+// openBundle unpacks the tar at path into the empty folder dir, bounded
+// by lim (unpackBundle), opens it as an OCI layout that reads only what it
+// is asked for, and reads the audit manifest and its documents, each
+// checked against its limit before it is read and verified against its
+// descriptor's size and digest as it is.
+func openBundle(ctx context.Context, path, dir string, lim Limits) (*bundle, error) {
+	lim = lim.WithDefaults()
+	if err := unpackBundle(path, dir, lim); err != nil {
+		return nil, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBundle {
-		return nil, invalid("the bundle is not a readable file of at most %d bytes", int64(maxBundle))
-	}
-	layout, err := orasoci.NewFromTar(ctx, path)
+	// The release is read as a host reads it (the oci defaults); the
+	// documents through a view of the same folder whose layers may be as
+	// large as lim.DocumentBytes.
+	layout, err := openLayout(ctx, dir, oci.Limits{ManifestBytes: lim.ManifestBytes})
 	if err != nil {
-		return nil, invalid("the file is not a tar of an OCI image layout")
+		return nil, err
+	}
+	docs, err := openLayout(ctx, dir, oci.Limits{ManifestBytes: lim.ManifestBytes, SignatureBytes: lim.DocumentBytes, ComponentBytes: lim.DocumentBytes})
+	if err != nil {
+		return nil, err
 	}
 	desc, err := layout.Resolve(ctx, AuditTag)
-	if err != nil || desc.MediaType != ocispec.MediaTypeImageManifest || desc.Size > maxManifest {
-		return nil, invalid("the layout has no audit manifest tagged %q", AuditTag)
+	if err != nil || desc.MediaType != ocispec.MediaTypeImageManifest {
+		return nil, invalidf("the layout has no audit manifest tagged %q", AuditTag)
 	}
-	raw, err := content.FetchAll(ctx, layout, desc)
+	if desc.Size > lim.ManifestBytes {
+		return nil, tooLarge("the audit manifest", desc.Size, lim.ManifestBytes, FlagMaxManifestBytes)
+	}
+	raw, err := oci.FetchBlob(ctx, layout, desc)
 	if err != nil {
-		return nil, invalid("the audit manifest does not match its digest")
+		return nil, invalidf("the audit manifest does not match its digest and size")
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil || m.ArtifactType != ArtifactType || m.Subject == nil {
-		return nil, invalid("the audit manifest is not an %s manifest with a subject", ArtifactType)
+		return nil, invalidf("the audit manifest is not an %s manifest with a subject", ArtifactType)
 	}
 	b := &bundle{layout: layout, subject: *m.Subject, docs: map[string][]byte{}}
 	if release, err := layout.Resolve(ctx, ReleaseTag); err != nil || release.Digest != b.subject.Digest {
-		return nil, invalid("the release tagged %q is not the audit manifest's subject", ReleaseTag)
+		return nil, invalidf("the release tagged %q is not the audit manifest's subject", ReleaseTag)
 	}
+	if err := b.readDocuments(ctx, docs, m.Layers, lim); err != nil {
+		return nil, err
+	}
+	return b, b.decode()
+}
+
+// openLayout opens the unpacked layout at dir with lim.
+func openLayout(ctx context.Context, dir string, lim oci.Limits) (oci.Target, error) {
+	t, err := oci.Open(ctx, oci.Ref{Layout: dir}, oci.OpenOptions{Limits: lim})
+	if err != nil {
+		// index.json's size was held to the limit as the tar was read.
+		if l := blocking.Refusals(err); l != nil {
+			return nil, invalidf("the tar does not hold a valid OCI image layout (%s)", l[0].Code)
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+// readDocuments reads the audit manifest's layers, each a known document
+// named once, refused over lim.DocumentBytes before a byte is read.
+func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []ocispec.Descriptor, lim Limits) error {
 	want := map[string]string{}
 	for _, d := range documents {
 		want[d.name] = d.mediaType
 	}
-	for _, l := range m.Layers {
+	for _, l := range layers {
 		name := l.Annotations[ocispec.AnnotationTitle]
-		if want[name] != l.MediaType || b.docs[name] != nil || l.Size > maxDocument {
-			return nil, invalid("layer %s is not a bundle document, or is repeated or too large", l.Digest)
+		if want[name] != l.MediaType || b.docs[name] != nil {
+			return invalidf("layer %s is not a bundle document, or is repeated", l.Digest)
 		}
-		data, err := content.FetchAll(ctx, layout, l)
+		if l.Size > lim.DocumentBytes {
+			return tooLarge("document "+name, l.Size, lim.DocumentBytes, FlagMaxDocumentBytes)
+		}
+		data, err := oci.FetchBlob(ctx, docs, l)
 		if err != nil {
-			return nil, invalid("document %s does not match its digest", name)
+			if blocking.Refusals(err) == nil && !errors.Is(err, errdef.ErrNotFound) {
+				return err
+			}
+			return invalidf("document %s is missing or does not match its digest and size", name)
 		}
 		b.docs[name] = data
 	}
 	for _, d := range documents {
 		if b.docs[d.name] == nil {
-			return nil, invalid("document %s is missing", d.name)
+			return invalidf("document %s is missing", d.name)
 		}
 	}
-	return b, b.decode()
+	return nil
 }
 
 // decode reads the JSON documents strictly.

@@ -39,3 +39,15 @@ func init() {
 			"Projecting the bundle's Worker IR again does not give the projection digests the bundle lists, or the persona digest the binding approved. The bundle was edited or its projection came from another release."},
 	)
 }
+
+// AuditBundleTooLarge is raised when an audit bundle's tar, one of its
+// entries, its index.json, a manifest or a document is over oa audit
+// verify's limits.
+const AuditBundleTooLarge Code = "audit_bundle_too_large"
+
+func init() {
+	register(
+		Entry{AuditBundleTooLarge, StageCoordinator, "the audit bundle is larger than audit verify reads",
+			"Nothing was read past the limit: the named tar entry, document or manifest claims more bytes (or the tar more entries, or more bytes in all) than oa audit verify reads by default (4096 entries, 512 MiB a document, 4 MiB a manifest or index.json, 4 GiB in all). A bundle from `oa audit export` of a long-running host may be genuinely large: raise the named limit with --max-entries, --max-document-bytes, --max-manifest-bytes or --max-bundle-bytes; otherwise do not trust the file."},
+	)
+}

@@ -255,6 +255,9 @@ func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) 
 	if errors.Is(err, errdef.ErrNotFound) {
 		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "nothing is stored under that reference")
 	}
+	if r := resolveRefusal(err); r != nil {
+		return ocispec.Descriptor{}, r
+	}
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("resolving: %w", err)
 	}
@@ -448,6 +451,8 @@ func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor)
 		return nil, err
 	case errors.Is(err, content.ErrTrailingData):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "the source sent more bytes for blob %s than its descriptor says", desc.Digest)
+	case contentLengthMismatch(err):
+		return nil, blocking.New(blocking.LayerDigestMismatch, "the registry's Content-Length for blob %s is not the %d bytes its descriptor says", desc.Digest, desc.Size)
 	case tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "blob %s does not match its digest", desc.Digest)
 	case errors.Is(err, errdef.ErrNotFound):
@@ -462,7 +467,8 @@ func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor)
 // a changed byte, or a blob longer or shorter than described.
 func tampered(err error) bool {
 	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
-		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		contentLengthMismatch(err)
 }
 
 // Copy copies the artifact desc from src to dst, tagging it dstTag when

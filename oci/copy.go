@@ -118,6 +118,8 @@ func fullDescriptor(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.D
 	switch {
 	case errors.Is(err, errdef.ErrNotFound):
 		return ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "the source does not hold the digest")
+	case resolveRefusal(err) != nil:
+		return ocispec.Descriptor{}, resolveRefusal(err)
 	case err != nil:
 		return ocispec.Descriptor{}, fmt.Errorf("resolving the artifact: %w", err)
 	case full.Digest != desc.Digest:

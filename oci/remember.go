@@ -111,6 +111,9 @@ func ResolveOnce(ctx context.Context, target oras.ReadOnlyTarget, reference stri
 	if r := blocking.Refusals(err); r != nil {
 		return ocispec.Descriptor{}, err
 	}
+	if r := resolveRefusal(err); r != nil {
+		return ocispec.Descriptor{}, r
+	}
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("resolving: %w", err)
 	}

@@ -67,6 +67,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 
 func newAuditVerifyCmd() *cobra.Command {
 	var publisher, authority, host string
+	var lim audit.Limits
 	cmd := &cobra.Command{
 		Use:   "verify FILE --publisher-key P.pub --authority-key A.pub --host-key H.pub",
 		Short: "Recompute every digest and signature of an exported chain offline; name the first broken link",
@@ -78,14 +79,19 @@ projection (recomputed from the IR), the plan (resolved again and compared
 with the binding), the binding, and the receipts (chain, host-signed
 checkpoints, the receipt key the host pinned, bindings, runs). Keys inside
 the bundle are never trusted. It prints the chain as a tree (--json for a
-report) and exits 2 naming the first broken link's blocking code.`,
+report) and exits 2 naming the first broken link's blocking code.
+
+The bundle is read bounded before it is believed: at most --max-entries
+tar entries, --max-document-bytes each, --max-manifest-bytes for
+index.json and each manifest, --max-bundle-bytes in all; a bundle over a
+limit is refused audit_bundle_too_large naming the entry and the flag.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			keys, err := readAuditKeys(publisher, authority, host)
 			if err != nil {
 				return err
 			}
-			r, err := audit.Verify(cmd.Context(), args[0], keys)
+			r, err := audit.VerifyWithLimits(cmd.Context(), args[0], keys, lim)
 			if err != nil {
 				return err
 			}
@@ -105,6 +111,10 @@ report) and exits 2 naming the first broken link's blocking code.`,
 	for _, f := range []string{"publisher-key", "authority-key", "host-key"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
+	cmd.Flags().IntVar(&lim.Entries, audit.FlagMaxEntries, audit.DefaultEntries, "the most tar entries read")
+	cmd.Flags().Int64Var(&lim.DocumentBytes, audit.FlagMaxDocumentBytes, audit.DefaultDocumentBytes, "the most bytes of one tar entry or document")
+	cmd.Flags().Int64Var(&lim.ManifestBytes, audit.FlagMaxManifestBytes, audit.DefaultManifestBytes, "the most bytes of index.json or a manifest")
+	cmd.Flags().Int64Var(&lim.BundleBytes, audit.FlagMaxBundleBytes, audit.DefaultBundleBytes, "the most bytes of all tar entries")
 	return cmd
 }
 

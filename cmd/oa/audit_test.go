@@ -65,6 +65,14 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	notTar := filepath.Join(t.TempDir(), "x.tar")
 	os.WriteFile(notTar, []byte("not a tar"), 0o644)
 	cliRefused(t, "audit_bundle_invalid", "audit", "verify", notTar, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	// The same genuine bundle under lower limits: refused before the
+	// bytes over them are read, naming the flag that raises each.
+	for flag, value := range map[string]string{"--max-document-bytes": "16", "--max-entries": "3", "--max-manifest-bytes": "64", "--max-bundle-bytes": "1024"} {
+		out, errOut := cliRefused(t, "audit_bundle_too_large", "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host, flag, value)
+		if !strings.Contains(errOut, flag) || !strings.Contains(out, "audit BROKEN at bundle") {
+			t.Fatalf("%s %s: %s%s", flag, value, out, errOut)
+		}
+	}
 }
 
 func TestAuditReceiptsVerifyCatchesAnEmptiedDatabase(t *testing.T) {
