@@ -32,10 +32,7 @@ func TestEnvelopeExpiredFreeze(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	now := time.Now()
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{ExpiresIn: time.Hour, Now: now}); err != nil {
 		t.Fatal(err)
@@ -55,10 +52,7 @@ func TestRevocationsExpired(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	now := time.Now()
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{Now: now}); err != nil {
 		t.Fatal(err)
@@ -67,7 +61,7 @@ func TestRevocationsExpired(t *testing.T) {
 	if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, other, "recall", "Auditor", now, fleet.RevocationOptions{Options: fleet.Options{ExpiresIn: time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = provisionAt(t, f, h, now.Add(2*time.Hour))
+	_, err := provisionAt(t, f, h, now.Add(2*time.Hour))
 	if !hosttest.HasCode(t, err, blocking.FleetRevocationsExpired) {
 		t.Fatalf("expired list: %v", err)
 	}
@@ -89,10 +83,7 @@ func TestRepublishRefreshes(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	start := time.Now().UTC().Truncate(time.Second)
 	opts := func(at time.Duration) fleet.Options {
 		return fleet.Options{ExpiresIn: 10 * time.Hour, Now: start.Add(at)}

@@ -73,10 +73,7 @@ func TestNewReleaseKeepsTheBoundOneServed(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	fh := f.NewHost("h01", fleettest.HostOptions{})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +153,7 @@ func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	fh := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}

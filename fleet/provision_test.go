@@ -110,10 +110,7 @@ func TestProvisionRefusals(t *testing.T) {
 	// An envelope signed by another key.
 	other := fleettest.New(t)
 	other.Repository = f.Repository
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, other.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +126,7 @@ func TestProvisionRefusals(t *testing.T) {
 	if _, err := fleet.Publish(ctx, spec2, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = fleet.Provision(ctx, h.Home, f.Repository+":"+fleet.EnvelopeTag("h09"), fleet.ProvisionOptions{Now: time.Now()})
+	_, err := fleet.Provision(ctx, h.Home, f.Repository+":"+fleet.EnvelopeTag("h09"), fleet.ProvisionOptions{Now: time.Now()})
 	if !hosttest.HasCode(t, err, blocking.FleetEnvelopeWrongHost) {
 		t.Fatalf("wrong host: %v", err)
 	}
@@ -164,10 +161,7 @@ func TestCeilingExceededWaits(t *testing.T) {
 func TestRegistryOutageMidProvision(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -81,10 +81,7 @@ func TestRevocationsRollbackRefused(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +127,7 @@ func TestRevocationsRollbackRefused(t *testing.T) {
 func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	d := digest.FromString("recalled")
 	other := fleettest.New(t)
 	for _, c := range []struct {
@@ -178,10 +172,7 @@ func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 func TestPublishRegistryDown(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	f.Registry.Down()
 	defer f.Registry.Up(t)
 	pubs, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{})
@@ -219,10 +210,7 @@ func TestTamperedAppliedRecord(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,7 @@ func TestProvisionUnchanged(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := f.LoadSpec("h01")
 	now := time.Now()
 	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{Now: now}); err != nil {
 		t.Fatal(err)

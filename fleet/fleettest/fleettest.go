@@ -8,6 +8,7 @@ package fleettest
 import (
 	"context"
 	"fmt"
+	"github.com/oa-dev/oa/fleet"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -218,4 +219,15 @@ func (f *Fleet) WriteSpec(src string) string {
 		f.T.Fatal(err)
 	}
 	return p
+}
+
+// LoadSpec writes and loads the fleet file Spec renders for hosts with
+// the fleet's release and the default ceiling.
+func (f *Fleet) LoadSpec(hosts ...string) *fleet.Spec {
+	f.T.Helper()
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, hosts, "")))
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return spec
 }
