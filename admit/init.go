@@ -21,6 +21,11 @@ type InitOptions struct {
 	Host string
 	// Publishers and Authorities map policy names to public key PEMs.
 	Publishers, Authorities map[string][]byte
+	// HostKey, when set, is the host private key to install (cosign's
+	// format, no password) instead of a newly generated one: a host
+	// moved to new hardware keeps its key, and test hosts use keys made
+	// once instead of paying scrypt for each.
+	HostKey []byte
 }
 
 // InitHost writes a working host under home: a host key pair (cosign's
@@ -38,7 +43,7 @@ func InitHost(home string, opts InitOptions) error {
 			return blocking.New(blocking.HostExists, "%s exists under the host folder", f)
 		}
 	}
-	priv, pub, err := oci.GenerateKeys(nil)
+	priv, pub, err := hostKeyPair(opts.HostKey)
 	if err != nil {
 		return err
 	}
@@ -57,6 +62,23 @@ func InitHost(home string, opts InitOptions) error {
 	}
 	_, err = LoadPolicy(filepath.Join(home, PolicyFile))
 	return err
+}
+
+// hostKeyPair is the given host private key and its public key, or a new
+// pair when none is given.
+func hostKeyPair(given []byte) (priv, pub []byte, err error) {
+	if given == nil {
+		return oci.GenerateKeys(nil)
+	}
+	s, err := oci.LoadSigner(given, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub, err = s.Verifier().PublicPEM()
+	if err != nil {
+		return nil, nil, err
+	}
+	return given, pub, nil
 }
 
 // StarterPolicy renders a starter host policy trusting the given keys,

@@ -129,7 +129,7 @@ func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 	f := fleettest.New(t)
 	spec := f.LoadSpec("h01")
 	d := digest.FromString("recalled")
-	other := fleettest.New(t)
+	otherKey := fleettest.OtherKey(t)
 	for _, c := range []struct {
 		name string
 		push func() error
@@ -145,7 +145,7 @@ func TestPublishRevocationRefusesDamagedList(t *testing.T) {
 			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &fleet.Revocations{Type: fleet.RevocationsType, Fleet: "elsewhere", Seq: 7, Revoked: []fleet.RevokedDigest{}}, f.Key.Signer)
 		}, blocking.FleetRevocationsUnverified},
 		{"another key", func() error {
-			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &fleet.Revocations{Type: fleet.RevocationsType, Fleet: "clinics", Seq: 3, Revoked: []fleet.RevokedDigest{}}, other.Key.Signer)
+			return fleet.PushSigned(ctx, f.Repository, fleet.RevocationsArtifactType, fleet.RevocationsTag, &fleet.Revocations{Type: fleet.RevocationsType, Fleet: "clinics", Seq: 3, Revoked: []fleet.RevokedDigest{}}, otherKey.Signer)
 		}, blocking.FleetKeyMismatch},
 	} {
 		if err := c.push(); err != nil {

@@ -56,9 +56,10 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}}); err != nil {
+	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}, HostKey: PoolKey(t)}); err != nil {
 		t.Fatal(err)
 	}
+	GiveReceiptKey(t, h.Home)
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if err := examples.Write(examples.Default, dir); err != nil {
 		t.Fatal(err)
@@ -220,4 +221,15 @@ func (h *Host) Bind(host *admit.Host, model string) *bind.Binding {
 		h.T.Fatal(err)
 	}
 	return b
+}
+
+// SharedKeys are the publisher and authority keys every test host of this
+// process trusts, made once per process.
+func SharedKeys(t testing.TB) (publisher, authority demo.Keys) {
+	t.Helper()
+	p, a, err := sharedKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, a
 }

@@ -63,33 +63,50 @@ func GenerateKeys(password []byte) (privatePEM, publicPEM []byte, err error) {
 // provisioning, a coordinator's stages, the test suite) would pay it each
 // time for the same key.
 func LoadSigner(privatePEM, password []byte) (*Signer, error) {
-	id := signerCacheKey(privatePEM, password)
-	if s, ok := openedSigners.Load(id); ok {
-		return s.(*Signer), nil
+	id := keyMemoID(privatePEM, password)
+	if s, ok := openedSigners.load(id); ok {
+		return s, nil
 	}
 	s, err := loadSigner(privatePEM, password)
 	if err != nil {
 		return nil, err
 	}
-	if openedSignerCount.Add(1) <= maxOpenedSigners {
-		openedSigners.Store(id, s)
-	}
+	openedSigners.store(id, s)
 	return s, nil
 }
 
-// openedSigners maps signerCacheKey to the *Signer decrypted from those
-// bytes; at most maxOpenedSigners are kept, so a process that opens many
-// distinct keys does not grow without bound.
-var (
-	openedSigners     sync.Map
-	openedSignerCount atomic.Int64
-)
+// openedSigners holds the signers LoadSigner decrypted (see keyMemo).
+var openedSigners keyMemo[*Signer]
 
-const maxOpenedSigners = 256
+// keyMemo remembers what was decrypted from a private key file, keyed by
+// a digest of the exact key bytes and password (keyMemoID), so no two
+// (key, password) pairs share an entry. At most maxRemembered entries
+// are kept, so a process that opens many distinct keys does not grow
+// without bound; past that, keys are decrypted every time.
+type keyMemo[V any] struct {
+	m     sync.Map
+	count atomic.Int64
+}
 
-// signerCacheKey is the SHA-256 of the length-prefixed key bytes and
-// password, so no two (key, password) pairs share an entry.
-func signerCacheKey(privatePEM, password []byte) [sha256.Size]byte {
+const maxRemembered = 256
+
+func (k *keyMemo[V]) load(id [sha256.Size]byte) (V, bool) {
+	v, ok := k.m.Load(id)
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return v.(V), true
+}
+
+func (k *keyMemo[V]) store(id [sha256.Size]byte, v V) {
+	if k.count.Add(1) <= maxRemembered {
+		k.m.Store(id, v)
+	}
+}
+
+// keyMemoID is the SHA-256 of the length-prefixed key bytes and password.
+func keyMemoID(privatePEM, password []byte) [sha256.Size]byte {
 	h := sha256.New()
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(privatePEM)))

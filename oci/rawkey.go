@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
 
@@ -16,7 +17,27 @@ import (
 // and returns the key's PKCS #8 DER: for a caller that keeps its own
 // sealed copy of a key it must load often (see SignerFromPKCS8). The DER
 // is the secret key itself; it must never be written anywhere unsealed.
+//
+// Like LoadSigner, it remembers what it decrypted for the life of the
+// process (keyed by the exact bytes and password) and hands back a copy.
 func DecryptPrivateKey(privatePEM, password []byte) ([]byte, error) {
+	id := keyMemoID(privatePEM, password)
+	if der, ok := decryptedKeys.load(id); ok {
+		return bytes.Clone(der), nil
+	}
+	der, err := decryptPrivateKey(privatePEM, password)
+	if err != nil {
+		return nil, err
+	}
+	decryptedKeys.store(id, bytes.Clone(der))
+	return der, nil
+}
+
+// decryptedKeys holds the PKCS #8 DER DecryptPrivateKey decrypted.
+var decryptedKeys keyMemo[[]byte]
+
+// decryptPrivateKey decrypts privatePEM with password, every time.
+func decryptPrivateKey(privatePEM, password []byte) ([]byte, error) {
 	if err := checkPrivatePEM(privatePEM); err != nil {
 		return nil, err
 	}

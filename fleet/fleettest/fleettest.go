@@ -9,10 +9,12 @@ import (
 	"context"
 	"fmt"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/hosttest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,17 +61,8 @@ const KeyPassword = "fleet-password"
 func New(t testing.TB) *Fleet {
 	t.Helper()
 	f := &Fleet{T: t, Registry: registrytest.Start(t)}
-	var err error
-	for _, k := range []*demo.Keys{&f.Publisher, &f.Authority} {
-		if *k, err = demo.NewKeys(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	priv, pub, err := oci.GenerateKeys([]byte(KeyPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := oci.LoadSigner(priv, []byte(KeyPassword))
+	f.Publisher, f.Authority = hosttest.SharedKeys(t)
+	priv, pub, s, err := fleetKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +79,25 @@ func New(t testing.TB) *Fleet {
 	f.Release, f.Desc = f.Publish(nil)
 	return f
 }
+
+// fleetKey is the fleet's signing key pair (sealed with KeyPassword, as
+// an operator's fleet key is), made once per process: every key costs a
+// scrypt to make and one to open.
+func fleetKey() (priv, pub []byte, s *oci.Signer, err error) {
+	fleetKeyOnce.Do(func() {
+		if fleetPriv, fleetPub, fleetErr = oci.GenerateKeys([]byte(KeyPassword)); fleetErr == nil {
+			fleetSigner, fleetErr = oci.LoadSigner(fleetPriv, []byte(KeyPassword))
+		}
+	})
+	return fleetPriv, fleetPub, fleetSigner, fleetErr
+}
+
+var (
+	fleetKeyOnce        sync.Once
+	fleetPriv, fleetPub []byte
+	fleetSigner         *oci.Signer
+	fleetErr            error
+)
 
 // Publish compiles the clinic example (edited by edit, when not nil),
 // pushes it to REGISTRY/oa/clinic-triage, signs and attests it, and
@@ -146,9 +158,10 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 	t.Helper()
 	ctx := context.Background()
 	h := &Host{ID: id, Home: t.TempDir()}
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}}); err != nil {
+	if err := admit.InitHost(h.Home, admit.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}, HostKey: hosttest.PoolKey(t)}); err != nil {
 		t.Fatal(err)
 	}
+	hosttest.GiveReceiptKey(t, h.Home)
 	if !opts.NoFleet {
 		section := FleetSection("clinics", f.Key.Public, opts.PreApprove)
 		p := filepath.Join(h.Home, admit.PolicyFile)
@@ -230,4 +243,19 @@ func (f *Fleet) LoadSpec(hosts ...string) *fleet.Spec {
 		f.T.Fatal(err)
 	}
 	return spec
+}
+
+// OtherKey makes a fleet key of another fleet (sealed with KeyPassword),
+// for tests that need one the hosts do not trust.
+func OtherKey(t testing.TB) demo.Keys {
+	t.Helper()
+	priv, pub, err := oci.GenerateKeys([]byte(KeyPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := oci.LoadSigner(priv, []byte(KeyPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return demo.Keys{Signer: s, Public: pub}
 }
