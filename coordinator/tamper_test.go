@@ -15,8 +15,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -194,7 +194,7 @@ func TestReceiptReorderedSwappedOrUnpinnedIsNamed(t *testing.T) {
 	}
 	// A receipt key from the folder it protects is not trusted: another
 	// key in keys/receipt.pub is refused by the pinned key id.
-	other, err := demo.NewKeys()
+	other, err := pipeline.NewKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

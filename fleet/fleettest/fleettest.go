@@ -22,9 +22,9 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/registrytest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -37,9 +37,9 @@ const Operator = "Test Operator"
 type Fleet struct {
 	T         testing.TB
 	Registry  *registrytest.Registry
-	Publisher demo.Keys
-	Authority demo.Keys
-	Key       demo.Keys
+	Publisher pipeline.Keys
+	Authority pipeline.Keys
+	Key       pipeline.Keys
 	// KeyFile and PubFile hold the fleet key in cosign's format (password
 	// "fleet-password").
 	KeyFile, PubFile string
@@ -59,8 +59,8 @@ func New(t testing.TB) *Fleet {
 	t.Helper()
 	f := &Fleet{T: t, Registry: registrytest.Start(t)}
 	var err error
-	for _, k := range []*demo.Keys{&f.Publisher, &f.Authority} {
-		if *k, err = demo.NewKeys(); err != nil {
+	for _, k := range []*pipeline.Keys{&f.Publisher, &f.Authority} {
+		if *k, err = pipeline.NewKeys(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func New(t testing.TB) *Fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Key = demo.Keys{Signer: s, Public: pub}
+	f.Key = pipeline.Keys{Signer: s, Public: pub}
 	dir := t.TempDir()
 	f.KeyFile, f.PubFile = filepath.Join(dir, "fleet.key"), filepath.Join(dir, "fleet.pub")
 	if err := os.WriteFile(f.KeyFile, priv, 0o600); err != nil {
@@ -112,7 +112,7 @@ func (f *Fleet) Publish(edit func(dir string)) (string, ocispec.Descriptor) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := demo.PublishTo(ctx, target, ref, res, f.Publisher.Signer, f.Authority.Signer)
+	rel, err := pipeline.PublishTo(ctx, target, ref, res, f.Publisher.Signer, f.Authority.Signer)
 	if err != nil {
 		t.Fatal(err)
 	}
