@@ -21,7 +21,8 @@ type Connection struct {
 
 // HostOptions is what PrepareHost prepares on a host.
 type HostOptions struct {
-	// Release is the published release to admit, resolve and bind.
+	// Release is the published release to admit, resolve and bind
+	// (PrepareHost only).
 	Release *Release
 	// By is the operator recorded on every step: the admission, the
 	// registry review, each connection change and the binding approval.
@@ -39,42 +40,57 @@ type HostOptions struct {
 }
 
 // PrepareHost runs the operator's half of the pipeline on host h: admit
-// the release, write the starter capability registry (resolve.InitRegistry:
-// a host with a registry file already refuses host_exists) and sign it,
-// add and verify each connection, then resolve and bind
-// (ResolveAndBind). It stops at the first refusal, returned as is.
+// the release, SetUpHost (starter registry signed, connections verified),
+// then resolve and bind (ResolveAndBind). It stops at the first refusal,
+// returned as is.
 func PrepareHost(ctx context.Context, h *admit.Host, opts HostOptions) (*bind.Binding, error) {
-	step := func(format string, args ...any) {
-		if opts.Progress != nil {
-			opts.Progress(fmt.Sprintf(format, args...))
-		}
-	}
 	rel := opts.Release
 	if _, _, err := h.Admit(ctx, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: opts.By, Now: opts.Now}); err != nil {
 		return nil, err
 	}
-	step("admitted on host %s by %s", h.Policy.Host, opts.By)
-	reg, err := signRegistry(ctx, h, opts.By, opts.Now)
-	if err != nil {
+	opts.step("admitted on host %s by %s", h.Policy.Host, opts.By)
+	if err := SetUpHost(ctx, h, opts); err != nil {
 		return nil, err
-	}
-	step("capability registry signed (%s)", reg.Digest())
-	change := connection.Change{By: opts.By, Now: opts.Now}
-	for _, c := range opts.Connections {
-		if _, err := connection.Add(ctx, h, connection.AddOptions{Name: c.Name, Connector: c.Connector, Config: c.Config, Replace: true}, change); err != nil {
-			return nil, err
-		}
-		if _, err := connection.Verify(ctx, h, c.Name, opts.Connector, change); err != nil {
-			return nil, err
-		}
-		step("%s connection verified", c.Name)
 	}
 	b, err := ResolveAndBind(ctx, h, BindRequest{Release: rel, Deployment: opts.Deployment, Model: opts.Model, By: opts.By, Now: opts.Now, Connector: opts.Connector})
 	if err != nil {
 		return nil, err
 	}
-	step("plan %s resolved and bound to deployment %s", b.PlanDigest, opts.Deployment)
+	opts.step("plan %s resolved and bound to deployment %s", b.PlanDigest, opts.Deployment)
 	return b, nil
+}
+
+// SetUpHost is the release-independent part of PrepareHost (what a host
+// that a fleet provisions needs before its first envelope): write the
+// starter capability registry (resolve.InitRegistry: a host with a
+// registry file already refuses host_exists) and sign it as By, then add
+// each connection (replacing one of the same name, so a name listed
+// twice gets a second revision) and verify it. Release, Deployment and
+// Model are not used.
+func SetUpHost(ctx context.Context, h *admit.Host, opts HostOptions) error {
+	reg, err := signRegistry(ctx, h, opts.By, opts.Now)
+	if err != nil {
+		return err
+	}
+	opts.step("capability registry signed (%s)", reg.Digest())
+	change := connection.Change{By: opts.By, Now: opts.Now}
+	for _, c := range opts.Connections {
+		if _, err := connection.Add(ctx, h, connection.AddOptions{Name: c.Name, Connector: c.Connector, Config: c.Config, Replace: true}, change); err != nil {
+			return err
+		}
+		if _, err := connection.Verify(ctx, h, c.Name, opts.Connector, change); err != nil {
+			return err
+		}
+		opts.step("%s connection verified", c.Name)
+	}
+	return nil
+}
+
+// step tells Progress one step done.
+func (o *HostOptions) step(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
 }
 
 // signRegistry writes the starter registry and signs it; a host that has

@@ -19,7 +19,6 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/compiler"
-	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
@@ -164,28 +163,14 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	now := time.Now()
-	regPath, err := resolve.InitRegistry(h.Home, id)
-	if err != nil {
-		t.Fatal(err)
+	// One connection revision per entry: a name listed again is replaced.
+	sb := pipeline.Connection{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}
+	conns := make([]pipeline.Connection, max(opts.ConnectionRevisions, 1))
+	for i := range conns {
+		conns[i] = sb
 	}
-	reg, err := resolve.LoadRegistry(regPath)
-	if err != nil {
+	if err := pipeline.SetUpHost(ctx, host, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := resolve.SignRegistry(ctx, host, reg, Operator, now); err != nil {
-		t.Fatal(err)
-	}
-	change := connection.Change{By: Operator, Now: now}
-	revs := max(opts.ConnectionRevisions, 1)
-	for i := range revs {
-		cfg := connector.Config{Command: connector.SandboxCommand}
-		if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "sandbox", Connector: resolve.SandboxConnector, Config: cfg, Replace: i > 0}, change); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := connection.Verify(ctx, host, "sandbox", connector.Options{SandboxDir: sandbox.Dir(h.Home)}, change); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return h
 }
