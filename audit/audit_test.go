@@ -18,10 +18,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
 	"github.com/oa-dev/oa/interoptest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/store"
 )
@@ -284,7 +284,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		})
 	}
 	t.Run("wrong publisher key", func(t *testing.T) {
-		other, err := demo.NewKeys()
+		other, err := pipeline.NewKeys()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		wantBroken(t, verify(t, f.bundle, keys), oci.LinkSignature, blocking.SignatureUntrusted)
 	})
 	t.Run("another host's key", func(t *testing.T) {
-		other, err := demo.NewKeys()
+		other, err := pipeline.NewKeys()
 		if err != nil {
 			t.Fatal(err)
 		}

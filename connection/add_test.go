@@ -13,7 +13,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/pipeline"
 )
 
 // newHost initializes a real host (keys, policy, SQLite store) in a new
@@ -21,11 +21,11 @@ import (
 func newHost(t *testing.T) (string, *admit.Host) {
 	t.Helper()
 	home := t.TempDir()
-	publisher, err := demo.NewKeys()
+	publisher, err := pipeline.NewKeys()
 	if err != nil {
 		t.Fatal(err)
 	}
-	authority, err := demo.NewKeys()
+	authority, err := pipeline.NewKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
@@ -144,23 +145,7 @@ func writeCheckpointFile(home string, v *store.Version) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(home, ".checkpoint-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // extendsCheckpoints refuses to seal receipt rec unless the chain it

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/store"
@@ -210,7 +211,7 @@ func openSealedReceiptKey(secret, privPEM, sealed []byte) *oci.Signer {
 }
 
 // writeReceiptKeyCache seals der and puts it in place atomically (a
-// temporary file renamed over the old cache), mode 0600.
+// package atomicfile), mode 0600.
 func writeReceiptKeyCache(home string, secret, privPEM, der []byte) error {
 	aead, err := receiptCacheAEAD(secret)
 	if err != nil {
@@ -222,19 +223,7 @@ func writeReceiptKeyCache(home string, secret, privPEM, der []byte) error {
 	}
 	sealed := aead.Seal(nonce, nonce, der, receiptCacheAD(privPEM))
 	path := filepath.Join(home, ReceiptKeyCacheFile)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".new-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(sealed); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil { // CreateTemp made it 0600
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, sealed, 0o600)
 }
 
 // receiptVerifier reads the receipt public key.

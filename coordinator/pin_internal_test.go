@@ -7,8 +7,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/pipeline"
 )
 
 // TestReadCheckpointSigners: a v2 checkpoint verifies only with a pinned
@@ -17,7 +17,7 @@ import (
 func TestReadCheckpointSigners(t *testing.T) {
 	th := hosttest.New(t, nil)
 	h := th.Open()
-	keys, err := demo.NewKeys()
+	keys, err := pipeline.NewKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -195,7 +195,7 @@ func TestReceiptReorderedSwappedOrUnpinnedIsNamed(t *testing.T) {
 	}
 	// A receipt key from the folder it protects is not trusted: another
 	// key in keys/receipt.pub is refused by the pinned key id.
-	other, err := demo.NewKeys()
+	other, err := pipeline.NewKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // Package hosttest builds real hosts for tests: a host folder with keys,
 // policy and SQLite store, an OCI image layout under it holding the clinic
 // example pushed, signed by a publisher and attested by an independent
-// authority, and that release admitted. Nothing is mocked.
+// authority (pipeline.Publish), and that release admitted. Nothing is
+// mocked.
 package hosttest
 
 import (
@@ -21,9 +22,9 @@ import (
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -67,11 +68,11 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if edit != nil {
 		edit(dir)
 	}
-	var rel *demo.Release
+	var rel *pipeline.Release
 	if edit == nil {
 		rel, err = publishDefault(ctx, h.Home, dir, publisher.Signer, authority.Signer)
 	} else {
-		rel, err = demo.Publish(ctx, h.Home, dir, publisher.Signer, authority.Signer)
+		rel, err = pipeline.Publish(ctx, h.Home, dir, publisher.Signer, authority.Signer)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 // shared.
 var (
 	keysOnce             sync.Once
-	publisher, authority demo.Keys
+	publisher, authority pipeline.Keys
 	keysErr              error
 
 	compileOnce sync.Once
@@ -101,36 +102,23 @@ var (
 	compileErr  error
 )
 
-func sharedKeys() (demo.Keys, demo.Keys, error) {
+func sharedKeys() (pipeline.Keys, pipeline.Keys, error) {
 	keysOnce.Do(func() {
-		if publisher, keysErr = demo.NewKeys(); keysErr == nil {
-			authority, keysErr = demo.NewKeys()
+		if publisher, keysErr = pipeline.NewKeys(); keysErr == nil {
+			authority, keysErr = pipeline.NewKeys()
 		}
 	})
 	return publisher, authority, keysErr
 }
 
-// publishDefault is demo.Publish of the unedited example in dir, compiled
-// once per process.
-func publishDefault(ctx context.Context, home, dir string, pub, auth *oci.Signer) (*demo.Release, error) {
+// publishDefault is pipeline.Publish of the unedited example in dir,
+// compiled once per process.
+func publishDefault(ctx context.Context, home, dir string, pub, auth *oci.Signer) (*pipeline.Release, error) {
 	compileOnce.Do(func() { compiled, compileErr = compiler.Compile(dir) })
 	if compileErr != nil {
 		return nil, compileErr
 	}
-	ref, err := oci.ParseRef(compiled.Worker.Name, oci.RefOptions{Home: home})
-	if err != nil {
-		return nil, err
-	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
-	if err != nil {
-		return nil, err
-	}
-	r, err := demo.PublishTo(ctx, target, ref, compiled, pub, auth)
-	if err != nil {
-		return nil, err
-	}
-	r.Ref = compiled.Worker.Name + "@" + r.Desc.Digest.String()
-	return r, nil
+	return pipeline.PublishCompiled(ctx, home, compiled, pub, auth)
 }
 
 // Open opens the host; it is closed when the test ends.
@@ -212,11 +200,8 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 // binds it to deployment "clinic" with a person's approval.
 func (h *Host) Bind(host *admit.Host, model string) *bind.Binding {
 	h.T.Helper()
-	plan, err := h.Plan(host, model, true)
-	if err != nil {
-		h.T.Fatal(err)
-	}
-	b, err := bind.Bind(context.Background(), host, h.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: h.Now})
+	rel := &pipeline.Release{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
+	b, err := pipeline.ResolveAndBind(context.Background(), host, pipeline.BindRequest{Release: rel, Deployment: "clinic", Model: model, By: "Dr Ada", Now: h.Now})
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -225,7 +210,7 @@ func (h *Host) Bind(host *admit.Host, model string) *bind.Binding {
 
 // SharedKeys are the publisher and authority keys every test host of this
 // process trusts, made once per process.
-func SharedKeys(t testing.TB) (publisher, authority demo.Keys) {
+func SharedKeys(t testing.TB) (publisher, authority pipeline.Keys) {
 	t.Helper()
 	p, a, err := sharedKeys()
 	if err != nil {

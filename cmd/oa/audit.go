@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/audit"
 	"github.com/oa-dev/oa/blocking"
 )
@@ -36,20 +36,12 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 --deployment may be left out when the host binds one deployment.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := filepath.Dir(output)
-			tmp, err := os.CreateTemp(dir, ".oa-audit-*")
-			if err != nil {
+			var sum *audit.Summary
+			err := atomicfile.WriteFunc(output, 0o600, func(w io.Writer) (err error) {
+				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: oaHome(), Deployment: deployment, Now: time.Now()}, w)
 				return err
-			}
-			defer os.Remove(tmp.Name())
-			sum, err := audit.Export(cmd.Context(), audit.ExportOptions{Home: oaHome(), Deployment: deployment, Now: time.Now()}, tmp)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
+			})
 			if err != nil {
-				return err
-			}
-			if err := os.Rename(tmp.Name(), output); err != nil {
 				return err
 			}
 			if wantJSON(cmd) {

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/compiler"
 )
 
@@ -32,7 +32,10 @@ DIR/worker.ir.json by default. It prints the workerIrDigest.`,
 				_, err = cmd.OutOrStdout().Write(res.IR)
 				return err
 			}
-			if err := writeReplacing(out, res.IR); err != nil {
+			// A new file renamed over out: a link already there (say, a
+			// worker.ir.json planted in a bundle folder) is replaced, never
+			// written through.
+			if err := atomicfile.Write(out, res.IR, 0o644); err != nil {
 				return fmt.Errorf("writing IR: %w", err)
 			}
 			if wantJSON(cmd) {
@@ -48,27 +51,4 @@ DIR/worker.ir.json by default. It prints the workerIrDigest.`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the IR (- for standard output)")
 	return cmd
-}
-
-// writeReplacing writes b to a new file beside path and renames it over
-// path, so a link already at path (say, a worker.ir.json planted in a
-// bundle folder) is replaced, never written through.
-func writeReplacing(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, nothing is there
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

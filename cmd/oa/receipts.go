@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/ir"
 )
 
 func newReceiptsCmd() *cobra.Command {
@@ -62,21 +59,9 @@ receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *admit.Host) error {
-				rows, err := h.DB().Receipts(cmd.Context())
+				list, err := coordinator.ListReceipts(cmd.Context(), h)
 				if err != nil {
 					return err
-				}
-				type shown struct {
-					Digest string              `json:"digest"`
-					Record coordinator.Receipt `json:"record"`
-				}
-				list := []shown{}
-				for _, row := range rows {
-					var rec coordinator.Receipt
-					if err := json.Unmarshal(row.Record, &rec); err != nil {
-						return blocking.New(blocking.ReceiptChainBroken, "receipt #%d is not a receipt record", row.Seq)
-					}
-					list = append(list, shown{ir.DigestBytes(row.Record), rec})
 				}
 				if wantJSON(cmd) {
 					return printJSON(cmd.OutOrStdout(), list)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -71,29 +70,13 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 			if err := noRegistryYet(args); err != nil {
 				return err
 			}
-			path := registryPath(args)
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return blocking.New(blocking.RegistryUnreadable, "the file cannot be read").At(path, "")
-			}
-			r, err := resolve.LoadRegistry(path)
-			if err != nil {
-				return err
-			}
-			// What is signed and installed are the bytes that were checked.
-			if again, err := os.ReadFile(path); err != nil || !bytes.Equal(again, src) {
-				return blocking.New(blocking.RegistryUnreadable, "the file changed while it was being read").At(path, "")
-			}
 			h, err := admit.OpenHost(ctx, oaHome())
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			sig, err := resolve.SignRegistry(ctx, h, r, as, time.Now())
+			_, sig, err := resolve.SignRegistryFile(ctx, h, registryPath(args), as, time.Now())
 			if err != nil {
-				return err
-			}
-			if err := installRegistry(path, src); err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
@@ -125,18 +108,4 @@ func registryPath(args []string) string {
 		return args[0]
 	}
 	return filepath.Join(oaHome(), resolve.RegistryFile)
-}
-
-// installRegistry puts src, the checked bytes of path, in place as
-// $OA_HOME/registry.cue atomically (nothing to do when path is that file).
-func installRegistry(path string, src []byte) error {
-	dst := filepath.Join(oaHome(), resolve.RegistryFile)
-	if abs, _ := filepath.Abs(path); abs == dst {
-		return nil
-	}
-	tmp := dst + ".new"
-	if err := os.WriteFile(tmp, src, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -80,19 +79,8 @@ nothing.`,
 			if authority == "" {
 				authority = signer.KeyID()
 			}
-			report := oci.Conformance(art, authority)
-			if err := report.Err(); err != nil {
-				return err
-			}
-			predicate, err := canonical.Marshal(report)
+			report, err := oci.AttestConformance(cmd.Context(), target, ref.Name(), art, authority, signer, asBundle)
 			if err != nil {
-				return err
-			}
-			attest := oci.Attest
-			if asBundle {
-				attest = oci.AttestBundle
-			}
-			if _, err := attest(cmd.Context(), target, ref.Name(), art.Descriptor, oci.ConformancePredicateType, predicate, signer); err != nil {
 				return err
 			}
 			return printSigned(cmd, "attested", ref, signer.KeyID(), report)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+
+	"github.com/oa-dev/oa/atomicfile"
 )
 
 // stateFile and lockFile live in the state folder.
@@ -134,37 +136,14 @@ func load(dir string) (*state, error) {
 	return s, nil
 }
 
-// save writes the state atomically: a synced temporary file renamed over
-// the old one, so a reader sees the old state or the new, never half.
+// save writes the state atomically (package atomicfile), so a reader sees
+// the old state or the new, never half.
 func save(dir string, s *state) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, stateFile+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, stateFile)); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(dir, stateFile), b, 0o600)
 }
 
 // Read returns record ref as read_record would, from the state in dir

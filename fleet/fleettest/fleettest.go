@@ -22,12 +22,11 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/compiler"
-	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
-	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/registrytest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -40,9 +39,9 @@ const Operator = "Test Operator"
 type Fleet struct {
 	T         testing.TB
 	Registry  *registrytest.Registry
-	Publisher demo.Keys
-	Authority demo.Keys
-	Key       demo.Keys
+	Publisher pipeline.Keys
+	Authority pipeline.Keys
+	Key       pipeline.Keys
 	// KeyFile and PubFile hold the fleet key in cosign's format (password
 	// "fleet-password").
 	KeyFile, PubFile string
@@ -66,7 +65,7 @@ func New(t testing.TB) *Fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Key = demo.Keys{Signer: s, Public: pub}
+	f.Key = pipeline.Keys{Signer: s, Public: pub}
 	dir := t.TempDir()
 	f.KeyFile, f.PubFile = filepath.Join(dir, "fleet.key"), filepath.Join(dir, "fleet.pub")
 	if err := os.WriteFile(f.KeyFile, priv, 0o600); err != nil {
@@ -125,7 +124,7 @@ func (f *Fleet) Publish(edit func(dir string)) (string, ocispec.Descriptor) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := demo.PublishTo(ctx, target, ref, res, f.Publisher.Signer, f.Authority.Signer)
+	rel, err := pipeline.PublishTo(ctx, target, ref, res, f.Publisher.Signer, f.Authority.Signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,28 +177,14 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	now := time.Now()
-	regPath, err := resolve.InitRegistry(h.Home, id)
-	if err != nil {
-		t.Fatal(err)
+	// One connection revision per entry: a name listed again is replaced.
+	sb := pipeline.Connection{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}
+	conns := make([]pipeline.Connection, max(opts.ConnectionRevisions, 1))
+	for i := range conns {
+		conns[i] = sb
 	}
-	reg, err := resolve.LoadRegistry(regPath)
-	if err != nil {
+	if err := pipeline.SetUpHost(ctx, host, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := resolve.SignRegistry(ctx, host, reg, Operator, now); err != nil {
-		t.Fatal(err)
-	}
-	change := connection.Change{By: Operator, Now: now}
-	revs := max(opts.ConnectionRevisions, 1)
-	for i := range revs {
-		cfg := connector.Config{Command: connector.SandboxCommand}
-		if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "sandbox", Connector: resolve.SandboxConnector, Config: cfg, Replace: i > 0}, change); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := connection.Verify(ctx, host, "sandbox", connector.Options{SandboxDir: sandbox.Dir(h.Home)}, change); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return h
 }
@@ -247,7 +232,7 @@ func (f *Fleet) LoadSpec(hosts ...string) *fleet.Spec {
 
 // OtherKey makes a fleet key of another fleet (sealed with KeyPassword),
 // for tests that need one the hosts do not trust.
-func OtherKey(t testing.TB) demo.Keys {
+func OtherKey(t testing.TB) pipeline.Keys {
 	t.Helper()
 	priv, pub, err := oci.GenerateKeys([]byte(KeyPassword))
 	if err != nil {
@@ -257,5 +242,5 @@ func OtherKey(t testing.TB) demo.Keys {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return demo.Keys{Signer: s, Public: pub}
+	return pipeline.Keys{Signer: s, Public: pub}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
@@ -378,35 +379,17 @@ func asRefusal(err error) (*blocking.Error, error) {
 	return &e, nil
 }
 
-// writeFileAtomic writes data to path through a new file renamed into
-// place, creating the parent folders.
+// writeFileAtomic writes data to path atomically (package atomicfile),
+// creating the parent folders.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return dirInvalid(err, "the folder cannot be created")
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".writing-")
-	if err != nil {
+	if err := atomicfile.Write(path, data, perm); err != nil {
 		return dirInvalid(err, "the folder is not writable")
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // dirInvalid is harness_install_dir_invalid for a permission or layout

@@ -1,0 +1,36 @@
+package oci
+
+import (
+	"context"
+
+	"oras.land/oras-go/v2"
+
+	"github.com/oa-dev/oa/canonical"
+)
+
+// AttestConformance is the conformance gate: it runs the conformance
+// checks on art (fetched from target) as authority and, only when every
+// check passes, attests the report with s as an in-toto statement of
+// ConformancePredicateType — cosign's .att tag, or with bundle a sigstore
+// bundle referrer. A failing report refuses conformance_failed, naming
+// each failed check, and writes nothing. Every attester (oa attest, the
+// library's publish sequence) goes through here, so none can attest a
+// report that failed.
+func AttestConformance(ctx context.Context, target oras.Target, repository string, art *Artifact, authority string, s *Signer, bundle bool) (*ConformanceReport, error) {
+	report := Conformance(art, authority)
+	if err := report.Err(); err != nil {
+		return report, err
+	}
+	predicate, err := canonical.Marshal(report)
+	if err != nil {
+		return nil, err
+	}
+	attest := Attest
+	if bundle {
+		attest = AttestBundle
+	}
+	if _, err := attest(ctx, target, repository, art.Descriptor, ConformancePredicateType, predicate, s); err != nil {
+		return nil, err
+	}
+	return report, nil
+}

@@ -1,0 +1,59 @@
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/ir"
+)
+
+// TestAttestConformanceRefusesAFailingReport: the gate refuses a report
+// with a failed check and writes no attestation, in either format.
+func TestAttestConformanceRefusesAFailingReport(t *testing.T) {
+	for _, bundle := range []bool{false, true} {
+		art, store := pushEdited(t, func(w *ir.Worker) { w.Jobs[0].Purpose += " Mail triage.lead@clinic.example." })
+		auth := csKey(t, 1)
+		_, err := AttestConformance(context.Background(), store, "clinic-triage", art, "authority.example", auth.signer, bundle)
+		wantCode(t, err, blocking.ConformanceFailed)
+		if _, err := store.Resolve(context.Background(), AttestationTag(art.Descriptor.Digest)); err == nil {
+			t.Fatal("an .att tag was written for a failing report")
+		}
+		if _, err := VerifyAttestation(context.Background(), store, art.Descriptor, auth.verifier, ConformancePredicateType); err == nil {
+			t.Fatalf("bundle=%v: an attestation verifies for a failing report", bundle)
+		}
+	}
+}
+
+// TestAttestConformanceAttestsAPassingReport: a passing report is the
+// attested predicate, verifiable with the authority's key.
+func TestAttestConformanceAttestsAPassingReport(t *testing.T) {
+	for _, bundle := range []bool{false, true} {
+		res := compiled(t, examples.Default)
+		store, _ := newLayout(t)
+		ctx := context.Background()
+		desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		art, err := Fetch(ctx, store, desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := csKey(t, 1)
+		report, err := AttestConformance(ctx, store, "clinic-triage", art, "authority.example", auth.signer, bundle)
+		if err != nil || !report.Passed {
+			t.Fatalf("report %+v, %v", report, err)
+		}
+		got, err := VerifyAttestation(ctx, store, desc, auth.verifier, ConformancePredicateType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back ConformanceReport
+		if err := json.Unmarshal(got.Predicate, &back); err != nil || !back.Passed || back.Authority != "authority.example" || back.ArtifactDigest != desc.Digest.String() {
+			t.Fatalf("bundle=%v: predicate %s, %v", bundle, got.Predicate, err)
+		}
+	}
+}

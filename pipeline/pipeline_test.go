@@ -1,0 +1,131 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
+	"github.com/oa-dev/oa/resolve"
+)
+
+func hasCode(err error, code blocking.Code) bool {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// published publishes the clinic example into a new host folder that
+// trusts the keys it was signed and attested with.
+func published(t *testing.T) (string, *pipeline.Release) {
+	t.Helper()
+	ctx := context.Background()
+	home := t.TempDir()
+	pub, err := pipeline.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := pipeline.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := examples.Write(examples.Default, dir); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := pipeline.Publish(ctx, home, dir, pub.Signer, auth.Signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admit.InitHost(home, admit.InitOptions{Host: "pipeline-host", Publishers: map[string][]byte{"p": pub.Public}, Authorities: map[string][]byte{"a": auth.Public}}); err != nil {
+		t.Fatal(err)
+	}
+	return home, rel
+}
+
+// TestPrepareHostBindsAndNeverOverwritesTheRegistry runs the operator's
+// half end to end on a real host, then again: the second run refuses at
+// the registry (host_exists) and leaves the signed file as it was.
+func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
+	ctx := context.Background()
+	home, rel := published(t)
+	h, err := admit.OpenHost(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var lines []string
+	opts := pipeline.HostOptions{
+		Release: rel, By: "Op", Now: time.Now(),
+		Connections: []pipeline.Connection{{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}},
+		Connector:   connector.Options{SandboxDir: sandbox.Dir(home)},
+		Deployment:  "clinic", Model: "m",
+		Progress: func(l string) { lines = append(lines, l) },
+	}
+	b, err := pipeline.PrepareHost(ctx, h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := bind.Current(ctx, h, "clinic")
+	if err != nil || cur.PlanDigest != b.PlanDigest {
+		t.Fatalf("current binding %+v, %v", cur, err)
+	}
+	if len(lines) != 4 || !strings.Contains(lines[3], "bound to deployment clinic") {
+		t.Fatalf("progress %q", lines)
+	}
+	reg := filepath.Join(home, resolve.RegistryFile)
+	before, _ := os.ReadFile(reg)
+	if _, err := pipeline.PrepareHost(ctx, h, opts); !hasCode(err, blocking.HostExists) {
+		t.Fatalf("second run: %v, want host_exists", err)
+	}
+	if after, _ := os.ReadFile(reg); string(after) != string(before) {
+		t.Fatal("the registry was overwritten")
+	}
+}
+
+// TestPullWritesOnlyItsOwnFolder: Pull writes the layers and its marker,
+// replaces its own earlier output, and refuses any other non-empty folder
+// without changing it.
+func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
+	ctx := context.Background()
+	_, rel := published(t)
+	art, err := oci.Fetch(ctx, rel.Target, rel.Desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	names, err := pipeline.Pull(out, art)
+	if err != nil || !slices.Contains(names, "worker.ir.json") {
+		t.Fatalf("names %v, %v", names, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, pipeline.PullMarker)); err != nil {
+		t.Fatal("no marker")
+	}
+	if _, err := pipeline.Pull(out, art); err != nil {
+		t.Fatalf("replacing its own output: %v", err)
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.Pull(other, art); !hasCode(err, blocking.PullOutputNotOwned) {
+		t.Fatalf("foreign folder: %v", err)
+	}
+	if l, _ := os.ReadDir(other); len(l) != 1 {
+		t.Fatalf("foreign folder changed: %v", l)
+	}
+}

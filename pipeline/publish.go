@@ -1,0 +1,103 @@
+// Package pipeline is the library's front door: the stage sequences that
+// the CLI, the demo, the quickstart and the test hosts would otherwise each
+// rebuild. Publish is the publisher's half (compile → push → sign →
+// conformance-gated attest); PrepareHost is the operator's half (admit →
+// signed registry → verified connections → resolve → bind); Pull writes a
+// verified artifact into a folder.
+//
+// It sits after every stage it calls (compiler, oci, admit, resolve,
+// connection, bind, and harness's Stage) and before the coordinator,
+// which it never imports; no stage imports it. Each step is the stage's
+// own call, nothing less: a refusal from any of them is returned as is.
+package pipeline
+
+import (
+	"context"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/oci"
+)
+
+// Keys is a key pair in cosign's format: a publisher's or an authority's.
+type Keys struct {
+	Signer *oci.Signer
+	Public []byte
+}
+
+// NewKeys makes a key pair with no password (the demo's and the tests').
+func NewKeys() (Keys, error) {
+	priv, pub, err := oci.GenerateKeys(nil)
+	if err != nil {
+		return Keys{}, err
+	}
+	s, err := oci.LoadSigner(priv, nil)
+	return Keys{s, pub}, err
+}
+
+// Release is a published release: pushed, signed and attested.
+type Release struct {
+	// Ref is the digest reference; for a release in a host's OCI layout,
+	// NAME@sha256:… as the oa CLI reads it under the home.
+	Ref    string
+	Target oci.Target
+	Desc   ocispec.Descriptor
+	// IR is the workerIrDigest.
+	IR string
+}
+
+// Publish compiles the bundle in dir and publishes it to the OCI layout
+// under home (PublishCompiled).
+func Publish(ctx context.Context, home, dir string, publisher, authority *oci.Signer) (*Release, error) {
+	res, err := compiler.Compile(dir)
+	if err != nil {
+		return nil, err
+	}
+	return PublishCompiled(ctx, home, res, publisher, authority)
+}
+
+// PublishCompiled pushes a compiled bundle to the OCI layout under home
+// (created when missing), signs it as publisher and attests it as
+// authority; Ref is NAME@sha256:…, as the oa CLI reads it under home.
+func PublishCompiled(ctx context.Context, home string, res *compiler.Result, publisher, authority *oci.Signer) (*Release, error) {
+	ref, err := oci.ParseRef(res.Worker.Name, oci.RefOptions{Home: home})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
+	if err != nil {
+		return nil, err
+	}
+	r, err := PublishTo(ctx, target, ref, res, publisher, authority)
+	if err != nil {
+		return nil, err
+	}
+	r.Ref = res.Worker.Name + "@" + r.Desc.Digest.String()
+	return r, nil
+}
+
+// PublishTo pushes a compiled bundle to target (which ref names: a layout
+// or a registry repository), signs it as the publisher and attests it as
+// the authority through the conformance gate (oci.AttestConformance: a
+// failing report refuses conformance_failed and attests nothing); Ref is
+// ref pinned to the pushed digest.
+func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *oci.Signer) (*Release, error) {
+	r := &Release{IR: res.Digest, Target: target}
+	var err error
+	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
+		return nil, err
+	}
+	if _, err := oci.Sign(ctx, target, ref.Name(), r.Desc, publisher); err != nil {
+		return nil, err
+	}
+	art, err := oci.Fetch(ctx, target, r.Desc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := oci.AttestConformance(ctx, target, ref.Name(), art, authority.KeyID(), authority, false); err != nil {
+		return nil, err
+	}
+	r.Ref = ref.WithDigest(r.Desc.Digest).String()
+	return r, nil
+}
