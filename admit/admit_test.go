@@ -15,9 +15,9 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/canonical"
 	ocipkg "github.com/oa-dev/oa/oci"
 )
 

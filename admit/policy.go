@@ -9,7 +9,7 @@ import (
 	"cuelang.org/go/cue"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"

@@ -16,14 +16,14 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/hosttest"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // fixture is a bound clinic host on the sandbox connector with real runs

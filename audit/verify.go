@@ -17,13 +17,13 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // Links of an audit, in chain order (the artifact's four are oci's).

@@ -17,9 +17,9 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // RecordType is the type of a binding record.

@@ -16,8 +16,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/connector/connectortest"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/store"
 )
 
 // Digest is a binding's digest as receipts and runs name it: of its

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // SandboxCommand is the Command of a connection to the built-in sandbox

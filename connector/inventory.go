@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // Annotations are a tool's behaviour hints. After normalization every hint

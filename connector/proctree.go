@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/store"
+	"github.com/oa-dev/oa/internal/store"
 )
 
 // Grace periods for ending a server. A server's tree gets termGrace after

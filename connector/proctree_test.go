@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/connector/connectortest"
-	"github.com/oa-dev/oa/store"
+	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/store"
 )
 
 // ownershipModes are the ways a tree can be owned on this host: always as

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/oa-dev/oa/store"
+	"github.com/oa-dev/oa/internal/store"
 )
 
 // ReapOrphans ends the process trees the ledger holds whose owner is dead

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/store"
 )
 
 // CheckpointType is the type of a head checkpoint record: signed by the

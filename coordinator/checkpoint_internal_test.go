@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/oa-dev/oa/store"
+	"github.com/oa-dev/oa/internal/store"
 )
 
 // TestCheckpointFileOnlyMovesForward: an older checkpoint never replaces

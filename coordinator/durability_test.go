@@ -11,9 +11,9 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // TestHelperCoordinator is not a test: it is the child process of the

@@ -12,10 +12,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/store"
 )
 
 // MaxAttempts is how many times one request may be attempted; only

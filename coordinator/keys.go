@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/store"
 )
 
 // Files of the coordinator under $OA_HOME, made on first use.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/store"
 )
 
 // Receipt key pins. A head checkpoint is signed with the receipt key,

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/pipeline"
 )
 

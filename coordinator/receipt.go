@@ -12,11 +12,11 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/store"
 )
 
 // ReceiptType is the type of a receipt record.

@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/store"
 )
 
 // Run states.

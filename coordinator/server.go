@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // The MCP layer of the coordinator: the six coordinator tools of

@@ -15,7 +15,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
 )
 

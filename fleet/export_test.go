@@ -3,7 +3,7 @@ package fleet
 import (
 	"context"
 
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
 )
 

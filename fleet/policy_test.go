@@ -7,8 +7,8 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/fleet/fleettest"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/hosttest"
 )
 
 // TestFleetKeyMustBeItsOwn: a host policy whose fleet key is also a

@@ -18,10 +18,10 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // StatusType is the type of a host status.

@@ -13,7 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )

@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/fleet/fleettest"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )

@@ -20,8 +20,8 @@ import (
 	"strings"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 )
 

@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // Write writes Files under dir. dir may be missing (it is created 0755,

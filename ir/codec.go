@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // Encode returns the RFC 8785 canonical JSON of w: the bytes that are

@@ -5,7 +5,7 @@ import (
 
 	"oras.land/oras-go/v2"
 
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 )
 
 // AttestConformance is the conformance gate: it runs the conformance

@@ -19,7 +19,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/registrytest"
+	"github.com/oa-dev/oa/internal/registrytest"
 )
 
 // openTestLayout opens a layout folder with oa's own layout reader.

@@ -7,7 +7,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 // Interop with stock cosign v3 (v3.1.3, interoptest's "cosign3"), which

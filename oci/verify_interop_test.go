@@ -12,7 +12,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 // Interop with the stock cosign CLI, at the version pinned as a tool in

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 // SignRegistryFile checks the registry file at path, signs it as reviewed

@@ -11,7 +11,7 @@
 package resolve
 
 import (
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/schemas"
-	"github.com/oa-dev/oa/store"
 )
 
 // RegistryFile is the host capability registry under $OA_HOME.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/audit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 func newAuditCmd() *cobra.Command {

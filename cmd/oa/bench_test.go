@@ -10,9 +10,9 @@ import (
 
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/registrytest"
 )
 
 // binaries builds oa once and returns it with the stock cue CLI (pinned as

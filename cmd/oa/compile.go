@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 func newCompileCmd() *cobra.Command {

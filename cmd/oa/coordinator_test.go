@@ -19,8 +19,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/hosttest"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/resolve"
 )
 

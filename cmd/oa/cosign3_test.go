@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/canonical"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/registrytest"
 )
 
 // cosign3 runs stock cosign v3 offline (key-based, no transparency log,

@@ -15,8 +15,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/fleet/fleettest"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 // oaProc runs the built oa with OA_HOME=home (none when empty) and the

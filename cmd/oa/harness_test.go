@@ -13,7 +13,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness/runtime"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
 

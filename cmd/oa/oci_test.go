@@ -13,10 +13,10 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/compiler"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/registrytest"
 )
 
 // publisher is a fresh $OA_HOME with a compiled example bundle and two key

@@ -18,10 +18,10 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/connector/connectortest"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/store"
 )
 
 // TestKilledCoordinatorLeftoversReaped: `oa coordinator serve` is killed

@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/connector/connectortest"
 	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/internal/connectortest"
 )
 
 // BenchmarkSessionStart measures a session start as an MCP client sees it:

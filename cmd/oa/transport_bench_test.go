@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/fleet/fleettest"
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 // runOne runs cmd and fails b when it does not exit 0.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/registrytest"
+	"github.com/oa-dev/oa/internal/registrytest"
 )
 
 // TestRegistryCredentialsAndTLSFromTheCLI: against a TLS registry with

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/oa-dev/oa/atomicfile"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 // stateFile and lockFile live in the state folder.

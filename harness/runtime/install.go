@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/canonical"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 )
 

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/atomicfile"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 // Clients an MCPClient installs into.

@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/oa-dev/oa/interoptest"
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 func main() {

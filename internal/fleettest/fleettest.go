@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/hosttest"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,9 +25,9 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
-	"github.com/oa-dev/oa/registrytest"
 	"github.com/oa-dev/oa/resolve"
 )
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oa-dev/oa/atomicfile"
+	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 func entries(t *testing.T, dir string) []string {
