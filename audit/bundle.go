@@ -43,10 +43,10 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -252,7 +252,7 @@ func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artif
 		return nil, err
 	}
 	c.receipts, c.runs = len(dump.Receipts), len(dump.Runs)
-	proj, err := harness.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
+	proj, err := projection.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
 	if err != nil {
 		return nil, err
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -416,7 +416,7 @@ func projectionLink(b *bundle, art *oci.Artifact, binding *bind.Binding) (string
 	if art == nil {
 		return LinkProjection, "", blocking.New(blocking.AuditProjectionMismatch, "the release did not verify, so nothing can be projected")
 	}
-	p, err := harness.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
+	p, err := projection.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
 	if err != nil {
 		return LinkProjection, "", err
 	}

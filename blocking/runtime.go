@@ -1,6 +1,6 @@
 package blocking
 
-// Codes raised by the harness runtime port (harness/runtime): installing a
+// Codes raised by the harness runtime port (package harness): installing a
 // bound deployment into an MCP client and inspecting that installation.
 const (
 	HarnessClientUnknown        Code = "harness_client_unknown"

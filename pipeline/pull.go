@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -20,7 +20,7 @@ const PullMarker = ".oa-pull"
 
 // Pull writes each layer of a fetched (verified) artifact under its title
 // into a new folder staged beside dir, then renames it into place
-// (harness.Stage): nothing is ever written through a link already in dir.
+// (projection.Stage): nothing is ever written through a link already in dir.
 // dir must be missing, empty, or a folder an earlier pull wrote (it holds
 // PullMarker); anything else refuses pull_output_not_owned and changes
 // nothing. It returns the names written, in layer order.
@@ -40,7 +40,7 @@ func Pull(dir string, art *oci.Artifact) ([]string, error) {
 		names = append(names, clean)
 	}
 	fail := func(err error, detail string) error { return fmt.Errorf("writing %s: %s: %w", dir, detail, err) }
-	staged, err := harness.Stage(dir, "pull", files, fail)
+	staged, err := atomicfile.Stage(dir, "pull", files, fail)
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -96,7 +96,7 @@ func syntheticState(tb testing.TB, n int, sh shape) *resolve.State {
 	return &resolve.State{
 		Host: hosttest.Name, Worker: w,
 		ArtifactDigest: digestOf("artifact"), WorkerIRDigest: digestOf("ir"), AdmissionDigest: digestOf("admission"), PolicyDigest: digestOf("policy"),
-		Projection: &harness.Projection{Package: w.Name, Version: w.Version, PersonaDigest: digestOf("persona"), SkillDigest: digestOf("skill"), MaterializationDigest: digestOf("materialization")},
+		Projection: &projection.Projection{Package: w.Name, Version: w.Version, PersonaDigest: digestOf("persona"), SkillDigest: digestOf("skill"), MaterializationDigest: digestOf("materialization")},
 		Registry:   r, Connections: conns,
 	}
 }

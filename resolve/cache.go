@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/projection"
 )
 
 // The coordinator recomputes the plan before every effect. Loading the
@@ -69,15 +69,15 @@ type projectionKey struct{ artifactDigest, workerIRDigest string }
 
 var projectionCache struct {
 	sync.Mutex
-	byRelease map[projectionKey]*harness.Projection
+	byRelease map[projectionKey]*projection.Projection
 }
 
-// project is harness.Project(w, artifactDigest, workerIRDigest),
+// project is projection.Project(w, artifactDigest, workerIRDigest),
 // remembered by the two release digests. w is hashed on every call: a
 // remembered projection is returned only for a Worker whose canonical
 // bytes are exactly those of workerIRDigest, and Project reads nothing
 // else of w. The result is shared and must not be changed.
-func project(w *ir.Worker, artifactDigest, workerIRDigest string) (*harness.Projection, error) {
+func project(w *ir.Worker, artifactDigest, workerIRDigest string) (*projection.Projection, error) {
 	k := projectionKey{artifactDigest, workerIRDigest}
 	projectionCache.Lock()
 	p, ok := projectionCache.byRelease[k]
@@ -87,13 +87,13 @@ func project(w *ir.Worker, artifactDigest, workerIRDigest string) (*harness.Proj
 			return p, nil
 		}
 	}
-	p, err := harness.Project(w, artifactDigest, workerIRDigest)
+	p, err := projection.Project(w, artifactDigest, workerIRDigest)
 	if err != nil {
 		return nil, err
 	}
 	projectionCache.Lock()
 	if projectionCache.byRelease == nil || len(projectionCache.byRelease) >= maxCached {
-		projectionCache.byRelease = map[projectionKey]*harness.Projection{}
+		projectionCache.byRelease = map[projectionKey]*projection.Projection{}
 	}
 	projectionCache.byRelease[k] = p
 	projectionCache.Unlock()

@@ -7,8 +7,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/projection"
 )
 
 // State is everything one resolution reads, already loaded and verified.
@@ -19,7 +19,7 @@ type State struct {
 	WorkerIRDigest  string
 	AdmissionDigest string
 	PolicyDigest    string
-	Projection      *harness.Projection
+	Projection      *projection.Projection
 	Registry        *Registry
 	// Connections are the current versions of every connection on the
 	// host; a nil Record is a row that does not verify.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/harness/runtime"
+	"github.com/oa-dev/oa/harness"
 )
 
 func newHarnessCmd() *cobra.Command {
@@ -36,19 +36,19 @@ type harnessFlags struct {
 }
 
 func (f *harnessFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(runtime.Clients, " or "))
+	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, " or "))
 	cmd.Flags().StringVar(&f.deployment, "deployment", "", "the bound deployment")
 	cmd.Flags().StringVar(&f.dir, "dir", ".", "the folder to install into: the project folder for claude-code")
 	_ = cmd.MarkFlagRequired("client")
 	_ = cmd.MarkFlagRequired("deployment")
 }
 
-func (f *harnessFlags) open() (*runtime.MCPClient, error) {
+func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewMCPClient(runtime.MCPClientOptions{Home: oaHome(), Client: f.client, Dir: f.dir, Executable: exe})
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: oaHome(), Client: f.client, Dir: f.dir, Executable: exe})
 }
 
 func newHarnessInstallCmd() *cobra.Command {
@@ -138,7 +138,7 @@ Exit status 2 with each failed check's code when anything differs.`,
 	return cmd
 }
 
-func printInstallation(w io.Writer, inst *runtime.Installation) {
+func printInstallation(w io.Writer, inst *harness.Installation) {
 	if r := inst.Record; r != nil {
 		fmt.Fprintf(w, "  server       %s in %s: %s %s\n", r.Server.Name, r.Server.File, r.Server.Entry.Command, strings.Join(r.Server.Entry.Args, " "))
 		if r.SkillDir != "" {
@@ -179,14 +179,14 @@ caller made up is withheld.`,
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit must be 0 or more")}
 			}
-			turns, err := runtime.Transcript(cmd.Context(), oaHome(), deployment, limit)
+			turns, err := harness.Transcript(cmd.Context(), oaHome(), deployment, limit)
 			if err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
 				return printJSON(cmd.OutOrStdout(), struct {
 					Deployment string               `json:"deployment"`
-					Runs       []runtime.TurnRecord `json:"runs"`
+					Runs       []harness.TurnRecord `json:"runs"`
 				}{deployment, turns})
 			}
 			w := cmd.OutOrStdout()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/harness/runtime"
+	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -47,7 +47,7 @@ func TestHarnessInstallInspect(t *testing.T) {
 		t.Fatalf("install: %d\n%s%s", code, out, errOut)
 	}
 	var cfg struct {
-		MCPServers map[string]runtime.ServerEntry `json:"mcpServers"`
+		MCPServers map[string]harness.ServerEntry `json:"mcpServers"`
 	}
 	b, _ := os.ReadFile(mcp)
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg.MCPServers["notes"].Command != "notes-server" {
@@ -60,7 +60,7 @@ func TestHarnessInstallInspect(t *testing.T) {
 	}
 
 	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
-	var inst runtime.Installation
+	var inst harness.Installation
 	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 7 {
 		t.Fatalf("inspect: %d\n%s%s", code, out, errOut)
 	}
@@ -182,7 +182,7 @@ func TestHarnessGenericAndTranscript(t *testing.T) {
 	}
 	jsonOut, _, code := runCLI(t, "harness", "transcript", "--deployment", "clinic", "--limit", "1", "--json")
 	var tr struct {
-		Runs []runtime.TurnRecord `json:"runs"`
+		Runs []harness.TurnRecord `json:"runs"`
 	}
 	if code != 0 || json.Unmarshal([]byte(jsonOut), &tr) != nil || len(tr.Runs) != 1 || tr.Runs[0].RunID != ids[2] {
 		t.Fatalf("transcript --limit 1 --json: %d %s", code, jsonOut)

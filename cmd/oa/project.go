@@ -11,8 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/projection"
 )
 
 func newProjectCmd() *cobra.Command {
@@ -57,7 +57,7 @@ is refused and nothing is written.`,
 			if art.IRDigest != st.Record.WorkerIRDigest {
 				return blocking.New(blocking.AdmissionMismatched, "the artifact's Worker IR is not the one admitted")
 			}
-			p, err := harness.Project(art.Worker, desc.Digest.String(), art.IRDigest)
+			p, err := projection.Project(art.Worker, desc.Digest.String(), art.IRDigest)
 			if err != nil {
 				return err
 			}
@@ -74,13 +74,13 @@ is refused and nothing is written.`,
 	return cmd
 }
 
-func printProjection(cmd *cobra.Command, ref oci.Ref, out string, p *harness.Projection) {
+func printProjection(cmd *cobra.Command, ref oci.Ref, out string, p *projection.Projection) {
 	m := p.Manifest()
 	if wantJSON(cmd) {
 		_ = printJSON(cmd.OutOrStdout(), struct {
 			Reference string `json:"reference"`
 			Out       string `json:"out"`
-			*harness.Projection
+			*projection.Projection
 			Files map[string]string `json:"files"`
 		}{ref.String(), out, p, m.Files})
 		return

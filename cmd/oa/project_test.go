@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/projection"
 )
 
 // TestProjectAdmittedRelease: oa project writes the projection of an
@@ -44,7 +44,7 @@ func TestProjectAdmittedRelease(t *testing.T) {
 			t.Fatalf("project output lacks %q:\n%s", want, text)
 		}
 	}
-	m, err := harness.ReadManifest(out)
+	m, err := projection.ReadManifest(out)
 	if err != nil || m.ArtifactDigest != digest || m.Package != "clinic-triage" {
 		t.Fatalf("projection.json: %+v %v", m, err)
 	}
@@ -68,8 +68,8 @@ func TestProjectAdmittedRelease(t *testing.T) {
 		SkillDigest           string            `json:"skillDigest"`
 		MaterializationDigest string            `json:"materializationDigest"`
 		Files                 map[string]string `json:"files"`
-		ReadOnlyTools         []harness.ToolDecl
-		Effects               []harness.EffectDecl
+		ReadOnlyTools         []projection.ToolDecl
+		Effects               []projection.EffectDecl
 	}
 	if err := json.Unmarshal([]byte(p.ok("project", "--json", pinned, "--out", out)), &j); err != nil {
 		t.Fatal(err)

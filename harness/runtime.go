@@ -1,4 +1,4 @@
-// Package runtime is the harness runtime port: the four operations through
+// Package harness is the harness runtime port: the four operations through
 // which oa deals with a harness, the program that owns a native agent
 // session (the model loop). It installs a bound deployment into a client
 // and reads back what happened; it never advances work, authorizes an
@@ -20,7 +20,7 @@
 // The package lives apart from harness so that it may use bind (which
 // comes after the projection) without a cycle; it never imports the
 // coordinator, and reads run records from the store read-only.
-package runtime
+package harness
 
 import (
 	"context"

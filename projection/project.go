@@ -1,4 +1,4 @@
-// Package harness is the projection stage: it derives the host-native
+// Package projection is the projection stage: it derives the host-native
 // shape of an admitted release — a persona, a SKILL.md in the Agent Skills
 // format, the read-only tool list and the effect declarations — with
 // personaDigest, skillDigest and materializationDigest.
@@ -10,7 +10,7 @@
 // can act on. Everything it writes is derived from the IR and fixed copy:
 // no time, no host path, no input value, no secret. Same release, same
 // bytes, same digests, in any process.
-package harness
+package projection
 
 import (
 	"fmt"

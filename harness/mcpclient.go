@@ -1,4 +1,4 @@
-package runtime
+package harness
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/projection"
 )
 
 // Clients an MCPClient installs into.
@@ -101,7 +101,7 @@ type layout struct {
 	// with the client's other servers.
 	ServerFile string
 	Merge      bool
-	// ProjectionDir holds the whole projection (harness.Projection.Write).
+	// ProjectionDir holds the whole projection (projection.Projection.Write).
 	ProjectionDir string
 	// SkillDir, when set, is where the client looks for the Agent Skills
 	// folder: a copy of the projection's skills/<package>.
@@ -144,7 +144,7 @@ func (m *MCPClient) serverEntry(deployment string) ServerEntry {
 // release is the bound release, checked, and its projection.
 type release struct {
 	binding *bind.Binding
-	proj    *harness.Projection
+	proj    *projection.Projection
 }
 
 // checkName refuses a deployment name that breaks the naming rule before
@@ -241,7 +241,7 @@ func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment 
 	if art.IRDigest != b.Plan.WorkerIRDigest {
 		return nil, blocking.New(blocking.AdmissionMismatched, "the bound release's Worker IR is not the one bound")
 	}
-	p, err := harness.Project(art.Worker, b.ArtifactDigest, art.IRDigest)
+	p, err := projection.Project(art.Worker, b.ArtifactDigest, art.IRDigest)
 	if err != nil {
 		return nil, err
 	}

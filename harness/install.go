@@ -1,4 +1,4 @@
-package runtime
+package harness
 
 import (
 	"bytes"
@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/projection"
 )
 
 // RecordType is the type of an install record.
@@ -290,11 +291,11 @@ func (m *MCPClient) checkFiles(rec *Record) *blocking.Error {
 		parts = append(parts, fmt.Sprintf("%d file(s) added", added))
 	}
 	if len(parts) == 0 {
-		man, err := harness.ReadManifest(m.path(rec.ProjectionDir))
+		man, err := projection.ReadManifest(m.path(rec.ProjectionDir))
 		if err != nil {
 			return blocking.New(blocking.HarnessFilesChanged, "the projection manifest does not decode")
 		}
-		md, err := harness.MaterializationDigest(man.Files, man.ArtifactDigest, man.WorkerIRDigest)
+		md, err := projection.MaterializationDigest(man.Files, man.ArtifactDigest, man.WorkerIRDigest)
 		if err != nil || md != man.MaterializationDigest || md != rec.MaterializationDigest {
 			return blocking.New(blocking.HarnessFilesChanged, "the projection manifest does not give the recorded materializationDigest")
 		}
@@ -382,7 +383,7 @@ func (m *MCPClient) checkSkillDir(l layout, deployment string) error {
 // renamed into place, so the client never sees half a skill.
 func (m *MCPClient) writeSkill(l layout, deployment string, files map[string][]byte) error {
 	abs := m.path(l.SkillDir)
-	staged, err := harness.Stage(abs, "installing", files, dirInvalid)
+	staged, err := atomicfile.Stage(abs, "installing", files, dirInvalid)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package harness
+package atomicfile
 
 import (
 	"maps"

@@ -1,8 +1,9 @@
-package harness
+package projection
 
 import (
 	"errors"
 	"fmt"
+	"github.com/oa-dev/oa/internal/atomicfile"
 	"io/fs"
 	"maps"
 	"os"
@@ -29,7 +30,7 @@ func (p *Projection) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	staged, err := Stage(dir, "projecting", p.files, outInvalid)
+	staged, err := atomicfile.Stage(dir, "projecting", p.files, outInvalid)
 	if err != nil {
 		return err
 	}
