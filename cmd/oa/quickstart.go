@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,33 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 )
-
-// sandboxCase is one scripted case of the sandbox records connector.
-type sandboxCase struct {
-	Record  string           `json:"record"`
-	Case    string           `json:"case"`
-	Want    contract.Outcome `json:"want"`
-	Outcome contract.Outcome `json:"outcome"`
-	Reason  string           `json:"reason"`
-}
-
-// sandboxCases are the cases quickstart drives, one per outcome and more.
-var sandboxCases = []sandboxCase{
-	{Record: "AB-1234", Case: "normal", Want: contract.OutcomeDone},
-	{Record: "DU-0001", Case: "duplicate record", Want: contract.OutcomeNeedsReview},
-	{Record: "FS-0001", Case: "false \"saved\" answer", Want: contract.OutcomeNotSureIfSaved},
-	{Record: "TO-0001", Case: "timeout after save", Want: contract.OutcomeNotSureIfSaved},
-	{Record: "OF-0001", Case: "app offline", Want: contract.OutcomeDidNotRun},
-	{Record: "CL-0001", Case: "record closed (guard)", Want: contract.OutcomeDidNotRun},
-}
 
 func newQuickstartCmd() *cobra.Command {
 	return &cobra.Command{
@@ -191,8 +169,9 @@ func printDemoChain(cmd *cobra.Command, out io.Writer, setup *demo.Setup) error 
 }
 
 // driveSandbox serves the demo deployment from a subprocess `oa
-// coordinator serve` and runs every sandbox case through an MCP client.
-func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]sandboxCase, error) {
+// coordinator serve` and runs every sandbox case through an MCP client,
+// printing the tools and each case as it answers.
+func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]demo.Case, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -201,46 +180,19 @@ func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]sandboxCase
 	server.Env = append(os.Environ(), "OA_HOME="+home)
 	fmt.Fprintln(out, "serving it with oa coordinator serve; its operator lines are marked (expected): the sandbox cases fail on purpose")
 	server.Stderr = &expectedLines{w: cmd.ErrOrStderr()}
-	client := mcp.NewClient(&mcp.Implementation{Name: "oa-quickstart", Version: oaVersion()}, nil)
-	session, err := client.Connect(cmd.Context(), &mcp.CommandTransport{Command: server}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("starting oa coordinator serve: %w", err)
-	}
-	defer session.Close()
-	tools, err := session.ListTools(cmd.Context(), nil)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "MCP session: %d tools:", len(tools.Tools))
-	for _, t := range tools.Tools {
-		fmt.Fprintf(out, " %s", t.Name)
-	}
-	fmt.Fprintln(out)
-	cases := append([]sandboxCase{}, sandboxCases...)
-	for i := range cases {
-		c := &cases[i]
-		res, err := session.CallTool(cmd.Context(), &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
-			contract.ArgWorkflow:    "append_triage_note",
-			contract.ArgRequestID:   fmt.Sprintf("quickstart-%d", i+1),
-			contract.ArgWaitSeconds: 60,
-			contract.ArgInputs:      map[string]any{"record_ref": c.Record, "urgency": "routine", "summary": "Quickstart check-in note."},
-		}})
-		if err != nil {
-			return nil, err
-		}
-		var r coordinator.Result
-		b, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(b, &r); err != nil || res.IsError {
-			return nil, fmt.Errorf("case %s: the tool answered an error", c.Case)
-		}
-		c.Outcome, c.Reason = r.Outcome, string(r.Reason)
-		mark := "✓"
-		if c.Outcome != c.Want {
-			mark = "✗"
-		}
-		fmt.Fprintf(out, "  %s %-24s %-8s → %-17s (%s)\n", mark, c.Case, c.Record, c.Outcome, c.Reason)
-	}
-	return cases, nil
+	return demo.DriveSandbox(cmd.Context(), server, demo.Driver{
+		ClientVersion: oaVersion(),
+		Tools: func(names []string) {
+			fmt.Fprintf(out, "MCP session: %d tools: %s\n", len(names), strings.Join(names, " "))
+		},
+		Answered: func(c demo.Case) {
+			mark := "✓"
+			if c.Outcome != c.Want {
+				mark = "✗"
+			}
+			fmt.Fprintf(out, "  %s %-24s %-8s → %-17s (%s)\n", mark, c.Case, c.Record, c.Outcome, c.Reason)
+		},
+	})
 }
 
 func verifyDemoReceipts(cmd *cobra.Command, home string) (*coordinator.ChainReport, error) {
