@@ -63,16 +63,7 @@ func GenerateKeys(password []byte) (privatePEM, publicPEM []byte, err error) {
 // provisioning, a coordinator's stages, the test suite) would pay it each
 // time for the same key.
 func LoadSigner(privatePEM, password []byte) (*Signer, error) {
-	id := keyMemoID(privatePEM, password)
-	if s, ok := openedSigners.load(id); ok {
-		return s, nil
-	}
-	s, err := loadSigner(privatePEM, password)
-	if err != nil {
-		return nil, err
-	}
-	openedSigners.store(id, s)
-	return s, nil
+	return openedSigners.open(privatePEM, password, loadSigner)
 }
 
 // openedSigners holds the signers LoadSigner decrypted (see keyMemo).
@@ -90,19 +81,18 @@ type keyMemo[V any] struct {
 
 const maxRemembered = 256
 
-func (k *keyMemo[V]) load(id [sha256.Size]byte) (V, bool) {
-	v, ok := k.m.Load(id)
-	if !ok {
-		var zero V
-		return zero, false
+// open returns what open decrypted from privatePEM with password before,
+// or runs it now and remembers a success (never a refusal).
+func (k *keyMemo[V]) open(privatePEM, password []byte, open func(privatePEM, password []byte) (V, error)) (V, error) {
+	id := keyMemoID(privatePEM, password)
+	if v, ok := k.m.Load(id); ok {
+		return v.(V), nil
 	}
-	return v.(V), true
-}
-
-func (k *keyMemo[V]) store(id [sha256.Size]byte, v V) {
-	if k.count.Add(1) <= maxRemembered {
+	v, err := open(privatePEM, password)
+	if err == nil && k.count.Add(1) <= maxRemembered {
 		k.m.Store(id, v)
 	}
+	return v, err
 }
 
 // keyMemoID is the SHA-256 of the length-prefixed key bytes and password.

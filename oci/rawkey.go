@@ -21,16 +21,12 @@ import (
 // Like LoadSigner, it remembers what it decrypted for the life of the
 // process (keyed by the exact bytes and password) and hands back a copy.
 func DecryptPrivateKey(privatePEM, password []byte) ([]byte, error) {
-	id := keyMemoID(privatePEM, password)
-	if der, ok := decryptedKeys.load(id); ok {
-		return bytes.Clone(der), nil
-	}
-	der, err := decryptPrivateKey(privatePEM, password)
+	der, err := decryptedKeys.open(privatePEM, password, decryptPrivateKey)
 	if err != nil {
 		return nil, err
 	}
-	decryptedKeys.store(id, bytes.Clone(der))
-	return der, nil
+	// A copy, so that a caller that clears its key does not clear ours.
+	return bytes.Clone(der), nil
 }
 
 // decryptedKeys holds the PKCS #8 DER DecryptPrivateKey decrypted.
