@@ -83,12 +83,17 @@ func New(t testing.TB) *Fleet {
 // an operator's fleet key is), made once per process: every key costs a
 // scrypt to make and one to open.
 func fleetKey() (priv, pub []byte, s *oci.Signer, err error) {
-	fleetKeyOnce.Do(func() {
-		if fleetPriv, fleetPub, fleetErr = oci.GenerateKeys([]byte(KeyPassword)); fleetErr == nil {
-			fleetSigner, fleetErr = oci.LoadSigner(fleetPriv, []byte(KeyPassword))
-		}
-	})
+	fleetKeyOnce.Do(func() { fleetPriv, fleetPub, fleetSigner, fleetErr = newFleetKey() })
 	return fleetPriv, fleetPub, fleetSigner, fleetErr
+}
+
+// newFleetKey makes a fleet key pair sealed with KeyPassword and opens it.
+func newFleetKey() (priv, pub []byte, s *oci.Signer, err error) {
+	if priv, pub, err = oci.GenerateKeys([]byte(KeyPassword)); err != nil {
+		return nil, nil, nil, err
+	}
+	s, err = oci.LoadSigner(priv, []byte(KeyPassword))
+	return priv, pub, s, err
 }
 
 var (
@@ -234,11 +239,7 @@ func (f *Fleet) LoadSpec(hosts ...string) *fleet.Spec {
 // for tests that need one the hosts do not trust.
 func OtherKey(t testing.TB) pipeline.Keys {
 	t.Helper()
-	priv, pub, err := oci.GenerateKeys([]byte(KeyPassword))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := oci.LoadSigner(priv, []byte(KeyPassword))
+	_, pub, s, err := newFleetKey()
 	if err != nil {
 		t.Fatal(err)
 	}
