@@ -279,6 +279,13 @@ func TestRollbackAndRevocation(t *testing.T) {
 	if _, _, err := f.admit(h, newer, ""); code(err) != blocking.ReleaseRevoked {
 		t.Fatalf("re-admitting a revoked release: %v", err)
 	}
+	// RequireActive refuses each of these with the status's own reason.
+	if _, err := h.RequireActive(ctx, newer.Digest.String(), now); code(err) != blocking.ReleaseRevoked {
+		t.Fatalf("RequireActive of a revoked release: %v", err)
+	}
+	if _, err := h.RequireActive(ctx, "sha256:"+strings.Repeat("0", 64), now); code(err) != blocking.AdmissionMissing {
+		t.Fatalf("RequireActive of a release never admitted: %v", err)
+	}
 }
 
 func TestTamperedRowReadsUnverifiable(t *testing.T) {

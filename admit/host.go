@@ -277,6 +277,23 @@ type Status struct {
 	Why *blocking.Error `json:"why,omitempty"`
 }
 
+// RequireActive is Status for a caller that may go on only with an
+// actively admitted release: the status when it is active, else the
+// refusal that says why (admission_missing when none is named).
+func (h *Host) RequireActive(ctx context.Context, artifactDigest string, now time.Time) (*Status, error) {
+	st, err := h.Status(ctx, artifactDigest, now)
+	if err != nil {
+		return nil, err
+	}
+	if st.State == Active {
+		return st, nil
+	}
+	if st.Why == nil {
+		return nil, blocking.New(blocking.AdmissionMissing, "not actively admitted")
+	}
+	return nil, st.Why
+}
+
 // Status answers whether the exact release artifactDigest is actively
 // admitted at now, and if not exactly why. Every record is verified with
 // the host key on read; an older admission is never restored: only the

@@ -231,7 +231,7 @@ func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment 
 	if err != nil {
 		return nil, err
 	}
-	if err := active(ctx, h, b, m.now()); err != nil {
+	if _, err := h.RequireActive(ctx, b.ArtifactDigest, m.now()); err != nil {
 		return nil, err
 	}
 	art, err := bind.FetchRelease(ctx, m.opts.Home, b)
@@ -249,21 +249,6 @@ func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment 
 		return nil, err
 	}
 	return &release{binding: b, proj: p}, nil
-}
-
-// active refuses unless the binding's release is actively admitted.
-func active(ctx context.Context, h *admit.Host, b *bind.Binding, now time.Time) error {
-	st, err := h.Status(ctx, b.ArtifactDigest, now)
-	if err != nil {
-		return err
-	}
-	if st.State != admit.Active {
-		if st.Why == nil {
-			return blocking.New(blocking.AdmissionMissing, "not actively admitted")
-		}
-		return st.Why
-	}
-	return nil
 }
 
 // sameProjection refuses digests that are not the bound plan's.
@@ -326,7 +311,8 @@ func (m *MCPClient) inspect(ctx context.Context, h *admit.Host, deployment strin
 	if b != nil {
 		inst.Bound = &Bound{BindingSeq: b.Seq, PlanDigest: b.PlanDigest, Package: b.Plan.Package, Version: b.Plan.Version, ArtifactDigest: b.ArtifactDigest,
 			Model: b.Model, MaterializationDigest: b.Plan.MaterializationDigest, PersonaDigest: b.Plan.PersonaDigest, SkillDigest: b.Plan.SkillDigest}
-		refusal, err := asRefusal(active(ctx, h, b, m.now()))
+		_, err := h.RequireActive(ctx, b.ArtifactDigest, m.now())
+		refusal, err := asRefusal(err)
 		if err != nil {
 			return nil, err
 		}

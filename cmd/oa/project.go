@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
@@ -40,15 +39,9 @@ is refused and nothing is written.`,
 				return err
 			}
 			defer h.Close()
-			st, err := h.Status(ctx, desc.Digest.String(), time.Now())
+			st, err := h.RequireActive(ctx, desc.Digest.String(), time.Now())
 			if err != nil {
 				return err
-			}
-			if st.State != admit.Active {
-				if st.Why == nil {
-					return blocking.New(blocking.AdmissionMissing, "not actively admitted")
-				}
-				return st.Why
 			}
 			art, err := oci.FetchBound(ctx, target, desc)
 			if err != nil {
