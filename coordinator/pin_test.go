@@ -73,3 +73,11 @@ func TestReceiptKeyPinTamperedIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestTestHostsGiveTheReceiptKeyWhereItIsRead: hosttest installs a pooled
+// receipt key at the coordinator's path, so test hosts skip making one.
+func TestTestHostsGiveTheReceiptKeyWhereItIsRead(t *testing.T) {
+	if hosttest.ReceiptKeyFile != coordinator.ReceiptKeyFile {
+		t.Fatalf("hosttest writes the receipt key to %s, the coordinator reads %s", hosttest.ReceiptKeyFile, coordinator.ReceiptKeyFile)
+	}
+}

@@ -38,16 +38,17 @@ func PoolKey(t testing.TB) []byte {
 	return b
 }
 
-// receiptKeyFile is where the coordinator keeps a host's receipt key
-// (coordinator.ReceiptKeyFile; that package cannot be imported here).
-// Were it to move, the coordinator would simply make a key of its own.
-const receiptKeyFile = "keys/receipt.key"
+// ReceiptKeyFile is where the coordinator keeps a host's receipt key:
+// coordinator.ReceiptKeyFile, which cannot be imported here (the
+// coordinator's own tests use this package); a coordinator test holds the
+// two equal.
+const ReceiptKeyFile = "keys/receipt.key"
 
 // GiveReceiptKey installs a pooled key as the receipt key of the host
 // under home, so its first coordinator does not make one.
 func GiveReceiptKey(t testing.TB, home string) {
 	t.Helper()
-	p := filepath.Join(home, receiptKeyFile)
+	p := filepath.Join(home, ReceiptKeyFile)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		t.Fatal(err)
 	}
