@@ -21,6 +21,7 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -301,12 +302,22 @@ func (p *provisioner) run(ctx context.Context) error {
 		}
 		return err
 	}
-	plan, _, err := resolve.Compute(ctx, p.h, dst, desc, resolve.Request{Deployment: env.Deployment, Model: env.Model}, resolve.ComputeOptions{Now: p.now, Probe: p.opts.Probe, Connector: p.opts.Connector})
-	if err != nil {
+	resolved := false
+	b, err := pipeline.ResolveAndBind(ctx, p.h, pipeline.BindRequest{
+		Release:    &pipeline.Release{Ref: p.res.LocalRef, Target: dst, Desc: desc},
+		Deployment: env.Deployment, Model: env.Model,
+		By: p.by(), Now: p.now,
+		Connector: p.opts.Connector, NoProbe: !p.opts.Probe,
+		Gate: func(ctx context.Context, plan *resolve.Plan) (bool, error) {
+			resolved = true
+			st.PlanDigest = plan.Digest()
+			return p.mayBind(ctx, env, plan)
+		},
+	})
+	if err != nil && !resolved {
 		return err
 	}
-	st.PlanDigest = plan.Digest()
-	if err := p.bind(ctx, env, plan); err != nil {
+	if err != nil {
 		st.State = AwaitingApproval
 		if blocking.Refusals(err) == nil {
 			return err
@@ -316,6 +327,7 @@ func (p *provisioner) run(ctx context.Context) error {
 		}
 		return err
 	}
+	p.res.Bound = b != nil
 	st.State = Bound
 	return p.recordApplied(ctx, applied, env, envDigest)
 }
@@ -599,34 +611,29 @@ func waiting(err error) bool {
 	return len(rs) > 0
 }
 
-// bind binds plan unless the deployment's binding already is this plan;
-// it refuses awaiting_approval where the fleet may not pre-approve, and
-// fleet_ceiling_exceeded where the plan leaves the envelope's ceiling.
-func (p *provisioner) bind(ctx context.Context, env *Envelope, plan *resolve.Plan) error {
+// mayBind is the fleet's approval between resolving and binding: false
+// where the deployment's binding already is this plan (nothing to bind);
+// awaiting_approval where the fleet may not pre-approve or a person bound
+// the deployment, fleet_ceiling_exceeded where the plan leaves the
+// envelope's ceiling.
+func (p *provisioner) mayBind(ctx context.Context, env *Envelope, plan *resolve.Plan) (bool, error) {
 	cur, err := bind.Current(ctx, p.h, env.Deployment)
 	if err == nil && cur.PlanDigest == plan.Digest() {
-		return nil
+		return false, nil
 	}
 	if err != nil && blocking.Refusals(err) == nil {
-		return err
+		return false, err
 	}
 	if err == nil {
 		if err := p.mayRebind(cur, env); err != nil {
-			return err
+			return false, err
 		}
 	}
 	caps := make([]capRisk, len(plan.Capabilities))
 	for i, e := range plan.Capabilities {
 		caps[i] = capRisk{e.CapabilityKey, e.Risk}
 	}
-	if err := p.preApproves(env, caps); err != nil {
-		return err
-	}
-	if _, err := bind.Bind(ctx, p.h, p.res.LocalRef, false, plan, bind.Approval{By: p.by(), Approved: true, Now: p.now}); err != nil {
-		return err
-	}
-	p.res.Bound = true
-	return nil
+	return true, p.preApproves(env, caps)
 }
 
 // mayRebind refuses to replace a binding a person approved with the

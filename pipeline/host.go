@@ -115,16 +115,34 @@ type BindRequest struct {
 	// Connector is how the plan's connections are started to check them
 	// live.
 	Connector connector.Options
+	// NoProbe resolves without starting the plan's connections to compare
+	// their live tool lists with the verified ones (a fleet provisioning
+	// run with probing off); the coordinator still checks them live
+	// before it serves.
+	NoProbe bool
+	// Gate, when not nil, is asked with the resolved plan before anything
+	// is bound: it returns false to bind nothing and leave the deployment
+	// as it is (a fleet host already bound to this plan), or a refusal
+	// (a fleet's ceiling or its rebinding rules), which ResolveAndBind
+	// returns as is. It is how a caller puts its own approval between
+	// resolving and binding without rebuilding the sequence.
+	Gate func(ctx context.Context, plan *resolve.Plan) (bind bool, err error)
 }
 
 // ResolveAndBind computes the release's plan for the deployment and model
-// (every connection of the plan probed live) and binds it with By's
-// explicit approval.
+// (every connection of the plan probed live unless NoProbe) and binds it
+// with By's explicit approval, after Gate if one is set. It returns the
+// binding made, or nil (and no error) where Gate chose not to bind.
 func ResolveAndBind(ctx context.Context, h *admit.Host, req BindRequest) (*bind.Binding, error) {
 	rel := req.Release
-	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Desc, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: true, Connector: req.Connector})
+	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Desc, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: !req.NoProbe, Connector: req.Connector})
 	if err != nil {
 		return nil, err
+	}
+	if req.Gate != nil {
+		if ok, err := req.Gate(ctx, plan); err != nil || !ok {
+			return nil, err
+		}
 	}
 	return bind.Bind(ctx, h, rel.Ref, false, plan, bind.Approval{By: req.By, Approved: true, Now: req.Now})
 }

@@ -129,3 +129,62 @@ func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 		t.Fatalf("foreign folder changed: %v", l)
 	}
 }
+
+// TestResolveAndBindGate: a Gate is asked with the resolved plan before
+// anything is bound. Its refusal is returned as is and its "no" binds
+// nothing; in both cases the deployment keeps the binding it had, and a
+// "yes" binds the plan it was shown.
+func TestResolveAndBindGate(t *testing.T) {
+	ctx := context.Background()
+	home, rel := published(t)
+	h, err := admit.OpenHost(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	now := time.Now()
+	if _, _, err := h.Admit(ctx, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	opts := pipeline.HostOptions{
+		By: "Op", Now: now,
+		Connections: []pipeline.Connection{{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}},
+		Connector:   connector.Options{SandboxDir: sandbox.Dir(home)},
+	}
+	if err := pipeline.SetUpHost(ctx, h, opts); err != nil {
+		t.Fatal(err)
+	}
+	req := pipeline.BindRequest{Release: rel, Deployment: "clinic", Model: "m", By: "Op", Now: now, Connector: opts.Connector}
+
+	var shown string
+	req.Gate = func(_ context.Context, plan *resolve.Plan) (bool, error) {
+		shown = plan.Digest()
+		return false, blocking.New(blocking.FleetCeilingExceeded, "outside the ceiling")
+	}
+	if b, err := pipeline.ResolveAndBind(ctx, h, req); b != nil || !hasCode(err, blocking.FleetCeilingExceeded) {
+		t.Fatalf("gate refusal: binding %v, error %v; want the gate's fleet_ceiling_exceeded", b, err)
+	}
+	if shown == "" {
+		t.Fatal("the gate was not shown the plan")
+	}
+	if _, err := bind.Current(ctx, h, "clinic"); err == nil {
+		t.Fatal("a refused gate left a binding")
+	}
+
+	req.Gate = func(context.Context, *resolve.Plan) (bool, error) { return false, nil }
+	if b, err := pipeline.ResolveAndBind(ctx, h, req); b != nil || err != nil {
+		t.Fatalf("gate no: binding %v, error %v; want neither", b, err)
+	}
+	if _, err := bind.Current(ctx, h, "clinic"); err == nil {
+		t.Fatal("a gate that said no left a binding")
+	}
+
+	req.Gate = func(_ context.Context, plan *resolve.Plan) (bool, error) { shown = plan.Digest(); return true, nil }
+	b, err := pipeline.ResolveAndBind(ctx, h, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := bind.Current(ctx, h, "clinic"); err != nil || cur.PlanDigest != shown || b.PlanDigest != shown {
+		t.Fatalf("gate yes: bound %v (%v), gate shown %s", cur, err, shown)
+	}
+}
