@@ -384,8 +384,9 @@ func (a *Artifact) checkIR() error {
 	}
 	// Everything downstream trusts the IR's names (pull writes files by
 	// them): it must be schema-valid before anything is derived from it.
-	// The invariants and the customer-state scan are Conformance's named
-	// checks and the host stages' own, so a fetch stops at the schema.
+	// The invariants and the customer-state scan are
+	// signing.Conformance's named checks and the host stages' own, so a
+	// fetch stops at the schema.
 	var err error
 	a.Worker, err = schemas.CheckIR(a.IR, schemas.IRCheck{Canonical: true, Through: schemas.IRSchema})
 	return err
