@@ -1,6 +1,6 @@
-// Package exampletest compiles the embedded example bundles for the tests
-// of the packages that publish them (oci, signing), so that each does not
-// write its own copy of the same few lines.
+// Package exampletest compiles the embedded example bundles for tests
+// (oci, signing, projection), so that each package does not write its own
+// copy of the same few lines.
 package exampletest
 
 import (
