@@ -18,10 +18,11 @@ import (
 
 // The sigstore bundle format, cosign v3's default: each signature or
 // attestation is a protobuf-JSON bundle, the one layer of an image-spec 1.1
-// manifest whose artifactType is the bundle media type and whose subject is
-// the signed manifest. A registry lists it through the referrers API, or
-// under the `sha256-<hex>` referrers tag where it has none; a layout
-// through the subject links of its manifests.
+// manifest whose artifactType is the bundle media type
+// (oci.BundleMediaType) and whose subject is the signed manifest. A
+// registry lists it through the referrers API, or under the `sha256-<hex>`
+// referrers tag where it has none; a layout through the subject links of
+// its manifests.
 const (
 	// CosignSignPredicateType is the predicate type of the in-toto
 	// statement `cosign sign` puts in a bundle: a signature, not an
