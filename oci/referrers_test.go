@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -102,4 +103,24 @@ func TestReadCosignManifest(t *testing.T) {
 	if err != nil || !m.Found || !m.Parsed || m.TooLarge || m.Descriptor.Digest != sig.Digest || len(m.Layers) != 1 || m.Layers[0].Digest != layer.Digest {
 		t.Fatalf("tagged manifest: %+v, %v", m, err)
 	}
+}
+
+// TestPlanCopyRefusesAnOversizedCosignTag: a `.sig` tag naming a manifest
+// larger than any cosign writes cannot travel intact, so the plan refuses
+// copy_signature_too_large before anything is written.
+func TestPlanCopyRefusesAnOversizedCosignTag(t *testing.T) {
+	ctx := context.Background()
+	store, _ := newLayout(t)
+	subject := packReferrer(t, store, "application/vnd.example.subject", nil, "subject")
+	huge := mustJSON(t, ocispec.Manifest{
+		MediaType:   ocispec.MediaTypeImageManifest,
+		Config:      ocispec.DescriptorEmptyJSON,
+		Annotations: map[string]string{"padding": strings.Repeat("a", maxCosignManifestSize)},
+	})
+	desc := pushRaw(t, store, huge)
+	if err := store.Tag(ctx, desc, SignatureTag(subject.Digest)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := PlanCopy(ctx, store, subject)
+	wantCode(t, err, blocking.CopySignatureTooLarge)
 }
