@@ -25,6 +25,7 @@ import (
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Names of the admission checks, in the order they run.
@@ -155,11 +156,11 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 
 // verifyPublisher finds the trusted publisher key the signature verifies
 // with. A key outside its window does not count, and says so.
-func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, now time.Time) (*oci.Verifier, error) {
+func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, now time.Time) (*signing.Verifier, error) {
 	var firstErr error
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		key := policy.Publishers[name]
-		_, err := oci.VerifySignature(ctx, target, desc, key.Verifier())
+		_, err := signing.VerifySignature(ctx, target, desc, key.Verifier())
 		if err == nil && !key.ValidAt(now) {
 			err = blocking.New(blocking.PublisherKeyOutsideWindow, "publisher %s's key is not valid now", name)
 		}
@@ -202,16 +203,16 @@ func worse(a, b error) bool {
 // attestation is one authority's attestation as read and verified.
 type attestation struct {
 	name string
-	res  *oci.AttestationResult
+	res  *signing.AttestationResult
 	err  error
 }
 
 // readAttestations verifies each trusted authority's attestation, all at
 // once, refusing any that a trusted publisher's key also signed.
 func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy) []attestation {
-	var opts []oci.AttestationOption
+	var opts []signing.AttestationOption
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
-		opts = append(opts, oci.WithPublisher(policy.Publishers[name].Verifier()))
+		opts = append(opts, signing.WithPublisher(policy.Publishers[name].Verifier()))
 	}
 	names := slices.Sorted(maps.Keys(policy.Authorities))
 	out := make([]attestation, len(names))
@@ -220,7 +221,7 @@ func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocis
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := oci.VerifyAttestation(ctx, target, desc, policy.Authorities[name].Verifier(), oci.ConformancePredicateType, opts...)
+			res, err := signing.VerifyAttestation(ctx, target, desc, policy.Authorities[name].Verifier(), signing.ConformancePredicateType, opts...)
 			out[i] = attestation{name, res, err}
 		}()
 	}
@@ -239,7 +240,7 @@ func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descri
 			err = blocking.New(blocking.AuthorityKeyOutsideWindow, "the authority's key is not valid now")
 		}
 		if err == nil {
-			_, err = oci.CheckReport(a.res.Predicate, desc, d.Artifact)
+			_, err = signing.CheckReport(a.res.Predicate, desc, d.Artifact)
 		}
 		if err == nil {
 			d.Authorities = append(d.Authorities, a.name)

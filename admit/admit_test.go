@@ -19,20 +19,21 @@ import (
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/internal/canonical"
 	ocipkg "github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 type keyPair struct {
-	signer *ocipkg.Signer
+	signer *signing.Signer
 	pub    []byte
 }
 
 func newKey(t *testing.T) keyPair {
 	t.Helper()
-	priv, pub, err := ocipkg.GenerateKeys(nil)
+	priv, pub, err := signing.GenerateKeys(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ocipkg.LoadSigner(priv, nil)
+	s, err := signing.LoadSigner(priv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func (f *fixture) host() *Host {
 
 // release pushes the clinic example at version, signed by signer and
 // attested by each of attesters.
-func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*ocipkg.Signer) ocispec.Descriptor {
+func (f *fixture) release(version string, signer *signing.Signer, attesters ...*signing.Signer) ocispec.Descriptor {
 	f.t.Helper()
 	res := compileVersion(f.t, version)
 	ctx := context.Background()
@@ -106,7 +107,7 @@ func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*o
 		f.t.Fatal(err)
 	}
 	if signer != nil {
-		if _, err := ocipkg.Sign(ctx, f.store, "oa.local/clinic", desc, signer); err != nil {
+		if _, err := signing.Sign(ctx, f.store, "oa.local/clinic", desc, signer); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -115,8 +116,8 @@ func (f *fixture) release(version string, signer *ocipkg.Signer, attesters ...*o
 		f.t.Fatal(err)
 	}
 	for _, a := range attesters {
-		pred, _ := canonical.Marshal(ocipkg.Conformance(art, a.KeyID()))
-		if _, err := ocipkg.Attest(ctx, f.store, "oa.local/clinic", desc, ocipkg.ConformancePredicateType, pred, a); err != nil {
+		pred, _ := canonical.Marshal(signing.Conformance(art, a.KeyID()))
+		if _, err := signing.Attest(ctx, f.store, "oa.local/clinic", desc, signing.ConformancePredicateType, pred, a); err != nil {
 			f.t.Fatal(err)
 		}
 	}

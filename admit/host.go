@@ -22,7 +22,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Files of a host under $OA_HOME.
@@ -46,8 +46,8 @@ type Host struct {
 	Policy *Policy
 	// verifier checks every record read; signer, decrypted only when a
 	// record is written (scrypt makes that cost about 0.1 s), signs them.
-	verifier *oci.Verifier
-	signer   *oci.Signer
+	verifier *signing.Verifier
+	signer   *signing.Signer
 	db       *store.DB
 	// verified remembers signatures already checked (see verify).
 	verified sync.Map
@@ -74,7 +74,7 @@ func OpenHost(ctx context.Context, home string) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := oci.LoadVerifier(pubPEM)
+	verifier, err := signing.LoadVerifier(pubPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func OpenHost(ctx context.Context, home string) (*Host, error) {
 
 // loadSigner decrypts the host private key once, and checks it is the
 // key of the host public key records are verified with.
-func (h *Host) loadSigner() (*oci.Signer, error) {
+func (h *Host) loadSigner() (*signing.Signer, error) {
 	if h.signer != nil {
 		return h.signer, nil
 	}
@@ -95,7 +95,7 @@ func (h *Host) loadSigner() (*oci.Signer, error) {
 	if err != nil {
 		return nil, blocking.New(blocking.HostNotInitialized, "the host private key cannot be read")
 	}
-	s, err := oci.LoadSigner(keyPEM, nil)
+	s, err := signing.LoadSigner(keyPEM, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // InitOptions say what a new host trusts from the start.
@@ -68,9 +68,9 @@ func InitHost(home string, opts InitOptions) error {
 // pair when none is given.
 func hostKeyPair(given []byte) (priv, pub []byte, err error) {
 	if given == nil {
-		return oci.GenerateKeys(nil)
+		return signing.GenerateKeys(nil)
 	}
-	s, err := oci.LoadSigner(given, nil)
+	s, err := signing.LoadSigner(given, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
+	"github.com/oa-dev/oa/signing"
 )
 
 // PolicyPackage is the CUE package a host policy file declares.
@@ -59,7 +60,7 @@ type TrustedKey struct {
 	NotBefore *time.Time `json:"not_before,omitempty"`
 	NotAfter  *time.Time `json:"not_after,omitempty"`
 
-	verifier *oci.Verifier
+	verifier *signing.Verifier
 }
 
 // Ceiling is the most any admitted package may ask for on the host.
@@ -99,7 +100,7 @@ func (p *Policy) ReadLimits() oci.Limits {
 func (p *Policy) Digest() string { return p.digest }
 
 // Verifier returns the key's verifier.
-func (k TrustedKey) Verifier() *oci.Verifier { return k.verifier }
+func (k TrustedKey) Verifier() *signing.Verifier { return k.verifier }
 
 // ValidAt reports whether t is inside the key's window.
 func (k TrustedKey) ValidAt(t time.Time) bool {
@@ -168,7 +169,7 @@ func (p *Policy) loadKeys(posOf Locator) error {
 		ids := map[string]string{}
 		for _, name := range slices.Sorted(maps.Keys(keys)) {
 			k := keys[name]
-			v, err := oci.LoadVerifier([]byte(k.Key))
+			v, err := signing.LoadVerifier([]byte(k.Key))
 			if err != nil {
 				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(posOf(group, name, "key"), group+"."+name+".key"))
 				continue
@@ -184,7 +185,7 @@ func (p *Policy) loadKeys(posOf Locator) error {
 	if p.Fleet != nil {
 		for _, name := range slices.Sorted(maps.Keys(p.Fleet.Keys)) {
 			k := p.Fleet.Keys[name]
-			v, err := oci.LoadVerifier([]byte(k.Key))
+			v, err := signing.LoadVerifier([]byte(k.Key))
 			if err != nil {
 				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(posOf("fleet", "keys", name, "key"), "fleet.keys."+name+".key"))
 				continue

@@ -24,6 +24,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // fixture is a bound clinic host on the sandbox connector with real runs
@@ -80,7 +81,7 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
-var chainLinks = []string{LinkBundle, oci.LinkArtifact, oci.LinkIR, oci.LinkSignature, oci.LinkAttestation, LinkAdmission,
+var chainLinks = []string{LinkBundle, signing.LinkArtifact, signing.LinkIR, signing.LinkSignature, signing.LinkAttestation, LinkAdmission,
 	LinkRegistry, LinkConnections, LinkProjection, LinkPlan, LinkBinding, LinkReceipts}
 
 func linkNames(r *Report) []string {
@@ -290,7 +291,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		}
 		keys := f.keys
 		keys.Publisher = other.Public
-		wantBroken(t, verify(t, f.bundle, keys), oci.LinkSignature, blocking.SignatureUntrusted)
+		wantBroken(t, verify(t, f.bundle, keys), signing.LinkSignature, blocking.SignatureUntrusted)
 	})
 	t.Run("another host's key", func(t *testing.T) {
 		other, err := pipeline.NewKeys()

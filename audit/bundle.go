@@ -14,7 +14,7 @@
 //
 // Verification rebuilds a host in a temporary folder from the bundle
 // (the auditor's host key as its key) and runs the host's own verifiers
-// on it — oci.VerifyChain, admit's admission status, resolve's registry
+// on it — signing.VerifyChain, admit's admission status, resolve's registry
 // signature and plan resolution, bind's binding verification and
 // comparison, coordinator.CheckChain — so there is one copy of each check.
 // It sits after the coordinator in the flow; only cmd/oa imports it.

@@ -24,6 +24,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Links of an audit, in chain order (the artifact's four are oci's).
@@ -130,7 +131,7 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 	}
 	r.Host, r.Deployment, r.ArtifactDigest = b.host.Host, b.host.Deployment, b.subject.Digest.String()
 	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs), b.subject.Digest), nil)
-	chain := oci.VerifyChain(ctx, b.layout, b.subject, pub, auth)
+	chain := signing.VerifyChain(ctx, b.layout, b.subject, pub, auth)
 	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
 		return nil, err
 	}
@@ -167,14 +168,14 @@ func (r *Report) finish() *Report {
 }
 
 // loadKeys parses the three trusted keys.
-func loadKeys(k Keys) (pub, auth, host *oci.Verifier, err error) {
-	if pub, err = oci.LoadVerifier(k.Publisher); err != nil {
+func loadKeys(k Keys) (pub, auth, host *signing.Verifier, err error) {
+	if pub, err = signing.LoadVerifier(k.Publisher); err != nil {
 		return nil, nil, nil, err
 	}
-	if auth, err = oci.LoadVerifier(k.Authority); err != nil {
+	if auth, err = signing.LoadVerifier(k.Authority); err != nil {
 		return nil, nil, nil, err
 	}
-	if host, err = oci.LoadVerifier(k.Host); err != nil {
+	if host, err = signing.LoadVerifier(k.Host); err != nil {
 		return nil, nil, nil, err
 	}
 	return pub, auth, host, nil
@@ -305,7 +306,7 @@ func (b *bundle) decode() error {
 // auditor's host key as its key: the policy and registry files, the
 // receipt key the checkpoint must pin, and a store holding the bundle's
 // rows.
-func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *oci.Verifier) (*admit.Host, error) {
+func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.Verifier) (*admit.Host, error) {
 	hostPEM, err := hostKey.PublicPEM()
 	if err != nil {
 		return nil, err
@@ -336,7 +337,7 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *oci.Verif
 }
 
 // hostChecks checks the links after the artifact's on the rebuilt host.
-func hostChecks(ctx context.Context, r *Report, h *admit.Host, b *bundle, art *oci.Artifact, pub, auth *oci.Verifier) {
+func hostChecks(ctx context.Context, r *Report, h *admit.Host, b *bundle, art *oci.Artifact, pub, auth *signing.Verifier) {
 	binding, bindErr := bind.Current(ctx, h, b.host.Deployment)
 	// The chain is judged at the time a person bound it: the admission
 	// had to be active then (a later expiry does not break history).
@@ -371,7 +372,7 @@ func admissionDetail(st *admit.Status) string {
 
 // admissionErr refuses an admission not active when bound, or made with
 // other publisher or authority keys than the auditor's.
-func admissionErr(st *admit.Status, pub, auth *oci.Verifier) error {
+func admissionErr(st *admit.Status, pub, auth *signing.Verifier) error {
 	if st.State != admit.Active {
 		return st.Why
 	}
@@ -467,9 +468,9 @@ func planLink(ctx context.Context, h *admit.Host, b *bundle, binding *bind.Bindi
 // the receipt key must be the one the host-signed checkpoint pins; runs
 // are held to receipts without MACs (the auditor has no host secret).
 func receiptsLink(ctx context.Context, r *Report, h *admit.Host, b *bundle) (string, string, error) {
-	var receiptKey *oci.Verifier
+	var receiptKey *signing.Verifier
 	if b.host.ReceiptPublicKey != "" {
-		receiptKey, _ = oci.LoadVerifier([]byte(b.host.ReceiptPublicKey))
+		receiptKey, _ = signing.LoadVerifier([]byte(b.host.ReceiptPublicKey))
 	}
 	file := b.docs[DocCheckpointFile]
 	if string(file) == "null" {

@@ -14,7 +14,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // pauseAt stops r at step s for a person's decision: a new attention item
@@ -171,7 +171,7 @@ func getAttention(ctx context.Context, h *admit.Host, id string) (*attentionStat
 // run resume when its caller asks again with the same request and inputs
 // (which are never stored); reject ends it; escalate leaves it waiting for
 // the people it was escalated to.
-func decide(ctx context.Context, h *admit.Host, signer *oci.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
+func decide(ctx context.Context, h *admit.Host, signer *signing.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
 	if clock == nil {
 		clock = time.Now
 	}

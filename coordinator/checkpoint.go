@@ -17,7 +17,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // CheckpointType is the type of a head checkpoint record: signed by the
@@ -189,7 +189,7 @@ func readSecret(home string) ([]byte, error) {
 // run MAC key (nil skips the MAC check: an auditor has no host secret)
 // and the bytes of the checkpoint file (nil when there is none).
 type ChainInputs struct {
-	ReceiptKey     *oci.Verifier
+	ReceiptKey     *signing.Verifier
 	RunKey         []byte
 	CheckpointFile []byte
 }

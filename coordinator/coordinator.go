@@ -28,6 +28,7 @@ import (
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Coordinator serves one bound deployment.
@@ -40,7 +41,7 @@ type Coordinator struct {
 	art           *oci.Artifact
 	eval          *component.Evaluator
 	secret        []byte
-	receipts      *oci.Signer
+	receipts      *signing.Signer
 	readTools     []ReadTool
 	me            owner
 

@@ -20,7 +20,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Files of the coordinator under $OA_HOME, made on first use.
@@ -102,11 +102,11 @@ func hostSecret(home string) ([]byte, error) {
 // is refused. The seal is bound to the digest of ReceiptKeyFile, so
 // replacing the key file makes the cache stale (it is remade from the new
 // file), and the key it yields must be the one of ReceiptPubFile.
-func receiptKeys(home string, secret []byte) (*oci.Signer, error) {
+func receiptKeys(home string, secret []byte) (*signing.Signer, error) {
 	keyPath := filepath.Join(home, ReceiptKeyFile)
 	privPEM, err := os.ReadFile(keyPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		fresh, _, gerr := oci.GenerateKeys(nil)
+		fresh, _, gerr := signing.GenerateKeys(nil)
 		if gerr != nil {
 			return nil, gerr
 		}
@@ -118,11 +118,11 @@ func receiptKeys(home string, secret []byte) (*oci.Signer, error) {
 	if s := openReceiptKeyCache(home, secret, privPEM); s != nil {
 		return s, nil
 	}
-	der, err := oci.DecryptPrivateKey(privPEM, nil)
+	der, err := signing.DecryptPrivateKey(privPEM, nil)
 	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
-	s, err := oci.SignerFromPKCS8(der)
+	s, err := signing.SignerFromPKCS8(der)
 	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
@@ -168,7 +168,7 @@ func receiptCacheAD(privPEM []byte) []byte {
 // openReceiptKeyCache returns the signer sealed in the cache, or nil when
 // there is no cache, or it does not open (another secret, another key
 // file, changed bytes), or its key is not the one of ReceiptPubFile.
-func openReceiptKeyCache(home string, secret, privPEM []byte) *oci.Signer {
+func openReceiptKeyCache(home string, secret, privPEM []byte) *signing.Signer {
 	sealed, err := os.ReadFile(filepath.Join(home, ReceiptKeyCacheFile))
 	if err != nil || len(sealed) > maxReceiptCache {
 		return nil
@@ -181,7 +181,7 @@ func openReceiptKeyCache(home string, secret, privPEM []byte) *oci.Signer {
 	if s == nil {
 		return nil
 	}
-	if v, err := oci.LoadVerifier(pubPEM); err != nil || v.KeyID() != s.KeyID() {
+	if v, err := signing.LoadVerifier(pubPEM); err != nil || v.KeyID() != s.KeyID() {
 		return nil
 	}
 	return s
@@ -194,7 +194,7 @@ const maxReceiptCache = 4096
 // openSealedReceiptKey opens sealed bytes (nonce, then ciphertext) into a
 // signer: the pure half of openReceiptKeyCache, and what the fuzz test
 // feeds.
-func openSealedReceiptKey(secret, privPEM, sealed []byte) *oci.Signer {
+func openSealedReceiptKey(secret, privPEM, sealed []byte) *signing.Signer {
 	aead, err := receiptCacheAEAD(secret)
 	if err != nil || len(sealed) < aead.NonceSize() {
 		return nil
@@ -203,7 +203,7 @@ func openSealedReceiptKey(secret, privPEM, sealed []byte) *oci.Signer {
 	if err != nil {
 		return nil
 	}
-	s, err := oci.SignerFromPKCS8(der)
+	s, err := signing.SignerFromPKCS8(der)
 	if err != nil {
 		return nil
 	}
@@ -227,7 +227,7 @@ func writeReceiptKeyCache(home string, secret, privPEM, der []byte) error {
 }
 
 // receiptVerifier reads the receipt public key.
-func receiptVerifier(home string) (*oci.Verifier, error) {
+func receiptVerifier(home string) (*signing.Verifier, error) {
 	b, err := os.ReadFile(filepath.Join(home, ReceiptPubFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -235,7 +235,7 @@ func receiptVerifier(home string) (*oci.Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return oci.LoadVerifier(b)
+	return signing.LoadVerifier(b)
 }
 
 // fingerprint is the keyed fingerprint of a request: inputs are never

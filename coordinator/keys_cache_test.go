@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // TestReceiptKeyCache: the receipt key pair is made once; its first
@@ -55,7 +55,7 @@ func TestReceiptKeyCache(t *testing.T) {
 
 	// The key pair replaced (a rotation): the copy of the old key is
 	// stale, and the new key signs.
-	priv, pub, err := oci.GenerateKeys(nil)
+	priv, pub, err := signing.GenerateKeys(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	}
 	assertSigns(t, home, rotated)
 	// A copy whose key is not the one of the public key file is refused.
-	_, otherPub, err := oci.GenerateKeys(nil)
+	_, otherPub, err := signing.GenerateKeys(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestReceiptKeyCache(t *testing.T) {
 }
 
 // assertSigns checks that s signs what the receipt public key verifies.
-func assertSigns(t *testing.T, home string, s *oci.Signer) {
+func assertSigns(t *testing.T, home string, s *signing.Signer) {
 	t.Helper()
 	v, err := receiptVerifier(home)
 	if err != nil || v == nil {
@@ -114,11 +114,11 @@ func writeFile(t *testing.T, home, name string, b []byte) {
 func FuzzOpenSealedReceiptKey(f *testing.F) {
 	privPEM := []byte("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nfixed\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n")
 	home := f.TempDir()
-	priv, _, err := oci.GenerateKeys(nil)
+	priv, _, err := signing.GenerateKeys(nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	der, err := oci.DecryptPrivateKey(priv, nil)
+	der, err := signing.DecryptPrivateKey(priv, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

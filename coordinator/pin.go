@@ -12,7 +12,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Receipt key pins. A head checkpoint is signed with the receipt key,
@@ -52,7 +52,7 @@ type ReceiptKeyPin struct {
 
 // pinnedKeys are the receipt keys the host pinned, by key id: only pins
 // that verify with the host key are in it.
-type pinnedKeys map[string]*oci.Verifier
+type pinnedKeys map[string]*signing.Verifier
 
 // receiptKeyPins reads every pin of the host and keeps those that verify
 // (read before a seal's write transaction, which must not use the
@@ -73,12 +73,12 @@ func receiptKeyPins(ctx context.Context, h *admit.Host) (pinnedKeys, error) {
 
 // readPin verifies one pin with the host key and parses its public key,
 // which must be the key its row is filed under.
-func readPin(h *admit.Host, v *store.Version) (*oci.Verifier, bool) {
+func readPin(h *admit.Host, v *store.Version) (*signing.Verifier, bool) {
 	var pin ReceiptKeyPin
 	if err := h.ReadVersion(v, ReceiptKeyPinType, &pin); err != nil || pin.Host != h.Policy.Host || pin.KeyID != v.Key {
 		return nil, false
 	}
-	ver, err := oci.LoadVerifier([]byte(pin.PublicKey))
+	ver, err := signing.LoadVerifier([]byte(pin.PublicKey))
 	if err != nil || ver.KeyID() != v.Key {
 		return nil, false
 	}
@@ -87,7 +87,7 @@ func readPin(h *admit.Host, v *store.Version) (*oci.Verifier, bool) {
 
 // key is the pinned receipt key id names; receipt_key_unpinned when the
 // host pinned no such key (or its pin does not verify).
-func (k pinnedKeys) key(id string) (*oci.Verifier, error) {
+func (k pinnedKeys) key(id string) (*signing.Verifier, error) {
 	if ver, ok := k[id]; ok {
 		return ver, nil
 	}
@@ -120,7 +120,7 @@ var errPinnedMeanwhile = errors.New("coordinator: receipt key pinned meanwhile")
 // (no host key needed) and only when there is none decrypts the host key
 // and signs one. A pin that exists but does not verify is refused, never
 // replaced.
-func pinReceiptKey(ctx context.Context, h *admit.Host, signer *oci.Signer, now time.Time) error {
+func pinReceiptKey(ctx context.Context, h *admit.Host, signer *signing.Signer, now time.Time) error {
 	id := signer.KeyID()
 	v, err := h.DB().LatestVersion(ctx, ReceiptKeyKind, id)
 	if err != nil {

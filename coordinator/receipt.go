@@ -16,7 +16,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // ReceiptType is the type of a receipt record.
@@ -49,7 +49,7 @@ type Receipt struct {
 // head checkpoint, in one write; then it writes the checkpoint file. An
 // attempt already sealed is left as it is. A chain shorter than the last
 // checkpoint is never extended. It returns the run as stored.
-func sealRun(ctx context.Context, h *admit.Host, signer *oci.Signer, runID string, now time.Time) (*runState, error) {
+func sealRun(ctx context.Context, h *admit.Host, signer *signing.Signer, runID string, now time.Time) (*runState, error) {
 	r, err := readRun(ctx, h, runID)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Artifact types of the fleet's documents. Each is an image-spec 1.1
@@ -183,7 +184,7 @@ func newDocument(desc ocispec.Descriptor, payload, sig []byte, annotations map[s
 }
 
 // verifiedBy returns the first of keys whose signature d carries, or nil.
-func (d *document) verifiedBy(keys []*oci.Verifier) *oci.Verifier {
+func (d *document) verifiedBy(keys []*signing.Verifier) *signing.Verifier {
 	for _, k := range keys {
 		if k != nil && k.VerifyBytes(d.Signature, d.Payload) == nil {
 			return k

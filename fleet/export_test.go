@@ -5,12 +5,13 @@ import (
 
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // PushSigned signs v's canonical JSON with key and pushes it under tag of
 // repo as a document of artifactType: tests write what publishing never
 // would (older lists, junk under a host's tag).
-func PushSigned(ctx context.Context, repo, artifactType, tag string, v any, key *oci.Signer) error {
+func PushSigned(ctx context.Context, repo, artifactType, tag string, v any, key *signing.Signer) error {
 	ref, err := oci.ParseRef(repo, oci.RefOptions{})
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // StatusType is the type of a host status.
@@ -238,8 +239,8 @@ type provisioner struct {
 func (p *provisioner) by() string { return "fleet " + p.fleet.Name }
 
 // keys are the fleet keys valid now, in name order.
-func (p *provisioner) keys() []*oci.Verifier {
-	var out []*oci.Verifier
+func (p *provisioner) keys() []*signing.Verifier {
+	var out []*signing.Verifier
 	for _, name := range slices.Sorted(maps.Keys(p.fleet.Keys)) {
 		if k := p.fleet.Keys[name]; k.ValidAt(p.now) {
 			out = append(out, k.Verifier())

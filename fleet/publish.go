@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // EnvelopeType is the type of a provisioning envelope.
@@ -138,7 +139,7 @@ type Published struct {
 // a host whose envelope would not change, and is not past half its
 // lifetime, is not written at all and costs one manifest request. Hosts
 // are read and written with bounded concurrency over one pooled client.
-func Publish(ctx context.Context, s *Spec, key *oci.Signer, opts Options) ([]Published, error) {
+func Publish(ctx context.Context, s *Spec, key *signing.Signer, opts Options) ([]Published, error) {
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ type envelopePlan struct {
 // old one's plus one and the current Unix time (so it goes above anything
 // a host may have applied even when the old envelope is gone or
 // unreadable), issued now.
-func planEnvelope(ctx context.Context, target oci.Target, key *oci.Signer, env *Envelope, now time.Time, lifetime time.Duration) (*envelopePlan, error) {
+func planEnvelope(ctx context.Context, target oci.Target, key *signing.Signer, env *Envelope, now time.Time, lifetime time.Duration) (*envelopePlan, error) {
 	p := &envelopePlan{env: env}
 	fresh := func() {
 		env.IssuedAt, env.ExpiresAt = now, now.Add(lifetime)
@@ -251,7 +252,7 @@ func planEnvelope(ctx context.Context, target oci.Target, key *oci.Signer, env *
 	case err != nil:
 		return nil, err
 	}
-	if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil {
+	if doc.verifiedBy([]*signing.Verifier{key.Verifier()}) == nil {
 		p.mismatch = true
 		return p, nil
 	}
@@ -461,7 +462,7 @@ type RevocationOptions struct {
 // that is signed by another key (fleet_key_mismatch), malformed or not a
 // list of this fleet (fleet_revocations_unverified) is refused before
 // anything is written, unless opts.Reset starts a new list.
-func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDigest digest.Digest, reason, by string, now time.Time, opts RevocationOptions) (*Revocations, bool, error) {
+func PublishRevocation(ctx context.Context, s *Spec, key *signing.Signer, artifactDigest digest.Digest, reason, by string, now time.Time, opts RevocationOptions) (*Revocations, bool, error) {
 	if by == "" {
 		return nil, false, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
@@ -481,7 +482,7 @@ func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDi
 		var old Revocations
 		decoded := doc.decode(&old) == nil
 		switch {
-		case doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil:
+		case doc.verifiedBy([]*signing.Verifier{key.Verifier()}) == nil:
 			refusal = blocking.New(blocking.FleetKeyMismatch, "the revocation list under %s", RevocationsTag)
 		case !decoded || old.Type != RevocationsType || old.Fleet != s.Name || old.Seq < 1:
 			refusal = blocking.New(blocking.FleetRevocationsUnverified, "the list under %s is not a revocation list of fleet %s", RevocationsTag, s.Name)
@@ -511,7 +512,7 @@ func PublishRevocation(ctx context.Context, s *Spec, key *oci.Signer, artifactDi
 }
 
 // pushRevocations signs list, issued at now for lifetime, and pushes it.
-func pushRevocations(ctx context.Context, target oci.Target, key *oci.Signer, list *Revocations, now time.Time, lifetime time.Duration) error {
+func pushRevocations(ctx context.Context, target oci.Target, key *signing.Signer, list *Revocations, now time.Time, lifetime time.Duration) error {
 	list.IssuedAt = now.UTC().Truncate(time.Second)
 	list.ExpiresAt = list.IssuedAt.Add(lifetime)
 	payload, err := canonical.Marshal(list)
@@ -532,7 +533,7 @@ func pushRevocations(ctx context.Context, target oci.Target, key *oci.Signer, li
 // list, or one this key did not sign or that does not decode, is left as
 // it is (oa revoke --publish --reset-revocations replaces it). It returns
 // the list when it was re-signed.
-func RefreshRevocations(ctx context.Context, s *Spec, key *oci.Signer, opts Options) (*Revocations, error) {
+func RefreshRevocations(ctx context.Context, s *Spec, key *signing.Signer, opts Options) (*Revocations, error) {
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
 		return nil, err
@@ -545,7 +546,7 @@ func RefreshRevocations(ctx context.Context, s *Spec, key *oci.Signer, opts Opti
 		return nil, err
 	}
 	var list Revocations
-	if doc.verifiedBy([]*oci.Verifier{key.Verifier()}) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != s.Name {
+	if doc.verifiedBy([]*signing.Verifier{key.Verifier()}) == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != s.Name {
 		return nil, nil
 	}
 	now := opts.now()

@@ -35,6 +35,7 @@ import (
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Package is the CUE package a fleet file declares.
@@ -74,7 +75,7 @@ type Host struct {
 	// Key is the host's public key PEM, when the fleet pins it.
 	Key string `json:"key,omitempty"`
 
-	verifier *oci.Verifier
+	verifier *signing.Verifier
 }
 
 // Deployment is one deployment of the fleet.
@@ -101,7 +102,7 @@ func (s *Spec) Repository() oci.Ref { return s.repo }
 func (s *Spec) ReleaseRef(d string) oci.Ref { return s.Deployments[d].ref }
 
 // HostVerifier is the pinned key of host id, or nil.
-func (s *Spec) HostVerifier(id string) *oci.Verifier { return s.Hosts[id].verifier }
+func (s *Spec) HostVerifier(id string) *signing.Verifier { return s.Hosts[id].verifier }
 
 // Pos locates a field of the fleet file by its path segments.
 func (s *Spec) Pos(segs ...string) string {
@@ -170,7 +171,7 @@ func LoadSpec(path string) (*Spec, error) {
 	for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
 		h := s.Hosts[id]
 		if h.Key != "" {
-			if h.verifier, err = oci.LoadVerifier([]byte(h.Key)); err != nil {
+			if h.verifier, err = signing.LoadVerifier([]byte(h.Key)); err != nil {
 				at("not a PEM public key", "hosts", id, "key")
 			}
 			s.Hosts[id] = h

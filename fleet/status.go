@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Signature states of a host status as the fleet reads it.
@@ -102,10 +103,10 @@ func verifyStatus(doc *document, s *Spec, id string) (*Status, string) {
 	}
 	signed := Unsigned
 	if pinned := s.HostVerifier(id); pinned != nil {
-		if doc.verifiedBy([]*oci.Verifier{pinned}) != nil {
+		if doc.verifiedBy([]*signing.Verifier{pinned}) != nil {
 			signed = SignedPinned
 		}
-	} else if v, err := oci.LoadVerifier(doc.PublicKey); err == nil && v.KeyID() == doc.KeyID && doc.verifiedBy([]*oci.Verifier{v}) != nil {
+	} else if v, err := signing.LoadVerifier(doc.PublicKey); err == nil && v.KeyID() == doc.KeyID && doc.verifiedBy([]*signing.Verifier{v}) != nil {
 		signed = SignedSelf
 	}
 	if st.Host != id || st.Fleet != s.Name {

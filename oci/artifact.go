@@ -384,8 +384,9 @@ func (a *Artifact) checkIR() error {
 	}
 	// Everything downstream trusts the IR's names (pull writes files by
 	// them): it must be schema-valid before anything is derived from it.
-	// The invariants and the customer-state scan are Conformance's named
-	// checks and the host stages' own, so a fetch stops at the schema.
+	// The invariants and the customer-state scan are
+	// signing.Conformance's named checks and the host stages' own, so a
+	// fetch stops at the schema.
 	var err error
 	a.Worker, err = schemas.CheckIR(a.IR, schemas.IRCheck{Canonical: true, Through: schemas.IRSchema})
 	return err
@@ -453,7 +454,7 @@ func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor)
 		return nil, blocking.New(blocking.LayerDigestMismatch, "the source sent more bytes for blob %s than its descriptor says", desc.Digest)
 	case contentLengthMismatch(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "the registry's Content-Length for blob %s is not the %d bytes its descriptor says", desc.Digest, desc.Size)
-	case tampered(err):
+	case Tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "blob %s does not match its digest", desc.Digest)
 	case errors.Is(err, errdef.ErrNotFound):
 		return nil, blocking.New(blocking.ArtifactNotFound, "blob %s is missing", desc.Digest)
@@ -463,27 +464,31 @@ func fetch(ctx context.Context, target content.Fetcher, desc ocispec.Descriptor)
 	return b, nil
 }
 
-// tampered reports whether err says content differs from its descriptor:
+// Tampered reports whether err says content differs from its descriptor:
 // a changed byte, or a blob longer or shorter than described.
-func tampered(err error) bool {
+func Tampered(err error) bool {
 	return errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
 		errors.Is(err, content.ErrInvalidDescriptorSize) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		contentLengthMismatch(err)
 }
 
 // Copy copies the artifact desc from src to dst, tagging it dstTag when
-// not empty, with every signature and attestation CopySigned carries. It
-// returns what was copied, by kind (CopyResult.Parts).
+// not empty, with every signature and attestation src holds for it in
+// both forms cosign writes (see CopyPlan). It returns what was copied, by
+// kind (CopyPlan.Parts).
 func Copy(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, desc ocispec.Descriptor, dstTag string) ([]string, error) {
-	res, err := CopySigned(ctx, src, dst, desc, CopyOptions{Tag: dstTag})
+	plan, err := PlanCopy(ctx, src, desc)
 	if err != nil {
 		return nil, err
 	}
-	return res.Parts, nil
+	if err := plan.Copy(ctx, src, dst, dstTag); err != nil {
+		return nil, err
+	}
+	return plan.Parts(), nil
 }
 
 func copyError(err error) error {
-	if tampered(err) {
+	if Tampered(err) {
 		return blocking.New(blocking.LayerDigestMismatch, "a blob read during the copy does not match its digest")
 	}
 	return fmt.Errorf("copying: %w", err)

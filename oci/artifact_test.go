@@ -15,23 +15,10 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/exampletest"
+	"github.com/oa-dev/oa/ir"
 )
-
-// compiled compiles an example bundle for the tests.
-func compiled(t testing.TB, name string) *compiler.Result {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	if err := examples.Write(name, dir); err != nil {
-		t.Fatal(err)
-	}
-	res, err := compiler.Compile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 func newLayout(t testing.TB) (*oci.Store, string) {
 	t.Helper()
@@ -51,7 +38,7 @@ func wantCode(t *testing.T, err error, code blocking.Code) {
 }
 
 func TestPushIsReproducibleWithoutTimestamp(t *testing.T) {
-	res := compiled(t, examples.Default)
+	res := exampletest.Compile(t, examples.Default)
 	ctx := context.Background()
 	a, _ := newLayout(t)
 	b, _ := newLayout(t)
@@ -59,7 +46,7 @@ func TestPushIsReproducibleWithoutTimestamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Push(ctx, b, compiled(t, examples.Default).Worker, res.IR, "v1", PackOptions{})
+	db, err := Push(ctx, b, exampletest.Compile(t, examples.Default).Worker, res.IR, "v1", PackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +72,7 @@ func TestPushIsReproducibleWithoutTimestamp(t *testing.T) {
 }
 
 func TestManifestShape(t *testing.T) {
-	res := compiled(t, "invoice-approval")
+	res := exampletest.Compile(t, "invoice-approval")
 	raw, layers, err := Manifest(res.Worker, res.IR, PackOptions{Source: "https://example.org/bundles/invoice"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +108,7 @@ func blobPath(dir string, d ocispec.Descriptor) string {
 }
 
 func TestFetchRefusesTampering(t *testing.T) {
-	res := compiled(t, examples.Default)
+	res := exampletest.Compile(t, examples.Default)
 	ctx := context.Background()
 	cases := []struct {
 		name   string
@@ -183,6 +170,21 @@ func TestFetchRefusesTampering(t *testing.T) {
 	}
 }
 
+// TestFetchRefusesSchemaInvalidIR: an IR the schema refuses never reaches
+// conformance (or pull, which names files after it).
+func TestFetchRefusesSchemaInvalidIR(t *testing.T) {
+	res := exampletest.Compile(t, examples.Default)
+	res.Worker.Skills = nil
+	b, _ := ir.Encode(res.Worker)
+	store, _ := newLayout(t)
+	desc, err := Push(context.Background(), store, res.Worker, b, "v1", PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Fetch(context.Background(), store, desc)
+	wantCode(t, err, blocking.IRSchemaViolation)
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -204,7 +206,7 @@ func pushRaw(t *testing.T, store *oci.Store, manifest []byte) ocispec.Descriptor
 }
 
 func TestCopyCarriesTheArtifact(t *testing.T) {
-	res := compiled(t, examples.Default)
+	res := exampletest.Compile(t, examples.Default)
 	ctx := context.Background()
 	src, _ := newLayout(t)
 	dst, _ := newLayout(t)
@@ -282,7 +284,7 @@ func TestLoopbackIsTheOnlyAutomaticPlainHTTP(t *testing.T) {
 // only, gives the same artifact as Fetch, and refuses every manifest
 // tampering Fetch refuses (a layer bound to other bytes included).
 func TestFetchBoundAgreesWithFetch(t *testing.T) {
-	res := compiled(t, examples.Default)
+	res := exampletest.Compile(t, examples.Default)
 	ctx := context.Background()
 	store, dir := newLayout(t)
 	desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})

@@ -27,7 +27,7 @@ func contentLengthMismatch(err error) bool {
 // says the manifest sent is not the one named (another digest, or a
 // Content-Length or body that disagrees with its size); nil otherwise.
 func resolveRefusal(err error) error {
-	if err == nil || !tampered(err) {
+	if err == nil || !Tampered(err) {
 		return nil
 	}
 	return blocking.New(blocking.LayerDigestMismatch, "the manifest the source sent for the reference does not match its digest or size")

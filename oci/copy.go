@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -14,29 +13,20 @@ import (
 	"github.com/oa-dev/oa/blocking"
 )
 
-// CopyOptions adjust CopySigned.
-type CopyOptions struct {
-	// Tag tags the artifact in the destination when not empty.
-	Tag string
-	// RequireSigned refuses copy_unsigned, before anything is written,
-	// when the source holds no signature for the artifact in any form.
-	RequireSigned bool
-}
-
-// CopyResult says what CopySigned carried.
-type CopyResult struct {
-	// Parts names what was copied: "artifact", then "att" and "sig" (the
-	// legacy tags) and "bundles" (sigstore bundle referrers) when present.
-	Parts []string `json:"copied"`
-	// Signatures and Attestations count the signatures and attestations
-	// copied, in every form, as they claim to be (nothing is verified: a
-	// copy carries what is there).
-	Signatures   int `json:"signatures"`
-	Attestations int `json:"attestations"`
-	// Bundles counts the sigstore bundles among what was copied, including
-	// any that cannot be read (counted neither as a signature nor as an
-	// attestation).
-	Bundles int `json:"bundles"`
+// CopyPlan is what a copy of one artifact carries: the artifact, the
+// manifests cosign's legacy tags name for it and the sigstore bundles that
+// refer to it, all read (bounded, digest-checked) before anything is
+// written. What they claim to be is not decided here: package signing
+// counts signatures and attestations.
+type CopyPlan struct {
+	// Subject is the artifact's whole descriptor.
+	Subject ocispec.Descriptor
+	// Attestations and Signatures are the manifests tagged
+	// AttestationTag(Subject.Digest) and SignatureTag(Subject.Digest).
+	Attestations, Signatures CosignManifest
+	// Bundles are the sigstore bundles that refer to Subject, as Referrers
+	// read them.
+	Bundles []Referrer
 }
 
 // Copy parts.
@@ -47,68 +37,86 @@ const (
 	copiedBundles  = "bundles"
 )
 
-// CopySigned copies the artifact desc from src to dst with every signature
-// and attestation src holds for it, in both forms cosign writes: the
-// `sha256-<hex>.sig` and `.att` tags (which a plain graph copy would leave
-// behind), and the sigstore bundles that refer to it (which dst lists
-// through its referrers API, its referrers tag, or its layout). Everything
-// is read and counted before anything is written, and every byte copied
-// is checked against its digest.
-func CopySigned(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, desc ocispec.Descriptor, opts CopyOptions) (*CopyResult, error) {
+// PlanCopy reads what a copy of the artifact desc from src carries,
+// without writing anything: so that a caller can count it, and refuse,
+// before it opens (or creates) the destination.
+func PlanCopy(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor) (*CopyPlan, error) {
 	subject, err := fullDescriptor(ctx, src, desc)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planCopy(ctx, src, subject)
-	if err != nil {
+	p := &CopyPlan{Subject: subject}
+	if p.Attestations, err = readCopiedTag(ctx, src, AttestationTag(subject.Digest)); err != nil {
 		return nil, err
 	}
-	if opts.RequireSigned && plan.res.Signatures == 0 {
-		return nil, blocking.New(blocking.CopyUnsigned, "the source holds no signature for the digest")
-	}
-	if err := copyGraph(ctx, src, dst, subject); err != nil {
+	if p.Signatures, err = readCopiedTag(ctx, src, SignatureTag(subject.Digest)); err != nil {
 		return nil, err
 	}
-	if opts.Tag != "" {
-		if err := dst.Tag(ctx, subject, opts.Tag); err != nil {
-			return nil, fmt.Errorf("tagging: %w", err)
-		}
+	if p.Bundles, err = Referrers(ctx, src, subject, BundleMediaType); err != nil {
+		return nil, err
 	}
-	for _, t := range plan.tags {
-		if err := copyGraph(ctx, src, dst, t.desc); err != nil {
-			return nil, err
-		}
-		if err := dst.Tag(ctx, t.desc, t.name); err != nil {
-			return nil, fmt.Errorf("tagging %s: %w", t.name, err)
-		}
-	}
-	for _, m := range plan.bundles {
-		if err := copyGraph(ctx, src, dst, m); err != nil {
-			return nil, err
-		}
-	}
-	return &plan.res, nil
+	return p, nil
 }
 
-// CountCopy says what CopySigned would carry of the artifact desc from
-// src, without writing anything: so that a caller can refuse before it
-// opens (or creates) the destination.
-func CountCopy(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor) (*CopyResult, error) {
-	subject, err := fullDescriptor(ctx, src, desc)
-	if err != nil {
-		return nil, err
+// Parts names what the plan carries: "artifact", then "att" and "sig"
+// (the legacy tags) and "bundles" (sigstore bundle referrers) when present.
+func (p *CopyPlan) Parts() []string {
+	parts := []string{copiedArtifact}
+	if p.Attestations.Found {
+		parts = append(parts, copiedAtt)
 	}
-	plan, err := planCopy(ctx, src, subject)
-	if err != nil {
-		return nil, err
+	if len(p.Bundles) > 0 {
+		parts = append(parts, copiedBundles)
 	}
-	return &plan.res, nil
+	if p.Signatures.Found {
+		parts = append(parts, copiedSig)
+	}
+	return parts
+}
+
+// Copy carries the plan from src to dst: the artifact (tagged tag when
+// not empty), the legacy tags and the bundle manifests, skipping what dst
+// has, every byte checked against its digest.
+func (p *CopyPlan) Copy(ctx context.Context, src oras.ReadOnlyTarget, dst oras.Target, tag string) error {
+	if err := copyGraph(ctx, src, dst, p.Subject); err != nil {
+		return err
+	}
+	if tag != "" {
+		if err := dst.Tag(ctx, p.Subject, tag); err != nil {
+			return fmt.Errorf("tagging: %w", err)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		m    CosignManifest
+	}{{AttestationTag(p.Subject.Digest), p.Attestations}, {SignatureTag(p.Subject.Digest), p.Signatures}} {
+		if !t.m.Found {
+			continue
+		}
+		if err := copyGraph(ctx, src, dst, t.m.Descriptor); err != nil {
+			return err
+		}
+		if err := dst.Tag(ctx, t.m.Descriptor, t.name); err != nil {
+			return fmt.Errorf("tagging %s: %w", t.name, err)
+		}
+	}
+	seen := map[digest.Digest]bool{}
+	for _, b := range p.Bundles {
+		if seen[b.Manifest.Digest] {
+			continue
+		}
+		seen[b.Manifest.Digest] = true
+		if err := copyGraph(ctx, src, dst, b.Manifest); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fullDescriptor resolves desc's digest in src when desc lacks the media
 // type or size (a layout finds referrers by the whole descriptor).
 func fullDescriptor(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor) (ocispec.Descriptor, error) {
-	if err := checkSubject(desc); err != nil {
+	if err := CheckSubject(desc); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	if desc.MediaType != "" && desc.Size > 0 {
@@ -128,85 +136,18 @@ func fullDescriptor(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.D
 	return full, nil
 }
 
-// copyPlan is what a copy will carry.
-type copyPlan struct {
-	tags    []namedManifest
-	bundles []ocispec.Descriptor
-	res     CopyResult
-}
-
-// namedManifest is a legacy tag and the manifest it names.
-type namedManifest struct {
-	name string
-	desc ocispec.Descriptor
-}
-
-// planCopy finds the legacy tags and the bundles for subject in src and
-// counts what they hold.
-func planCopy(ctx context.Context, src oras.ReadOnlyTarget, subject ocispec.Descriptor) (*copyPlan, error) {
-	p := &copyPlan{res: CopyResult{Parts: []string{copiedArtifact}}}
-	for _, legacy := range []struct {
-		part, tag, mediaType string
-		count                *int
-	}{
-		{copiedAtt, AttestationTag(subject.Digest), DSSEMediaType, &p.res.Attestations},
-		{copiedSig, SignatureTag(subject.Digest), SimpleSigningMediaType, &p.res.Signatures},
-	} {
-		desc, n, found, err := countCosignLayers(ctx, src, legacy.tag, legacy.mediaType)
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			p.tags = append(p.tags, namedManifest{legacy.tag, desc})
-			p.res.Parts = append(p.res.Parts, legacy.part)
-			*legacy.count += n
-		}
-	}
-	bundles, err := readBundles(ctx, src, subject)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[digest.Digest]bool{}
-	for _, b := range bundles {
-		switch b.kind() {
-		case bundleSignature:
-			p.res.Signatures++
-		case bundleAttestation:
-			p.res.Attestations++
-		}
-		p.res.Bundles++
-		if !seen[b.manifest.Digest] {
-			seen[b.manifest.Digest] = true
-			p.bundles = append(p.bundles, b.manifest)
-		}
-	}
-	if len(p.bundles) > 0 {
-		p.res.Parts = append(p.res.Parts, copiedBundles)
-	}
-	sort.Strings(p.res.Parts[1:])
-	return p, nil
-}
-
-// countCosignLayers reads the cosign manifest tagged tag (bounded, digest
-// checked) and counts its layers of mediaType, without reading them.
-func countCosignLayers(ctx context.Context, src oras.ReadOnlyTarget, tag, mediaType string) (ocispec.Descriptor, int, bool, error) {
-	desc, raw, err := oras.FetchBytes(ctx, src, tag, oras.FetchBytesOptions{MaxBytes: maxCosignManifestSize})
+// readCopiedTag reads the cosign manifest tagged tag for a copy. One
+// larger than any cosign writes is refused: a copy cannot carry it intact
+// and leaving it behind would lose what it holds.
+func readCopiedTag(ctx context.Context, src oras.ReadOnlyTarget, tag string) (CosignManifest, error) {
+	m, err := ReadCosignManifest(ctx, src, tag)
 	switch {
-	case errors.Is(err, errdef.ErrNotFound):
-		return ocispec.Descriptor{}, 0, false, nil
-	case errors.Is(err, errdef.ErrSizeExceedsLimit):
-		return ocispec.Descriptor{}, 0, false, blocking.New(blocking.CopySignatureTooLarge, "a cosign tag names a manifest larger than any cosign writes")
 	case err != nil:
-		return ocispec.Descriptor{}, 0, false, copyError(err)
+		return CosignManifest{}, copyError(err)
+	case m.TooLarge:
+		return CosignManifest{}, blocking.New(blocking.CopySignatureTooLarge, "a cosign tag names a manifest larger than any cosign writes")
 	}
-	layers, _ := parseCosignManifest(desc, raw)
-	n := 0
-	for _, l := range layers {
-		if l.MediaType == mediaType {
-			n++
-		}
-	}
-	return desc, n, true, nil
+	return m, nil
 }
 
 // copyGraph copies the graph rooted at desc (skipping what dst has),

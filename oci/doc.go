@@ -1,6 +1,8 @@
 // Package oci turns compiled Worker IR into an immutable OCI artifact and
-// back, moves it between OCI image layouts and registries, and gives it a
-// publisher signature and a conformance attestation in cosign's formats.
+// back, and moves it between OCI image layouts and registries with what
+// cosign stores beside it (its `.sig` and `.att` tags, sigstore bundle
+// referrers). Making and verifying those signatures and attestations is
+// package signing's; oci only finds, bounds, reads and copies them.
 //
 // The artifact is an image-spec v1.1 manifest with artifactType
 // application/vnd.oa.worker.v1, the empty config and one layer per part:
@@ -12,5 +14,6 @@
 // Targets follow the oras CLI: a registry reference HOST/REPO[:TAG][@DIGEST],
 // or an OCI image layout. A reference without a registry host names a
 // layout under $OA_HOME/oci, the embedded default that needs no server.
-// Transfers use oras-go; every byte read is checked against its digest.
+// Transfers use oras-go; every byte read is bounded and checked against
+// its digest.
 package oci

@@ -18,21 +18,22 @@ import (
 
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Keys is a key pair in cosign's format: a publisher's or an authority's.
 type Keys struct {
-	Signer *oci.Signer
+	Signer *signing.Signer
 	Public []byte
 }
 
 // NewKeys makes a key pair with no password (the demo's and the tests').
 func NewKeys() (Keys, error) {
-	priv, pub, err := oci.GenerateKeys(nil)
+	priv, pub, err := signing.GenerateKeys(nil)
 	if err != nil {
 		return Keys{}, err
 	}
-	s, err := oci.LoadSigner(priv, nil)
+	s, err := signing.LoadSigner(priv, nil)
 	return Keys{s, pub}, err
 }
 
@@ -49,7 +50,7 @@ type Release struct {
 
 // Publish compiles the bundle in dir and publishes it to the OCI layout
 // under home (PublishCompiled).
-func Publish(ctx context.Context, home, dir string, publisher, authority *oci.Signer) (*Release, error) {
+func Publish(ctx context.Context, home, dir string, publisher, authority *signing.Signer) (*Release, error) {
 	res, err := compiler.Compile(dir)
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func Publish(ctx context.Context, home, dir string, publisher, authority *oci.Si
 // PublishCompiled pushes a compiled bundle to the OCI layout under home
 // (created when missing), signs it as publisher and attests it as
 // authority; Ref is NAME@sha256:…, as the oa CLI reads it under home.
-func PublishCompiled(ctx context.Context, home string, res *compiler.Result, publisher, authority *oci.Signer) (*Release, error) {
+func PublishCompiled(ctx context.Context, home string, res *compiler.Result, publisher, authority *signing.Signer) (*Release, error) {
 	ref, err := oci.ParseRef(res.Worker.Name, oci.RefOptions{Home: home})
 	if err != nil {
 		return nil, err
@@ -79,23 +80,23 @@ func PublishCompiled(ctx context.Context, home string, res *compiler.Result, pub
 
 // PublishTo pushes a compiled bundle to target (which ref names: a layout
 // or a registry repository), signs it as the publisher and attests it as
-// the authority through the conformance gate (oci.AttestConformance: a
+// the authority through the conformance gate (signing.AttestConformance: a
 // failing report refuses conformance_failed and attests nothing); Ref is
 // ref pinned to the pushed digest.
-func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *oci.Signer) (*Release, error) {
+func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *signing.Signer) (*Release, error) {
 	r := &Release{IR: res.Digest, Target: target}
 	var err error
 	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
 		return nil, err
 	}
-	if _, err := oci.Sign(ctx, target, ref.Name(), r.Desc, publisher); err != nil {
+	if _, err := signing.Sign(ctx, target, ref.Name(), r.Desc, publisher); err != nil {
 		return nil, err
 	}
 	art, err := oci.Fetch(ctx, target, r.Desc)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := oci.AttestConformance(ctx, target, ref.Name(), art, authority.KeyID(), authority, false); err != nil {
+	if _, err := signing.AttestConformance(ctx, target, ref.Name(), art, authority.KeyID(), authority, false); err != nil {
 		return nil, err
 	}
 	r.Ref = ref.WithDigest(r.Desc.Digest).String()

@@ -16,27 +16,13 @@ import (
 	cueyaml "cuelang.org/go/encoding/yaml"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/exampletest"
 	"github.com/oa-dev/oa/ir"
 )
 
 const fakeArtifact = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
-
-// compileExample compiles the embedded example bundle called name.
-func compileExample(t *testing.T, name string) *compiler.Result {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	if err := examples.Write(name, dir); err != nil {
-		t.Fatal(err)
-	}
-	res, err := compiler.Compile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 func project(t *testing.T, w *ir.Worker) *Projection {
 	t.Helper()
@@ -87,7 +73,7 @@ func frontMatter(t *testing.T, skill []byte) (map[string]any, string) {
 func TestSkillFrontMatter(t *testing.T) {
 	for _, name := range examples.Names() {
 		t.Run(name, func(t *testing.T) {
-			res := compileExample(t, name)
+			res := exampletest.Compile(t, name)
 			p := project(t, res.Worker)
 			m, _ := frontMatter(t, p.Skill)
 			if m["name"] != res.Worker.Name {
@@ -111,7 +97,7 @@ func TestSkillFrontMatter(t *testing.T) {
 }
 
 func TestSkillContent(t *testing.T) {
-	res := compileExample(t, "clinic-triage")
+	res := exampletest.Compile(t, "clinic-triage")
 	p := project(t, res.Worker)
 	_, body := frontMatter(t, p.Skill)
 	var want []string
@@ -147,7 +133,7 @@ func TestSkillContent(t *testing.T) {
 func TestProjectedTextIsClean(t *testing.T) {
 	for _, name := range examples.Names() {
 		t.Run(name, func(t *testing.T) {
-			res := compileExample(t, name)
+			res := exampletest.Compile(t, name)
 			p := project(t, res.Worker)
 			for file, b := range p.Files() {
 				if !strings.HasSuffix(file, ".md") {
@@ -183,7 +169,7 @@ func TestProjectedTextIsClean(t *testing.T) {
 }
 
 func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
-	res := compileExample(t, "clinic-triage")
+	res := exampletest.Compile(t, "clinic-triage")
 	p := project(t, res.Worker)
 	if len(p.ReadOnlyTools) != 1 || p.ReadOnlyTools[0].Name != "records_read" || p.ReadOnlyTools[0].CapabilityKey != "records.read" {
 		t.Fatalf("read-only tools %+v", p.ReadOnlyTools)
@@ -207,7 +193,7 @@ func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 	}
 	// Every projected capability is declared, with its declared risk.
 	for _, name := range examples.Names() {
-		w := compileExample(t, name).Worker
+		w := exampletest.Compile(t, name).Worker
 		q := project(t, w)
 		for _, tool := range q.ReadOnlyTools {
 			if c, ok := w.Capability(tool.CapabilityKey); !ok || c.Risk != ir.ReadOnly || tool.Name != contract.ToolName(c.Key) {
@@ -241,8 +227,8 @@ func TestAuthorityIsNarrowedNeverManufactured(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	a := compileExample(t, "clinic-triage")
-	b := compileExample(t, "clinic-triage")
+	a := exampletest.Compile(t, "clinic-triage")
+	b := exampletest.Compile(t, "clinic-triage")
 	p, q := project(t, a.Worker), project(t, b.Worker)
 	if !maps.EqualFunc(p.Files(), q.Files(), bytes.Equal) || p.MaterializationDigest != q.MaterializationDigest {
 		t.Fatal("the same release projected twice differs")
@@ -280,7 +266,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestProjectRefusals(t *testing.T) {
-	res := compileExample(t, "clinic-triage")
+	res := exampletest.Compile(t, "clinic-triage")
 	if _, err := Project(res.Worker, fakeArtifact, "sha256:"+strings.Repeat("0", 64)); err == nil {
 		t.Fatal("an IR projected under another workerIrDigest")
 	} else {
@@ -289,7 +275,7 @@ func TestProjectRefusals(t *testing.T) {
 	_, err := Project(res.Worker, "clinic-triage:1.2.0", res.Digest)
 	refusedWith(t, err, blocking.ProjectionReleaseMismatch)
 
-	fresh := func() *ir.Worker { return compileExample(t, "clinic-triage").Worker }
+	fresh := func() *ir.Worker { return exampletest.Compile(t, "clinic-triage").Worker }
 	projectErr := func(w *ir.Worker) error {
 		d, err := w.Digest()
 		if err != nil {
@@ -328,7 +314,7 @@ func TestProjectRefusals(t *testing.T) {
 }
 
 func TestLargeLimitsStayClean(t *testing.T) {
-	w := compileExample(t, "clinic-triage").Worker
+	w := exampletest.Compile(t, "clinic-triage").Worker
 	big := int64(1000000)
 	in := w.Jobs[0].InputSchema.Properties["summary"]
 	in.MaxLength = &big
@@ -397,7 +383,7 @@ func files(t *testing.T, dir string) []string {
 }
 
 func TestWrite(t *testing.T) {
-	p := project(t, compileExample(t, "clinic-triage").Worker)
+	p := project(t, exampletest.Compile(t, "clinic-triage").Worker)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "deep", "proj")
 	if err := p.Write(dir); err != nil {
@@ -462,7 +448,7 @@ func TestWrite(t *testing.T) {
 	os.Remove(filepath.Join(dir, "extra.md"))
 
 	// Another package's projection is not replaced.
-	inv := project(t, compileExample(t, "invoice-approval").Worker)
+	inv := project(t, exampletest.Compile(t, "invoice-approval").Worker)
 	refusedWith(t, inv.Write(dir), blocking.ProjectionOutInvalid)
 
 	// A file, and a symbolic link, are not folders to project into.
@@ -500,7 +486,7 @@ func TestWriteUnwritableParent(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root writes anywhere")
 	}
-	p := project(t, compileExample(t, "clinic-triage").Worker)
+	p := project(t, exampletest.Compile(t, "clinic-triage").Worker)
 	parent := t.TempDir()
 	if err := os.Chmod(parent, 0o555); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/internal/registrytest"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // binaries builds oa once and returns it with the stock cue CLI (pinned as
@@ -208,7 +208,7 @@ func BenchmarkCLIVerify(b *testing.B) {
 	b.Run("cosign-verify-and-verify-attestation", func(b *testing.B) {
 		for b.Loop() {
 			exec1(b, cosign, "verify", "--key", key("publisher.pub"), "--insecure-ignore-tlog", pinned)
-			exec1(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", oci.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
+			exec1(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", signing.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
 		}
 	})
 }
@@ -247,7 +247,7 @@ func BenchmarkCLIAdmit(b *testing.B) {
 		defer func() { b.ReportMetric(float64(reg.Requests())/float64(b.N), "requests/op") }()
 		for b.Loop() {
 			run(b, cosign, "verify", "--key", key("publisher.pub"), "--insecure-ignore-tlog", pinned)
-			run(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", oci.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
+			run(b, cosign, "verify-attestation", "--key", key("authority.pub"), "--type", signing.ConformancePredicateType, "--insecure-ignore-tlog", pinned)
 		}
 	})
 }

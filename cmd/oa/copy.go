@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 func newCopyCmd() *cobra.Command {
@@ -34,7 +34,7 @@ is copied.`,
 			}
 			if requireSigned {
 				// Refuse before the destination is opened: a layout would be made.
-				found, err := oci.CountCopy(ctx, src, art.Descriptor)
+				found, err := signing.CountCopy(ctx, src, art.Descriptor)
 				if err != nil {
 					return err
 				}
@@ -51,7 +51,7 @@ is copied.`,
 			}
 			p := newProgress(cmd.ErrOrStderr())
 			p.step("copying %s (%d layers, with its signatures and attestations if any)", art.Descriptor.Digest, len(art.Layers))
-			res, err := oci.CopySigned(ctx, src, dst, art.Descriptor, oci.CopyOptions{Tag: dstRef.Tag, RequireSigned: requireSigned})
+			res, err := signing.CopySigned(ctx, src, dst, art.Descriptor, signing.CopyOptions{Tag: dstRef.Tag, RequireSigned: requireSigned})
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ is copied.`,
 
 // printCopied says on w how many signatures and attestations a copy
 // carried, with a warning line for what it could not carry.
-func printCopied(w io.Writer, res *oci.CopyResult) {
+func printCopied(w io.Writer, res *signing.CopyResult) {
 	fmt.Fprintf(w, "oa copy: copied %d signature(s) and %d attestation(s) (%d as sigstore bundles)\n", res.Signatures, res.Attestations, res.Bundles)
 	switch {
 	case res.Signatures == 0 && res.Attestations == 0:

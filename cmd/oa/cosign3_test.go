@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 // cosign3 runs stock cosign v3 offline (key-based, no transparency log,
@@ -53,11 +54,11 @@ func (p *publisher) conformancePredicate(pinned string) string {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	authority, err := oci.LoadVerifier(pubPEM)
+	authority, err := signing.LoadVerifier(pubPEM)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	report := oci.Conformance(art, authority.KeyID())
+	report := signing.Conformance(art, authority.KeyID())
 	if err := report.Err(); err != nil {
 		p.t.Fatal(err)
 	}
@@ -83,19 +84,19 @@ func TestCosign3SignedIsVerifiedAdmittedAndCopied(t *testing.T) {
 	pinned := strings.TrimSpace(p.ok("push", p.bundle, outside.Host()+"/oa/clinic"))
 	p.cosign3("sign", "--tlog-upload=false", "--use-signing-config=false", "-y", "--key", p.path("publisher.key"), pinned)
 	p.cosign3("attest", "--tlog-upload=false", "--use-signing-config=false", "-y", "--key", p.path("authority.key"),
-		"--type", oci.ConformancePredicateType, "--predicate", p.conformancePredicate(pinned), pinned)
+		"--type", signing.ConformancePredicateType, "--predicate", p.conformancePredicate(pinned), pinned)
 
 	var v struct {
-		Verified bool       `json:"verified"`
-		Links    []oci.Link `json:"links"`
+		Verified bool           `json:"verified"`
+		Links    []signing.Link `json:"links"`
 	}
 	out := p.ok("verify", "--json", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
 	if err := json.Unmarshal([]byte(out), &v); err != nil || !v.Verified {
 		t.Fatalf("verify --json: %v\n%s", err, out)
 	}
 	for _, l := range v.Links[2:] {
-		if l.Form != oci.FormBundle {
-			t.Fatalf("link %s verified in form %q, want %q", l.Name, l.Form, oci.FormBundle)
+		if l.Form != signing.FormBundle {
+			t.Fatalf("link %s verified in form %q, want %q", l.Name, l.Form, signing.FormBundle)
 		}
 	}
 	if out := p.verify(pinned); !strings.Contains(out, "(bundle)") {
@@ -164,7 +165,7 @@ func TestSignBundleIsVerifiedByCosign3(t *testing.T) {
 	p.ok("sign", "--bundle", "--key", p.path("publisher.key"), pinned)
 	p.ok("attest", "--bundle", "--key", p.path("authority.key"), pinned)
 	p.cosign3("verify", "--insecure-ignore-tlog=true", "--key", p.path("publisher.pub"), pinned)
-	p.cosign3("verify-attestation", "--insecure-ignore-tlog=true", "--key", p.path("authority.pub"), "--type", oci.ConformancePredicateType, pinned)
+	p.cosign3("verify-attestation", "--insecure-ignore-tlog=true", "--key", p.path("authority.pub"), "--type", signing.ConformancePredicateType, pinned)
 	out := p.verify(pinned)
 	if strings.Count(out, "(bundle)") != 2 {
 		t.Fatalf("verify does not report both links in the bundle form:\n%s", out)

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 func newKeysCmd() *cobra.Command {
@@ -32,11 +32,11 @@ Existing files are never overwritten.`,
 					return usageError{fmt.Errorf("%s exists; generate never overwrites a key, choose another --output-key-prefix", p)}
 				}
 			}
-			password, err := oci.ReadPassword(promptPassword(true))
+			password, err := signing.ReadPassword(promptPassword(true))
 			if err != nil {
 				return err
 			}
-			privPEM, pubPEM, err := oci.GenerateKeys(password)
+			privPEM, pubPEM, err := signing.GenerateKeys(password)
 			if err != nil {
 				return err
 			}
@@ -46,7 +46,7 @@ Existing files are never overwritten.`,
 			if err := os.WriteFile(pub, pubPEM, 0o644); err != nil {
 				return err
 			}
-			v, err := oci.LoadVerifier(pubPEM)
+			v, err := signing.LoadVerifier(pubPEM)
 			if err != nil {
 				return err
 			}
@@ -68,7 +68,7 @@ func promptPassword(confirm bool) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		fd := int(os.Stdin.Fd())
 		if !term.IsTerminal(fd) {
-			return nil, blocking.New(blocking.KeyPasswordMissing, "set %s", oci.PasswordEnv)
+			return nil, blocking.New(blocking.KeyPasswordMissing, "set %s", signing.PasswordEnv)
 		}
 		fmt.Fprint(os.Stderr, "Enter password for private key: ")
 		pw, err := term.ReadPassword(fd)
@@ -90,23 +90,23 @@ func promptPassword(confirm bool) func() ([]byte, error) {
 }
 
 // loadSigner reads a cosign private key file and its password.
-func loadSigner(path string) (*oci.Signer, error) {
+func loadSigner(path string) (*signing.Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, blocking.New(blocking.KeyInvalid, "the private key file cannot be read")
 	}
-	password, err := oci.ReadPassword(promptPassword(false))
+	password, err := signing.ReadPassword(promptPassword(false))
 	if err != nil {
 		return nil, err
 	}
-	return oci.LoadSigner(b, password)
+	return signing.LoadSigner(b, password)
 }
 
 // loadVerifier reads a public key file.
-func loadVerifier(path string) (*oci.Verifier, error) {
+func loadVerifier(path string) (*signing.Verifier, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, blocking.New(blocking.KeyInvalid, "the public key file cannot be read")
 	}
-	return oci.LoadVerifier(b)
+	return signing.LoadVerifier(b)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 func newSignCmd() *cobra.Command {
@@ -33,9 +34,9 @@ contacted.`,
 			if err != nil {
 				return err
 			}
-			sign := oci.Sign
+			sign := signing.Sign
 			if asBundle {
-				sign = oci.SignBundle
+				sign = signing.SignBundle
 			}
 			if _, err := sign(cmd.Context(), target, ref.Name(), art.Descriptor, signer); err != nil {
 				return err
@@ -62,7 +63,7 @@ from its layer matches its digest and the annotation; it decodes strictly and
 is schema-valid; components are pure; no customer state; declared risks are
 consistent; the skill docs are present). When all pass it writes an in-toto
 statement in a DSSE envelope in cosign's attestation format (tag
-sha256-<hex>.att, predicate type ` + oci.ConformancePredicateType + `),
+sha256-<hex>.att, predicate type ` + signing.ConformancePredicateType + `),
 which cosign verify-attestation accepts; with --bundle, as a sigstore bundle
 referrer of the artifact (cosign v3's default). A failed check writes
 nothing.`,
@@ -79,7 +80,7 @@ nothing.`,
 			if authority == "" {
 				authority = signer.KeyID()
 			}
-			report, err := oci.AttestConformance(cmd.Context(), target, ref.Name(), art, authority, signer, asBundle)
+			report, err := signing.AttestConformance(cmd.Context(), target, ref.Name(), art, authority, signer, asBundle)
 			if err != nil {
 				return err
 			}
@@ -94,7 +95,7 @@ nothing.`,
 	return cmd
 }
 
-func printSigned(cmd *cobra.Command, verb string, ref oci.Ref, keyID string, report *oci.ConformanceReport) error {
+func printSigned(cmd *cobra.Command, verb string, ref oci.Ref, keyID string, report *signing.ConformanceReport) error {
 	if wantJSON(cmd) {
 		out := map[string]any{"reference": ref.String(), "keyId": keyID}
 		if report != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/signing"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -35,7 +36,7 @@ of tampering has its own blocking code. Nothing online is contacted.`,
 			if err != nil {
 				return err
 			}
-			chain := oci.VerifyChain(ctx, target, desc, publisher, authority)
+			chain := signing.VerifyChain(ctx, target, desc, publisher, authority)
 			if wantJSON(cmd) {
 				if err := printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "verified": chain.Err() == nil, "links": chain.Links}); err != nil {
 					return err
@@ -54,7 +55,7 @@ of tampering has its own blocking code. Nothing online is contacted.`,
 	return cmd
 }
 
-func printChain(cmd *cobra.Command, ref oci.Ref, chain *oci.Chain) {
+func printChain(cmd *cobra.Command, ref oci.Ref, chain *signing.Chain) {
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out, ref.String())
 	for i, l := range chain.Links {

@@ -8,8 +8,6 @@ package fleettest
 import (
 	"context"
 	"fmt"
-	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/hosttest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/internal/hosttest"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Operator names the person in test host records.
@@ -82,24 +84,24 @@ func New(t testing.TB) *Fleet {
 // fleetKey is the fleet's signing key pair (sealed with KeyPassword, as
 // an operator's fleet key is), made once per process: every key costs a
 // scrypt to make and one to open.
-func fleetKey() (priv, pub []byte, s *oci.Signer, err error) {
+func fleetKey() (priv, pub []byte, s *signing.Signer, err error) {
 	fleetKeyOnce.Do(func() { fleetPriv, fleetPub, fleetSigner, fleetErr = newFleetKey() })
 	return fleetPriv, fleetPub, fleetSigner, fleetErr
 }
 
 // newFleetKey makes a fleet key pair sealed with KeyPassword and opens it.
-func newFleetKey() (priv, pub []byte, s *oci.Signer, err error) {
-	if priv, pub, err = oci.GenerateKeys([]byte(KeyPassword)); err != nil {
+func newFleetKey() (priv, pub []byte, s *signing.Signer, err error) {
+	if priv, pub, err = signing.GenerateKeys([]byte(KeyPassword)); err != nil {
 		return nil, nil, nil, err
 	}
-	s, err = oci.LoadSigner(priv, []byte(KeyPassword))
+	s, err = signing.LoadSigner(priv, []byte(KeyPassword))
 	return priv, pub, s, err
 }
 
 var (
 	fleetKeyOnce        sync.Once
 	fleetPriv, fleetPub []byte
-	fleetSigner         *oci.Signer
+	fleetSigner         *signing.Signer
 	fleetErr            error
 )
 

@@ -26,6 +26,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Name is the host name of every test host.
@@ -113,7 +114,7 @@ func sharedKeys() (pipeline.Keys, pipeline.Keys, error) {
 
 // publishDefault is pipeline.Publish of the unedited example in dir,
 // compiled once per process.
-func publishDefault(ctx context.Context, home, dir string, pub, auth *oci.Signer) (*pipeline.Release, error) {
+func publishDefault(ctx context.Context, home, dir string, pub, auth *signing.Signer) (*pipeline.Release, error) {
 	compileOnce.Do(func() { compiled, compileErr = compiler.Compile(dir) })
 	if compileErr != nil {
 		return nil, compileErr

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// poolKeys are host private keys made once with oci.GenerateKeys(nil)
+// poolKeys are host private keys made once with signing.GenerateKeys(nil)
 // (cosign's format, no password) and kept in keys/. Test keys only:
 // they guard nothing. Making and opening a key costs a scrypt each
 // (about 0.1 s, more on a loaded machine), which across the hundreds of
 // hosts the suite makes was most of its CPU; a pooled key is decrypted
-// once per test process (oci remembers opened keys).
+// once per test process (signing remembers opened keys).
 //
 //go:embed keys/*.key
 var poolKeys embed.FS

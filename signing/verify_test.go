@@ -1,13 +1,20 @@
-package oci
+package signing
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/exampletest"
+	"github.com/oa-dev/oa/oci"
 )
 
 // TestVerifySignatureMissing: no .sig tag, and a .sig manifest without
@@ -18,7 +25,7 @@ func TestVerifySignatureMissing(t *testing.T) {
 		subject := csPushWorker(t, st.target, "a")
 		_, err := VerifySignature(ctx, st.target, subject, csKey(t, 0).verifier)
 		csWantCode(t, err, blocking.SignatureMissing)
-		csForge(t, st.target, SignatureTag(subject.Digest), nil)
+		csForge(t, st.target, oci.SignatureTag(subject.Digest), nil)
 		_, err = VerifySignature(ctx, st.target, subject, csKey(t, 0).verifier)
 		csWantCode(t, err, blocking.SignatureMissing)
 	})
@@ -50,7 +57,7 @@ func TestVerifySignatureCopied(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.target.Tag(ctx, bSig, SignatureTag(a.Digest)); err != nil {
+		if err := st.target.Tag(ctx, bSig, oci.SignatureTag(a.Digest)); err != nil {
 			t.Fatal(err)
 		}
 		_, err = VerifySignature(ctx, st.target, a, k.verifier)
@@ -77,13 +84,13 @@ func TestVerifySignatureForged(t *testing.T) {
 		if _, err := Sign(ctx, st.target, st.repo, b, k.signer); err != nil {
 			t.Fatal(err)
 		}
-		_, m := csManifest(t, st.target, SignatureTag(b.Digest))
+		_, m := csManifest(t, st.target, oci.SignatureTag(b.Digest))
 		orig := m.Layers[0]
 		pl := csBlob(t, st.target, orig)
 
 		// b's signature over a payload rewritten to name a.
 		forged := []byte(strings.Replace(string(pl), b.Digest.Encoded(), a.Digest.Encoded(), 1))
-		csForge(t, st.target, SignatureTag(a.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, forged, orig.Annotations)})
+		csForge(t, st.target, oci.SignatureTag(a.Digest), []cosignLayer{newCosignLayer(oci.SimpleSigningMediaType, forged, orig.Annotations)})
 		_, err := VerifySignature(ctx, st.target, a, k.verifier)
 		csWantCode(t, err, blocking.SignatureUntrusted)
 
@@ -91,7 +98,7 @@ func TestVerifySignatureForged(t *testing.T) {
 		sig, _ := base64.StdEncoding.DecodeString(orig.Annotations[SignatureAnnotation])
 		sig[len(sig)-1] ^= 0x01
 		ann := map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(sig)}
-		csForge(t, st.target, SignatureTag(b.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, pl, ann)})
+		csForge(t, st.target, oci.SignatureTag(b.Digest), []cosignLayer{newCosignLayer(oci.SimpleSigningMediaType, pl, ann)})
 		_, err = VerifySignature(ctx, st.target, b, k.verifier)
 		csWantCode(t, err, blocking.SignatureUntrusted)
 
@@ -103,7 +110,7 @@ func TestVerifySignatureForged(t *testing.T) {
 			t.Fatal(err)
 		}
 		ann = map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(otherSig)}
-		csForge(t, st.target, SignatureTag(a.Digest), []cosignLayer{newCosignLayer(SimpleSigningMediaType, other, ann)})
+		csForge(t, st.target, oci.SignatureTag(a.Digest), []cosignLayer{newCosignLayer(oci.SimpleSigningMediaType, other, ann)})
 		_, err = VerifySignature(ctx, st.target, a, k.verifier)
 		csWantCode(t, err, blocking.SignatureWrongSubject)
 	})
@@ -122,7 +129,7 @@ func TestVerifySignatureTamperedBlob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, m := csManifest(t, st.target, SignatureTag(subject.Digest))
+			_, m := csManifest(t, st.target, oci.SignatureTag(subject.Digest))
 			victim := m.Layers[0]
 			if part == "manifest" {
 				victim = sigDesc
@@ -152,4 +159,30 @@ func TestVerifyIndependent(t *testing.T) {
 	if err := VerifyIndependent(nil, a); err == nil || blocking.Refusals(err) != nil {
 		t.Fatalf("nil key: %v; want a program fault", err)
 	}
+}
+
+func TestVerifyRefusesASignatureLayerClaimedHuge(t *testing.T) {
+	ctx := context.Background()
+	res := exampletest.Compile(t, examples.Default)
+	st := csLayout(t)
+	desc, err := oci.Push(ctx, st.target, res.Worker, res.IR, "v1", oci.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := csKey(t, 0)
+	if _, err := Sign(ctx, st.target, "oa.local/test", desc, key.signer); err != nil {
+		t.Fatal(err)
+	}
+	_, m := csManifest(t, st.target, oci.SignatureTag(desc.Digest))
+	m.Layers[0].Size = 1 << 40
+	b, _ := json.Marshal(m)
+	if _, err := oras.TagBytes(ctx, st.target, ocispec.MediaTypeImageManifest, b, oci.SignatureTag(desc.Digest)); err != nil {
+		t.Fatal(err)
+	}
+	target, err := oci.Open(ctx, oci.Ref{Layout: st.layout, Repository: "test"}, oci.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = VerifySignature(ctx, target, desc, key.verifier)
+	csWantCode(t, err, blocking.LayerTooLarge)
 }

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/opencontainers/go-digest"
@@ -16,14 +15,12 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
-// Cosign's storage format: media types and annotations of the layers of a
-// `sha256-<hex>.sig` or `.att` manifest.
+// Cosign's storage format: the annotation on the layers of a
+// `sha256-<hex>.sig` or `.att` manifest (their media types are oci's).
 const (
-	// SimpleSigningMediaType is the media type of a signature layer: a
-	// simple-signing payload naming the signed manifest digest.
-	SimpleSigningMediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	// SignatureAnnotation carries the base64 signature over a layer; it is
 	// empty on attestation layers, whose DSSE envelope holds the signature.
 	SignatureAnnotation = "dev.cosignproject.cosign/signature"
@@ -35,19 +32,6 @@ const cosignConfigMediaType = "application/vnd.oci.image.config.v1+json"
 
 // cosignZeroTime is how go-containerregistry renders a zero timestamp.
 const cosignZeroTime = "0001-01-01T00:00:00Z"
-
-// SignatureTag is the tag cosign keeps the signatures of manifest d under,
-// in the same repository: "sha256-<hex>.sig".
-func SignatureTag(d digest.Digest) string { return cosignTagName(d, "sig") }
-
-// AttestationTag is the tag cosign keeps the attestations of manifest d
-// under, in the same repository: "sha256-<hex>.att".
-func AttestationTag(d digest.Digest) string { return cosignTagName(d, "att") }
-
-// cosignTagName is "<alg>-<hex>.<suffix>".
-func cosignTagName(d digest.Digest, suffix string) string {
-	return strings.Replace(d.String(), ":", "-", 1) + "." + suffix
-}
 
 // Sign writes a publisher signature over the manifest subject into target
 // in cosign's format: a simple-signing payload naming repository and
@@ -73,17 +57,17 @@ func Sign(ctx context.Context, target oras.Target, repository string, subject oc
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("signing: %w", err)
 	}
-	layer := newCosignLayer(SimpleSigningMediaType, pl, map[string]string{
+	layer := newCosignLayer(oci.SimpleSigningMediaType, pl, map[string]string{
 		SignatureAnnotation: base64.StdEncoding.EncodeToString(sig),
 	})
 	dup := func(l ocispec.Descriptor, _ []byte) bool { return sameSignature(l, pl, s.verifier) }
-	return appendCosignLayer(ctx, target, SignatureTag(subject.Digest), subject.Digest, layer, dup)
+	return appendCosignLayer(ctx, target, oci.SignatureTag(subject.Digest), subject.Digest, layer, dup)
 }
 
 // subjectName checks subject and repository and returns repository@digest
 // as cosign parses it.
 func subjectName(repository string, subject ocispec.Descriptor) (name.Digest, error) {
-	if err := checkSubject(subject); err != nil {
+	if err := oci.CheckSubject(subject); err != nil {
 		return name.Digest{}, err
 	}
 	ref, err := name.NewDigest(repository + "@" + subject.Digest.String())
@@ -93,18 +77,10 @@ func subjectName(repository string, subject ocispec.Descriptor) (name.Digest, er
 	return ref, nil
 }
 
-// checkSubject refuses a subject that is not named by a sha256 digest.
-func checkSubject(subject ocispec.Descriptor) error {
-	if subject.Digest.Validate() != nil || subject.Digest.Algorithm() != digest.SHA256 {
-		return blocking.New(blocking.ReferenceInvalid, "the subject digest must be sha256:<64 lower-case hex>")
-	}
-	return nil
-}
-
 // sameSignature reports whether existing layer l is a signature by v over
 // exactly pl, as cosign's duplicate detector decides.
 func sameSignature(l ocispec.Descriptor, pl []byte, v *Verifier) bool {
-	if l.MediaType != SimpleSigningMediaType || l.Digest != digest.FromBytes(pl) {
+	if l.MediaType != oci.SimpleSigningMediaType || l.Digest != digest.FromBytes(pl) {
 		return false
 	}
 	sig, err := base64.StdEncoding.DecodeString(l.Annotations[SignatureAnnotation])
@@ -157,7 +133,7 @@ func appendCosignLayer(ctx context.Context, target oras.Target, tag string, subj
 // writeCosignImage pushes the new layer, the config and the manifest over
 // layers, and tags the manifest.
 func writeCosignImage(ctx context.Context, target oras.Target, tag string, layers []ocispec.Descriptor, added cosignLayer) (ocispec.Descriptor, error) {
-	if err := pushBlob(ctx, target, added.desc, added.blob); err != nil {
+	if _, err := oci.PushIfMissing(ctx, target, added.desc, added.blob); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	cfg, err := cosignConfig(layers)
@@ -165,7 +141,7 @@ func writeCosignImage(ctx context.Context, target oras.Target, tag string, layer
 		return ocispec.Descriptor{}, err
 	}
 	cfgDesc := content.NewDescriptorFromBytes(cosignConfigMediaType, cfg)
-	if err := pushBlob(ctx, target, cfgDesc, cfg); err != nil {
+	if _, err := oci.PushIfMissing(ctx, target, cfgDesc, cfg); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	manifest, err := cosignManifest(cfgDesc, layers)

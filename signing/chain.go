@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Links of the integrity chain, in order.
@@ -38,7 +39,7 @@ func (l Link) OK() bool { return l.Refusal == nil }
 type Chain struct {
 	Links []Link `json:"links"`
 	// Artifact is the fetched artifact, when the first links held.
-	Artifact *Artifact `json:"-"`
+	Artifact *oci.Artifact `json:"-"`
 	// Report is the attested conformance report, when it verified.
 	Report *ConformanceReport `json:"report,omitempty"`
 	// fault is the first error that is not a refusal (a registry that
@@ -69,7 +70,7 @@ func (c *Chain) Err() error {
 // so a person sees everything that is wrong at once.
 func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, publisher, authority *Verifier) *Chain {
 	c := &Chain{}
-	art, err := Fetch(ctx, target, desc)
+	art, err := oci.Fetch(ctx, target, desc)
 	c.add(LinkArtifact, desc.Digest.String(), artifactPart(err, false))
 	c.add(LinkIR, irDigest(art), artifactPart(err, true))
 	c.Artifact = art
@@ -120,7 +121,7 @@ func artifactPart(err error, irLink bool) error {
 	return nil
 }
 
-func irDigest(a *Artifact) string {
+func irDigest(a *oci.Artifact) string {
 	if a == nil {
 		return ""
 	}
@@ -129,7 +130,7 @@ func irDigest(a *Artifact) string {
 
 // CheckReport decodes an attested conformance report strictly and checks
 // it vouches for this artifact and IR and that every check passed.
-func CheckReport(predicate []byte, desc ocispec.Descriptor, art *Artifact) (*ConformanceReport, error) {
+func CheckReport(predicate []byte, desc ocispec.Descriptor, art *oci.Artifact) (*ConformanceReport, error) {
 	var r ConformanceReport
 	dec := json.NewDecoder(bytes.NewReader(predicate))
 	dec.DisallowUnknownFields()

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	orasoci "oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // TestBundleSignAttestVerify writes a signature and an attestation in the
@@ -262,7 +263,7 @@ func csPushMessageSignature(t *testing.T, st csStore, subject ocispec.Descriptor
 	}
 	sum := sha256.Sum256(message)
 	pb := &protobundle.Bundle{
-		MediaType: BundleMediaType,
+		MediaType: oci.BundleMediaType,
 		VerificationMaterial: &protobundle.VerificationMaterial{
 			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: s.KeyID()}},
 		},

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/internal/exampletest"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 )
 
 // TestAttestConformanceRefusesAFailingReport: the gate refuses a report
@@ -17,8 +19,8 @@ func TestAttestConformanceRefusesAFailingReport(t *testing.T) {
 		art, store := pushEdited(t, func(w *ir.Worker) { w.Jobs[0].Purpose += " Mail triage.lead@clinic.example." })
 		auth := csKey(t, 1)
 		_, err := AttestConformance(context.Background(), store, "clinic-triage", art, "authority.example", auth.signer, bundle)
-		wantCode(t, err, blocking.ConformanceFailed)
-		if _, err := store.Resolve(context.Background(), AttestationTag(art.Descriptor.Digest)); err == nil {
+		csWantCode(t, err, blocking.ConformanceFailed)
+		if _, err := store.Resolve(context.Background(), oci.AttestationTag(art.Descriptor.Digest)); err == nil {
 			t.Fatal("an .att tag was written for a failing report")
 		}
 		if _, err := VerifyAttestation(context.Background(), store, art.Descriptor, auth.verifier, ConformancePredicateType); err == nil {
@@ -31,14 +33,14 @@ func TestAttestConformanceRefusesAFailingReport(t *testing.T) {
 // attested predicate, verifiable with the authority's key.
 func TestAttestConformanceAttestsAPassingReport(t *testing.T) {
 	for _, bundle := range []bool{false, true} {
-		res := compiled(t, examples.Default)
-		store, _ := newLayout(t)
+		res := exampletest.Compile(t, examples.Default)
+		store := csLayout(t).target
 		ctx := context.Background()
-		desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})
+		desc, err := oci.Push(ctx, store, res.Worker, res.IR, "v1", oci.PackOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		art, err := Fetch(ctx, store, desc)
+		art, err := oci.Fetch(ctx, store, desc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // TestSignVerify signs an artifact in each kind of target and verifies it,
@@ -39,7 +40,7 @@ func TestSignVerify(t *testing.T) {
 // subject.
 func csCheckSigShape(t *testing.T, st csStore, subject ocispec.Descriptor, n int) {
 	t.Helper()
-	desc, m := csManifest(t, st.target, SignatureTag(subject.Digest))
+	desc, m := csManifest(t, st.target, oci.SignatureTag(subject.Digest))
 	if desc.MediaType != ocispec.MediaTypeImageManifest || m.MediaType != ocispec.MediaTypeImageManifest || m.SchemaVersion != 2 {
 		t.Fatalf("manifest media type %q", m.MediaType)
 	}
@@ -50,7 +51,7 @@ func csCheckSigShape(t *testing.T, st csStore, subject ocispec.Descriptor, n int
 		t.Fatalf("%d layers; want %d", len(m.Layers), n)
 	}
 	for _, l := range m.Layers {
-		if l.MediaType != SimpleSigningMediaType || l.Annotations[SignatureAnnotation] == "" || len(l.Annotations) != 1 {
+		if l.MediaType != oci.SimpleSigningMediaType || l.Annotations[SignatureAnnotation] == "" || len(l.Annotations) != 1 {
 			t.Fatalf("layer %+v", l)
 		}
 		var sci payload.SimpleContainerImage
@@ -139,7 +140,7 @@ func TestSignRefusesBadInput(t *testing.T) {
 	bad.Digest = "sha512:abc"
 	_, err := Sign(ctx, st.target, st.repo, bad, k.signer)
 	csWantCode(t, err, blocking.ReferenceInvalid)
-	if _, err := st.target.Resolve(ctx, SignatureTag(subject.Digest)); err == nil {
+	if _, err := st.target.Resolve(ctx, oci.SignatureTag(subject.Digest)); err == nil {
 		t.Fatal("a refused Sign wrote a signature")
 	}
 }

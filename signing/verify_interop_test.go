@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Interop with the stock cosign CLI, at the version pinned as a tool in
@@ -122,13 +123,13 @@ func TestCosignInterop(t *testing.T) {
 		if err != nil || res.Verified != 1 {
 			t.Fatalf("%+v, %v", res, err)
 		}
-		csSameAsCosign(t, st, SignatureTag(a.Digest))
+		csSameAsCosign(t, st, oci.SignatureTag(a.Digest))
 		// Sign dedupes cosign's signature by the same key, and cosign
 		// appends to (and dedupes) ours.
 		if _, err := Sign(ctx, st.target, st.repo, a, pub.signer); err != nil {
 			t.Fatal(err)
 		}
-		if _, m := csManifest(t, st.target, SignatureTag(a.Digest)); len(m.Layers) != 1 {
+		if _, m := csManifest(t, st.target, oci.SignatureTag(a.Digest)); len(m.Layers) != 1 {
 			t.Fatalf("Sign duplicated cosign's signature: %d layers", len(m.Layers))
 		}
 		if _, err := Sign(ctx, st.target, st.repo, a, auth.signer); err != nil {
@@ -150,7 +151,7 @@ func TestCosignInterop(t *testing.T) {
 		if json.Unmarshal(res.Predicate, &got) != nil || json.Unmarshal([]byte(csPredicate), &want) != nil || !csJSONEqual(got, want) {
 			t.Fatalf("predicate %s; want %s", res.Predicate, csPredicate)
 		}
-		csSameAsCosign(t, st, AttestationTag(a.Digest))
+		csSameAsCosign(t, st, oci.AttestationTag(a.Digest))
 	})
 
 	t.Run("keys interoperate", func(t *testing.T) {

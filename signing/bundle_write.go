@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Annotations cosign puts on a bundle manifest, so that a referrers list
@@ -129,7 +130,7 @@ func newDSSEBundle(stmt []byte, s *Signer) ([]byte, error) {
 		return nil, fmt.Errorf("reading the envelope signature: %w", err)
 	}
 	pb := &protobundle.Bundle{
-		MediaType: BundleMediaType,
+		MediaType: oci.BundleMediaType,
 		VerificationMaterial: &protobundle.VerificationMaterial{
 			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: s.KeyID()}},
 		},
@@ -150,11 +151,11 @@ func newDSSEBundle(stmt []byte, s *Signer) ([]byte, error) {
 // (image-spec 1.1, empty config). A registry without the referrers API
 // gets the `sha256-<hex>` referrers tag updated by oras-go.
 func pushBundle(ctx context.Context, target oras.Target, subject ocispec.Descriptor, raw []byte, annotations map[string]string) (ocispec.Descriptor, error) {
-	layer := content.NewDescriptorFromBytes(BundleMediaType, raw)
-	if err := pushBlob(ctx, target, layer, raw); err != nil {
+	layer := content.NewDescriptorFromBytes(oci.BundleMediaType, raw)
+	if _, err := oci.PushIfMissing(ctx, target, layer, raw); err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	desc, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, BundleMediaType, oras.PackManifestOptions{
+	desc, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, oci.BundleMediaType, oras.PackManifestOptions{
 		Subject:             &ocispec.Descriptor{MediaType: subject.MediaType, Digest: subject.Digest, Size: subject.Size},
 		Layers:              []ocispec.Descriptor{layer},
 		ManifestAnnotations: annotations,

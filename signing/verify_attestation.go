@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // AttestationResult is the verified attestation.
@@ -72,7 +73,7 @@ func VerifyAttestation(ctx context.Context, target oras.ReadOnlyTarget, subject 
 	if err := checkAttestationInputs(subject, v, cfg); err != nil {
 		return nil, err
 	}
-	img, err := readCosignImage(ctx, target, AttestationTag(subject.Digest))
+	img, err := readCosignImage(ctx, target, oci.AttestationTag(subject.Digest))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ type envelope struct {
 func legacyEnvelopes(img cosignImage) []envelope {
 	var out []envelope
 	for i, l := range img.layers {
-		if l.MediaType == DSSEMediaType {
+		if l.MediaType == oci.DSSEMediaType {
 			out = append(out, envelope{FormLegacy, img.desc, l.Digest, img.blobs[i]})
 		}
 	}
@@ -129,9 +130,9 @@ func bundleEnvelopes(bundles []sigBundle) []envelope {
 // checkAttestationInputs checks the subject and the keys' independence.
 func checkAttestationInputs(subject ocispec.Descriptor, v *Verifier, cfg attestationConfig) error {
 	if v == nil {
-		return errors.New("oci: VerifyAttestation needs a verifier")
+		return errors.New("signing: VerifyAttestation needs a verifier")
 	}
-	if err := checkSubject(subject); err != nil {
+	if err := oci.CheckSubject(subject); err != nil {
 		return err
 	}
 	for _, p := range cfg.publishers {

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -12,19 +12,10 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
-
-// maxCosignManifestSize bounds a cosign `.sig`/`.att` manifest: cosign's
-// are a few KiB, and a larger one is not one of ours. Its layers are held
-// to the target's Limits.SignatureBytes.
-const maxCosignManifestSize = 4 << 20
-
-// dockerManifestMediaType is the manifest type cosign writes with
-// COSIGN_DOCKER_MEDIA_TYPES=1; it has the same shape as an OCI manifest.
-const dockerManifestMediaType = "application/vnd.docker.distribution.manifest.v2+json"
 
 // SignatureResult says which publisher signature verified.
 type SignatureResult struct {
@@ -63,12 +54,12 @@ type SignatureResult struct {
 // (stored content does not match its digest).
 func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.Descriptor, v *Verifier) (*SignatureResult, error) {
 	if v == nil {
-		return nil, errors.New("oci: VerifySignature needs a verifier")
+		return nil, errors.New("signing: VerifySignature needs a verifier")
 	}
-	if err := checkSubject(subject); err != nil {
+	if err := oci.CheckSubject(subject); err != nil {
 		return nil, err
 	}
-	img, err := readCosignImage(ctx, target, SignatureTag(subject.Digest))
+	img, err := readCosignImage(ctx, target, oci.SignatureTag(subject.Digest))
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +70,7 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 	res := &SignatureResult{KeyID: v.keyID}
 	best, candidates := verdictUntrusted, 0
 	for i, l := range img.layers {
-		if l.MediaType != SimpleSigningMediaType {
+		if l.MediaType != oci.SimpleSigningMediaType {
 			continue
 		}
 		candidates++
@@ -167,7 +158,7 @@ func checkSignatureLayer(l ocispec.Descriptor, blob []byte, want digest.Digest, 
 // authority's key is the publisher's own key (the same KeyID).
 func VerifyIndependent(publisher, authority *Verifier) error {
 	if publisher == nil || authority == nil {
-		return errors.New("oci: VerifyIndependent needs both keys")
+		return errors.New("signing: VerifyIndependent needs both keys")
 	}
 	if publisher.keyID == authority.keyID {
 		return blocking.New(blocking.AttestationByPublisher, "the authority key is the publisher key")
@@ -207,21 +198,20 @@ func oversized(img cosignImage, bundles []sigBundle, err error) error {
 // checked) and the layers oa understands, checking every digest. A missing
 // tag is not an error.
 func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string) (cosignImage, error) {
-	desc, raw, err := oras.FetchBytes(ctx, target, tag, oras.FetchBytesOptions{MaxBytes: maxCosignManifestSize})
+	m, err := oci.ReadCosignManifest(ctx, target, tag)
 	switch {
-	case errors.Is(err, errdef.ErrNotFound):
-		return cosignImage{}, nil
-	case errors.Is(err, errdef.ErrSizeExceedsLimit):
-		return cosignImage{found: true, desc: desc}, nil // not one of ours: no usable layers
-	case tampered(err):
+	case oci.Tampered(err):
 		return cosignImage{}, blocking.New(blocking.LayerDigestMismatch, "the cosign manifest does not match its digest")
 	case err != nil:
 		return cosignImage{}, fmt.Errorf("reading cosign tag: %w", err)
+	case !m.Found:
+		return cosignImage{}, nil
+	case m.TooLarge:
+		return cosignImage{found: true, desc: m.Descriptor}, nil // not one of ours: no usable layers
 	}
-	layers, parsed := parseCosignManifest(desc, raw)
-	img := cosignImage{found: true, parsed: parsed, desc: desc, layers: layers, blobs: make([][]byte, len(layers))}
-	lim := LimitsOf(target)
-	for i, l := range layers {
+	img := cosignImage{found: true, parsed: m.Parsed, desc: m.Descriptor, layers: m.Layers, blobs: make([][]byte, len(m.Layers))}
+	lim := oci.LimitsOf(target)
+	for i, l := range m.Layers {
 		if !knownCosignLayer(l) {
 			continue
 		}
@@ -233,7 +223,7 @@ func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string
 			}
 			continue
 		}
-		if img.blobs[i], err = fetchCosign(ctx, target, l); err != nil {
+		if img.blobs[i], err = oci.FetchReferenced(ctx, target, l); err != nil {
 			return cosignImage{}, err
 		}
 	}
@@ -242,43 +232,8 @@ func readCosignImage(ctx context.Context, target oras.ReadOnlyTarget, tag string
 
 // knownCosignLayer reports whether l is a layer type oa reads.
 func knownCosignLayer(l ocispec.Descriptor) bool {
-	return l.MediaType == SimpleSigningMediaType || l.MediaType == DSSEMediaType
+	return l.MediaType == oci.SimpleSigningMediaType || l.MediaType == oci.DSSEMediaType
 }
-
-// parseCosignManifest decodes a cosign manifest. A manifest of another
-// kind or not JSON has no usable layers (parsed false).
-func parseCosignManifest(desc ocispec.Descriptor, raw []byte) (layers []ocispec.Descriptor, parsed bool) {
-	if desc.MediaType != ocispec.MediaTypeImageManifest && desc.MediaType != dockerManifestMediaType {
-		return nil, false
-	}
-	var m ocispec.Manifest
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
-	}
-	return m.Layers, true
-}
-
-// fetchCosign reads desc, bounded by the target's limits and verifying
-// size and digest. Content that does not match its descriptor, or is
-// missing though a manifest names it, refuses layer_digest_mismatch.
-func fetchCosign(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) ([]byte, error) {
-	b, err := readBounded(ctx, target, desc)
-	switch {
-	case err == nil:
-		return b, nil
-	case blocking.Refusals(err) != nil:
-		return nil, err
-	case errors.Is(err, errdef.ErrNotFound):
-		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s is missing", desc.Digest)
-	case tampered(err):
-		return nil, blocking.New(blocking.LayerDigestMismatch, "cosign content %s does not match its digest", desc.Digest)
-	default:
-		return nil, fmt.Errorf("fetching cosign content: %w", err)
-	}
-}
-
-// contentMismatch reports whether err says fetched bytes differ from their
-// descriptor: another digest, or more or fewer bytes than described.
 
 // onlyFor reports whether every layer of the image claims subject (without
 // verifying signatures), so that deleting it cannot remove another
@@ -299,13 +254,13 @@ func (img cosignImage) onlyFor(subject digest.Digest) bool {
 // claims, unverified; empty when it claims none or several.
 func claimedSubject(mediaType string, blob []byte) digest.Digest {
 	switch mediaType {
-	case SimpleSigningMediaType:
+	case oci.SimpleSigningMediaType:
 		var sci payload.SimpleContainerImage
 		if json.Unmarshal(blob, &sci) != nil {
 			return ""
 		}
 		return digest.Digest(sci.Critical.Image.DockerManifestDigest)
-	case DSSEMediaType:
+	case oci.DSSEMediaType:
 		st, err := unverifiedStatement(blob)
 		if err != nil || len(st.Subject) != 1 {
 			return ""

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/oci"
 )
 
 // AttestConformance is the conformance gate: it runs the conformance
@@ -16,7 +17,7 @@ import (
 // each failed check, and writes nothing. Every attester (oa attest, the
 // library's publish sequence) goes through here, so none can attest a
 // report that failed.
-func AttestConformance(ctx context.Context, target oras.Target, repository string, art *Artifact, authority string, s *Signer, bundle bool) (*ConformanceReport, error) {
+func AttestConformance(ctx context.Context, target oras.Target, repository string, art *oci.Artifact, authority string, s *Signer, bundle bool) (*ConformanceReport, error) {
 	report := Conformance(art, authority)
 	if err := report.Err(); err != nil {
 		return report, err

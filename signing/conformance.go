@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
 )
 
@@ -69,7 +70,7 @@ func (r *ConformanceReport) Err() error {
 // already proven every blob's digest, the IR annotation and the layer set;
 // these checks re-derive the rest from the IR itself, trusting nothing the
 // publisher's compiler claimed.
-func Conformance(a *Artifact, authority string) *ConformanceReport {
+func Conformance(a *oci.Artifact, authority string) *ConformanceReport {
 	w := a.Worker
 	r := &ConformanceReport{Authority: authority, ArtifactDigest: a.Descriptor.Digest.String(), WorkerIRDigest: a.IRDigest, Protocol: w.Protocol}
 	r.add(CheckIRDigest, checkIRDigest(a))
@@ -86,20 +87,20 @@ func (r *ConformanceReport) add(name, failure string) {
 	r.Checks = append(r.Checks, Check{Name: name, Passed: failure == "", Detail: failure})
 }
 
-func checkIRDigest(a *Artifact) string {
+func checkIRDigest(a *oci.Artifact) string {
 	again, err := ir.Encode(a.Worker)
 	switch {
 	case err != nil:
 		return "the IR does not re-encode"
 	case ir.DigestBytes(again) != a.IRDigest:
 		return "the IR re-derived from the layer has another digest"
-	case a.Manifest.Annotations[AnnotationIRDigest] != a.IRDigest:
+	case a.Manifest.Annotations[oci.AnnotationIRDigest] != a.IRDigest:
 		return "the manifest annotation names another digest"
 	}
 	return ""
 }
 
-func checkIRSchema(a *Artifact) string {
+func checkIRSchema(a *oci.Artifact) string {
 	if err := schemas.CheckWorkerBytes(cuecontext.New(), a.IR); err != nil {
 		return refusalsDetail(err)
 	}

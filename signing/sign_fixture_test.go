@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Test fixtures for the signing and verification tests. Names start with
@@ -176,7 +177,7 @@ func csForge(t testing.TB, target oras.Target, tag string, layers []cosignLayer)
 	ctx := context.Background()
 	descs := make([]ocispec.Descriptor, len(layers))
 	for i, l := range layers {
-		if err := pushBlob(ctx, target, l.desc, l.blob); err != nil {
+		if _, err := oci.PushIfMissing(ctx, target, l.desc, l.blob); err != nil {
 			t.Fatal(err)
 		}
 		descs[i] = l.desc
@@ -186,7 +187,7 @@ func csForge(t testing.TB, target oras.Target, tag string, layers []cosignLayer)
 		t.Fatal(err)
 	}
 	cfgDesc := content.NewDescriptorFromBytes(cosignConfigMediaType, cfg)
-	if err := pushBlob(ctx, target, cfgDesc, cfg); err != nil {
+	if _, err := oci.PushIfMissing(ctx, target, cfgDesc, cfg); err != nil {
 		t.Fatal(err)
 	}
 	m, err := cosignManifest(cfgDesc, descs)

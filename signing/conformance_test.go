@@ -1,22 +1,26 @@
-package oci
+package signing
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"oras.land/oras-go/v2"
+
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/exampletest"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 )
 
 // pushEdited pushes the example's IR after edit, re-encoding it and
 // refreshing the digests edit invalidates, as a careless or hostile
 // publisher's own tooling could. oci.Push itself checks nothing.
-func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*Artifact, Target) {
+func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*oci.Artifact, oras.Target) {
 	t.Helper()
-	res := compiled(t, examples.Default)
+	res := exampletest.Compile(t, examples.Default)
 	w := res.Worker
 	edit(w)
 	for i := range w.Evaluators {
@@ -26,45 +30,30 @@ func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*Artifact, Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := newLayout(t)
+	store := csLayout(t).target
 	ctx := context.Background()
-	desc, err := Push(ctx, store, w, b, "v1", PackOptions{})
+	desc, err := oci.Push(ctx, store, w, b, "v1", oci.PackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := Fetch(ctx, store, desc)
+	art, err := oci.Fetch(ctx, store, desc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return art, store
 }
 
-// TestFetchRefusesSchemaInvalidIR: an IR the schema refuses never reaches
-// conformance (or pull, which names files after it).
-func TestFetchRefusesSchemaInvalidIR(t *testing.T) {
-	res := compiled(t, examples.Default)
-	res.Worker.Skills = nil
-	b, _ := ir.Encode(res.Worker)
-	store, _ := newLayout(t)
-	desc, err := Push(context.Background(), store, res.Worker, b, "v1", PackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Fetch(context.Background(), store, desc)
-	wantCode(t, err, blocking.IRSchemaViolation)
-}
-
 func failedChecks(r *ConformanceReport) string { return strings.Join(r.Failed(), ",") }
 
 func TestConformancePassesForCompiledExamples(t *testing.T) {
 	for _, name := range examples.Names() {
-		res := compiled(t, name)
-		store, _ := newLayout(t)
-		desc, err := Push(context.Background(), store, res.Worker, res.IR, "", PackOptions{})
+		res := exampletest.Compile(t, name)
+		store := csLayout(t).target
+		desc, err := oci.Push(context.Background(), store, res.Worker, res.IR, "", oci.PackOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		art, err := Fetch(context.Background(), store, desc)
+		art, err := oci.Fetch(context.Background(), store, desc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,9 +118,9 @@ func TestVerifyChainLinks(t *testing.T) {
 	}
 	pubS, pubV := keys()
 	authS, authV := keys()
-	res := compiled(t, examples.Default)
-	store, _ := newLayout(t)
-	desc, err := Push(ctx, store, res.Worker, res.IR, "v1", PackOptions{})
+	res := exampletest.Compile(t, examples.Default)
+	store := csLayout(t).target
+	desc, err := oci.Push(ctx, store, res.Worker, res.IR, "v1", oci.PackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +131,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	if _, err := Sign(ctx, store, "oa.local/clinic", desc, pubS); err != nil {
 		t.Fatal(err)
 	}
-	art, err := Fetch(ctx, store, desc)
+	art, err := oci.Fetch(ctx, store, desc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +153,8 @@ func TestVerifyChainLinks(t *testing.T) {
 	other := *report
 	other.WorkerIRDigest = "sha256:" + strings.Repeat("1", 64)
 	bad, _ := canonical.Marshal(&other)
-	otherStore, _ := newLayout(t)
-	if _, err := Push(ctx, otherStore, res.Worker, res.IR, "v1", PackOptions{}); err != nil {
+	otherStore := csLayout(t).target
+	if _, err := oci.Push(ctx, otherStore, res.Worker, res.IR, "v1", oci.PackOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Sign(ctx, otherStore, "oa.local/clinic", desc, pubS); err != nil {

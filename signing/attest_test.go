@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 const csPredicate = `{"authority":"oa-test-authority","checks":[{"name":"schema","passed":true}],"workerIrDigest":"sha256:0000000000000000000000000000000000000000000000000000000000000000"}`
@@ -43,13 +44,13 @@ func TestAttestVerify(t *testing.T) {
 // in-toto v0.1 statement about the subject.
 func csCheckAttShape(t *testing.T, st csStore, subject ocispec.Descriptor) {
 	t.Helper()
-	_, m := csManifest(t, st.target, AttestationTag(subject.Digest))
+	_, m := csManifest(t, st.target, oci.AttestationTag(subject.Digest))
 	if len(m.Layers) != 1 || m.Config.MediaType != cosignConfigMediaType || m.Subject != nil {
 		t.Fatalf("manifest %+v", m)
 	}
 	l := m.Layers[0]
 	sig, hasSig := l.Annotations[SignatureAnnotation]
-	if l.MediaType != DSSEMediaType || !hasSig || sig != "" || l.Annotations[PredicateTypeAnnotation] != ConformancePredicateType {
+	if l.MediaType != oci.DSSEMediaType || !hasSig || sig != "" || l.Annotations[PredicateTypeAnnotation] != ConformancePredicateType {
 		t.Fatalf("layer %+v", l)
 	}
 	st0, err := unverifiedStatement(csBlob(t, st.target, l))
@@ -102,7 +103,7 @@ func TestAttestRefusesBadPredicate(t *testing.T) {
 	csWantCode(t, err, blocking.AttestationPredicateBad)
 	_, err = Attest(ctx, st.target, "x", subject, ConformancePredicateType, []byte(csPredicate), s)
 	csWantCode(t, err, blocking.ReferenceInvalid)
-	if _, err := st.target.Resolve(ctx, AttestationTag(subject.Digest)); err == nil {
+	if _, err := st.target.Resolve(ctx, oci.AttestationTag(subject.Digest)); err == nil {
 		t.Fatal("a refused Attest wrote an attestation")
 	}
 }
@@ -126,7 +127,7 @@ func TestVerifyAttestationRefusals(t *testing.T) {
 		csWantCode(t, verify(b, other.verifier), blocking.AttestationUntrusted)
 
 		// b's attestation copied under a's tag: verifies, names b.
-		if err := st.target.Tag(ctx, bAtt, AttestationTag(a.Digest)); err != nil {
+		if err := st.target.Tag(ctx, bAtt, oci.AttestationTag(a.Digest)); err != nil {
 			t.Fatal(err)
 		}
 		csWantCode(t, verify(a, auth.verifier), blocking.AttestationWrongSubject)
@@ -188,7 +189,7 @@ func TestVerifyAttestationForged(t *testing.T) {
 		if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
 			t.Fatal(err)
 		}
-		_, m := csManifest(t, st.target, AttestationTag(a.Digest))
+		_, m := csManifest(t, st.target, oci.AttestationTag(a.Digest))
 		orig := m.Layers[0]
 		env := csBlob(t, st.target, orig)
 
@@ -201,7 +202,7 @@ func TestVerifyAttestationForged(t *testing.T) {
 		stmt = []byte(strings.Replace(string(stmt), `"passed":true`, `"passed":false`, 1))
 		e["payload"] = base64.StdEncoding.EncodeToString(stmt)
 		tampered, _ := json.Marshal(e)
-		csForge(t, st.target, AttestationTag(a.Digest), []cosignLayer{newCosignLayer(DSSEMediaType, tampered, orig.Annotations)})
+		csForge(t, st.target, oci.AttestationTag(a.Digest), []cosignLayer{newCosignLayer(oci.DSSEMediaType, tampered, orig.Annotations)})
 		_, err := VerifyAttestation(ctx, st.target, a, auth.verifier, ConformancePredicateType)
 		csWantCode(t, err, blocking.AttestationUntrusted)
 
@@ -211,7 +212,7 @@ func TestVerifyAttestationForged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		csForge(t, st.target, AttestationTag(a.Digest), []cosignLayer{newCosignLayer(DSSEMediaType, badEnv, orig.Annotations)})
+		csForge(t, st.target, oci.AttestationTag(a.Digest), []cosignLayer{newCosignLayer(oci.DSSEMediaType, badEnv, orig.Annotations)})
 		_, err = VerifyAttestation(ctx, st.target, a, auth.verifier, ConformancePredicateType)
 		csWantCode(t, err, blocking.AttestationPredicateBad)
 	})
@@ -227,7 +228,7 @@ func TestVerifyAttestationTamperedBlob(t *testing.T) {
 	if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
 		t.Fatal(err)
 	}
-	_, m := csManifest(t, st.target, AttestationTag(a.Digest))
+	_, m := csManifest(t, st.target, oci.AttestationTag(a.Digest))
 	csCorruptBlob(t, st.layout, m.Layers[0])
 	_, err := VerifyAttestation(ctx, st.target, a, auth.verifier, ConformancePredicateType)
 	csWantCode(t, err, blocking.LayerDigestMismatch)

@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // ConformancePredicateType is the in-toto predicate type of an oa
@@ -22,9 +23,6 @@ const ConformancePredicateType = "https://oa.dev/attestations/conformance/v1"
 
 // Cosign's attestation format.
 const (
-	// DSSEMediaType is the media type of an attestation layer: a DSSE
-	// envelope around an in-toto statement.
-	DSSEMediaType = "application/vnd.dsse.envelope.v1+json"
 	// InTotoPayloadType is the DSSE payload type of an in-toto statement.
 	InTotoPayloadType = "application/vnd.in-toto+json"
 	// PredicateTypeAnnotation names the predicate type on an attestation
@@ -72,11 +70,11 @@ func Attest(ctx context.Context, target oras.Target, repository string, subject 
 		return ocispec.Descriptor{}, fmt.Errorf("signing statement: %w", err)
 	}
 	ann := map[string]string{SignatureAnnotation: "", PredicateTypeAnnotation: predicateType}
-	layer := newCosignLayer(DSSEMediaType, env, ann)
+	layer := newCosignLayer(oci.DSSEMediaType, env, ann)
 	dup := func(l ocispec.Descriptor, blob []byte) bool {
 		return sameAttestation(l, blob, stmt, predicateType, s.verifier)
 	}
-	return appendCosignLayer(ctx, target, AttestationTag(subject.Digest), subject.Digest, layer, dup)
+	return appendCosignLayer(ctx, target, oci.AttestationTag(subject.Digest), subject.Digest, layer, dup)
 }
 
 // newStatement builds the statement bytes cosign attest would sign.
@@ -125,7 +123,7 @@ func isJSONObject(b []byte) bool {
 // sameAttestation reports whether existing layer l is an envelope by v
 // around exactly stmt with the same predicate type annotation.
 func sameAttestation(l ocispec.Descriptor, blob, stmt []byte, predicateType string, v *Verifier) bool {
-	if l.MediaType != DSSEMediaType || blob == nil || l.Annotations[PredicateTypeAnnotation] != predicateType {
+	if l.MediaType != oci.DSSEMediaType || blob == nil || l.Annotations[PredicateTypeAnnotation] != predicateType {
 		return false
 	}
 	decoded, ok := openEnvelope(blob, v)

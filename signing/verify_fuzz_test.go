@@ -1,4 +1,4 @@
-package oci
+package signing
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
+
+	"github.com/oa-dev/oa/oci"
 )
 
 // csFuzzSubject is the manifest digest the fuzz targets verify against.
@@ -24,7 +26,7 @@ func FuzzVerifySignaturePayload(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		layer := newCosignLayer(SimpleSigningMediaType, pl, map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(sig)})
+		layer := newCosignLayer(oci.SimpleSigningMediaType, pl, map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(sig)})
 		got, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, k.verifier)
 		var sci payload.SimpleContainerImage
 		named := json.Unmarshal(pl, &sci) == nil && sci.Critical.Type == payload.CosignSignatureType &&
@@ -35,7 +37,7 @@ func FuzzVerifySignaturePayload(f *testing.F) {
 		if other, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, csKey(t, 2).verifier); other != verdictUntrusted {
 			t.Fatal("a payload verified with another key")
 		}
-		_ = claimedSubject(SimpleSigningMediaType, pl)
+		_ = claimedSubject(oci.SimpleSigningMediaType, pl)
 	})
 }
 
@@ -69,7 +71,7 @@ func FuzzUnverifiedEnvelope(f *testing.F) {
 		if got, _ := checkEnvelope(env, csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
 			t.Fatalf("unsigned envelope reached verdict %d", got)
 		}
-		_ = claimedSubject(DSSEMediaType, env)
+		_ = claimedSubject(oci.DSSEMediaType, env)
 		_, _ = unverifiedStatement(env)
 	})
 }
