@@ -179,8 +179,17 @@ func TestRegistryOutageMidProvision(t *testing.T) {
 	t.Logf("one provisioning run: %d requests", total)
 	for _, cut := range []int64{1, 2, 4, 6, 9, total / 2, total - 3, total - 1} {
 		h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+		before := f.Registry.Requests()
 		f.Registry.DownAfter(cut)
 		res, err := provision(t, f, h)
+		if used := f.Registry.Requests() - before; err == nil && used <= cut && cut > total-4 {
+			// The run ended before the cut: a blob of the status it
+			// pushes (its payload, to the second, or the host's public
+			// key) was in the registry already, so the push took two
+			// requests fewer than the probe's. No outage happened.
+			f.Registry.CancelDown()
+			continue
+		}
 		if !outage(err) || res != nil {
 			t.Fatalf("cut after %d: got %v %+v, want a fault or registry_unreachable", cut, err, res)
 		}

@@ -267,6 +267,9 @@ func (r *Registry) Up(t testing.TB) {
 // requests: a registry that stops in the middle of a client's work.
 func (r *Registry) DownAfter(n int64) { r.downAt.Store(r.requests.Load() + n) }
 
+// CancelDown withdraws a DownAfter that has not fired yet.
+func (r *Registry) CancelDown() { r.downAt.Store(0) }
+
 // Requests is the number of HTTP requests served so far.
 func (r *Registry) Requests() int64 { return r.requests.Load() }
 
