@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -13,13 +14,13 @@ import (
 // keep their defaults) and is part of the digest; a policy without one
 // keeps the digest it always had and the default limits.
 func TestPolicyLimits(t *testing.T) {
-	base := StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newKey(t).pub}, Authorities: map[string][]byte{"lab": newKey(t).pub}})
-	load := func(text string) (*Policy, error) {
-		path := filepath.Join(t.TempDir(), PolicyFile)
+	base := host.StarterPolicy(host.InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newKey(t).pub}, Authorities: map[string][]byte{"lab": newKey(t).pub}})
+	load := func(text string) (*host.Policy, error) {
+		path := filepath.Join(t.TempDir(), host.PolicyFile)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return LoadPolicy(path)
+		return host.LoadPolicy(path)
 	}
 	plain, err := load(base)
 	if err != nil {

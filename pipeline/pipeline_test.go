@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
@@ -51,7 +51,7 @@ func published(t *testing.T) (string, *pipeline.Release) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := admit.InitHost(home, admit.InitOptions{Host: "pipeline-host", Publishers: map[string][]byte{"p": pub.Public}, Authorities: map[string][]byte{"a": auth.Public}}); err != nil {
+	if err := host.Init(home, host.InitOptions{Host: "pipeline-host", Publishers: map[string][]byte{"p": pub.Public}, Authorities: map[string][]byte{"a": auth.Public}}); err != nil {
 		t.Fatal(err)
 	}
 	return home, rel
@@ -63,7 +63,7 @@ func published(t *testing.T) (string, *pipeline.Release) {
 func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	ctx := context.Background()
 	home, rel := published(t)
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 	"oras.land/oras-go/v2"
 
-	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -57,7 +57,7 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	if ref.Layout != "" && !ref.LayoutPath {
 		// A layout under $OA_HOME/oci: a home that is a file is its own
 		// refusal, not a failure to make a folder.
-		if err := admit.CheckHome(oaHome()); err != nil {
+		if err := host.CheckHome(oaHome()); err != nil {
 			return oci.Ref{}, nil, err
 		}
 	}
@@ -82,11 +82,11 @@ func (f *refFlags) openOptions(create bool) oci.OpenOptions {
 // hostLimits are the size limits of this host's policy (its `limits`
 // section over the defaults), or the defaults when there is no host.
 func hostLimits() (oci.Limits, error) {
-	path := filepath.Join(oaHome(), admit.PolicyFile)
+	path := filepath.Join(oaHome(), host.PolicyFile)
 	if _, err := os.Stat(path); err != nil {
 		return oci.DefaultLimits(), nil
 	}
-	p, err := admit.LoadPolicy(path)
+	p, err := host.LoadPolicy(path)
 	if err != nil {
 		return oci.Limits{}, err
 	}

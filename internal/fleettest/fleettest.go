@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"os"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
@@ -162,13 +162,13 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 	t.Helper()
 	ctx := context.Background()
 	h := &Host{ID: id, Home: t.TempDir()}
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}, HostKey: hosttest.PoolKey(t)}); err != nil {
+	if err := host.Init(h.Home, host.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}, HostKey: hosttest.PoolKey(t)}); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.GiveReceiptKey(t, h.Home)
 	if !opts.NoFleet {
 		section := FleetSection("clinics", f.Key.Public, opts.PreApprove)
-		p := filepath.Join(h.Home, admit.PolicyFile)
+		p := filepath.Join(h.Home, host.PolicyFile)
 		old, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +177,7 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 			t.Fatal(err)
 		}
 	}
-	host, err := admit.OpenHost(ctx, h.Home)
+	host, err := host.Open(ctx, h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
