@@ -12,7 +12,7 @@ import (
 // compiler; this holds the line with the go tool's own import graph.
 func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 	const compiler = "github.com/oa-dev/oa/compiler"
-	stages := []string{"../oci", "../admit", "../resolve", "../bind", "../coordinator", "../fleet"}
+	stages := []string{"../oci", "../host", "../admit", "../resolve", "../bind", "../coordinator", "../fleet"}
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, stages...)...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
