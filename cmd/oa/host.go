@@ -300,6 +300,7 @@ func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*host.Ho
 	if err != nil {
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
 	}
+	refs.opened = h
 	ref, target, desc, err := refs.resolvePinnedRead(ctx, s)
 	if err != nil {
 		h.Close()
