@@ -380,50 +380,6 @@ func TestConcurrentAdmissionsGetDistinctSequenceNumbers(t *testing.T) {
 	}
 }
 
-func TestLoadPolicyRefusals(t *testing.T) {
-	good := host.StarterPolicy(host.InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newKey(t).pub}, Authorities: map[string][]byte{"lab": newKey(t).pub}})
-	shared := newKey(t).pub
-	cases := map[string]struct {
-		text string
-		want blocking.Code
-		pos  string
-	}{
-		"syntax":              {strings.Replace(good, "host: ", "host: {", 1), blocking.PolicyInvalid, "policy.cue:"},
-		"wrong package":       {strings.Replace(good, "package host", "package other", 1), blocking.PolicyInvalid, "policy.cue:1:1"},
-		"unknown field":       {good + "\nextra: 1\n", blocking.PolicyInvalid, "policy.cue:"},
-		"bad key":             {strings.Replace(good, "-----BEGIN PUBLIC KEY-----\\n", "-----BEGIN PUBLIC KEY-----\\nAAAA", 1), blocking.PolicyKeyInvalid, ""},
-		"authority=publisher": {host.StarterPolicy(host.InitOptions{Host: "h", Publishers: map[string][]byte{"acme": shared}, Authorities: map[string][]byte{"lab": shared}}), blocking.PolicyAuthorityIsPublisher, ""},
-		"regulated default":   {strings.Replace(good, `default_profile: "standard"`, `default_profile: "regulated"`, 1) + "", "", ""},
-		"bad lifetime":        {strings.Replace(good, `max_lifetime:    "2160h"`, `max_lifetime: "forever"`, 1), blocking.PolicyInvalid, "policy.cue:"},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "policy.cue")
-			os.WriteFile(p, []byte(c.text), 0o644)
-			_, err := host.LoadPolicy(p)
-			if c.want == "" {
-				if err != nil {
-					t.Fatalf("refused a valid policy: %v", err)
-				}
-				return
-			}
-			l := blocking.Refusals(err)
-			if len(l) == 0 || l[0].Code != c.want || !strings.Contains(l[0].Pos, c.pos) {
-				t.Fatalf("host.LoadPolicy = %v, want %s at %s", err, c.want, c.pos)
-			}
-		})
-	}
-	if _, err := host.LoadPolicy(filepath.Join(t.TempDir(), "missing.cue")); code(err) != blocking.PolicyUnreadable {
-		t.Fatalf("missing file: %v", err)
-	}
-	if _, err := host.Open(context.Background(), t.TempDir()); code(err) != blocking.HostNotInitialized {
-		t.Fatalf("empty home: %v", err)
-	}
-	if err := host.Init(t.TempDir(), host.InitOptions{}); err != nil {
-		t.Fatalf("init with no keys: %v", err)
-	}
-}
-
 // TestHostChecksOnTheIR covers the checks a policy file cannot reach
 // through the schema alone (it only lets a host speak oa.worker/v1).
 func TestHostChecksOnTheIR(t *testing.T) {
