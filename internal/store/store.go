@@ -2,43 +2,51 @@
 // normally under $OA_HOME.
 //
 // The store holds signed records as the exact bytes it was given. It neither
-// signs nor verifies them: that is the job of the admit package, which checks
-// the signature of every record it reads. A row edited behind the store's
-// back is returned as it is stored, so the edit shows up as a record whose
-// signature does not verify.
+// signs nor verifies them: that is the job of the host package and of the
+// stage that reads them, which check the signature of every record. A row
+// edited behind the store's back is returned as it is stored, so the edit
+// shows up as a record whose signature does not verify.
 //
-// # Tables
+// # Tables and their owners
 //
-// admission_sequences has one row per package name holding the last sequence
-// number handed out for it. The counter only ever grows, so a sequence number
-// is never reused, even if admission rows were removed by hand.
+// The schema of every table is one of the numbered migrations below, so a
+// database written by any earlier oa opens unchanged. A table that one
+// stage owns is read and written only by that stage's typed store, built
+// on this package's handle ([DB.Write], [DB.QueryContext],
+// [DB.ExecContext]); what several stages share has its typed API here.
 //
-// admissions holds one row per admission record: package name, sequence
-// number (1, 2, 3… per package), artifact digest, record bytes and signature
-// bytes. (package, seq) is the primary key.
+// admission_sequences, admissions and revocations are admit's.
+// admission_sequences has one row per package name holding the last
+// sequence number handed out for it; the counter only ever grows, so a
+// sequence number is never reused, even if admission rows were removed by
+// hand. admissions holds one row per admission record: package name,
+// sequence number (1, 2, 3… per package), artifact digest, record and
+// signature bytes; (package, seq) is the primary key. revocations holds one
+// row per revocation record with a store-assigned sequence number
+// (increasing across all revocations, never reused); a digest may have
+// several.
 //
-// revocations holds one row per revocation record: a store-assigned sequence
-// number (increasing across all revocations, never reused), artifact digest,
-// record bytes and signature bytes. A digest may have several revocations.
+// versions is shared ([Versions]): versioned host records of other kinds
+// (connections, the capability registry's signatures, bindings, pins,
+// checkpoints, fleet records): one row per (kind, key, seq), seq counting
+// 1, 2, 3… per (kind, key). The latest seq is the current version; earlier
+// ones are history.
 //
-// versions holds versioned host records of other kinds (connections, the
-// capability registry's signatures, bindings): one row per (kind, key, seq),
-// seq counting 1, 2, 3… per (kind, key). The latest seq is the current
-// version; earlier ones are history.
+// runs, attention, receipts and used_states are the coordinator's: a run's
+// and an attention item's state is one JSON document rewritten as the run
+// moves (never holding an input value); receipts are append-only and
+// chained; used_states remembers single-use request states until they
+// expire.
 //
-// runs, attention and receipts are the coordinator's: a run's and an
-// attention item's state is one JSON document rewritten as the run moves
-// (never holding an input value); receipts are append-only and chained;
-// used_states remembers single-use request states until they expire.
+// owned_processes is shared plumbing ([Ledger]): the ledger of the process
+// trees (downstream servers and everything they started) a process started
+// and owns, written by connector: rows are written before or right after a
+// start and removed once the tree is verified ended, so what is left names
+// trees whose owner died without ending them. It is mutable state, not
+// history.
 //
-// owned_processes is the ledger of the process trees (downstream servers
-// and everything they started) a process started and owns: rows are
-// written before or right after a start and removed once the tree is
-// verified ended, so what is left names trees whose owner died without
-// ending them. It is mutable state, not history.
-//
-// The other record tables are append-only. The package has no API to update or
-// delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
+// The other record tables are append-only. No typed store has an API to
+// update or delete a row of them, and triggers in the schema refuse UPDATE and DELETE, so a
 // mistake in other code cannot rewrite history. The triggers are not a
 // security boundary: anyone who can write the file can drop them. Signatures
 // are.
