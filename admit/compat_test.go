@@ -2,28 +2,19 @@ package admit
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
 // TestAdmissionsOfMainDatabase: admit's typed store reads the admissions
 // and revocations a database written by main's code (before the tables
 // moved here) holds, and the package's sequence counter goes on from
-// there (see internal/store/testdata/README.md).
+// there (see internal/store/storetest/testdata/README.md).
 func TestAdmissionsOfMainDatabase(t *testing.T) {
 	ctx := context.Background()
-	b, err := os.ReadFile("../internal/store/testdata/state-1d62c78.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
+	db, err := store.Open(ctx, storetest.MainDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

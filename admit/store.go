@@ -97,20 +97,10 @@ func (s admissions) AdmissionsOf(ctx context.Context, artifactDigest string) ([]
 }
 
 func (s admissions) queryAdmissions(ctx context.Context, query string, args ...any) ([]store.Admission, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	as, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Admission) error {
+		return r.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature)
+	}, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: read admissions: %w", err)
-	}
-	defer rows.Close()
-	var as []store.Admission
-	for rows.Next() {
-		var a store.Admission
-		if err := rows.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature); err != nil {
-			return nil, fmt.Errorf("store: read admissions: %w", err)
-		}
-		as = append(as, a)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read admissions: %w", err)
 	}
 	return as, nil
@@ -137,29 +127,14 @@ INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
 // Revocations returns the revocations of the artifact with the given digest
 // by ascending Seq. If artifactDigest is "", it returns every revocation.
 func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]store.Revocation, error) {
-	const cols = `SELECT seq, artifact_digest, record, signature FROM revocations`
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if artifactDigest == "" {
-		rows, err = s.db.QueryContext(ctx, cols+` ORDER BY seq`)
-	} else {
-		rows, err = s.db.QueryContext(ctx, cols+` WHERE artifact_digest = ? ORDER BY seq`, artifactDigest)
+	query, args := `SELECT seq, artifact_digest, record, signature FROM revocations ORDER BY seq`, []any(nil)
+	if artifactDigest != "" {
+		query, args = `SELECT seq, artifact_digest, record, signature FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
 	}
+	rs, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Revocation) error {
+		return r.Scan(&v.Seq, &v.ArtifactDigest, &v.Record, &v.Signature)
+	}, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: read revocations: %w", err)
-	}
-	defer rows.Close()
-	var rs []store.Revocation
-	for rows.Next() {
-		var r store.Revocation
-		if err := rows.Scan(&r.Seq, &r.ArtifactDigest, &r.Record, &r.Signature); err != nil {
-			return nil, fmt.Errorf("store: read revocations: %w", err)
-		}
-		rs = append(rs, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read revocations: %w", err)
 	}
 	return rs, nil

@@ -3,7 +3,6 @@ package admit
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
 func openTest(t testing.TB, path string) admissions {
@@ -394,18 +394,6 @@ func TestConcurrentProcesses(t *testing.T) {
 	checkContiguous(t, stored, procs*each)
 }
 
-// rawOpen opens the database file directly, bypassing the store, as anyone
-// with write access to the file could.
-func rawOpen(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	return raw
-}
-
 // TestTamperedRowReturnedAsStored documents that the store does not hide or
 // repair an edited row: it returns what is in the file, and detecting the
 // edit is the job of whoever checks the signature (the admit package).
@@ -420,7 +408,7 @@ func TestTamperedRowReturnedAsStored(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	raw := rawOpen(t, path)
+	raw := storetest.RawOpen(t, path)
 	// Ordinary SQL cannot rewrite or remove history...
 	for _, stmt := range []string{
 		`UPDATE admissions SET record = X'00'`,

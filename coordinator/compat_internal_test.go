@@ -3,30 +3,21 @@ package coordinator
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
 // TestCoordStoreOfMainDatabase: the coordinator's typed store reads the
 // runs, attention items, receipts and used request states a database
 // written by main's code (before the tables moved here) holds, and the
 // receipt chain and its checkpoints go on from there (see
-// internal/store/testdata/README.md).
+// internal/store/storetest/testdata/README.md).
 func TestCoordStoreOfMainDatabase(t *testing.T) {
 	ctx := context.Background()
-	b, err := os.ReadFile("../internal/store/testdata/state-1d62c78.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
+	db, err := store.Open(ctx, storetest.MainDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

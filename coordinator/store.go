@@ -57,11 +57,7 @@ func (s coordStore) RunByRequest(ctx context.Context, deployment, requestID stri
 // Runs returns every run of every deployment in the order they were
 // stored.
 func (s coordStore) Runs(ctx context.Context) ([]store.Run, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
-	if err != nil {
-		return nil, fmt.Errorf("store: read runs: %w", err)
-	}
-	out, err := store.ScanAll(rows, func(r *sql.Rows, v *store.Run) error { return store.ScanRun(r, v) })
+	out, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Run) error { return store.ScanRun(r, v) }, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
@@ -95,11 +91,7 @@ func (s coordStore) AttentionByID(ctx context.Context, id string) (*store.Attent
 
 // AttentionItems returns every attention item, oldest first.
 func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
-	if err != nil {
-		return nil, fmt.Errorf("store: read attention items: %w", err)
-	}
-	out, err := store.ScanAll(rows, func(r *sql.Rows, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) })
+	out, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
 	}
@@ -264,13 +256,9 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 
 // Receipts returns the whole chain by ascending sequence number.
 func (s coordStore) Receipts(ctx context.Context) ([]store.Receipt, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq`)
-	if err != nil {
-		return nil, fmt.Errorf("store: read receipts: %w", err)
-	}
-	out, err := store.ScanAll(rows, func(rs *sql.Rows, r *store.Receipt) error {
+	out, err := store.Select(ctx, s.db, func(rs *sql.Rows, r *store.Receipt) error {
 		return rs.Scan(&r.Seq, &r.RunID, &r.Attempt, &r.PrevDigest, &r.Record, &r.Signature)
-	})
+	}, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipts: %w", err)
 	}

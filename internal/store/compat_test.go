@@ -2,38 +2,18 @@ package store
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
-// mainFixture is a host database written by main's code at 1d62c78, the
-// last commit before the tables moved to their owners' typed stores: one
-// row in every table (testdata/README.md says how it was made).
-const mainFixture = "testdata/state-1d62c78.db"
-
-// openMainFixture copies the database main's code wrote to a temporary
-// folder and returns its path, so a test opening it never changes the
-// committed file.
-func openMainFixture(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(mainFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestOpenDatabaseOfMain: a database made by the code before the move
+// (storetest.MainDatabase)
 // opens without a migration, and every row is read back byte for byte
 // through Dump, Versions and the Ledger; new rows append after the old.
 func TestOpenDatabaseOfMain(t *testing.T) {
 	ctx := context.Background()
-	db := openTest(t, openMainFixture(t))
+	db := openTest(t, storetest.MainDatabase(t))
 	var version int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
 		t.Fatalf("user_version = %d, %v; want %d", version, err, schemaVersion)

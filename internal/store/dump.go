@@ -150,11 +150,7 @@ func (db *DB) Restore(ctx context.Context, d *Dump) error {
 // transcript, which comes before the coordinator in the stage order and
 // so cannot use its typed store.
 func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
-	rows, err := db.db.QueryContext(ctx, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
-	if err != nil {
-		return nil, fmt.Errorf("store: read runs: %w", err)
-	}
-	out, err := ScanAll(rows, func(r *sql.Rows, v *Run) error { return ScanRun(r, v) })
+	out, err := Select(ctx, db.db, func(r *sql.Rows, v *Run) error { return ScanRun(r, v) }, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}

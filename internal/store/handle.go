@@ -55,8 +55,12 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// ScanAll reads every row of rows with scan, then closes rows.
-func ScanAll[T any](rows *sql.Rows, scan func(*sql.Rows, *T) error) ([]T, error) {
+// Select runs query on q and reads every row it returns with scan.
+func Select[T any](ctx context.Context, q Querier, scan func(*sql.Rows, *T) error, query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {

@@ -3,13 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
 func openTest(t testing.TB, path string) *DB {
@@ -32,18 +33,6 @@ func insertOne(ctx context.Context, db *DB) error {
 		return []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), []byte("sig"), nil
 	})
 	return err
-}
-
-// rawOpen opens the database file directly, bypassing the store, as anyone
-// with write access to the file could.
-func rawOpen(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	return raw
 }
 
 // TestTamperedRowReturnedAsStored documents that the store does not hide or
@@ -90,7 +79,7 @@ func TestOpenModesAndFutureSchema(t *testing.T) {
 		t.Fatalf("after reopen: %v, %v", as, err)
 	}
 
-	raw := rawOpen(t, path)
+	raw := storetest.RawOpen(t, path)
 	future := schemaVersion + 7
 	if _, err := raw.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(future)); err != nil {
 		t.Fatal(err)

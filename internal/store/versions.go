@@ -125,20 +125,10 @@ func (s *Versions) LatestOfKind(ctx context.Context, kind string) ([]Version, er
 }
 
 func queryVersions(ctx context.Context, q Querier, query string, args ...any) ([]Version, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	vs, err := Select(ctx, q, func(r *sql.Rows, v *Version) error {
+		return r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
+	}, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: read versions: %w", err)
-	}
-	defer rows.Close()
-	var vs []Version
-	for rows.Next() {
-		var v Version
-		if err := rows.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature); err != nil {
-			return nil, fmt.Errorf("store: read versions: %w", err)
-		}
-		vs = append(vs, v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read versions: %w", err)
 	}
 	return vs, nil
