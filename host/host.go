@@ -140,7 +140,9 @@ func (h *Host) Dump(ctx context.Context) (*store.Dump, error) { return h.db.Dump
 
 // Store is the handle the stages' own typed stores are built on (admit's
 // admissions, the coordinator's runs); every other use of the host's
-// state goes through those stores or the methods above.
+// state goes through those stores or the methods above, but for the
+// harness transcript's read-only store.DB.RunsOf (the harness comes
+// before the coordinator, so it cannot use the coordinator's store).
 func (h *Host) Store() *store.DB { return h.db }
 
 // SignRecord encodes v as canonical JSON and signs those bytes with the
