@@ -141,7 +141,7 @@ type approvedCheck struct {
 
 // checkInputs are the signed inputs of a plan check that can change
 // while a process runs (the policy, host key and release are fixed for
-// the life of an *host.Host and an artifact).
+// the life of a *host.Host and an artifact).
 type checkInputs struct {
 	stamp    store.Stamp
 	registry [sha256.Size]byte

@@ -24,12 +24,12 @@ import (
 // revokedHere reports whether digest is revoked in the host store of h.
 func revokedHere(t *testing.T, h *fleettest.Host, digest string) bool {
 	t.Helper()
-	host, err := host.Open(context.Background(), h.Home)
+	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
-	s, err := admit.StatusOf(context.Background(), host, digest, time.Now())
+	defer opened.Close()
+	s, err := admit.StatusOf(context.Background(), opened, digest, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

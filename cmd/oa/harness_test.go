@@ -30,9 +30,9 @@ func boundHost(t *testing.T) (*hosttest.Host, *host.Host) {
 	return h, host
 }
 
-func rebind(t *testing.T, h *hosttest.Host, host *host.Host, model string) {
+func rebind(t *testing.T, h *hosttest.Host, hh *host.Host, model string) {
 	t.Helper()
-	h.Bind(host, model)
+	h.Bind(hh, model)
 }
 
 func TestHarnessInstallInspect(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
@@ -177,18 +177,18 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 			t.Fatal(err)
 		}
 	}
-	host, err := host.Open(ctx, h.Home)
+	opened, err := host.Open(ctx, h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
+	defer opened.Close()
 	// One connection revision per entry: a name listed again is replaced.
 	sb := pipeline.Connection{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}
 	conns := make([]pipeline.Connection, max(opts.ConnectionRevisions, 1))
 	for i := range conns {
 		conns[i] = sb
 	}
-	if err := pipeline.SetUpHost(ctx, host, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
+	if err := pipeline.SetUpHost(ctx, opened, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
 		t.Fatal(err)
 	}
 	return h

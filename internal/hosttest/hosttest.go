@@ -125,12 +125,12 @@ func publishDefault(ctx context.Context, home, dir string, pub, auth *oci.Signer
 // Open opens the host; it is closed when the test ends.
 func (h *Host) Open() *host.Host {
 	h.T.Helper()
-	host, err := host.Open(context.Background(), h.Home)
+	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		h.T.Fatal(err)
 	}
-	h.T.Cleanup(func() { host.Close() })
-	return host
+	h.T.Cleanup(func() { opened.Close() })
+	return opened
 }
 
 // WriteRegistry writes src as the host's registry and signs it.
@@ -154,13 +154,13 @@ func (h *Host) Change() connection.Change {
 }
 
 // AddConnection adds (or replaces) a connection and verifies it.
-func (h *Host) AddConnection(host *host.Host, name, connectorID string, cfg connector.Config) {
+func (h *Host) AddConnection(hh *host.Host, name, connectorID string, cfg connector.Config) {
 	h.T.Helper()
 	ctx := context.Background()
-	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, h.Change()); err != nil {
+	if _, err := connection.Add(ctx, hh, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, h.Change()); err != nil {
 		h.T.Fatal(err)
 	}
-	if _, err := connection.Verify(ctx, host, name, connector.Options{}, h.Change()); err != nil {
+	if _, err := connection.Verify(ctx, hh, name, connector.Options{}, h.Change()); err != nil {
 		h.T.Fatal(err)
 	}
 }
@@ -169,8 +169,8 @@ func (h *Host) AddConnection(host *host.Host, name, connectorID string, cfg conn
 var Sandbox = connector.Config{Command: connector.SandboxCommand}
 
 // Plan computes the release's plan for deployment "clinic" and model.
-func (h *Host) Plan(host *host.Host, model string, probe bool) (*resolve.Plan, error) {
-	plan, _, err := resolve.Compute(context.Background(), host, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
+func (h *Host) Plan(hh *host.Host, model string, probe bool) (*resolve.Plan, error) {
+	plan, _, err := resolve.Compute(context.Background(), hh, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
 	return plan, err
 }
 
