@@ -23,6 +23,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
@@ -98,7 +99,7 @@ func (d *Decision) add(name string, err error) error {
 // policy and profile ("" for the policy's default) at time now. The
 // returned error is a program fault (the registry could not be read);
 // refusals are in the Decision.
-func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, profile string, now time.Time) (*Decision, error) {
+func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, profile string, now time.Time) (*Decision, error) {
 	if profile == "" {
 		profile = policy.DefaultProfile
 	}
@@ -156,7 +157,7 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 
 // verifyPublisher finds the trusted publisher key the signature verifies
 // with. A key outside its window does not count, and says so.
-func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy, now time.Time) (*signing.Verifier, error) {
+func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, now time.Time) (*signing.Verifier, error) {
 	var firstErr error
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		key := policy.Publishers[name]
@@ -209,7 +210,7 @@ type attestation struct {
 
 // readAttestations verifies each trusted authority's attestation, all at
 // once, refusing any that a trusted publisher's key also signed.
-func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *Policy) []attestation {
+func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy) []attestation {
 	var opts []signing.AttestationOption
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		opts = append(opts, signing.WithPublisher(policy.Publishers[name].Verifier()))
@@ -232,7 +233,7 @@ func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocis
 // countAttestations keeps the attestations whose authority key is inside
 // its window and whose report passed for this artifact and IR, and
 // requires as many as the profile demands.
-func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descriptor, policy *Policy, now time.Time) error {
+func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descriptor, policy *host.Policy, now time.Time) error {
 	var firstErr error
 	for _, a := range attested {
 		err := a.err
@@ -260,14 +261,14 @@ func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descri
 	return blocking.New(blocking.AttestationsInsufficient, "profile %s needs %d independent attestations, %d verified", d.Profile, need, len(d.Authorities))
 }
 
-func checkProtocol(w *ir.Worker, p *Policy) error {
+func checkProtocol(w *ir.Worker, p *host.Policy) error {
 	if !slices.Contains(p.Protocols, w.Protocol) {
 		return blocking.New(blocking.ProtocolNotSpoken, "the host speaks %s", strings.Join(p.Protocols, ", "))
 	}
 	return nil
 }
 
-func checkFeatures(w *ir.Worker, p *Policy) error {
+func checkFeatures(w *ir.Worker, p *host.Policy) error {
 	var missing []string
 	for _, f := range w.RequiredFeatures {
 		if !slices.Contains(p.Features, f) {
@@ -280,7 +281,7 @@ func checkFeatures(w *ir.Worker, p *Policy) error {
 	return nil
 }
 
-func checkEvaluators(w *ir.Worker, p *Policy) error {
+func checkEvaluators(w *ir.Worker, p *host.Policy) error {
 	for _, e := range w.Evaluators {
 		if !slices.Contains(p.EvaluatorAuthorities, e.Authority) {
 			return blocking.New(blocking.EvaluatorAuthorityUntrusted, "evaluator %s is vouched for by %s", e.Name, e.Authority)
@@ -289,7 +290,7 @@ func checkEvaluators(w *ir.Worker, p *Policy) error {
 	return nil
 }
 
-func checkComponents(w *ir.Worker, p *Policy) error {
+func checkComponents(w *ir.Worker, p *host.Policy) error {
 	for _, e := range w.Evaluators {
 		if err := component.CheckPure(e.Source, p.PurePackages); err != nil {
 			return blocking.New(blocking.ComponentNotPure, "evaluator %s: %v", e.Name, err)
@@ -298,7 +299,7 @@ func checkComponents(w *ir.Worker, p *Policy) error {
 	return nil
 }
 
-func checkCeiling(w *ir.Worker, p *Policy) error {
+func checkCeiling(w *ir.Worker, p *host.Policy) error {
 	for _, c := range w.Capabilities {
 		switch {
 		case !ir.CeilingAllows(p.Ceiling.Capabilities, c.Key):

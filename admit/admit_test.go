@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	ocipkg "github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
@@ -73,11 +74,11 @@ func newFixture(t *testing.T, edit func(policy string) string) *fixture {
 		t.Fatal(err)
 	}
 	f.store = store
-	if err := InitHost(f.home, InitOptions{Host: "test-host", Publishers: map[string][]byte{"acme": f.publisher.pub}, Authorities: map[string][]byte{"auth": f.auth.pub, "lab": f.lab.pub}}); err != nil {
+	if err := host.Init(f.home, host.InitOptions{Host: "test-host", Publishers: map[string][]byte{"acme": f.publisher.pub}, Authorities: map[string][]byte{"auth": f.auth.pub, "lab": f.lab.pub}}); err != nil {
 		t.Fatal(err)
 	}
 	if edit != nil {
-		p := filepath.Join(f.home, PolicyFile)
+		p := filepath.Join(f.home, host.PolicyFile)
 		b, _ := os.ReadFile(p)
 		if err := os.WriteFile(p, []byte(edit(string(b))), 0o644); err != nil {
 			t.Fatal(err)
@@ -86,9 +87,9 @@ func newFixture(t *testing.T, edit func(policy string) string) *fixture {
 	return f
 }
 
-func (f *fixture) host() *Host {
+func (f *fixture) host() *host.Host {
 	f.t.Helper()
-	h, err := OpenHost(context.Background(), f.home)
+	h, err := host.Open(context.Background(), f.home)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -152,8 +153,8 @@ func compileVersion(t *testing.T, version string) *compiler.Result {
 
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
-func (f *fixture) admit(h *Host, desc ocispec.Descriptor, profile string) (*Decision, *Record, error) {
-	return h.Admit(context.Background(), f.store, desc, AdmitOptions{Profile: profile, AdmittedBy: "Dr Ada", Now: now})
+func (f *fixture) admit(h *host.Host, desc ocispec.Descriptor, profile string) (*Decision, *Record, error) {
+	return Admit(context.Background(), h, f.store, desc, AdmitOptions{Profile: profile, AdmittedBy: "Dr Ada", Now: now})
 }
 
 func code(err error) blocking.Code {
@@ -167,10 +168,10 @@ func TestAdmitWritesASignedRecordAndStatusIsActive(t *testing.T) {
 	f := newFixture(t, nil)
 	h := f.host()
 	desc := f.release("1.2.0", f.publisher.signer, f.auth.signer)
-	if d, rec, err := h.Admit(context.Background(), f.store, desc, AdmitOptions{AdmittedBy: "Dr Ada", Now: now, DryRun: true}); err != nil || rec != nil || len(d.Checks) != 9 {
+	if d, rec, err := Admit(context.Background(), h, f.store, desc, AdmitOptions{AdmittedBy: "Dr Ada", Now: now, DryRun: true}); err != nil || rec != nil || len(d.Checks) != 9 {
 		t.Fatalf("dry run: %v %v %d checks", err, rec, len(d.Checks))
 	}
-	if list, _ := h.Admissions(context.Background(), ""); len(list) != 0 {
+	if list, _ := Admissions(context.Background(), h, ""); len(list) != 0 {
 		t.Fatal("a dry run wrote a record")
 	}
 	_, rec, err := f.admit(h, desc, "")
@@ -181,18 +182,18 @@ func TestAdmitWritesASignedRecordAndStatusIsActive(t *testing.T) {
 		rec.AdmittedBy != "Dr Ada" || rec.OSAccount == "" || rec.Profile != "standard" || !rec.ExpiresAt.Equal(now.Add(720*time.Hour)) || len(rec.Authorities) != 1 || rec.Authorities[0].Name != "auth" {
 		t.Fatalf("record: %+v", rec)
 	}
-	st, err := h.Status(context.Background(), desc.Digest.String(), now)
+	st, err := StatusOf(context.Background(), h, desc.Digest.String(), now)
 	if err != nil || st.State != Active {
 		t.Fatalf("status: %+v %v", st, err)
 	}
 	// Expiry at the boundary.
-	if st, _ := h.Status(context.Background(), desc.Digest.String(), rec.ExpiresAt.Add(-time.Second)); st.State != Active {
+	if st, _ := StatusOf(context.Background(), h, desc.Digest.String(), rec.ExpiresAt.Add(-time.Second)); st.State != Active {
 		t.Fatalf("a second before expiry: %s", st.State)
 	}
-	if st, _ := h.Status(context.Background(), desc.Digest.String(), rec.ExpiresAt); st.State != Expired {
+	if st, _ := StatusOf(context.Background(), h, desc.Digest.String(), rec.ExpiresAt); st.State != Expired {
 		t.Fatalf("at expiry: %s", st.State)
 	}
-	if st, _ := h.Status(context.Background(), "sha256:"+strings.Repeat("2", 64), now); st.State != Missing {
+	if st, _ := StatusOf(context.Background(), h, "sha256:"+strings.Repeat("2", 64), now); st.State != Missing {
 		t.Fatalf("unknown digest: %s", st.State)
 	}
 }
@@ -244,7 +245,7 @@ func TestAdmissionRefusals(t *testing.T) {
 			if code(err) != c.want || rec != nil {
 				t.Fatalf("Admit = %v (record %v), want %s", err, rec, c.want)
 			}
-			if list, _ := h.Admissions(context.Background(), ""); len(list) != 0 {
+			if list, _ := Admissions(context.Background(), h, ""); len(list) != 0 {
 				t.Fatal("a refused admission wrote a record")
 			}
 		})
@@ -262,29 +263,29 @@ func TestRollbackAndRevocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if st, _ := h.Status(ctx, old.Digest.String(), now); st.State != Mismatched {
+	if st, _ := StatusOf(ctx, h, old.Digest.String(), now); st.State != Mismatched {
 		t.Fatalf("the older release after a newer admission: %s", st.State)
 	}
 	if _, _, err := f.admit(h, old, ""); code(err) != blocking.AdmissionRollback {
 		t.Fatalf("re-admitting the older release: %v", err)
 	}
-	if _, err := h.Revoke(ctx, newer.Digest.String(), "broken", "Dr Ada", now); err != nil {
+	if _, err := Revoke(ctx, h, newer.Digest.String(), "broken", "Dr Ada", now); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := h.Status(ctx, newer.Digest.String(), now); st.State != Revoked {
+	if st, _ := StatusOf(ctx, h, newer.Digest.String(), now); st.State != Revoked {
 		t.Fatalf("revoked release: %s", st.State)
 	}
-	if st, _ := h.Status(ctx, old.Digest.String(), now); st.State == Active {
+	if st, _ := StatusOf(ctx, h, old.Digest.String(), now); st.State == Active {
 		t.Fatal("revoking the newer release restored the older admission")
 	}
 	if _, _, err := f.admit(h, newer, ""); code(err) != blocking.ReleaseRevoked {
 		t.Fatalf("re-admitting a revoked release: %v", err)
 	}
 	// RequireActive refuses each of these with the status's own reason.
-	if _, err := h.RequireActive(ctx, newer.Digest.String(), now); code(err) != blocking.ReleaseRevoked {
+	if _, err := RequireActive(ctx, h, newer.Digest.String(), now); code(err) != blocking.ReleaseRevoked {
 		t.Fatalf("RequireActive of a revoked release: %v", err)
 	}
-	if _, err := h.RequireActive(ctx, "sha256:"+strings.Repeat("0", 64), now); code(err) != blocking.AdmissionMissing {
+	if _, err := RequireActive(ctx, h, "sha256:"+strings.Repeat("0", 64), now); code(err) != blocking.AdmissionMissing {
 		t.Fatalf("RequireActive of a release never admitted: %v", err)
 	}
 }
@@ -296,7 +297,7 @@ func TestTamperedRowReadsUnverifiable(t *testing.T) {
 	if _, _, err := f.admit(h, desc, ""); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(f.home, StateFile))
+	db, err := sql.Open("sqlite", filepath.Join(f.home, host.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,11 +322,11 @@ func TestTamperedRowReadsUnverifiable(t *testing.T) {
 	if _, err := db.Exec(`UPDATE admissions SET record = CAST(replace(CAST(record AS TEXT), '"standard"', '"demo"') AS BLOB)`); err != nil {
 		t.Fatal(err)
 	}
-	st, err := h.Status(context.Background(), desc.Digest.String(), now)
+	st, err := StatusOf(context.Background(), h, desc.Digest.String(), now)
 	if err != nil || st.State != Unverifiable {
 		t.Fatalf("status after tampering: %+v %v", st, err)
 	}
-	list, _ := h.Admissions(context.Background(), "")
+	list, _ := Admissions(context.Background(), h, "")
 	if len(list) != 1 || list[0].Verified {
 		t.Fatalf("list after tampering: %+v", list)
 	}
@@ -337,10 +338,10 @@ func TestPolicyChangeMismatches(t *testing.T) {
 	if _, _, err := f.admit(f.host(), desc, ""); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(f.home, PolicyFile)
+	p := filepath.Join(f.home, host.PolicyFile)
 	b, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(b), `"24h"`, `"12h"`, 1)), 0o644)
-	if st, _ := f.host().Status(context.Background(), desc.Digest.String(), now); st.State != Mismatched {
+	if st, _ := StatusOf(context.Background(), f.host(), desc.Digest.String(), now); st.State != Mismatched {
 		t.Fatalf("after a policy change: %s", st.State)
 	}
 }
@@ -355,7 +356,7 @@ func TestConcurrentAdmissionsGetDistinctSequenceNumbers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h, err := OpenHost(context.Background(), f.home)
+			h, err := host.Open(context.Background(), f.home)
 			if err != nil {
 				errs[i] = err
 				return
@@ -380,50 +381,6 @@ func TestConcurrentAdmissionsGetDistinctSequenceNumbers(t *testing.T) {
 	}
 }
 
-func TestLoadPolicyRefusals(t *testing.T) {
-	good := StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newKey(t).pub}, Authorities: map[string][]byte{"lab": newKey(t).pub}})
-	shared := newKey(t).pub
-	cases := map[string]struct {
-		text string
-		want blocking.Code
-		pos  string
-	}{
-		"syntax":              {strings.Replace(good, "host: ", "host: {", 1), blocking.PolicyInvalid, "policy.cue:"},
-		"wrong package":       {strings.Replace(good, "package host", "package other", 1), blocking.PolicyInvalid, "policy.cue:1:1"},
-		"unknown field":       {good + "\nextra: 1\n", blocking.PolicyInvalid, "policy.cue:"},
-		"bad key":             {strings.Replace(good, "-----BEGIN PUBLIC KEY-----\\n", "-----BEGIN PUBLIC KEY-----\\nAAAA", 1), blocking.PolicyKeyInvalid, ""},
-		"authority=publisher": {StarterPolicy(InitOptions{Host: "h", Publishers: map[string][]byte{"acme": shared}, Authorities: map[string][]byte{"lab": shared}}), blocking.PolicyAuthorityIsPublisher, ""},
-		"regulated default":   {strings.Replace(good, `default_profile: "standard"`, `default_profile: "regulated"`, 1) + "", "", ""},
-		"bad lifetime":        {strings.Replace(good, `max_lifetime:    "2160h"`, `max_lifetime: "forever"`, 1), blocking.PolicyInvalid, "policy.cue:"},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "policy.cue")
-			os.WriteFile(p, []byte(c.text), 0o644)
-			_, err := LoadPolicy(p)
-			if c.want == "" {
-				if err != nil {
-					t.Fatalf("refused a valid policy: %v", err)
-				}
-				return
-			}
-			l := blocking.Refusals(err)
-			if len(l) == 0 || l[0].Code != c.want || !strings.Contains(l[0].Pos, c.pos) {
-				t.Fatalf("LoadPolicy = %v, want %s at %s", err, c.want, c.pos)
-			}
-		})
-	}
-	if _, err := LoadPolicy(filepath.Join(t.TempDir(), "missing.cue")); code(err) != blocking.PolicyUnreadable {
-		t.Fatalf("missing file: %v", err)
-	}
-	if _, err := OpenHost(context.Background(), t.TempDir()); code(err) != blocking.HostNotInitialized {
-		t.Fatalf("empty home: %v", err)
-	}
-	if err := InitHost(t.TempDir(), InitOptions{}); err != nil {
-		t.Fatalf("init with no keys: %v", err)
-	}
-}
-
 // TestHostChecksOnTheIR covers the checks a policy file cannot reach
 // through the schema alone (it only lets a host speak oa.worker/v1).
 func TestHostChecksOnTheIR(t *testing.T) {
@@ -435,7 +392,7 @@ func TestHostChecksOnTheIR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Policy{Protocols: []string{"oa.worker/v2"}}
+	p := &host.Policy{Protocols: []string{"oa.worker/v2"}}
 	if code(checkProtocol(res.Worker, p)) != blocking.ProtocolNotSpoken {
 		t.Fatal("a protocol the host does not speak was accepted")
 	}

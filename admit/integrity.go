@@ -9,6 +9,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 )
 
 // Link is one link of a release's integrity chain on this host.
@@ -25,9 +26,9 @@ type Integrity struct {
 	Status *Status `json:"status"`
 }
 
-// Integrity checks the release's chain under the host policy at now and
+// IntegrityOf checks the release's chain under the host policy at now and
 // reports every link. It writes nothing.
-func (h *Host) Integrity(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*Integrity, error) {
+func IntegrityOf(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*Integrity, error) {
 	d, err := Evaluate(ctx, target, desc, h.Policy, "", now)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ func (h *Host) Integrity(ctx context.Context, target oras.ReadOnlyTarget, desc o
 		Link{Name: "publisher_signature", Detail: d.Publisher, Refusal: byName[CheckSignature]},
 		Link{Name: "conformance_attestations", Detail: strings.Join(d.Authorities, ", "), Refusal: byName[CheckAttestations]},
 	)
-	st, err := h.Status(ctx, desc.Digest.String(), now)
+	st, err := StatusOf(ctx, h, desc.Digest.String(), now)
 	if err != nil {
 		return nil, err
 	}

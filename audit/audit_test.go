@@ -14,9 +14,9 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	orasoci "oras.land/oras-go/v2/content/oci"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/interoptest"
@@ -42,9 +42,9 @@ func newFixture(t testing.TB) *fixture {
 	ctx := context.Background()
 	f := &fixture{Host: hosttest.New(t, nil)}
 	f.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	host := f.Open()
-	f.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	f.Bind(host, "claude-test")
+	opened := f.Open()
+	f.AddConnection(opened, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	f.Bind(opened, "claude-test")
 	c, err := coordinator.Open(ctx, coordinator.Options{Home: f.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	hostPub, err := os.ReadFile(filepath.Join(f.Home, admit.HostPubFile))
+	hostPub, err := os.ReadFile(filepath.Join(f.Home, host.HostPubFile))
 	if err != nil {
 		t.Fatal(err)
 	}

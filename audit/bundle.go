@@ -39,10 +39,10 @@ import (
 	orasoci "oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
@@ -134,7 +134,7 @@ type Summary struct {
 
 // Export writes the bundle of the deployment's chain on the host to w.
 func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, error) {
-	h, err := admit.OpenHost(ctx, opts.Home)
+	h, err := host.Open(ctx, opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +175,11 @@ func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, err
 }
 
 // pickDeployment is the deployment named, or the host's only bound one.
-func pickDeployment(ctx context.Context, h *admit.Host, named string) (string, error) {
+func pickDeployment(ctx context.Context, h *host.Host, named string) (string, error) {
 	if named != "" {
 		return named, nil
 	}
-	vs, err := h.DB().LatestVersions(ctx, store.KindBinding)
+	vs, err := h.Versions().LatestOfKind(ctx, store.KindBinding)
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ type collected struct {
 }
 
 // collect reads every document of the bundle from the host.
-func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artifact, now time.Time) (*collected, error) {
+func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifact, now time.Time) (*collected, error) {
 	c := &collected{bytes: map[string][]byte{}}
 	read := func(name string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(h.Home, name))
@@ -226,7 +226,7 @@ func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artif
 		}
 		return b, err
 	}
-	hostPub, err := read(admit.HostPubFile)
+	hostPub, err := read(host.HostPubFile)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artif
 	if err != nil {
 		return nil, err
 	}
-	for name, file := range map[string]string{DocPolicy: admit.PolicyFile, DocRegistry: resolve.RegistryFile} {
+	for name, file := range map[string]string{DocPolicy: host.PolicyFile, DocRegistry: resolve.RegistryFile} {
 		if c.bytes[name], err = read(file); err != nil {
 			return nil, err
 		}
@@ -247,7 +247,7 @@ func collect(ctx context.Context, h *admit.Host, b *bind.Binding, art *oci.Artif
 		cp = []byte("null")
 	}
 	c.bytes[DocCheckpointFile] = cp
-	dump, err := h.DB().Dump(ctx)
+	dump, err := h.Dump(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
@@ -306,12 +307,12 @@ func (b *bundle) decode() error {
 // auditor's host key as its key: the policy and registry files, the
 // receipt key the checkpoint must pin, and a store holding the bundle's
 // rows.
-func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.Verifier) (*admit.Host, error) {
+func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.Verifier) (*host.Host, error) {
 	hostPEM, err := hostKey.PublicPEM()
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{admit.HostPubFile: hostPEM, admit.PolicyFile: b.docs[DocPolicy], resolve.RegistryFile: b.docs[DocRegistry],
+	files := map[string][]byte{host.HostPubFile: hostPEM, host.PolicyFile: b.docs[DocPolicy], resolve.RegistryFile: b.docs[DocRegistry],
 		coordinator.ReceiptPubFile: []byte(b.host.ReceiptPublicKey)}
 	for name, data := range files {
 		p := filepath.Join(home, filepath.FromSlash(name))
@@ -322,7 +323,7 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 			return nil, err
 		}
 	}
-	db, err := store.Open(ctx, filepath.Join(home, admit.StateFile))
+	db, err := store.Open(ctx, filepath.Join(home, host.StateFile))
 	if err != nil {
 		return nil, err
 	}
@@ -333,11 +334,11 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	if err != nil {
 		return nil, blocking.New(blocking.AuditBundleInvalid, "the bundle's records do not fit one store (a key is repeated)")
 	}
-	return admit.OpenHost(ctx, home)
+	return host.Open(ctx, home)
 }
 
 // hostChecks checks the links after the artifact's on the rebuilt host.
-func hostChecks(ctx context.Context, r *Report, h *admit.Host, b *bundle, art *oci.Artifact, pub, auth *signing.Verifier) {
+func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oci.Artifact, pub, auth *signing.Verifier) {
 	binding, bindErr := bind.Current(ctx, h, b.host.Deployment)
 	// The chain is judged at the time a person bound it: the admission
 	// had to be active then (a later expiry does not break history).
@@ -345,7 +346,7 @@ func hostChecks(ctx context.Context, r *Report, h *admit.Host, b *bundle, art *o
 	if binding != nil {
 		at = binding.ApprovedAt
 	}
-	status, err := h.Status(ctx, b.subject.Digest.String(), at)
+	status, err := admit.StatusOf(ctx, h, b.subject.Digest.String(), at)
 	if err != nil {
 		r.add(LinkAdmission, "", err)
 		return
@@ -385,7 +386,7 @@ func admissionErr(st *admit.Status, pub, auth *signing.Verifier) error {
 	return nil
 }
 
-func registryLink(ctx context.Context, h *admit.Host) (string, string, error) {
+func registryLink(ctx context.Context, h *host.Host) (string, string, error) {
 	reg, err := resolve.LoadRegistry(filepath.Join(h.Home, resolve.RegistryFile))
 	if err != nil {
 		return LinkRegistry, "", err
@@ -396,7 +397,7 @@ func registryLink(ctx context.Context, h *admit.Host) (string, string, error) {
 	return LinkRegistry, reg.Digest(), nil
 }
 
-func connectionsLink(ctx context.Context, h *admit.Host) (string, string, error) {
+func connectionsLink(ctx context.Context, h *host.Host) (string, string, error) {
 	list, err := connection.List(ctx, h)
 	if err != nil {
 		return LinkConnections, "", err
@@ -437,7 +438,7 @@ func projectionLink(b *bundle, art *oci.Artifact, binding *bind.Binding) (string
 
 // planLink resolves the plan again from the rebuilt host and compares it
 // with the binding, link by link.
-func planLink(ctx context.Context, h *admit.Host, b *bundle, binding *bind.Binding, bindErr error, at time.Time) (string, string, error) {
+func planLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.Binding, bindErr error, at time.Time) (string, string, error) {
 	if binding == nil {
 		return LinkPlan, "", bindErr
 	}
@@ -467,7 +468,7 @@ func planLink(ctx context.Context, h *admit.Host, b *bundle, binding *bind.Bindi
 // receiptsLink runs the host's receipt chain check on the bundle's rows:
 // the receipt key must be the one the host-signed checkpoint pins; runs
 // are held to receipts without MACs (the auditor has no host secret).
-func receiptsLink(ctx context.Context, r *Report, h *admit.Host, b *bundle) (string, string, error) {
+func receiptsLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (string, string, error) {
 	var receiptKey *signing.Verifier
 	if b.host.ReceiptPublicKey != "" {
 		receiptKey, _ = signing.LoadVerifier([]byte(b.host.ReceiptPublicKey))

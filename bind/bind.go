@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -98,7 +98,7 @@ func CheckNames(deployment, model string) error {
 
 // Bind signs and stores plan as the deployment's binding, if a person
 // approved it. reference is the digest reference of the release.
-func Bind(ctx context.Context, h *admit.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
+func Bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
 	if strings.TrimSpace(a.By) == "" {
 		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
@@ -117,12 +117,12 @@ func Bind(ctx context.Context, h *admit.Host, reference string, layoutPath bool,
 		ArtifactDigest: plan.ArtifactDigest, PlanDigest: plan.Digest(), Plan: *plan,
 		PersonaDigest: plan.PersonaDigest, SessionPolicy: DefaultSessionPolicy, Model: plan.Model,
 		Connections: connectionSet(plan), Approved: append([]string{}, consequential...),
-		ApprovedBy: a.By, OSAccount: admit.OSAccount(), ApprovedAt: a.Now.UTC().Truncate(time.Second),
+		ApprovedBy: a.By, OSAccount: host.OSAccount(), ApprovedAt: a.Now.UTC().Truncate(time.Second),
 	}
 	if err := h.PrepareSigner(); err != nil {
 		return nil, err
 	}
-	_, err := h.DB().InsertVersion(ctx, store.KindBinding, plan.Deployment, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+	_, err := h.Versions().Insert(ctx, store.KindBinding, plan.Deployment, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		b.Seq = seq
 		return h.SignRecord(b)
 	})
@@ -148,8 +148,8 @@ func connectionSet(plan *resolve.Plan) []ConnectionRef {
 // Current returns the deployment's binding, verified: its signature, and
 // that its plan digest is the digest of the plan it carries and every
 // consequential capability of that plan was approved.
-func Current(ctx context.Context, h *admit.Host, deployment string) (*Binding, error) {
-	v, err := h.DB().LatestVersion(ctx, store.KindBinding, deployment)
+func Current(ctx context.Context, h *host.Host, deployment string) (*Binding, error) {
+	v, err := h.Versions().Latest(ctx, store.KindBinding, deployment)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func Current(ctx context.Context, h *admit.Host, deployment string) (*Binding, e
 // readVersion verifies one stored binding version of deployment: its host
 // signature, and that its plan digest is the digest of the plan it
 // carries.
-func readVersion(h *admit.Host, v *store.Version, deployment string) (*Binding, error) {
+func readVersion(h *host.Host, v *store.Version, deployment string) (*Binding, error) {
 	var b Binding
 	if err := h.ReadVersion(v, RecordType, &b); err != nil || b.Deployment != deployment || b.Plan.Digest() != b.PlanDigest {
 		return nil, blocking.New(blocking.BindingUnverifiable, "deployment %s binding #%d", deployment, v.Seq)

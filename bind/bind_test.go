@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
@@ -25,7 +26,7 @@ const model = "claude-test"
 
 type fixture struct {
 	*hosttest.Host
-	host      *admit.Host
+	host      *host.Host
 	toolsFile string
 }
 
@@ -133,7 +134,7 @@ func TestBindRefusals(t *testing.T) {
 
 func TestTamperedBindingIsUnverifiable(t *testing.T) {
 	f, _ := newFixture(t)
-	db, err := sql.Open("sqlite", filepath.Join(f.Home, admit.StateFile))
+	db, err := sql.Open("sqlite", filepath.Join(f.Home, host.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 			os.WriteFile(filepath.Join(f.Home, resolve.RegistryFile), []byte(strings.Replace(resolve.StarterRegistry(hosttest.Name), "Read one record", "Read all records", 1)), 0o644)
 		}, model, bind.LinkRegistry},
 		{"revoked admission", func(f *fixture) {
-			if _, err := f.host.Revoke(ctx, f.Desc.Digest.String(), "withdrawn", "Dr Ada", f.Now); err != nil {
+			if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "withdrawn", "Dr Ada", f.Now); err != nil {
 				f.T.Fatal(err)
 			}
 		}, model, bind.LinkAdmission},

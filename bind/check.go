@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -41,14 +42,14 @@ type CheckOptions struct {
 // signed registry, connections, projection) is resolved with all nine
 // proofs and the plan digest held to the bound one. Every refusal is in
 // the Report (Refusals, Changes); the error is for program faults only.
-func Check(ctx context.Context, h *admit.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, error) {
+func Check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, error) {
 	r, plan, _, err := check(ctx, h, b, art, opts)
 	return r, plan, err
 }
 
 // check is Check, also returning the admission status it relied on (nil
 // unless the release is actively admitted).
-func check(ctx context.Context, h *admit.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, *admit.Status, error) {
+func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, *admit.Status, error) {
 	digest := art.Descriptor.Digest.String()
 	if digest != b.ArtifactDigest {
 		r := Compare(b, nil, blocking.New(blocking.AdmissionMismatched, "the bound reference no longer names the bound artifact"))
@@ -67,7 +68,7 @@ func check(ctx context.Context, h *admit.Host, b *Binding, art *oci.Artifact, op
 		st, err := resolve.LoadFor(ctx, h, art, "")
 		load <- loaded{st, err}
 	}()
-	status, err := h.Status(ctx, digest, opts.Now)
+	status, err := admit.StatusOf(ctx, h, digest, opts.Now)
 	l := <-load // always waited for: no read outlives the check
 	if err != nil {
 		return nil, nil, nil, err
@@ -123,7 +124,7 @@ func (r *Report) NotAdmitted() bool {
 // memory; any change recomputes everything. Only approvals are
 // remembered, so a refusal is always recomputed.
 type Checker struct {
-	h   *admit.Host
+	h   *host.Host
 	b   *Binding
 	art *oci.Artifact
 
@@ -140,7 +141,7 @@ type approvedCheck struct {
 
 // checkInputs are the signed inputs of a plan check that can change
 // while a process runs (the policy, host key and release are fixed for
-// the life of an *admit.Host and an artifact).
+// the life of a *host.Host and an artifact).
 type checkInputs struct {
 	stamp    store.Stamp
 	registry [sha256.Size]byte
@@ -148,7 +149,7 @@ type checkInputs struct {
 }
 
 // NewChecker returns the checker of binding b for release art on h.
-func NewChecker(h *admit.Host, b *Binding, art *oci.Artifact) *Checker {
+func NewChecker(h *host.Host, b *Binding, art *oci.Artifact) *Checker {
 	return &Checker{h: h, b: b, art: art}
 }
 
@@ -184,7 +185,7 @@ func (k *Checker) Check(ctx context.Context, now time.Time) (*Report, *resolve.P
 
 // inputs reads the stamp of the signed tables and hashes the registry.
 func (k *Checker) inputs(ctx context.Context) (checkInputs, error) {
-	stamp, err := k.h.DB().SignedStamp(ctx)
+	stamp, err := k.h.SignedStamp(ctx)
 	if err != nil {
 		return checkInputs{}, err
 	}

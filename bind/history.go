@@ -3,7 +3,7 @@ package bind
 import (
 	"context"
 
-	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -23,8 +23,8 @@ func Digest(b *Binding) (string, error) {
 // Current verifies the latest), by digest: what a receipt sealed under an
 // earlier binding is checked against. A version that does not verify is
 // left out, so a receipt naming it does not find it.
-func History(ctx context.Context, h *admit.Host, deployment string) (map[string]*Binding, error) {
-	vs, err := h.DB().Versions(ctx, store.KindBinding, deployment)
+func History(ctx context.Context, h *host.Host, deployment string) (map[string]*Binding, error) {
+	vs, err := h.Versions().History(ctx, store.KindBinding, deployment)
 	if err != nil {
 		return nil, err
 	}

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/pipeline"
 )
 
 // newHost initializes a real host (keys, policy, SQLite store) in a new
 // folder and opens it.
-func newHost(t *testing.T) (string, *admit.Host) {
+func newHost(t *testing.T) (string, *host.Host) {
 	t.Helper()
 	home := t.TempDir()
 	publisher, err := pipeline.NewKeys()
@@ -29,10 +29,10 @@ func newHost(t *testing.T) (string, *admit.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := admit.InitHost(home, admit.InitOptions{Host: "test-host", Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}}); err != nil {
+	if err := host.Init(home, host.InitOptions{Host: "test-host", Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := admit.OpenHost(context.Background(), home)
+	h, err := host.Open(context.Background(), home)
 	if err != nil {
 		t.Fatal(err)
 	}

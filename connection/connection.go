@@ -20,9 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -131,7 +131,7 @@ type AddOptions struct {
 // one): enabled, not yet verified. Its arguments are scanned for anything
 // that looks like a secret, which belongs in an environment variable or
 // the secret file instead.
-func Add(ctx context.Context, h *admit.Host, opts AddOptions, c Change) (*Record, error) {
+func Add(ctx context.Context, h *host.Host, opts AddOptions, c Change) (*Record, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func isPath(arg string) bool {
 
 // SetEnabled enables or disables a connection. The revision stays: the
 // server is the same, and a disabled connection simply cannot be chosen.
-func SetEnabled(ctx context.Context, h *admit.Host, name string, enabled bool, c Change) (*Record, error) {
+func SetEnabled(ctx context.Context, h *host.Host, name string, enabled bool, c Change) (*Record, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func SetEnabled(ctx context.Context, h *admit.Host, name string, enabled bool, c
 // Verify starts the connection's server, lists its tools and records the
 // inventory as verified by c.By. A changed inventory raises the revision.
 // A server that cannot be reached is recorded offline and refused.
-func Verify(ctx context.Context, h *admit.Host, name string, opts connector.Options, c Change) (*Record, error) {
+func Verify(ctx context.Context, h *host.Host, name string, opts connector.Options, c Change) (*Record, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -269,11 +269,11 @@ func sameConfig(a, b *Record) bool {
 }
 
 // write appends the version next computes from the current one, signed.
-func write(ctx context.Context, h *admit.Host, name string, c Change, next func(prev *Record) (*Record, error)) error {
+func write(ctx context.Context, h *host.Host, name string, c Change, next func(prev *Record) (*Record, error)) error {
 	if err := h.PrepareSigner(); err != nil {
 		return err
 	}
-	_, err := h.DB().InsertVersion(ctx, store.KindConnection, name, func(seq int64, v *store.Version) ([]byte, []byte, error) {
+	_, err := h.Versions().Insert(ctx, store.KindConnection, name, func(seq int64, v *store.Version) ([]byte, []byte, error) {
 		var prev *Record
 		if v != nil {
 			p, err := read(h, v)
@@ -287,7 +287,7 @@ func write(ctx context.Context, h *admit.Host, name string, c Change, next func(
 			return nil, nil, err
 		}
 		rec.authority = "" // what it covers may have changed
-		rec.Seq, rec.ChangedBy, rec.OSAccount, rec.ChangedAt = seq, c.By, admit.OSAccount(), c.Now.UTC().Truncate(time.Second)
+		rec.Seq, rec.ChangedBy, rec.OSAccount, rec.ChangedAt = seq, c.By, host.OSAccount(), c.Now.UTC().Truncate(time.Second)
 		return h.SignRecord(rec)
 	})
 	return err
@@ -305,7 +305,7 @@ var decoded struct {
 // maxDecoded bounds the memo; past it, it starts again empty.
 const maxDecoded = 16384
 
-func read(h *admit.Host, v *store.Version) (*Record, error) {
+func read(h *host.Host, v *store.Version) (*Record, error) {
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\n%s\n%d\n%d\n", h.KeyID(), v.Key, v.Seq, len(v.Signature))
 	sum.Write(v.Signature)
@@ -332,8 +332,8 @@ func read(h *admit.Host, v *store.Version) (*Record, error) {
 }
 
 // Get returns the current version of connection name, verified.
-func Get(ctx context.Context, h *admit.Host, name string) (*Record, error) {
-	v, err := h.DB().LatestVersion(ctx, store.KindConnection, name)
+func Get(ctx context.Context, h *host.Host, name string) (*Record, error) {
+	v, err := h.Versions().Latest(ctx, store.KindConnection, name)
 	if err != nil {
 		return nil, err
 	}
@@ -353,8 +353,8 @@ type Listed struct {
 
 // List returns the current version of every connection, by name. A row
 // that does not verify is listed with a nil Record.
-func List(ctx context.Context, h *admit.Host) ([]Listed, error) {
-	vs, err := h.DB().LatestVersions(ctx, store.KindConnection)
+func List(ctx context.Context, h *host.Host) ([]Listed, error) {
+	vs, err := h.Versions().LatestOfKind(ctx, store.KindConnection)
 	if err != nil {
 		return nil, err
 	}

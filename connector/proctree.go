@@ -32,7 +32,8 @@ var (
 
 // Ledger keeps a durable record of the process trees this process
 // started, so that a later process can end what this one leaves behind
-// when it dies without ending them (see ReapOrphans). *store.DB is one.
+// when it dies without ending them (see ReapOrphans). *store.Ledger (a
+// host's, host.Host.Ledger) is one.
 type Ledger interface {
 	RecordOwned(ctx context.Context, rows ...store.OwnedProcess) error
 	OwnedProcesses(ctx context.Context) ([]store.OwnedProcess, error)

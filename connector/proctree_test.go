@@ -132,7 +132,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pids")
 			cfg := serverConfig(t, treeTools(), "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile)
 			db := openStore(t, "")
-			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{Ledger: db}))
+			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{Ledger: db.Ledger()}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			if cg := connector.SessionCgroup(s); (name == "cgroup") != (cg != "") {
 				t.Fatalf("mode %s: cgroup %q", name, cg)
 			}
-			if rows, err := db.OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
+			if rows, err := db.Ledger().OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
 				t.Fatalf("nothing recorded of the started tree: %v", err)
 			}
 
@@ -160,7 +160,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 				t.Fatal("the hanging call answered")
 			}
 			assertEnded(t, connector.SessionCgroup(s), server, grandchild, detached)
-			if rows, err := db.OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
+			if rows, err := db.Ledger().OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
 				t.Fatalf("the ledger still holds an ended tree: %v %+v", err, rows)
 			}
 		})
@@ -190,7 +190,7 @@ func TestHelperOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := connector.Options{Ledger: db}
+	opts := connector.Options{Ledger: db.Ledger()}
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
@@ -225,7 +225,7 @@ func TestReapOrphans(t *testing.T) {
 			// ledger (cgroup folders included).
 			t.Cleanup(func() {
 				if db, err := store.Open(context.Background(), dbPath); err == nil {
-					_, _ = connector.ReapOrphans(context.Background(), db)
+					_, _ = connector.ReapOrphans(context.Background(), db.Ledger())
 					db.Close()
 				}
 			})
@@ -258,16 +258,16 @@ func TestReapOrphans(t *testing.T) {
 			if err := dead.Run(); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
+			if err := db.Ledger().RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
 				PID: bystander.Process.Pid, PIDStart: "another-boot/1"}); err != nil {
 				t.Fatal(err)
 			}
 
-			n, err := connector.ReapOrphans(context.Background(), db)
+			n, err := connector.ReapOrphans(context.Background(), db.Ledger())
 			if err != nil || n != 2 {
 				t.Fatalf("ReapOrphans: %d trees, %v", n, err)
 			}
-			rows, err := db.OwnedProcesses(context.Background())
+			rows, err := db.Ledger().OwnedProcesses(context.Background())
 			if err != nil || len(rows) != 0 {
 				t.Fatalf("rows left after reaping: %v %+v", err, rows)
 			}
@@ -275,7 +275,7 @@ func TestReapOrphans(t *testing.T) {
 			if !alive(bystander.Process.Pid) {
 				t.Fatal("a process named by a recycled pid was killed")
 			}
-			if n, err := connector.ReapOrphans(context.Background(), db); err != nil || n != 0 {
+			if n, err := connector.ReapOrphans(context.Background(), db.Ledger()); err != nil || n != 0 {
 				t.Fatalf("a second ReapOrphans: %d trees, %v", n, err)
 			}
 		})
@@ -288,7 +288,7 @@ func waitRecorded(t *testing.T, db *store.DB, detached int, mode string, out *by
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rows, err := db.OwnedProcesses(context.Background())
+		rows, err := db.Ledger().OwnedProcesses(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,14 +312,14 @@ func TestReapRefusesForeignCgroup(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
+	if err := db.Ledger().RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
 		t.Fatal(err)
 	}
-	n, err := connector.ReapOrphans(context.Background(), db)
+	n, err := connector.ReapOrphans(context.Background(), db.Ledger())
 	if err == nil || n != 0 {
 		t.Fatalf("ReapOrphans of a foreign cgroup: %d, %v", n, err)
 	}
-	if rows, _ := db.OwnedProcesses(context.Background()); len(rows) != 1 {
+	if rows, _ := db.Ledger().OwnedProcesses(context.Background()); len(rows) != 1 {
 		t.Fatalf("the refused row was dropped: %+v", rows)
 	}
 }

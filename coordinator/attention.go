@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/signing"
@@ -28,7 +28,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 	if err != nil {
 		return err
 	}
-	return c.host.DB().PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
+	return storeOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
 		cur, err := decodeRun(c.secret, state)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,7 @@ func (c *Coordinator) Decide(ctx context.Context, d Decision) (*AttentionItem, e
 }
 
 // ListAttention lists the host's attention items: the open ones, or all.
-func ListAttention(ctx context.Context, h *admit.Host, all bool) ([]AttentionItem, error) {
+func ListAttention(ctx context.Context, h *host.Host, all bool) ([]AttentionItem, error) {
 	items, err := listAttention(ctx, h, all)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func ListAttention(ctx context.Context, h *admit.Host, all bool) ([]AttentionIte
 }
 
 // GetAttention returns one attention item of the host.
-func GetAttention(ctx context.Context, h *admit.Host, id string) (*AttentionItem, error) {
+func GetAttention(ctx context.Context, h *host.Host, id string) (*AttentionItem, error) {
 	a, err := getAttention(ctx, h, id)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func GetAttention(ctx context.Context, h *admit.Host, id string) (*AttentionItem
 }
 
 // DecideAttention records an operator's decision from the CLI.
-func DecideAttention(ctx context.Context, h *admit.Host, d Decision) (*AttentionItem, error) {
+func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionItem, error) {
 	secret, err := hostSecret(h.Home)
 	if err != nil {
 		return nil, err
@@ -133,8 +133,8 @@ func DecideAttention(ctx context.Context, h *admit.Host, d Decision) (*Attention
 	return decide(ctx, h, signer, d, nil)
 }
 
-func listAttention(ctx context.Context, h *admit.Host, all bool) ([]attentionState, error) {
-	rows, err := h.DB().AttentionItems(ctx)
+func listAttention(ctx context.Context, h *host.Host, all bool) ([]attentionState, error) {
+	rows, err := storeOf(h).AttentionItems(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +151,8 @@ func listAttention(ctx context.Context, h *admit.Host, all bool) ([]attentionSta
 	return out, nil
 }
 
-func getAttention(ctx context.Context, h *admit.Host, id string) (*attentionState, error) {
-	row, err := h.DB().AttentionByID(ctx, id)
+func getAttention(ctx context.Context, h *host.Host, id string) (*attentionState, error) {
+	row, err := storeOf(h).AttentionByID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func getAttention(ctx context.Context, h *admit.Host, id string) (*attentionStat
 // run resume when its caller asks again with the same request and inputs
 // (which are never stored); reject ends it; escalate leaves it waiting for
 // the people it was escalated to.
-func decide(ctx context.Context, h *admit.Host, signer *signing.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
+func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
 	if clock == nil {
 		clock = time.Now
 	}
@@ -188,7 +188,7 @@ func decide(ctx context.Context, h *admit.Host, signer *signing.Signer, d Decisi
 	}
 	var item attentionState
 	var run *runState
-	err = h.DB().DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = storeOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
@@ -68,7 +68,7 @@ type SignedCheckpoint struct {
 // key. The record is decoded (bounded, strictly) before it is verified
 // only to learn which key to verify it with; nothing in it is believed
 // until then.
-func ReadCheckpoint(ctx context.Context, h *admit.Host, record, signature []byte) (*Checkpoint, error) {
+func ReadCheckpoint(ctx context.Context, h *host.Host, record, signature []byte) (*Checkpoint, error) {
 	keys, err := receiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func ReadCheckpoint(ctx context.Context, h *admit.Host, record, signature []byte
 }
 
 // readCheckpoint is ReadCheckpoint with the host's pins already read.
-func readCheckpoint(h *admit.Host, keys pinnedKeys, record, signature []byte) (*Checkpoint, error) {
+func readCheckpoint(h *host.Host, keys pinnedKeys, record, signature []byte) (*Checkpoint, error) {
 	var cp Checkpoint
 	if len(record) > maxCheckpointFile || canonical.DecodeStrict(record, &cp) != nil || cp.Seq < 1 || cp.Host != h.Policy.Host {
 		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint is not this host's checkpoint record")
@@ -102,7 +102,7 @@ func readCheckpoint(h *admit.Host, keys pinnedKeys, record, signature []byte) (*
 }
 
 // decodeCheckpointFile reads the checkpoint file's bytes (nil: none).
-func decodeCheckpointFile(h *admit.Host, keys pinnedKeys, b []byte) (*Checkpoint, error) {
+func decodeCheckpointFile(h *host.Host, keys pinnedKeys, b []byte) (*Checkpoint, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -115,7 +115,7 @@ func decodeCheckpointFile(h *admit.Host, keys pinnedKeys, b []byte) (*Checkpoint
 
 // readCheckpointFile reads and verifies $OA_HOME's checkpoint, nil when
 // there is none.
-func readCheckpointFile(h *admit.Host, keys pinnedKeys) (*Checkpoint, error) {
+func readCheckpointFile(h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
 	b, err := os.ReadFile(filepath.Join(h.Home, CheckpointFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -151,7 +151,7 @@ func writeCheckpointFile(home string, v *store.Version) error {
 // extendsCheckpoints refuses to seal receipt rec unless the chain it
 // extends reaches the store's last checkpoint and the file's: new runs
 // never extend a truncated chain.
-func extendsCheckpoints(h *admit.Host, keys pinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
+func extendsCheckpoints(h *host.Host, keys pinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
 	if file != nil && (file.Seq >= rec.Seq || file.Seq == rec.Seq-1 && file.Head != rec.PrevDigest) {
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the chain is shorter than, or differs from, checkpoint #%d in %s; no receipt is appended", file.Seq, CheckpointFile)
 	}
@@ -197,12 +197,12 @@ type ChainInputs struct {
 // CheckChain checks the host's receipt chain, checkpoints, bindings and
 // runs (see VerifyReceipts); it is what `oa audit verify` runs on the
 // records of a bundle. The first broken link is named in the report.
-func CheckChain(ctx context.Context, h *admit.Host, in ChainInputs) (*ChainReport, error) {
-	rows, err := h.DB().Receipts(ctx)
+func CheckChain(ctx context.Context, h *host.Host, in ChainInputs) (*ChainReport, error) {
+	rows, err := storeOf(h).Receipts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	runs, err := h.DB().Runs(ctx)
+	runs, err := storeOf(h).Runs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +282,8 @@ func detailOf(err error) string {
 }
 
 // latestCheckpoint is the store's last checkpoint, verified; nil for none.
-func latestCheckpoint(ctx context.Context, h *admit.Host, keys pinnedKeys) (*Checkpoint, error) {
-	v, err := h.DB().LatestVersion(ctx, store.KindCheckpoint, store.CheckpointKey)
+func latestCheckpoint(ctx context.Context, h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
+	v, err := h.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ type brokenFunc func(seq int64, code blocking.Code, format string, args ...any) 
 // checkBindings holds every receipt to a binding of its deployment that
 // verifies: its binding digest names one, its plan digest is that
 // binding's plan.
-func checkBindings(ctx context.Context, h *admit.Host, receipts []Receipt, broken brokenFunc) *ChainReport {
+func checkBindings(ctx context.Context, h *host.Host, receipts []Receipt, broken brokenFunc) *ChainReport {
 	history := map[string]map[string]*bind.Binding{}
 	for _, rec := range receipts {
 		known, ok := history[rec.Deployment]
@@ -325,7 +325,7 @@ func checkBindings(ctx context.Context, h *admit.Host, receipts []Receipt, broke
 // key is given), every terminal run's receipt in the chain for its run
 // and attempt, every receipt's run present, and no fewer runs than the
 // host signed.
-func checkRuns(ctx context.Context, h *admit.Host, report *ChainReport, runs []store.Run, receipts []Receipt, digests []string, key []byte, broken brokenFunc) (*ChainReport, error) {
+func checkRuns(ctx context.Context, h *host.Host, report *ChainReport, runs []store.Run, receipts []Receipt, digests []string, key []byte, broken brokenFunc) (*ChainReport, error) {
 	if report.Checkpoint != nil && int64(len(runs)) < report.Checkpoint.Runs {
 		return broken(0, blocking.ReceiptRunsDisagree, "the store holds %d runs, fewer than the %d checkpoint #%d signed", len(runs), report.Checkpoint.Runs, report.Checkpoint.Seq), nil
 	}

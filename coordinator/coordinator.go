@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
@@ -24,6 +23,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -34,7 +34,7 @@ import (
 // Coordinator serves one bound deployment.
 type Coordinator struct {
 	opts          Options
-	host          *admit.Host
+	host          *host.Host
 	binding       *bind.Binding
 	checker       *bind.Checker
 	bindingDigest string
@@ -80,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	if opts.EffectTimeout == 0 {
 		opts.EffectTimeout = 30 * time.Second
 	}
-	h, err := admit.OpenHost(ctx, opts.Home)
+	h, err := host.Open(ctx, opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	return c, nil
 }
 
-func open(ctx context.Context, h *admit.Host, opts Options) (*Coordinator, error) {
+func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error) {
 	b, err := bind.Current(ctx, h, opts.Deployment)
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.DB()})
+		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger()})
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,11 +50,12 @@ func killedMidRun(t *testing.T, s *served, record string, reached func(run map[s
 	defer db.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		row, err := db.RunByRequest(context.Background(), "clinic", "durable")
+		runs, err := db.RunsOf(context.Background(), "clinic")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row != nil {
+		if i := slices.IndexFunc(runs, func(r store.Run) bool { return r.RequestID == "durable" }); i >= 0 {
+			row := runs[i]
 			var run map[string]any
 			if json.Unmarshal(row.State, &run) == nil && reached(run) {
 				break

@@ -39,7 +39,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
 	fp := fingerprint(c.secret, []byte(c.opts.Deployment), []byte(req.Workflow), inputs)
-	row, err := c.host.DB().RunByRequest(ctx, c.opts.Deployment, req.RequestID)
+	row, err := storeOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.host.DB().InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
+	if err := storeOf(c.host).InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
 		c.release(r.RunID, done)
 		if errors.Is(err, store.ErrConflict) {
 			return c.Run(ctx, req) // another caller started this request first
@@ -267,7 +267,7 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 	if wait > 0 {
 		return c.wait(ctx, runID, wait)
 	}
-	row, err := c.host.DB().RunByID(ctx, runID)
+	row, err := storeOf(c.host).RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 
 // update moves a run in one write transaction.
 func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
-	return c.host.DB().UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
+	return storeOf(c.host).UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
 		r, err := decodeRun(c.secret, b)
 		if err != nil {
 			return nil, err

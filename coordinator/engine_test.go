@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -20,7 +21,7 @@ import (
 // served is a bound clinic deployment on the sandbox connector, opened.
 type served struct {
 	*hosttest.Host
-	host *admit.Host
+	host *host.Host
 	c    *coordinator.Coordinator
 }
 
@@ -191,7 +192,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 		t.Fatal("a session started on a changed plan")
 	}
 	s.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	if _, err := s.host.Revoke(ctx, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
+	if _, err := admit.Revoke(ctx, s.host, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
 		t.Fatal(err)
 	}
 	if res := s.run(t, "revoked", "AB-1234"); res.Reason != contract.ReasonNotAdmitted {

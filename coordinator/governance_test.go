@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -24,7 +25,7 @@ import (
 // coordinator whose clock the test moves.
 type governed struct {
 	*hosttest.Host
-	host  *admit.Host
+	host  *host.Host
 	c     *coordinator.Coordinator
 	clock atomic.Pointer[time.Time]
 	op    *strings.Builder
@@ -88,7 +89,7 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 			}
 		}, contract.ReasonPlanChanged},
 		{"release revoked", func(t *testing.T, g *governed) {
-			if _, err := g.host.Revoke(ctx, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
+			if _, err := admit.Revoke(ctx, g.host, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}, contract.ReasonNotAdmitted},
@@ -163,7 +164,7 @@ func TestPlanCheckAgreesWithBindCheck(t *testing.T) {
 	if len(report.Changes) == 0 || report.Changes[0].Link != bind.LinkConnectionRevision {
 		t.Fatalf("the changed link is not named: %+v", report.Changes)
 	}
-	if _, err := g.host.Revoke(ctx, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
+	if _, err := admit.Revoke(ctx, g.host, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	agree("revoked", false)

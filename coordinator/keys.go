@@ -289,7 +289,7 @@ func (c *Coordinator) OpenState(ctx context.Context, token string, v any) error 
 		return err
 	}
 	exp := time.Unix(s.Expires, 0)
-	if err := c.host.DB().UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
+	if err := storeOf(c.host).UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
 		return blocking.New(blocking.RequestStateInvalid, "the request state was used before")
 	} else if err != nil {
 		return err

@@ -59,7 +59,7 @@ func BenchmarkOpen(b *testing.B) {
 
 // BenchmarkFirstRunPerProcess: what a new coordinator process pays for
 // its first run on a host that has sealed before: coordinator.Open (a
-// new admit.Host, so nothing decrypted yet), one append_triage_note run
+// new host.Host, so nothing decrypted yet), one append_triage_note run
 // to done and sealed, Close. Sealing a receipt signs a head checkpoint;
 // when the host key signs it, this first seal decrypts the host key
 // (scrypt).

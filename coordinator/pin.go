@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/signing"
 )
@@ -57,8 +57,8 @@ type pinnedKeys map[string]*signing.Verifier
 // receiptKeyPins reads every pin of the host and keeps those that verify
 // (read before a seal's write transaction, which must not use the
 // database, and once per chain check).
-func receiptKeyPins(ctx context.Context, h *admit.Host) (pinnedKeys, error) {
-	vs, err := h.DB().LatestVersions(ctx, ReceiptKeyKind)
+func receiptKeyPins(ctx context.Context, h *host.Host) (pinnedKeys, error) {
+	vs, err := h.Versions().LatestOfKind(ctx, ReceiptKeyKind)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func receiptKeyPins(ctx context.Context, h *admit.Host) (pinnedKeys, error) {
 
 // readPin verifies one pin with the host key and parses its public key,
 // which must be the key its row is filed under.
-func readPin(h *admit.Host, v *store.Version) (*signing.Verifier, bool) {
+func readPin(h *host.Host, v *store.Version) (*signing.Verifier, bool) {
 	var pin ReceiptKeyPin
 	if err := h.ReadVersion(v, ReceiptKeyPinType, &pin); err != nil || pin.Host != h.Policy.Host || pin.KeyID != v.Key {
 		return nil, false
@@ -97,12 +97,12 @@ func (k pinnedKeys) key(id string) (*signing.Verifier, error) {
 // chainNamesKey reports whether the store's last checkpoint or the
 // checkpoint file is one signed with receipt key id. It reads them
 // without verifying: it only decides to refuse.
-func chainNamesKey(ctx context.Context, h *admit.Host, id string) bool {
+func chainNamesKey(ctx context.Context, h *host.Host, id string) bool {
 	names := func(record []byte) bool {
 		var cp Checkpoint
 		return json.Unmarshal(record, &cp) == nil && cp.Type == CheckpointType && cp.ReceiptKey == id
 	}
-	if v, err := h.DB().LatestVersion(ctx, store.KindCheckpoint, store.CheckpointKey); err != nil || v != nil && names(v.Record) {
+	if v, err := h.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey); err != nil || v != nil && names(v.Record) {
 		return true
 	}
 	b, err := os.ReadFile(filepath.Join(h.Home, CheckpointFile))
@@ -120,9 +120,9 @@ var errPinnedMeanwhile = errors.New("coordinator: receipt key pinned meanwhile")
 // (no host key needed) and only when there is none decrypts the host key
 // and signs one. A pin that exists but does not verify is refused, never
 // replaced.
-func pinReceiptKey(ctx context.Context, h *admit.Host, signer *signing.Signer, now time.Time) error {
+func pinReceiptKey(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) error {
 	id := signer.KeyID()
-	v, err := h.DB().LatestVersion(ctx, ReceiptKeyKind, id)
+	v, err := h.Versions().Latest(ctx, ReceiptKeyKind, id)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func pinReceiptKey(ctx context.Context, h *admit.Host, signer *signing.Signer, n
 		if err := h.PrepareSigner(); err != nil { // outside the write lock: scrypt is slow
 			return err
 		}
-		_, err = h.DB().InsertVersion(ctx, ReceiptKeyKind, id, func(seq int64, prev *store.Version) ([]byte, []byte, error) {
+		_, err = h.Versions().Insert(ctx, ReceiptKeyKind, id, func(seq int64, prev *store.Version) ([]byte, []byte, error) {
 			if prev != nil {
 				return nil, nil, errPinnedMeanwhile
 			}
@@ -149,7 +149,7 @@ func pinReceiptKey(ctx context.Context, h *admit.Host, signer *signing.Signer, n
 			return err
 		}
 	}
-	v, err = h.DB().LatestVersion(ctx, ReceiptKeyKind, id)
+	v, err = h.Versions().Latest(ctx, ReceiptKeyKind, id)
 	if err != nil {
 		return err
 	}

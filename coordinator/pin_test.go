@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -21,11 +21,11 @@ import (
 func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.run(t, "first", "AB-1234")
-	pins, err := s.host.DB().LatestVersions(context.Background(), coordinator.ReceiptKeyKind)
+	pins, err := s.host.Versions().LatestOfKind(context.Background(), coordinator.ReceiptKeyKind)
 	if err != nil || len(pins) != 1 {
 		t.Fatalf("pins after the first seal: %d, %v", len(pins), err)
 	}
-	key := filepath.Join(s.Home, admit.HostKeyFile)
+	key := filepath.Join(s.Home, host.HostKeyFile)
 	if err := os.Rename(key, key+".away"); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	if r, code := verifyCode(t, s); !r.OK || r.Receipts != 3 || r.Checkpoint == nil || r.Checkpoint.Seq != 3 {
 		t.Fatalf("chain: %+v (%s)", r, code)
 	}
-	if pins, _ := s.host.DB().LatestVersions(context.Background(), coordinator.ReceiptKeyKind); len(pins) != 1 {
+	if pins, _ := s.host.Versions().LatestOfKind(context.Background(), coordinator.ReceiptKeyKind); len(pins) != 1 {
 		t.Fatalf("the key was pinned again: %d pins", len(pins))
 	}
 }

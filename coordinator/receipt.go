@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -49,7 +49,7 @@ type Receipt struct {
 // head checkpoint, in one write; then it writes the checkpoint file. An
 // attempt already sealed is left as it is. A chain shorter than the last
 // checkpoint is never extended. It returns the run as stored.
-func sealRun(ctx context.Context, h *admit.Host, signer *signing.Signer, runID string, now time.Time) (*runState, error) {
+func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (*runState, error) {
 	r, err := readRun(ctx, h, runID)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func sealRun(ctx context.Context, h *admit.Host, signer *signing.Signer, runID s
 	}
 	at := now.UTC().Truncate(time.Millisecond)
 	var out *runState
-	_, cp, err := h.DB().SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	_, cp, err := storeOf(h).SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
 			EvidenceDigests: r.Digests, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
@@ -157,7 +157,7 @@ func (r *ChainReport) Err() error {
 // receipt before; that the chain reaches the host-signed checkpoints in
 // the store and in $OA_HOME; that every receipt names a binding that
 // verifies; and that runs (their MACs checked) and receipts agree.
-func VerifyReceipts(ctx context.Context, h *admit.Host) (*ChainReport, error) {
+func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
 	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -19,8 +19,8 @@ type ListedReceipt struct {
 // ListReceipts decodes the host's receipts in chain order. It verifies
 // nothing (VerifyReceipts does); a row that is not a receipt record
 // refuses receipt_chain_broken naming its sequence number.
-func ListReceipts(ctx context.Context, h *admit.Host) ([]ListedReceipt, error) {
-	rows, err := h.DB().Receipts(ctx)
+func ListReceipts(ctx context.Context, h *host.Host) ([]ListedReceipt, error) {
+	rows, err := storeOf(h).Receipts(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 )
@@ -148,8 +148,8 @@ type attentionState struct {
 }
 
 // readRun reads a run's state from the host's store, its MAC checked.
-func readRun(ctx context.Context, h *admit.Host, runID string) (*runState, error) {
-	row, err := h.DB().RunByID(ctx, runID)
+func readRun(ctx context.Context, h *host.Host, runID string) (*runState, error) {
+	row, err := storeOf(h).RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +215,8 @@ func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runStat
 // checkAgainstReceipts refuses a run whose state is older than the
 // receipts sealed for it: a receipt of a later attempt, or of its own
 // attempt while the state names none or another.
-func checkAgainstReceipts(ctx context.Context, h *admit.Host, r *runState) error {
-	last, err := h.DB().LastReceiptOf(ctx, r.RunID)
+func checkAgainstReceipts(ctx context.Context, h *host.Host, r *runState) error {
+	last, err := storeOf(h).LastReceiptOf(ctx, r.RunID)
 	if err != nil || last == nil {
 		return err
 	}

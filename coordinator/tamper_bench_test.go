@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkVerifyReceipts100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	h, err := admit.OpenHost(ctx, d.Home)
+	h, err := host.Open(ctx, d.Home)
 	if err != nil {
 		b.Fatal(err)
 	}

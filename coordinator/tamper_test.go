@@ -11,11 +11,11 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
@@ -28,7 +28,7 @@ func rawDB(t *testing.T, home string) *sql.DB {
 	t.Helper()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(home, admit.StateFile)+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(home, host.StateFile)+"?"+q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +60,11 @@ func verifyCode(t *testing.T, s *served) (*coordinator.ChainReport, blocking.Cod
 
 func receiptCount(t *testing.T, s *served) int {
 	t.Helper()
-	rows, err := s.host.DB().Receipts(context.Background())
+	dump, err := s.host.Dump(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(rows)
+	return len(dump.Receipts)
 }
 
 func TestReceiptTamperedRunIsRefusedNotRetried(t *testing.T) {

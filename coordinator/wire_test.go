@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -240,11 +242,12 @@ func testClientGoneMidEffect(t *testing.T, oa string) {
 	if err := s.cmd.Wait(); err != nil {
 		t.Fatalf("exit after the client went away: %v\nstderr:\n%s", err, s.stderr)
 	}
-	host := h.Open()
-	row, err := host.DB().RunByRequest(context.Background(), "clinic", "req-gone")
-	if err != nil || row == nil {
+	runs, err := h.Open().Store().RunsOf(context.Background(), "clinic")
+	i := slices.IndexFunc(runs, func(r store.Run) bool { return r.RequestID == "req-gone" })
+	if err != nil || i < 0 {
 		t.Fatalf("run: %v", err)
 	}
+	row := runs[i]
 	var full map[string]any
 	if err := json.Unmarshal(row.State, &full); err != nil {
 		t.Fatal(err)

@@ -19,12 +19,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -54,10 +54,10 @@ type Setup struct {
 // that already holds any file of a host (host_exists): the demo never
 // overwrites a host's keys, database or policy.
 func CheckFresh(home string) error {
-	if err := admit.CheckHome(home); err != nil {
+	if err := host.CheckHome(home); err != nil {
 		return err
 	}
-	for _, f := range []string{admit.PolicyFile, admit.HostKeyFile, admit.HostPubFile, admit.StateFile} {
+	for _, f := range []string{host.PolicyFile, host.HostKeyFile, host.HostPubFile, host.StateFile} {
 		if _, err := os.Stat(filepath.Join(home, f)); !errors.Is(err, fs.ErrNotExist) {
 			return blocking.New(blocking.HostExists, "the demo needs a folder without a host: %s exists", f)
 		}
@@ -91,10 +91,10 @@ func Prepare(ctx context.Context, home string, progress io.Writer) (*Setup, erro
 	}
 	step(fmt.Sprintf("compiled %s (workerIrDigest %s)", examples.Default, rel.IR))
 	step("pushed, signed by the publisher and attested by an independent authority: " + rel.Ref)
-	if err := admit.InitHost(home, admit.InitOptions{Host: HostName, Publishers: map[string][]byte{"demo_publisher": publisher.Public}, Authorities: map[string][]byte{"demo_authority": authority.Public}}); err != nil {
+	if err := host.Init(home, host.InitOptions{Host: HostName, Publishers: map[string][]byte{"demo_publisher": publisher.Public}, Authorities: map[string][]byte{"demo_authority": authority.Public}}); err != nil {
 		return nil, err
 	}
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		return nil, err
 	}

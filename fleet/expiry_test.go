@@ -8,13 +8,14 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
 	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 )
 
 // provisionAt provisions h as if the time were now.
@@ -65,13 +66,23 @@ func TestRevocationsExpired(t *testing.T) {
 	if !hosttest.HasCode(t, err, blocking.FleetRevocationsExpired) {
 		t.Fatalf("expired list: %v", err)
 	}
-	host, err := admit.OpenHost(ctx, h.Home)
+	opened, err := host.Open(ctx, h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
-	if revs, err := host.DB().Revocations(ctx, other.String()); err != nil || len(revs) != 1 {
-		t.Fatalf("the expired list's revocation was not applied: %v %v", err, revs)
+	defer opened.Close()
+	dump, err := opened.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var revs []store.Revocation
+	for _, r := range dump.Revocations {
+		if r.ArtifactDigest == other.String() {
+			revs = append(revs, r)
+		}
+	}
+	if len(revs) != 1 {
+		t.Fatalf("the expired list's revocation was not applied: %v", revs)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/oci"
@@ -27,14 +28,14 @@ import (
 func approve(t *testing.T, fh *fleettest.Host, localRef string) {
 	t.Helper()
 	ctx := context.Background()
-	h, err := admit.OpenHost(ctx, fh.Home)
+	h, err := host.Open(ctx, fh.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	dst, desc := localRelease(t, fh, localRef)
-	if s, err := h.Status(ctx, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
-		if _, _, err := h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: fleettest.Operator, Now: time.Now()}); err != nil {
+	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+		if _, _, err := admit.Admit(ctx, h, dst, desc, admit.AdmitOptions{AdmittedBy: fleettest.Operator, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,13 +111,13 @@ func TestNewReleaseKeepsTheBoundOneServed(t *testing.T) {
 	}
 
 	// v1 is still active, and its binding still what the host serves.
-	h, err := admit.OpenHost(ctx, fh.Home)
+	h, err := host.Open(ctx, fh.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	dst, desc := localRelease(t, fh, v1Ref)
-	if s, err := h.Status(ctx, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
 		t.Fatalf("v1 after the v2 envelope: %v %+v", err, s)
 	}
 	b, err := bind.Current(ctx, h, "clinic")
@@ -162,7 +163,7 @@ func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
 		t.Fatalf("v1 pre-approved: %v %+v", err, r)
 	}
 	// The person takes the deployment over: their own binding of v1.
-	h, err := admit.OpenHost(ctx, fh.Home)
+	h, err := host.Open(ctx, fh.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
 	if !hosttest.HasCode(t, err, blocking.AwaitingApproval) || r2.Admitted || r2.Bound {
 		t.Fatalf("v2 over a person's binding: %v %+v", err, r2)
 	}
-	if s, err := h.Status(ctx, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
 		t.Fatalf("v1 after the v2 envelope: %v %+v", err, s)
 	}
 	if b, err := bind.Current(ctx, h, "clinic"); err != nil || b.ApprovedBy != fleettest.Operator || b.ArtifactDigest != desc.Digest.String() {

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
 	"github.com/oa-dev/oa/internal/hosttest"
 )
@@ -17,10 +17,10 @@ func TestFleetKeyMustBeItsOwn(t *testing.T) {
 	f := fleettest.New(t)
 	for name, key := range map[string][]byte{"publisher": f.Publisher.Public, "authority": f.Authority.Public} {
 		dir := t.TempDir()
-		if err := admit.InitHost(dir, admit.InitOptions{Host: "h01", Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}}); err != nil {
+		if err := host.Init(dir, host.InitOptions{Host: "h01", Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}}); err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, admit.PolicyFile)
+		p := filepath.Join(dir, host.PolicyFile)
 		old, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestFleetKeyMustBeItsOwn(t *testing.T) {
 		if err := os.WriteFile(p, append(old, fleettest.FleetSection("clinics", key, true)...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err = admit.LoadPolicy(p)
+		_, err = host.LoadPolicy(p)
 		if !hosttest.HasCode(t, err, blocking.FleetKeyReused) {
 			t.Fatalf("fleet key = %s key: %v", name, err)
 		}

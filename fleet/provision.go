@@ -18,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -167,7 +168,7 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 	if ref.Registry == "" || ref.Reference() == "" {
 		return nil, blocking.New(blocking.FleetEnvelopeInvalid, "the envelope reference must be REGISTRY/REPO:host-ID")
 	}
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		return nil, err
 	}
@@ -220,13 +221,13 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 }
 
 type provisioner struct {
-	h      *admit.Host
+	h      *host.Host
 	home   string
 	repo   oci.Ref
 	target oci.Target
 	opts   ProvisionOptions
 	now    time.Time
-	fleet  *admit.FleetTrust
+	fleet  *host.FleetTrust
 	res    Result
 	// verified says the envelope verified: only then is a status pushed.
 	verified bool
@@ -280,11 +281,11 @@ func (p *provisioner) run(ctx context.Context) error {
 	if applied != nil && (env.Seq < applied.EnvelopeSeq || env.Seq == applied.EnvelopeSeq && envDigest != applied.EnvelopeDigest) {
 		return blocking.New(blocking.FleetEnvelopeRollback, "envelope #%d after #%d", env.Seq, applied.EnvelopeSeq)
 	}
-	revs, err := p.h.DB().Revocations(ctx, env.ArtifactDigest)
+	revoked, err := admit.HasRevocation(ctx, p.h, env.ArtifactDigest)
 	if err != nil {
 		return err
 	}
-	if len(revs) > 0 {
+	if revoked {
 		st.State = Revoked
 		if err := p.recordApplied(ctx, applied, env, envDigest); err != nil {
 			return err
@@ -388,7 +389,7 @@ func (p *provisioner) recordApplied(ctx context.Context, prev *appliedRecord, en
 	if err := p.h.PrepareSigner(); err != nil {
 		return err
 	}
-	_, err := p.h.DB().InsertVersion(ctx, kindApplied, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+	_, err := p.h.Versions().Insert(ctx, kindApplied, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		return p.h.SignRecord(&appliedRecord{Type: appliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, EnvelopeSeq: env.Seq, EnvelopeDigest: envDigest})
 	})
 	return err
@@ -426,7 +427,7 @@ func (p *provisioner) appliedRevocations(ctx context.Context) (*revocationsRecor
 // into out; false when there is none. A record that does not verify with
 // the host key is refused (fleet_record_unverified).
 func (p *provisioner) readRecord(ctx context.Context, kind, typ string, out any) (bool, error) {
-	v, err := p.h.DB().LatestVersion(ctx, kind, p.fleet.Name)
+	v, err := p.h.Versions().Latest(ctx, kind, p.fleet.Name)
 	if err != nil || v == nil {
 		return false, err
 	}
@@ -473,14 +474,14 @@ func (p *provisioner) revocations(ctx context.Context) error {
 		}
 	}
 	for _, r := range list.Revoked {
-		have, err := p.h.DB().Revocations(ctx, r.ArtifactDigest)
+		have, err := admit.HasRevocation(ctx, p.h, r.ArtifactDigest)
 		if err != nil {
 			return err
 		}
-		if len(have) > 0 {
+		if have {
 			continue
 		}
-		if _, err := p.h.Revoke(ctx, r.ArtifactDigest, r.Reason, p.by(), p.now); err != nil {
+		if _, err := admit.Revoke(ctx, p.h, r.ArtifactDigest, r.Reason, p.by(), p.now); err != nil {
 			return err
 		}
 		p.res.Revoked = append(p.res.Revoked, r.ArtifactDigest)
@@ -502,7 +503,7 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	if err := p.h.PrepareSigner(); err != nil {
 		return err
 	}
-	_, err = p.h.DB().InsertVersion(ctx, kindRevocations, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+	_, err = p.h.Versions().Insert(ctx, kindRevocations, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		return p.h.SignRecord(&revocationsRecord{Type: revocationsAppliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, ListSeq: list.Seq, ListDigest: listDigest})
 	})
 	return err
@@ -524,7 +525,7 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
-	status, err := p.h.Status(ctx, env.ArtifactDigest, p.now)
+	status, err := admit.StatusOf(ctx, p.h, env.ArtifactDigest, p.now)
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
@@ -564,7 +565,7 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		if cur, err := bind.Current(ctx, p.h, env.Deployment); wait == nil && err == nil {
 			wait = p.mayRebind(cur, env)
 		}
-		if _, _, err := p.h.Admit(ctx, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
+		if _, _, err := admit.Admit(ctx, p.h, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
 			return nil, ocispec.Descriptor{}, err
 		}
 		if wait != nil {
@@ -654,7 +655,7 @@ func (p *provisioner) pushStatus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pub, err := os.ReadFile(filepath.Join(p.home, admit.HostPubFile))
+	pub, err := os.ReadFile(filepath.Join(p.home, host.HostPubFile))
 	if err != nil {
 		return fmt.Errorf("reading host key: %w", err)
 	}
@@ -707,7 +708,7 @@ func (p *provisioner) recordProvisioned(ctx context.Context) error {
 	if err := p.h.PrepareSigner(); err != nil {
 		return err
 	}
-	_, err := p.h.DB().InsertVersion(ctx, kindProvisioned, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+	_, err := p.h.Versions().Insert(ctx, kindProvisioned, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		rec.Seq = seq
 		return p.h.SignRecord(&rec)
 	})
@@ -774,10 +775,10 @@ func (p *provisioner) unchanged(ctx context.Context) (bool, error) {
 	if cur, err := bind.Current(ctx, p.h, rec.Deployment); err != nil || cur.PlanDigest != rec.PlanDigest {
 		return false, nil
 	}
-	if revs, err := p.h.DB().Revocations(ctx, rec.Release); err != nil || len(revs) > 0 {
+	if revoked, err := admit.HasRevocation(ctx, p.h, rec.Release); err != nil || revoked {
 		return false, nil
 	}
-	if status, err := p.h.Status(ctx, rec.Release, p.now); err != nil || status.State != admit.Active {
+	if status, err := admit.StatusOf(ctx, p.h, rec.Release, p.now); err != nil || status.State != admit.Active {
 		return false, nil
 	}
 	st := p.res.Status

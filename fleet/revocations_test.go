@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/ir"
@@ -23,12 +24,12 @@ import (
 // revokedHere reports whether digest is revoked in the host store of h.
 func revokedHere(t *testing.T, h *fleettest.Host, digest string) bool {
 	t.Helper()
-	host, err := admit.OpenHost(context.Background(), h.Home)
+	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
-	s, err := host.Status(context.Background(), digest, time.Now())
+	defer opened.Close()
+	s, err := admit.StatusOf(context.Background(), opened, digest, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestTamperedAppliedRecord(t *testing.T) {
 	if _, err := provision(t, f, h); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(h.Home, admit.StateFile))
+	db, err := sql.Open("sqlite", filepath.Join(h.Home, host.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/projection"
 )
@@ -162,7 +163,7 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 	if m.opts.Executable == "" {
 		return nil, errors.New("runtime: Executable is required to install")
 	}
-	h, err := admit.OpenHost(ctx, m.opts.Home)
+	h, err := host.Open(ctx, m.opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -226,12 +227,12 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 // boundRelease reads the deployment's verified binding, checks its release
 // is actively admitted and projects it; the projection must be the bound
 // one.
-func (m *MCPClient) boundRelease(ctx context.Context, h *admit.Host, deployment string) (*release, error) {
+func (m *MCPClient) boundRelease(ctx context.Context, h *host.Host, deployment string) (*release, error) {
 	b, err := bind.Current(ctx, h, deployment)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.RequireActive(ctx, b.ArtifactDigest, m.now()); err != nil {
+	if _, err := admit.RequireActive(ctx, h, b.ArtifactDigest, m.now()); err != nil {
 		return nil, err
 	}
 	art, err := bind.FetchRelease(ctx, m.opts.Home, b)
@@ -292,7 +293,7 @@ func (m *MCPClient) Inspect(ctx context.Context, deployment string) (*Installati
 	if err := checkName(deployment); err != nil {
 		return nil, err
 	}
-	h, err := admit.OpenHost(ctx, m.opts.Home)
+	h, err := host.Open(ctx, m.opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func (m *MCPClient) Inspect(ctx context.Context, deployment string) (*Installati
 	return m.inspect(ctx, h, deployment)
 }
 
-func (m *MCPClient) inspect(ctx context.Context, h *admit.Host, deployment string) (*Installation, error) {
+func (m *MCPClient) inspect(ctx context.Context, h *host.Host, deployment string) (*Installation, error) {
 	inst := &Installation{Kind: m.Kind(), Client: m.opts.Client, Deployment: deployment, Dir: m.opts.Dir, Checks: []Check{}}
 	b, err := bind.Current(ctx, h, deployment)
 	refusal, err := asRefusal(err)
@@ -311,7 +312,7 @@ func (m *MCPClient) inspect(ctx context.Context, h *admit.Host, deployment strin
 	if b != nil {
 		inst.Bound = &Bound{BindingSeq: b.Seq, PlanDigest: b.PlanDigest, Package: b.Plan.Package, Version: b.Plan.Version, ArtifactDigest: b.ArtifactDigest,
 			Model: b.Model, MaterializationDigest: b.Plan.MaterializationDigest, PersonaDigest: b.Plan.PersonaDigest, SkillDigest: b.Plan.SkillDigest}
-		_, err := h.RequireActive(ctx, b.ArtifactDigest, m.now())
+		_, err := admit.RequireActive(ctx, h, b.ArtifactDigest, m.now())
 		refusal, err := asRefusal(err)
 		if err != nil {
 			return nil, err

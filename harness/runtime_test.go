@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
@@ -26,7 +27,7 @@ import (
 // on the built-in sandbox connector.
 type fixture struct {
 	*hosttest.Host
-	host *admit.Host
+	host *host.Host
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -286,7 +287,7 @@ func TestInspectNamesEachMismatch(t *testing.T) {
 	reinstall()
 
 	// The release revoked: nothing may be installed, and inspect says why.
-	if _, err := f.host.Revoke(ctx, f.Desc.Digest.String(), "withdrawn", "Auditor", time.Now()); err != nil {
+	if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "withdrawn", "Auditor", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	mismatch(t, m, harness.CheckAdmission, blocking.ReleaseRevoked)

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 )
 
 // runDoc is the part of a coordinator run record a transcript reads: names,
@@ -57,12 +57,12 @@ func Transcript(ctx context.Context, home, deployment string, limit int) ([]Turn
 		return nil, err
 	}
 	// Opening the host checks it is one and brings its store up to date.
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	runs, err := h.DB().RunsOf(ctx, deployment)
+	runs, err := h.Store().RunsOf(ctx, deployment)
 	if err != nil {
 		return nil, err
 	}

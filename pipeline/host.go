@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -43,9 +44,9 @@ type HostOptions struct {
 // the release, SetUpHost (starter registry signed, connections verified),
 // then resolve and bind (ResolveAndBind). It stops at the first refusal,
 // returned as is.
-func PrepareHost(ctx context.Context, h *admit.Host, opts HostOptions) (*bind.Binding, error) {
+func PrepareHost(ctx context.Context, h *host.Host, opts HostOptions) (*bind.Binding, error) {
 	rel := opts.Release
-	if _, _, err := h.Admit(ctx, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: opts.By, Now: opts.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, h, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: opts.By, Now: opts.Now}); err != nil {
 		return nil, err
 	}
 	opts.step("admitted on host %s by %s", h.Policy.Host, opts.By)
@@ -67,7 +68,7 @@ func PrepareHost(ctx context.Context, h *admit.Host, opts HostOptions) (*bind.Bi
 // each connection (replacing one of the same name, so a name listed
 // twice gets a second revision) and verify it. Release, Deployment and
 // Model are not used.
-func SetUpHost(ctx context.Context, h *admit.Host, opts HostOptions) error {
+func SetUpHost(ctx context.Context, h *host.Host, opts HostOptions) error {
 	reg, err := signRegistry(ctx, h, opts.By, opts.Now)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (o *HostOptions) step(format string, args ...any) {
 
 // signRegistry writes the starter registry and signs it; a host that has
 // a registry file already refuses host_exists (nothing is overwritten).
-func signRegistry(ctx context.Context, h *admit.Host, by string, now time.Time) (*resolve.Registry, error) {
+func signRegistry(ctx context.Context, h *host.Host, by string, now time.Time) (*resolve.Registry, error) {
 	path, err := resolve.InitRegistry(h.Home, h.Policy.Host)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ type BindRequest struct {
 // (every connection of the plan probed live unless NoProbe) and binds it
 // with By's explicit approval, after Gate if one is set. It returns the
 // binding made, or nil (and no error) where Gate chose not to bind.
-func ResolveAndBind(ctx context.Context, h *admit.Host, req BindRequest) (*bind.Binding, error) {
+func ResolveAndBind(ctx context.Context, h *host.Host, req BindRequest) (*bind.Binding, error) {
 	rel := req.Release
 	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Desc, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: !req.NoProbe, Connector: req.Connector})
 	if err != nil {

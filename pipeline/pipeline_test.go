@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
@@ -51,7 +52,7 @@ func published(t *testing.T) (string, *pipeline.Release) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := admit.InitHost(home, admit.InitOptions{Host: "pipeline-host", Publishers: map[string][]byte{"p": pub.Public}, Authorities: map[string][]byte{"a": auth.Public}}); err != nil {
+	if err := host.Init(home, host.InitOptions{Host: "pipeline-host", Publishers: map[string][]byte{"p": pub.Public}, Authorities: map[string][]byte{"a": auth.Public}}); err != nil {
 		t.Fatal(err)
 	}
 	return home, rel
@@ -63,7 +64,7 @@ func published(t *testing.T) (string, *pipeline.Release) {
 func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	ctx := context.Background()
 	home, rel := published(t)
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,13 +138,13 @@ func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 func TestResolveAndBindGate(t *testing.T) {
 	ctx := context.Background()
 	home, rel := published(t)
-	h, err := admit.OpenHost(ctx, home)
+	h, err := host.Open(ctx, home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	now := time.Now()
-	if _, _, err := h.Admit(ctx, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
+	if _, _, err := admit.Admit(ctx, h, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	opts := pipeline.HostOptions{

@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -157,7 +158,7 @@ func BenchmarkResolve(b *testing.B) {
 // capabilities, performed by 50 sandbox connections to 50 connectors of a
 // signed registry, two tools each.
 type recomputeHost struct {
-	host *admit.Host
+	host *host.Host
 	art  *oci.Artifact
 	// admission is the digest of the release's active admission record.
 	admission string
@@ -215,7 +216,7 @@ func newRecomputeHost(b *testing.B) *recomputeHost {
 	if err != nil {
 		b.Fatal(err)
 	}
-	status, err := r.host.Status(ctx, h.Desc.Digest.String(), h.Now)
+	status, err := admit.StatusOf(ctx, r.host, h.Desc.Digest.String(), h.Now)
 	if err != nil {
 		b.Fatal(err)
 	}

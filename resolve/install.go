@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
@@ -17,7 +17,7 @@ import (
 // h.Home) atomically, unless path is that file already. What is signed
 // and installed are the bytes that were checked: a file that changes
 // while it is read refuses registry_unreadable and changes nothing.
-func SignRegistryFile(ctx context.Context, h *admit.Host, path, by string, now time.Time) (*Registry, *RegistrySignature, error) {
+func SignRegistryFile(ctx context.Context, h *host.Host, path, by string, now time.Time) (*Registry, *RegistrySignature, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, blocking.New(blocking.RegistryUnreadable, "the file cannot be read").At(path, "")

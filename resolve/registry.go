@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -80,7 +80,7 @@ func (r *Registry) Canonical(id string) (canonicalID string, isAlias bool) {
 // runtime tool listed twice for one connector. Refusals are located in the
 // file.
 func LoadRegistry(path string) (*Registry, error) {
-	v, posOf, err := admit.LoadHostFile(path, schemas.RegistryDef, blocking.RegistryUnreadable, blocking.RegistryInvalid)
+	v, posOf, err := host.LoadHostFile(path, schemas.RegistryDef, blocking.RegistryUnreadable, blocking.RegistryInvalid)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func LoadRegistry(path string) (*Registry, error) {
 }
 
 // finish indexes a decoded registry and sets its digest.
-func (r *Registry) finish(posOf admit.Locator) error {
+func (r *Registry) finish(posOf host.Locator) error {
 	if err := r.index(posOf); err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (r *Registry) finish(posOf admit.Locator) error {
 }
 
 // index builds the alias map and refuses ambiguous names.
-func (r *Registry) index(posOf admit.Locator) error {
+func (r *Registry) index(posOf host.Locator) error {
 	var refused blocking.List
 	r.aliasOf = map[string]string{}
 	for _, id := range ir.SortStrings(keys(r.Connectors)) {
@@ -158,18 +158,18 @@ type RegistrySignature struct {
 const registryKey = "host"
 
 // SignRegistry records, signed with the host key, that by reviewed r.
-func SignRegistry(ctx context.Context, h *admit.Host, r *Registry, by string, now time.Time) (*RegistrySignature, error) {
+func SignRegistry(ctx context.Context, h *host.Host, r *Registry, by string, now time.Time) (*RegistrySignature, error) {
 	if by == "" {
 		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
 	if r.Host != h.Policy.Host {
 		return nil, blocking.New(blocking.RegistryInvalid, "the registry is for host %s, this host is %s", r.Host, h.Policy.Host).At("", "host")
 	}
-	sig := &RegistrySignature{Type: RegistrySignatureType, Host: h.Policy.Host, RegistryDigest: r.Digest(), SignedBy: by, OSAccount: admit.OSAccount(), SignedAt: now.UTC().Truncate(time.Second)}
+	sig := &RegistrySignature{Type: RegistrySignatureType, Host: h.Policy.Host, RegistryDigest: r.Digest(), SignedBy: by, OSAccount: host.OSAccount(), SignedAt: now.UTC().Truncate(time.Second)}
 	if err := h.PrepareSigner(); err != nil {
 		return nil, err
 	}
-	_, err := h.DB().InsertVersion(ctx, store.KindRegistry, registryKey, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+	_, err := h.Versions().Insert(ctx, store.KindRegistry, registryKey, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		sig.Seq = seq
 		return h.SignRecord(sig)
 	})
@@ -178,8 +178,8 @@ func SignRegistry(ctx context.Context, h *admit.Host, r *Registry, by string, no
 
 // CheckRegistrySigned refuses r unless the host's latest registry
 // signature verifies and is for r's exact digest.
-func CheckRegistrySigned(ctx context.Context, h *admit.Host, r *Registry) (*RegistrySignature, error) {
-	v, err := h.DB().LatestVersion(ctx, store.KindRegistry, registryKey)
+func CheckRegistrySigned(ctx context.Context, h *host.Host, r *Registry) (*RegistrySignature, error) {
+	v, err := h.Versions().Latest(ctx, store.KindRegistry, registryKey)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/ir"
@@ -23,7 +24,7 @@ import (
 // and (unless asked otherwise) one verified sandbox connection.
 type fixture struct {
 	*hosttest.Host
-	host *admit.Host
+	host *host.Host
 }
 
 func newFixture(t *testing.T, registry string) *fixture {
@@ -264,7 +265,7 @@ func TestRegistryAndAdmissionMustHold(t *testing.T) {
 	if _, err := f.compute(false); !contains(codes(t, err), blocking.RegistrySignatureBroken) {
 		t.Fatalf("edited registry: %v", err)
 	}
-	if _, err := admit.OpenHost(ctx, f.Home); err != nil {
+	if _, err := host.Open(ctx, f.Home); err != nil {
 		t.Fatal(err)
 	}
 	// A host with no registry signature at all.
@@ -281,7 +282,7 @@ func TestRegistryAndAdmissionMustHold(t *testing.T) {
 	if _, err := f.compute(false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.host.Revoke(ctx, f.Desc.Digest.String(), "test", "Test Operator", f.Now); err != nil {
+	if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "test", "Test Operator", f.Now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.compute(false); !contains(codes(t, err), blocking.AdmissionNotActive) {

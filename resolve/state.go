@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -19,8 +20,8 @@ import (
 // needs: that it is actively admitted now, the artifact itself (every blob
 // digest-checked), its harness projection, the signed capability registry
 // and the host's connections.
-func Load(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*State, error) {
-	status, err := h.Status(ctx, desc.Digest.String(), now)
+func Load(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*State, error) {
+	status, err := admit.StatusOf(ctx, h, desc.Digest.String(), now)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func Load(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc o
 // The registry and the projection of a State may be shared with other
 // States of the same process (see loadRegistry and project); like the
 // artifact's Worker, they must not be changed.
-func LoadFor(ctx context.Context, h *admit.Host, art *oci.Artifact, admissionDigest string) (*State, error) {
+func LoadFor(ctx context.Context, h *host.Host, art *oci.Artifact, admissionDigest string) (*State, error) {
 	digest := art.Descriptor.Digest.String()
 	proj, err := project(art.Worker, digest, art.IRDigest)
 	if err != nil {
@@ -116,7 +117,7 @@ type ComputeOptions struct {
 
 // Compute loads the host state for the release, resolves it for req and,
 // when asked, checks every connection of the plan live.
-func Compute(ctx context.Context, h *admit.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, req Request, opts ComputeOptions) (*Plan, *State, error) {
+func Compute(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, req Request, opts ComputeOptions) (*Plan, *State, error) {
 	st, err := Load(ctx, h, target, desc, opts.Now)
 	if err != nil {
 		return nil, nil, err

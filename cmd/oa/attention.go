@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 )
 
 func newAttentionCmd() *cobra.Command {
@@ -28,7 +28,7 @@ operator can always decide here, whatever the MCP client can do.`,
 		Short: "List open attention items (with --all, decided ones too)",
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				items, err := coordinator.ListAttention(cmd.Context(), h, all)
 				if err != nil {
 					return err
@@ -58,7 +58,7 @@ operator can always decide here, whatever the MCP client can do.`,
 		Short: "Show one attention item",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				it, err := coordinator.GetAttention(cmd.Context(), h, args[0])
 				if err != nil {
 					return err
@@ -87,7 +87,7 @@ func newDecisionCmd(decision string) *cobra.Command {
 		Short: decisionShort[decision],
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				it, err := coordinator.DecideAttention(cmd.Context(), h, coordinator.Decision{AttentionID: args[0], Decision: decision, By: as, Channel: "cli"})
 				if err != nil {
 					return err

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/audit"
+	"github.com/oa-dev/oa/host"
 )
 
 func TestAuditExportVerifyCLI(t *testing.T) {
@@ -23,12 +23,12 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	}
 	cliOK(t, "receipts", "verify")
 	keys := t.TempDir()
-	pub, auth, host := filepath.Join(keys, "p.pub"), filepath.Join(keys, "a.pub"), filepath.Join(keys, "h.pub")
-	hostPub, err := os.ReadFile(filepath.Join(h.Home, admit.HostPubFile))
+	pub, auth, hostKey := filepath.Join(keys, "p.pub"), filepath.Join(keys, "a.pub"), filepath.Join(keys, "h.pub")
+	hostPub, err := os.ReadFile(filepath.Join(h.Home, host.HostPubFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, b := range map[string][]byte{pub: h.PublisherPub, auth: h.AuthorityPub, host: hostPub} {
+	for path, b := range map[string][]byte{pub: h.PublisherPub, auth: h.AuthorityPub, hostKey: hostPub} {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -43,19 +43,19 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 
 	// The auditor's machine: the host folder is gone.
 	t.Setenv("OA_HOME", filepath.Join(t.TempDir(), "absent"))
-	out := cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	out := cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	for _, want := range []string{"└── bundle", "publisher_signature", "conformance_attestation", "admission", "plan", "└── receipts", "audit ok"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("verify tree lacks %q:\n%s", want, out)
 		}
 	}
-	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	var r audit.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 12 || r.Receipts == nil || r.Receipts.Receipts != 2 {
 		t.Fatalf("verify --json: %v %s", err, out)
 	}
 	// Keys swapped: the publisher key is not the one that signed.
-	out, _ = cliRefused(t, "signature_untrusted", "audit", "verify", bundle, "--publisher-key", auth, "--authority-key", auth, "--host-key", host)
+	out, _ = cliRefused(t, "signature_untrusted", "audit", "verify", bundle, "--publisher-key", auth, "--authority-key", auth, "--host-key", hostKey)
 	if !strings.Contains(out, "audit BROKEN at publisher_signature") {
 		t.Fatalf("broken tree: %s", out)
 	}
@@ -64,11 +64,11 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	}
 	notTar := filepath.Join(t.TempDir(), "x.tar")
 	os.WriteFile(notTar, []byte("not a tar"), 0o644)
-	cliRefused(t, "audit_bundle_invalid", "audit", "verify", notTar, "--publisher-key", pub, "--authority-key", auth, "--host-key", host)
+	cliRefused(t, "audit_bundle_invalid", "audit", "verify", notTar, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	// The same genuine bundle under lower limits: refused before the
 	// bytes over them are read, naming the flag that raises each.
 	for flag, value := range map[string]string{"--max-document-bytes": "16", "--max-entries": "3", "--max-manifest-bytes": "64", "--max-bundle-bytes": "1024"} {
-		out, errOut := cliRefused(t, "audit_bundle_too_large", "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", host, flag, value)
+		out, errOut := cliRefused(t, "audit_bundle_too_large", "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey, flag, value)
 		if !strings.Contains(errOut, flag) || !strings.Contains(out, "audit BROKEN at bundle") {
 			t.Fatalf("%s %s: %s%s", flag, value, out, errOut)
 		}
@@ -85,7 +85,7 @@ func TestAuditReceiptsVerifyCatchesAnEmptiedDatabase(t *testing.T) {
 	cliOK(t, "receipts", "verify")
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.Home, admit.StateFile)+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.Home, host.StateFile)+"?"+q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}

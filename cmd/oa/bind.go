@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -41,7 +41,7 @@ func (f *planFlags) register(cmd *cobra.Command, modelRequired bool) {
 }
 
 // compute opens this host and the release and computes the plan.
-func (f *planFlags) compute(cmd *cobra.Command, h *admit.Host, reference string) (*resolve.Plan, oci.Ref, error) {
+func (f *planFlags) compute(cmd *cobra.Command, h *host.Host, reference string) (*resolve.Plan, oci.Ref, error) {
 	ctx := cmd.Context()
 	ref, target, desc, err := f.refs.resolvePinnedRead(ctx, reference)
 	if err != nil {
@@ -66,7 +66,7 @@ started to check its live tool list unless --no-probe.`,
 			if err := bind.CheckNames(f.deployment, modelOrDefault(f.model)); err != nil {
 				return err
 			}
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				plan, _, err := f.compute(cmd, h, args[0])
 				if err != nil {
 					return err
@@ -108,7 +108,7 @@ never binds without that approval.`,
 			if strings.TrimSpace(as) == "" {
 				return blocking.New(blocking.AdmitterMissing, "--as is required")
 			}
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				plan, ref, err := f.compute(cmd, h, args[0])
 				if err != nil {
 					return err
@@ -169,7 +169,7 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 (plan_digest_mismatch) when the plan is not the approved one.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				b, err := bind.Current(cmd.Context(), h, args[0])
 				if err != nil {
 					return err
@@ -198,7 +198,7 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 // inspectBinding fetches the bound release and makes the one plan check
 // (bind.Check, the coordinator's), probing each connection unless
 // noProbe. The error is for program faults only.
-func inspectBinding(cmd *cobra.Command, h *admit.Host, b *bind.Binding, refs refFlags, model string, noProbe bool) (*bind.Report, error) {
+func inspectBinding(cmd *cobra.Command, h *host.Host, b *bind.Binding, refs refFlags, model string, noProbe bool) (*bind.Report, error) {
 	ctx := cmd.Context()
 	_, target, desc, err := refs.resolvePinnedRead(ctx, b.Reference)
 	var art *oci.Artifact

@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/host"
 )
 
 func connectorOptions(cmd *cobra.Command) connector.Options {
@@ -24,8 +24,8 @@ func newConnectionCmd() *cobra.Command {
 }
 
 // withHost opens this host, runs f and closes the host.
-func withHost(cmd *cobra.Command, f func(h *admit.Host) error) error {
-	h, err := admit.OpenHost(cmd.Context(), oaHome())
+func withHost(cmd *cobra.Command, f func(h *host.Host) error) error {
+	h, err := host.Open(cmd.Context(), oaHome())
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ unverified: run oa connection verify NAME.`,
 				return usageError{fmt.Errorf("give NAME, then -- and the server's command")}
 			}
 			opts.Name, opts.Config.Command, opts.Config.Args = args[0], args[1], args[2:]
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Add(cmd.Context(), h, opts, connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
@@ -77,7 +77,7 @@ func newConnectionVerifyCmd() *cobra.Command {
 		Short: "Start the connection's server, list its tools and record the inventory digest",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Verify(cmd.Context(), h, args[0], connectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
@@ -101,7 +101,7 @@ func newConnectionEnableCmd(enable bool) *cobra.Command {
 		Short: strings.ToUpper(use[:1]) + use[1:] + " a connection (its revision stays)",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.SetEnabled(cmd.Context(), h, args[0], enable, connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
@@ -120,7 +120,7 @@ func newConnectionListCmd() *cobra.Command {
 		Short: "List connections with their state, revision and authority digest",
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				list, err := connection.List(cmd.Context(), h)
 				if err != nil {
 					return err
@@ -150,7 +150,7 @@ func newConnectionShowCmd() *cobra.Command {
 		Short: "Show a connection: configuration (secret names only), state and verified tools",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Get(cmd.Context(), h, args[0])
 				if err != nil {
 					return err

@@ -14,10 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/host"
 )
 
 func newCoordinatorCmd() *cobra.Command {
@@ -84,7 +84,7 @@ func sandboxHome(cmd *cobra.Command) (string, error) {
 	if _, err := os.Stat(filepath.Join(home, demo.ReadyFile)); err == nil {
 		return home, nil
 	}
-	if _, err := os.Stat(filepath.Join(home, admit.PolicyFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(home, host.PolicyFile)); err == nil {
 		return "", blocking.New(blocking.HostExists, "the sandbox demo host was never finished; remove the demo folder under $OA_HOME and start again")
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s\n", home)

@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/resolve"
@@ -164,7 +164,7 @@ func TestReceiptsCLI(t *testing.T) {
 
 	// Someone with the database file drops the guard and changes receipt
 	// #2: verify names it.
-	db, err := sql.Open("sqlite", filepath.Join(h.Home, admit.StateFile))
+	db, err := sql.Open("sqlite", filepath.Join(h.Home, host.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}

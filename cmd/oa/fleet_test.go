@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
 	"github.com/oa-dev/oa/internal/interoptest"
 )
@@ -212,19 +213,19 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 		}
 	}
 	// Revoked on the host itself: the coordinator's plan check refuses it.
-	h, err := admit.OpenHost(context.Background(), hosts[5].Home)
+	h, err := host.Open(context.Background(), hosts[5].Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if s, err := h.Status(context.Background(), digest, time.Now()); err != nil || s.State != admit.Revoked {
+	if s, err := admit.StatusOf(context.Background(), h, digest, time.Now()); err != nil || s.State != admit.Revoked {
 		t.Fatalf("local status %v %+v", err, s)
 	}
 }
 
 func currentBinding(t *testing.T, fh *fleettest.Host) *bind.Binding {
 	t.Helper()
-	h, err := admit.OpenHost(context.Background(), fh.Home)
+	h, err := host.Open(context.Background(), fh.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,12 +384,12 @@ func TestRevokeFleetFlagsNeedPublish(t *testing.T) {
 	if _, errOut, code := oaProc(t, h.Home, "revoke", digest, "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "r", "--as", "A"); code != 2 || !strings.Contains(errOut, "--publish") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	host, err := admit.OpenHost(context.Background(), h.Home)
+	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
-	if revs, err := host.DB().Revocations(context.Background(), digest); err != nil || len(revs) != 0 {
-		t.Fatalf("revoked locally: %v %v", err, revs)
+	defer opened.Close()
+	if revoked, err := admit.HasRevocation(context.Background(), opened, digest); err != nil || revoked {
+		t.Fatalf("revoked locally: %v %v", err, revoked)
 	}
 }

@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
 
 // boundHost is a host with the clinic release bound to deployment "clinic"
 // on the sandbox connector, as $OA_HOME.
-func boundHost(t *testing.T) (*hosttest.Host, *admit.Host) {
+func boundHost(t *testing.T) (*hosttest.Host, *host.Host) {
 	t.Helper()
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
@@ -30,9 +30,9 @@ func boundHost(t *testing.T) (*hosttest.Host, *admit.Host) {
 	return h, host
 }
 
-func rebind(t *testing.T, h *hosttest.Host, host *admit.Host, model string) {
+func rebind(t *testing.T, h *hosttest.Host, hh *host.Host, model string) {
 	t.Helper()
-	h.Bind(host, model)
+	h.Bind(hh, model)
 }
 
 func TestHarnessInstallInspect(t *testing.T) {

@@ -13,11 +13,12 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )
 
 func newHostCmd() *cobra.Command {
-	host := &cobra.Command{Use: "host", Short: "Set up this host: its key and trust policy"}
+	hostCmd := &cobra.Command{Use: "host", Short: "Set up this host: its key and trust policy"}
 	var name string
 	var publishers, authorities []string
 	initCmd := &cobra.Command{
@@ -28,7 +29,7 @@ host's admission records) and $OA_HOME/policy.cue, a starter policy that
 trusts the publisher and authority public keys given. Nothing is overwritten.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := admit.InitOptions{Host: name, Publishers: map[string][]byte{}, Authorities: map[string][]byte{}}
+			opts := host.InitOptions{Host: name, Publishers: map[string][]byte{}, Authorities: map[string][]byte{}}
 			for _, group := range []struct {
 				files []string
 				into  map[string][]byte
@@ -38,25 +39,25 @@ trusts the publisher and authority public keys given. Nothing is overwritten.`,
 					if err != nil {
 						return usageError{fmt.Errorf("reading key %s: %w", f, err)}
 					}
-					group.into[admit.KeyName(f)] = b
+					group.into[host.KeyName(f)] = b
 				}
 			}
 			home := oaHome()
-			if err := admit.InitHost(home, opts); err != nil {
+			if err := host.Init(home, opts); err != nil {
 				return err
 			}
 			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"home": home, "policy": filepath.Join(home, admit.PolicyFile)})
+				return printJSON(cmd.OutOrStdout(), map[string]string{"home": home, "policy": filepath.Join(home, host.PolicyFile)})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "host initialized in %s\npolicy: %s\n", home, filepath.Join(home, admit.PolicyFile))
+			fmt.Fprintf(cmd.OutOrStdout(), "host initialized in %s\npolicy: %s\n", home, filepath.Join(home, host.PolicyFile))
 			return nil
 		},
 	}
 	initCmd.Flags().StringVar(&name, "name", "", "the host's name in its records")
 	initCmd.Flags().StringArrayVar(&publishers, "publisher-key", nil, "a publisher public key to trust (repeatable)")
 	initCmd.Flags().StringArrayVar(&authorities, "authority-key", nil, "a conformance authority public key to trust (repeatable)")
-	host.AddCommand(initCmd)
-	return host
+	hostCmd.AddCommand(initCmd)
+	return hostCmd
 }
 
 func newPolicyCmd() *cobra.Command {
@@ -66,11 +67,11 @@ func newPolicyCmd() *cobra.Command {
 		Short: "Validate a host policy (default $OA_HOME/policy.cue) with located errors",
 		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := filepath.Join(oaHome(), admit.PolicyFile)
+			path := filepath.Join(oaHome(), host.PolicyFile)
 			if len(args) == 1 {
 				path = args[0]
 			}
-			p, err := admit.LoadPolicy(path)
+			p, err := host.LoadPolicy(path)
 			if err != nil {
 				return err
 			}
@@ -105,7 +106,7 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 				return err
 			}
 			defer h.Close()
-			d, rec, err := h.Admit(ctx, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
+			d, rec, err := admit.Admit(ctx, h, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
 			if d != nil {
 				printDecision(cmd, ref, d, rec)
 			}
@@ -145,7 +146,7 @@ func newAdmissionsCmd() *cobra.Command {
 		Short: "List admission records, each verified with the host key",
 		Args:  wantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := admit.OpenHost(cmd.Context(), oaHome())
+			h, err := host.Open(cmd.Context(), oaHome())
 			if err != nil {
 				return err
 			}
@@ -154,7 +155,7 @@ func newAdmissionsCmd() *cobra.Command {
 			if len(args) == 1 {
 				pkg = args[0]
 			}
-			list, err := h.Admissions(cmd.Context(), pkg)
+			list, err := admit.Admissions(cmd.Context(), h, pkg)
 			if err != nil {
 				return err
 			}
@@ -181,7 +182,7 @@ func newAdmissionsCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			st, err := h.Status(cmd.Context(), args[0], time.Now())
+			st, err := admit.StatusOf(cmd.Context(), h, args[0], time.Now())
 			if err != nil {
 				return err
 			}
@@ -225,7 +226,7 @@ which every host applies at its next oa provision or oa agent sync.`,
 				return err
 			}
 			defer h.Close()
-			rev, err := h.Revoke(cmd.Context(), args[0], reason, as, time.Now())
+			rev, err := admit.Revoke(cmd.Context(), h, args[0], reason, as, time.Now())
 			if err != nil {
 				return err
 			}
@@ -260,7 +261,7 @@ with its state. It exits 2 when any link does not hold.`,
 				return err
 			}
 			defer h.Close()
-			in, err := h.Integrity(ctx, target, desc, time.Now())
+			in, err := admit.IntegrityOf(ctx, h, target, desc, time.Now())
 			if err != nil {
 				return err
 			}
@@ -294,11 +295,12 @@ func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 }
 
 // openHostAndRelease opens this host and resolves the pinned release s.
-func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
-	h, err := admit.OpenHost(ctx, oaHome())
+func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*host.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+	h, err := host.Open(ctx, oaHome())
 	if err != nil {
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
 	}
+	refs.opened = h
 	ref, target, desc, err := refs.resolvePinnedRead(ctx, s)
 	if err != nil {
 		h.Close()
@@ -309,9 +311,9 @@ func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*admit.H
 
 // openHostForDigest refuses a malformed digest argument, then opens this
 // host, so that a bad argument never touches host state.
-func openHostForDigest(cmd *cobra.Command, arg string) (*admit.Host, error) {
+func openHostForDigest(cmd *cobra.Command, arg string) (*host.Host, error) {
 	if _, err := oci.ParseDigest(arg); err != nil {
 		return nil, err
 	}
-	return admit.OpenHost(cmd.Context(), oaHome())
+	return host.Open(cmd.Context(), oaHome())
 }

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 	"oras.land/oras-go/v2"
 
-	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )
 
@@ -32,6 +32,10 @@ func oaHome() string {
 type refFlags struct {
 	layout   bool
 	registry registryFlags
+	// opened is the host the command opened before reading the release,
+	// if it did: its policy's limits apply without loading the policy
+	// file a second time.
+	opened *host.Host
 }
 
 func (f *refFlags) register(cmd *cobra.Command) {
@@ -57,11 +61,11 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 	if ref.Layout != "" && !ref.LayoutPath {
 		// A layout under $OA_HOME/oci: a home that is a file is its own
 		// refusal, not a failure to make a folder.
-		if err := admit.CheckHome(oaHome()); err != nil {
+		if err := host.CheckHome(oaHome()); err != nil {
 			return oci.Ref{}, nil, err
 		}
 	}
-	limits, err := hostLimits()
+	limits, err := f.hostLimits()
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
@@ -80,17 +84,13 @@ func (f *refFlags) openOptions(create bool) oci.OpenOptions {
 }
 
 // hostLimits are the size limits of this host's policy (its `limits`
-// section over the defaults), or the defaults when there is no host.
-func hostLimits() (oci.Limits, error) {
-	path := filepath.Join(oaHome(), admit.PolicyFile)
-	if _, err := os.Stat(path); err != nil {
-		return oci.DefaultLimits(), nil
+// section over the defaults), or the defaults when there is no host:
+// those of the host the command opened, else read from $OA_HOME.
+func (f *refFlags) hostLimits() (oci.Limits, error) {
+	if f.opened != nil {
+		return f.opened.Policy.ReadLimits(), nil
 	}
-	p, err := admit.LoadPolicy(path)
-	if err != nil {
-		return oci.Limits{}, err
-	}
-	return p.ReadLimits(), nil
+	return host.ReadLimits(oaHome())
 }
 
 // resolvePinned opens s and resolves it to a manifest descriptor, refusing

@@ -16,8 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/store"
@@ -247,12 +247,12 @@ func killAtEnd(t *testing.T, pid int) {
 // ledger reads the owned-process ledger of the host at home.
 func ledger(t *testing.T, home string) []store.OwnedProcess {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(home, admit.StateFile))
+	db, err := store.Open(context.Background(), filepath.Join(home, host.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.OwnedProcesses(context.Background())
+	rows, err := db.Ledger().OwnedProcesses(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,12 +271,12 @@ func ledgerNames(t *testing.T, home string, pid int) bool {
 
 // reapLeftovers ends, from the ledger, whatever a failed test left.
 func reapLeftovers(t *testing.T, home string) {
-	db, err := store.Open(context.Background(), filepath.Join(home, admit.StateFile))
+	db, err := store.Open(context.Background(), filepath.Join(home, host.StateFile))
 	if err != nil {
 		return
 	}
 	defer db.Close()
-	if _, err := connector.ReapOrphans(context.Background(), db); err != nil {
+	if _, err := connector.ReapOrphans(context.Background(), db.Ledger()); err != nil {
 		t.Errorf("cleaning up: %v", err)
 	}
 }

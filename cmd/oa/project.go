@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
@@ -39,7 +40,7 @@ is refused and nothing is written.`,
 				return err
 			}
 			defer h.Close()
-			st, err := h.RequireActive(ctx, desc.Digest.String(), time.Now())
+			st, err := admit.RequireActive(ctx, h, desc.Digest.String(), time.Now())
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/host"
 )
 
 func newQuickstartCmd() *cobra.Command {
@@ -154,12 +155,12 @@ func (e *expectedLines) Write(p []byte) (int, error) {
 }
 
 func printDemoChain(cmd *cobra.Command, out io.Writer, setup *demo.Setup) error {
-	h, err := admit.OpenHost(cmd.Context(), setup.Home)
+	h, err := host.Open(cmd.Context(), setup.Home)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	in, err := h.Integrity(cmd.Context(), setup.Release.Target, setup.Release.Desc, time.Now())
+	in, err := admit.IntegrityOf(cmd.Context(), h, setup.Release.Target, setup.Release.Desc, time.Now())
 	if err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]demo.Case, 
 }
 
 func verifyDemoReceipts(cmd *cobra.Command, home string) (*coordinator.ChainReport, error) {
-	h, err := admit.OpenHost(cmd.Context(), home)
+	h, err := host.Open(cmd.Context(), home)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 )
 
 func newReceiptsCmd() *cobra.Command {
@@ -28,7 +28,7 @@ receipt_checkpoint_mismatch, receipt_key_unpinned,
 receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				r, err := coordinator.VerifyReceipts(cmd.Context(), h)
 				if err != nil {
 					return err
@@ -58,7 +58,7 @@ receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 		Short: "List the receipts in chain order (not verified: use receipts verify)",
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHost(cmd, func(h *admit.Host) error {
+			return withHost(cmd, func(h *host.Host) error {
 				list, err := coordinator.ListReceipts(cmd.Context(), h)
 				if err != nil {
 					return err

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -22,7 +22,7 @@ func newRegistryCmd() *cobra.Command {
 		Short: "Write a starter capability registry ($OA_HOME/registry.cue) for the built-in sandbox",
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := admit.LoadPolicy(filepath.Join(oaHome(), admit.PolicyFile))
+			p, err := host.LoadPolicy(filepath.Join(oaHome(), host.PolicyFile))
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 			if err := noRegistryYet(args); err != nil {
 				return err
 			}
-			h, err := admit.OpenHost(ctx, oaHome())
+			h, err := host.Open(ctx, oaHome())
 			if err != nil {
 				return err
 			}

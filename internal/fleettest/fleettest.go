@@ -21,11 +21,11 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
@@ -164,13 +164,13 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 	t.Helper()
 	ctx := context.Background()
 	h := &Host{ID: id, Home: t.TempDir()}
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}, HostKey: hosttest.PoolKey(t)}); err != nil {
+	if err := host.Init(h.Home, host.InitOptions{Host: id, Publishers: map[string][]byte{"publisher": f.Publisher.Public}, Authorities: map[string][]byte{"authority": f.Authority.Public}, HostKey: hosttest.PoolKey(t)}); err != nil {
 		t.Fatal(err)
 	}
 	hosttest.GiveReceiptKey(t, h.Home)
 	if !opts.NoFleet {
 		section := FleetSection("clinics", f.Key.Public, opts.PreApprove)
-		p := filepath.Join(h.Home, admit.PolicyFile)
+		p := filepath.Join(h.Home, host.PolicyFile)
 		old, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -179,18 +179,18 @@ func (f *Fleet) NewHost(id string, opts HostOptions) *Host {
 			t.Fatal(err)
 		}
 	}
-	host, err := admit.OpenHost(ctx, h.Home)
+	opened, err := host.Open(ctx, h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer host.Close()
+	defer opened.Close()
 	// One connection revision per entry: a name listed again is replaced.
 	sb := pipeline.Connection{Name: "sandbox", Connector: resolve.SandboxConnector, Config: connector.Config{Command: connector.SandboxCommand}}
 	conns := make([]pipeline.Connection, max(opts.ConnectionRevisions, 1))
 	for i := range conns {
 		conns[i] = sb
 	}
-	if err := pipeline.SetUpHost(ctx, host, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
+	if err := pipeline.SetUpHost(ctx, opened, pipeline.HostOptions{By: Operator, Now: time.Now(), Connections: conns, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}}); err != nil {
 		t.Fatal(err)
 	}
 	return h

@@ -23,6 +23,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
@@ -58,7 +59,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := admit.InitHost(h.Home, admit.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}, HostKey: PoolKey(t)}); err != nil {
+	if err := host.Init(h.Home, host.InitOptions{Host: Name, Publishers: map[string][]byte{"publisher": publisher.Public}, Authorities: map[string][]byte{"authority": authority.Public}, HostKey: PoolKey(t)}); err != nil {
 		t.Fatal(err)
 	}
 	GiveReceiptKey(t, h.Home)
@@ -81,7 +82,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	h.Ref, h.Target, h.Desc = rel.Ref, rel.Target, rel.Desc
 	h.PublisherPub, h.AuthorityPub = publisher.Public, authority.Public
 	host := h.Open()
-	if _, _, err := host.Admit(ctx, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, host, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -123,14 +124,14 @@ func publishDefault(ctx context.Context, home, dir string, pub, auth *signing.Si
 }
 
 // Open opens the host; it is closed when the test ends.
-func (h *Host) Open() *admit.Host {
+func (h *Host) Open() *host.Host {
 	h.T.Helper()
-	host, err := admit.OpenHost(context.Background(), h.Home)
+	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		h.T.Fatal(err)
 	}
-	h.T.Cleanup(func() { host.Close() })
-	return host
+	h.T.Cleanup(func() { opened.Close() })
+	return opened
 }
 
 // WriteRegistry writes src as the host's registry and signs it.
@@ -154,13 +155,13 @@ func (h *Host) Change() connection.Change {
 }
 
 // AddConnection adds (or replaces) a connection and verifies it.
-func (h *Host) AddConnection(host *admit.Host, name, connectorID string, cfg connector.Config) {
+func (h *Host) AddConnection(hh *host.Host, name, connectorID string, cfg connector.Config) {
 	h.T.Helper()
 	ctx := context.Background()
-	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, h.Change()); err != nil {
+	if _, err := connection.Add(ctx, hh, connection.AddOptions{Name: name, Connector: connectorID, Config: cfg, Replace: true}, h.Change()); err != nil {
 		h.T.Fatal(err)
 	}
-	if _, err := connection.Verify(ctx, host, name, connector.Options{}, h.Change()); err != nil {
+	if _, err := connection.Verify(ctx, hh, name, connector.Options{}, h.Change()); err != nil {
 		h.T.Fatal(err)
 	}
 }
@@ -169,8 +170,8 @@ func (h *Host) AddConnection(host *admit.Host, name, connectorID string, cfg con
 var Sandbox = connector.Config{Command: connector.SandboxCommand}
 
 // Plan computes the release's plan for deployment "clinic" and model.
-func (h *Host) Plan(host *admit.Host, model string, probe bool) (*resolve.Plan, error) {
-	plan, _, err := resolve.Compute(context.Background(), host, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
+func (h *Host) Plan(hh *host.Host, model string, probe bool) (*resolve.Plan, error) {
+	plan, _, err := resolve.Compute(context.Background(), hh, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
 	return plan, err
 }
 
@@ -199,7 +200,7 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 
 // Bind resolves the clinic plan for model (probing every connection) and
 // binds it to deployment "clinic" with a person's approval.
-func (h *Host) Bind(host *admit.Host, model string) *bind.Binding {
+func (h *Host) Bind(host *host.Host, model string) *bind.Binding {
 	h.T.Helper()
 	rel := &pipeline.Release{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
 	b, err := pipeline.ResolveAndBind(context.Background(), host, pipeline.BindRequest{Release: rel, Deployment: "clinic", Model: model, By: "Dr Ada", Now: h.Now})

@@ -144,3 +144,15 @@ func (db *DB) Restore(ctx context.Context, d *Dump) error {
 	}
 	return tx.Commit()
 }
+
+// RunsOf returns every run of the deployment in the order they were
+// stored: a read of the coordinator's runs like Dump's, for the harness's
+// transcript, which comes before the coordinator in the stage order and
+// so cannot use its typed store.
+func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
+	out, err := Select(ctx, db.db, func(r *sql.Rows, v *Run) error { return ScanRun(r, v) }, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	if err != nil {
+		return nil, fmt.Errorf("store: read runs: %w", err)
+	}
+	return out, nil
+}

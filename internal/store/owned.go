@@ -6,6 +6,15 @@ import (
 	"fmt"
 )
 
+// Ledger is the typed store of the owned-process ledger: shared
+// plumbing, written by connector (through its Ledger interface, which
+// *Ledger satisfies) for whichever stage starts servers, and read by
+// whoever reaps orphans.
+type Ledger struct{ db *DB }
+
+// Ledger returns the database's owned-process ledger.
+func (db *DB) Ledger() *Ledger { return &Ledger{db} }
+
 // OwnedProcess is one row of the ledger of owned process trees: a process
 // (the owner) started a tree — a downstream server and whatever it starts —
 // and must end it. A tree is named by a row with PID 0 when it lives in a
@@ -32,13 +41,13 @@ type OwnedProcess struct {
 
 // RecordOwned adds rows to the ledger in one write; a row already there
 // (same tree and pid) is kept as it is.
-func (db *DB) RecordOwned(ctx context.Context, rows ...OwnedProcess) error {
+func (l *Ledger) RecordOwned(ctx context.Context, rows ...OwnedProcess) error {
 	for _, r := range rows {
 		if r.Tree == "" || r.OwnerPID <= 0 || r.OwnerStart == "" || r.PID < 0 || (r.PID == 0) != (r.PIDStart == "") {
 			return errors.New("store: record owned process: incomplete row")
 		}
 	}
-	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := l.db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return fmt.Errorf("store: record owned process: %w", err)
 	}
@@ -59,8 +68,8 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tree, pid) DO NOTHING`,
 }
 
 // OwnedProcesses returns every row of the ledger, ordered by tree and pid.
-func (db *DB) OwnedProcesses(ctx context.Context) ([]OwnedProcess, error) {
-	rows, err := db.db.QueryContext(ctx, `
+func (l *Ledger) OwnedProcesses(ctx context.Context) ([]OwnedProcess, error) {
+	rows, err := l.db.db.QueryContext(ctx, `
 SELECT tree, owner_pid, owner_start, pid, pid_start, cgroup FROM owned_processes ORDER BY tree, pid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read owned processes: %w", err)
@@ -81,8 +90,8 @@ SELECT tree, owner_pid, owner_start, pid, pid_start, cgroup FROM owned_processes
 }
 
 // ForgetOwned removes every row of a tree: it was verified ended.
-func (db *DB) ForgetOwned(ctx context.Context, tree string) error {
-	if _, err := db.db.ExecContext(ctx, `DELETE FROM owned_processes WHERE tree = ?`, tree); err != nil {
+func (l *Ledger) ForgetOwned(ctx context.Context, tree string) error {
+	if _, err := l.db.db.ExecContext(ctx, `DELETE FROM owned_processes WHERE tree = ?`, tree); err != nil {
 		return fmt.Errorf("store: forget owned tree: %w", err)
 	}
 	return nil

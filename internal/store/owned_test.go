@@ -21,28 +21,28 @@ func TestOwnedLedger(t *testing.T) {
 		return r
 	}
 	want := []OwnedProcess{row("a", 0, "", "/cg/oa-a"), row("a", 11, "boot/101", "/cg/oa-a"), row("b", 12, "boot/102", "")}
-	if err := db.RecordOwned(ctx, want[2], want[1], want[0]); err != nil {
+	if err := db.Ledger().RecordOwned(ctx, want[2], want[1], want[0]); err != nil {
 		t.Fatal(err)
 	}
 	// The same (tree, pid) again keeps the first row.
-	if err := db.RecordOwned(ctx, row("a", 11, "boot/999", "/other")); err != nil {
+	if err := db.Ledger().RecordOwned(ctx, row("a", 11, "boot/999", "/other")); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []OwnedProcess{row("", 1, "s", ""), row("c", 0, "s", ""), row("c", 3, "", ""), row("c", -1, "s", ""), {Tree: "c", PID: 4, PIDStart: "s"}} {
-		if err := db.RecordOwned(ctx, row("c", 5, "boot/105", ""), bad); err == nil {
+		if err := db.Ledger().RecordOwned(ctx, row("c", 5, "boot/105", ""), bad); err == nil {
 			t.Fatalf("incomplete row %+v recorded", bad)
 		}
 	}
 	db.Close()
 	db = openTest(t, path)
-	got, err := db.OwnedProcesses(ctx)
+	got, err := db.Ledger().OwnedProcesses(ctx)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("OwnedProcesses: %v\n got %+v\nwant %+v", err, got, want)
 	}
-	if err := db.ForgetOwned(ctx, "a"); err != nil {
+	if err := db.Ledger().ForgetOwned(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.OwnedProcesses(ctx); err != nil || !slices.Equal(got, want[2:]) {
+	if got, err := db.Ledger().OwnedProcesses(ctx); err != nil || !slices.Equal(got, want[2:]) {
 		t.Fatalf("after forgetting tree a: %v %+v", err, got)
 	}
 }

@@ -2,43 +2,51 @@
 // normally under $OA_HOME.
 //
 // The store holds signed records as the exact bytes it was given. It neither
-// signs nor verifies them: that is the job of the admit package, which checks
-// the signature of every record it reads. A row edited behind the store's
-// back is returned as it is stored, so the edit shows up as a record whose
-// signature does not verify.
+// signs nor verifies them: that is the job of the host package and of the
+// stage that reads them, which check the signature of every record. A row
+// edited behind the store's back is returned as it is stored, so the edit
+// shows up as a record whose signature does not verify.
 //
-// # Tables
+// # Tables and their owners
 //
-// admission_sequences has one row per package name holding the last sequence
-// number handed out for it. The counter only ever grows, so a sequence number
-// is never reused, even if admission rows were removed by hand.
+// The schema of every table is one of the numbered migrations below, so a
+// database written by any earlier oa opens unchanged. A table that one
+// stage owns is read and written only by that stage's typed store, built
+// on this package's handle ([DB.Write], [DB.QueryContext],
+// [DB.ExecContext]); what several stages share has its typed API here.
 //
-// admissions holds one row per admission record: package name, sequence
-// number (1, 2, 3… per package), artifact digest, record bytes and signature
-// bytes. (package, seq) is the primary key.
+// admission_sequences, admissions and revocations are admit's.
+// admission_sequences has one row per package name holding the last
+// sequence number handed out for it; the counter only ever grows, so a
+// sequence number is never reused, even if admission rows were removed by
+// hand. admissions holds one row per admission record: package name,
+// sequence number (1, 2, 3… per package), artifact digest, record and
+// signature bytes; (package, seq) is the primary key. revocations holds one
+// row per revocation record with a store-assigned sequence number
+// (increasing across all revocations, never reused); a digest may have
+// several.
 //
-// revocations holds one row per revocation record: a store-assigned sequence
-// number (increasing across all revocations, never reused), artifact digest,
-// record bytes and signature bytes. A digest may have several revocations.
+// versions is shared ([Versions]): versioned host records of other kinds
+// (connections, the capability registry's signatures, bindings, pins,
+// checkpoints, fleet records): one row per (kind, key, seq), seq counting
+// 1, 2, 3… per (kind, key). The latest seq is the current version; earlier
+// ones are history.
 //
-// versions holds versioned host records of other kinds (connections, the
-// capability registry's signatures, bindings): one row per (kind, key, seq),
-// seq counting 1, 2, 3… per (kind, key). The latest seq is the current
-// version; earlier ones are history.
+// runs, attention, receipts and used_states are the coordinator's: a run's
+// and an attention item's state is one JSON document rewritten as the run
+// moves (never holding an input value); receipts are append-only and
+// chained; used_states remembers single-use request states until they
+// expire.
 //
-// runs, attention and receipts are the coordinator's: a run's and an
-// attention item's state is one JSON document rewritten as the run moves
-// (never holding an input value); receipts are append-only and chained;
-// used_states remembers single-use request states until they expire.
+// owned_processes is shared plumbing ([Ledger]): the ledger of the process
+// trees (downstream servers and everything they started) a process started
+// and owns, written by connector: rows are written before or right after a
+// start and removed once the tree is verified ended, so what is left names
+// trees whose owner died without ending them. It is mutable state, not
+// history.
 //
-// owned_processes is the ledger of the process trees (downstream servers
-// and everything they started) a process started and owns: rows are
-// written before or right after a start and removed once the tree is
-// verified ended, so what is left names trees whose owner died without
-// ending them. It is mutable state, not history.
-//
-// The other record tables are append-only. The package has no API to update or
-// delete a row, and triggers in the schema refuse UPDATE and DELETE, so a
+// The other record tables are append-only. No typed store has an API to
+// update or delete a row of them, and triggers in the schema refuse UPDATE and DELETE, so a
 // mistake in other code cannot rewrite history. The triggers are not a
 // security boundary: anyone who can write the file can drop them. Signatures
 // are.
@@ -363,192 +371,4 @@ func (db *DB) migrate(ctx context.Context) error {
 // Close closes the database.
 func (db *DB) Close() error {
 	return db.db.Close()
-}
-
-// Admission is one stored admission record.
-type Admission struct {
-	// Seq is the record's sequence number among the admissions of Package,
-	// starting at 1.
-	Seq int64
-	// Package is the package name the admission belongs to.
-	Package string
-	// ArtifactDigest is the digest of the admitted artifact.
-	ArtifactDigest string
-	// Record is the signed record, byte for byte as it was inserted.
-	Record []byte
-	// Signature is the signature over Record, byte for byte as it was
-	// inserted.
-	Signature []byte
-}
-
-// InsertAdmission appends an admission for package pkg and returns its
-// sequence number.
-//
-// In one write transaction it allocates the next sequence number for pkg (1
-// for its first admission, then 2, 3…; never reused, and increasing across
-// every process sharing the database), calls build with it to produce the
-// signed record and its signature (so the number can be part of what is
-// signed), and inserts the row. If build returns an error, or anything else
-// fails, nothing is written and the sequence number is not consumed. build
-// runs while the write lock is held, so it should be quick and must not use
-// the database itself.
-func (db *DB) InsertAdmission(ctx context.Context, pkg, artifactDigest string, build func(seq int64) (record, signature []byte, err error)) (int64, error) {
-	if pkg == "" {
-		return 0, errors.New("store: insert admission: empty package name")
-	}
-	if artifactDigest == "" {
-		return 0, errors.New("store: insert admission: empty artifact digest")
-	}
-	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
-		return 0, fmt.Errorf("store: insert admission: %w", err)
-	}
-	defer tx.Rollback()
-
-	var seq int64
-	err = tx.QueryRowContext(ctx, `
-INSERT INTO admission_sequences (package, last_seq) VALUES (?, 1)
-ON CONFLICT (package) DO UPDATE SET last_seq = last_seq + 1
-RETURNING last_seq`, pkg).Scan(&seq)
-	if err != nil {
-		return 0, fmt.Errorf("store: insert admission: allocate sequence number: %w", err)
-	}
-	record, signature, err := build(seq)
-	if err != nil {
-		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
-	}
-	if err := checkRecord(record, signature); err != nil {
-		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
-	}
-	_, err = tx.ExecContext(ctx, `
-INSERT INTO admissions (package, seq, artifact_digest, record, signature)
-VALUES (?, ?, ?, ?, ?)`, pkg, seq, artifactDigest, record, signature)
-	if err != nil {
-		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
-	}
-	return seq, nil
-}
-
-func checkRecord(record, signature []byte) error {
-	if len(record) == 0 {
-		return errors.New("empty record")
-	}
-	if len(signature) == 0 {
-		return errors.New("empty signature")
-	}
-	return nil
-}
-
-const admissionColumns = `seq, package, artifact_digest, record, signature`
-
-// Admissions returns the admissions of package pkg by ascending sequence
-// number. If pkg is "", it returns the admissions of every package, ordered
-// by package name and then sequence number.
-func (db *DB) Admissions(ctx context.Context, pkg string) ([]Admission, error) {
-	if pkg == "" {
-		return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions ORDER BY package, seq`)
-	}
-	return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
-}
-
-// LatestAdmission returns the admission of package pkg with the highest
-// sequence number. It reports false if pkg has none.
-func (db *DB) LatestAdmission(ctx context.Context, pkg string) (Admission, bool, error) {
-	as, err := db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
-	if err != nil || len(as) == 0 {
-		return Admission{}, false, err
-	}
-	return as[0], true, nil
-}
-
-// AdmissionsOf returns the admissions of the artifact with the given digest,
-// ordered by package name and then sequence number.
-func (db *DB) AdmissionsOf(ctx context.Context, artifactDigest string) ([]Admission, error) {
-	return db.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
-}
-
-func (db *DB) queryAdmissions(ctx context.Context, query string, args ...any) ([]Admission, error) {
-	rows, err := db.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: read admissions: %w", err)
-	}
-	defer rows.Close()
-	var as []Admission
-	for rows.Next() {
-		var a Admission
-		if err := rows.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature); err != nil {
-			return nil, fmt.Errorf("store: read admissions: %w", err)
-		}
-		as = append(as, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read admissions: %w", err)
-	}
-	return as, nil
-}
-
-// Revocation is one stored revocation record.
-type Revocation struct {
-	// ArtifactDigest is the digest of the revoked artifact.
-	ArtifactDigest string
-	// Record is the signed record, byte for byte as it was inserted.
-	Record []byte
-	// Signature is the signature over Record, byte for byte as it was
-	// inserted.
-	Signature []byte
-	// Seq is assigned by the store: it increases with every revocation
-	// inserted, whatever its digest, and is never reused.
-	Seq int64
-}
-
-// InsertRevocation appends a revocation of the artifact with the given
-// digest. Revocations are permanent: there is no way to remove or change one.
-func (db *DB) InsertRevocation(ctx context.Context, artifactDigest string, record, signature []byte) error {
-	if artifactDigest == "" {
-		return errors.New("store: insert revocation: empty artifact digest")
-	}
-	if err := checkRecord(record, signature); err != nil {
-		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
-	}
-	_, err := db.db.ExecContext(ctx, `
-INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
-		artifactDigest, record, signature)
-	if err != nil {
-		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
-	}
-	return nil
-}
-
-// Revocations returns the revocations of the artifact with the given digest
-// by ascending Seq. If artifactDigest is "", it returns every revocation.
-func (db *DB) Revocations(ctx context.Context, artifactDigest string) ([]Revocation, error) {
-	const cols = `SELECT seq, artifact_digest, record, signature FROM revocations`
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if artifactDigest == "" {
-		rows, err = db.db.QueryContext(ctx, cols+` ORDER BY seq`)
-	} else {
-		rows, err = db.db.QueryContext(ctx, cols+` WHERE artifact_digest = ? ORDER BY seq`, artifactDigest)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: read revocations: %w", err)
-	}
-	defer rows.Close()
-	var rs []Revocation
-	for rows.Next() {
-		var r Revocation
-		if err := rows.Scan(&r.Seq, &r.ArtifactDigest, &r.Record, &r.Signature); err != nil {
-			return nil, fmt.Errorf("store: read revocations: %w", err)
-		}
-		rs = append(rs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read revocations: %w", err)
-	}
-	return rs, nil
 }

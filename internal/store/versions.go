@@ -14,6 +14,22 @@ const (
 	KindBinding    = "binding"
 )
 
+// KindCheckpoint and CheckpointKey name the host's signed receipt head
+// checkpoints among the versioned records: version N is the head after
+// receipt N.
+const (
+	KindCheckpoint = "checkpoint"
+	CheckpointKey  = "receipts"
+)
+
+// Versions is the typed store of the versioned host records, the
+// signed-version chains several stages share (connections, the
+// registry's signatures, bindings, pins, checkpoints, fleet records).
+type Versions struct{ db *DB }
+
+// Versions returns the database's versioned records.
+func (db *DB) Versions() *Versions { return &Versions{db} }
+
 // Version is one version of a versioned host record.
 type Version struct {
 	Kind string
@@ -25,7 +41,7 @@ type Version struct {
 	Signature []byte
 }
 
-// InsertVersion appends the next version of (kind, key) and returns its
+// Insert appends the next version of (kind, key) and returns its
 // sequence number.
 //
 // In one write transaction it reads the current latest version (nil if there
@@ -35,16 +51,16 @@ type Version struct {
 // each sees the version it replaces. If build fails nothing is written.
 // build runs under the write lock: it must be quick and must not use the
 // database.
-func (db *DB) InsertVersion(ctx context.Context, kind, key string, build func(seq int64, prev *Version) (record, signature []byte, err error)) (int64, error) {
+func (s *Versions) Insert(ctx context.Context, kind, key string, build func(seq int64, prev *Version) (record, signature []byte, err error)) (int64, error) {
 	if kind == "" || key == "" {
 		return 0, errors.New("store: insert version: empty kind or key")
 	}
-	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := s.db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return 0, fmt.Errorf("store: insert %s %s: %w", kind, key, err)
 	}
 	defer tx.Rollback()
-	prev, err := latestVersion(ctx, tx, kind, key)
+	prev, err := LatestVersionTx(ctx, tx, kind, key)
 	if err != nil {
 		return 0, err
 	}
@@ -56,12 +72,8 @@ func (db *DB) InsertVersion(ctx context.Context, kind, key string, build func(se
 	if err != nil {
 		return 0, err
 	}
-	if err := checkRecord(record, signature); err != nil {
-		return 0, fmt.Errorf("store: insert %s %s #%d: %w", kind, key, seq, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`,
-		kind, key, seq, record, signature); err != nil {
-		return 0, fmt.Errorf("store: insert %s %s #%d: %w", kind, key, seq, err)
+	if err := InsertVersionTx(ctx, tx, Version{Kind: kind, Key: key, Seq: seq, Record: record, Signature: signature}); err != nil {
+		return 0, err
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("store: insert %s %s #%d: %w", kind, key, seq, err)
@@ -69,13 +81,25 @@ func (db *DB) InsertVersion(ctx context.Context, kind, key string, build func(se
 	return seq, nil
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+// InsertVersionTx inserts v inside tx: for an owner whose own write
+// appends a version in the same transaction (the coordinator's receipt
+// and its checkpoint).
+func InsertVersionTx(ctx context.Context, tx *sql.Tx, v Version) error {
+	if err := CheckRecord(v.Record, v.Signature); err != nil {
+		return fmt.Errorf("store: insert %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`,
+		v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
+		return fmt.Errorf("store: insert %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
+	}
+	return nil
 }
 
 const versionColumns = `SELECT kind, key, seq, record, signature FROM versions`
 
-func latestVersion(ctx context.Context, q querier, kind, key string) (*Version, error) {
+// LatestVersionTx is Latest read through q (a transaction of the
+// caller's, or the handle).
+func LatestVersionTx(ctx context.Context, q Querier, kind, key string) (*Version, error) {
 	vs, err := queryVersions(ctx, q, versionColumns+` WHERE kind = ? AND key = ? ORDER BY seq DESC LIMIT 1`, kind, key)
 	if err != nil || len(vs) == 0 {
 		return nil, err
@@ -83,38 +107,28 @@ func latestVersion(ctx context.Context, q querier, kind, key string) (*Version, 
 	return &vs[0], nil
 }
 
-// LatestVersion returns the current version of (kind, key), or nil if it has
+// Latest returns the current version of (kind, key), or nil if it has
 // none.
-func (db *DB) LatestVersion(ctx context.Context, kind, key string) (*Version, error) {
-	return latestVersion(ctx, db.db, kind, key)
+func (s *Versions) Latest(ctx context.Context, kind, key string) (*Version, error) {
+	return LatestVersionTx(ctx, s.db.db, kind, key)
 }
 
-// Versions returns every version of (kind, key) by ascending Seq.
-func (db *DB) Versions(ctx context.Context, kind, key string) ([]Version, error) {
-	return queryVersions(ctx, db.db, versionColumns+` WHERE kind = ? AND key = ? ORDER BY seq`, kind, key)
+// History returns every version of (kind, key) by ascending Seq.
+func (s *Versions) History(ctx context.Context, kind, key string) ([]Version, error) {
+	return queryVersions(ctx, s.db.db, versionColumns+` WHERE kind = ? AND key = ? ORDER BY seq`, kind, key)
 }
 
-// LatestVersions returns the current version of every key of kind, ordered
+// LatestOfKind returns the current version of every key of kind, ordered
 // by key.
-func (db *DB) LatestVersions(ctx context.Context, kind string) ([]Version, error) {
-	return queryVersions(ctx, db.db, versionColumns+` v WHERE kind = ? AND seq = (SELECT MAX(seq) FROM versions WHERE kind = v.kind AND key = v.key) ORDER BY key`, kind)
+func (s *Versions) LatestOfKind(ctx context.Context, kind string) ([]Version, error) {
+	return queryVersions(ctx, s.db.db, versionColumns+` v WHERE kind = ? AND seq = (SELECT MAX(seq) FROM versions WHERE kind = v.kind AND key = v.key) ORDER BY key`, kind)
 }
 
-func queryVersions(ctx context.Context, q querier, query string, args ...any) ([]Version, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+func queryVersions(ctx context.Context, q Querier, query string, args ...any) ([]Version, error) {
+	vs, err := Select(ctx, q, func(r *sql.Rows, v *Version) error {
+		return r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
+	}, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: read versions: %w", err)
-	}
-	defer rows.Close()
-	var vs []Version
-	for rows.Next() {
-		var v Version
-		if err := rows.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature); err != nil {
-			return nil, fmt.Errorf("store: read versions: %w", err)
-		}
-		vs = append(vs, v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read versions: %w", err)
 	}
 	return vs, nil

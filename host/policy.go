@@ -1,4 +1,4 @@
-package admit
+package host
 
 import (
 	"fmt"
@@ -133,7 +133,7 @@ func LoadPolicy(path string) (*Policy, error) {
 	}
 	var p Policy
 	if err := v.Decode(&p); err != nil {
-		return nil, fmt.Errorf("admit: decoding a policy that passed the schema: %w", err)
+		return nil, fmt.Errorf("host: decoding a policy that passed the schema: %w", err)
 	}
 	if err := p.loadKeys(posOf); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package admit
+package host
 
 import (
 	"errors"
@@ -28,10 +28,10 @@ type InitOptions struct {
 	HostKey []byte
 }
 
-// InitHost writes a working host under home: a host key pair (cosign's
+// Init writes a working host under home: a host key pair (cosign's
 // format, no password, 0600, the way hosts keep their own keys) and a
 // starter policy trusting the given keys. It never overwrites a file.
-func InitHost(home string, opts InitOptions) error {
+func Init(home string, opts InitOptions) error {
 	if opts.Host == "" {
 		opts.Host = "oa-host"
 	}

@@ -1,0 +1,141 @@
+package admit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/store"
+)
+
+// admissions is admit's typed store over the host database: it owns the
+// admission_sequences, admissions and revocations tables (their schema is
+// internal/store's migration 1, kept there so existing databases open
+// unchanged). Like the rest of the store it neither signs nor verifies:
+// the functions of admit check every record they read.
+type admissions struct{ db *store.DB }
+
+// storeOf is admit's store of host h.
+func storeOf(h *host.Host) admissions { return admissions{h.Store()} }
+
+// InsertAdmission appends an admission for package pkg and returns its
+// sequence number.
+//
+// In one write transaction it allocates the next sequence number for pkg (1
+// for its first admission, then 2, 3…; never reused, and increasing across
+// every process sharing the database), calls build with it to produce the
+// signed record and its signature (so the number can be part of what is
+// signed), and inserts the row. If build returns an error, or anything else
+// fails, nothing is written and the sequence number is not consumed. build
+// runs while the write lock is held, so it should be quick and must not use
+// the database itself.
+func (s admissions) InsertAdmission(ctx context.Context, pkg, artifactDigest string, build func(seq int64) (record, signature []byte, err error)) (int64, error) {
+	if pkg == "" {
+		return 0, errors.New("store: insert admission: empty package name")
+	}
+	if artifactDigest == "" {
+		return 0, errors.New("store: insert admission: empty artifact digest")
+	}
+	var seq int64
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `
+INSERT INTO admission_sequences (package, last_seq) VALUES (?, 1)
+ON CONFLICT (package) DO UPDATE SET last_seq = last_seq + 1
+RETURNING last_seq`, pkg).Scan(&seq)
+		if err != nil {
+			return fmt.Errorf("store: insert admission: allocate sequence number: %w", err)
+		}
+		record, signature, err := build(seq)
+		if err != nil {
+			return fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+		}
+		if err := store.CheckRecord(record, signature); err != nil {
+			return fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+		}
+		_, err = tx.ExecContext(ctx, `
+INSERT INTO admissions (package, seq, artifact_digest, record, signature)
+VALUES (?, ?, ?, ?, ?)`, pkg, seq, artifactDigest, record, signature)
+		if err != nil {
+			return fmt.Errorf("store: insert admission %s #%d: %w", pkg, seq, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+const admissionColumns = `seq, package, artifact_digest, record, signature`
+
+// Admissions returns the admissions of package pkg by ascending sequence
+// number. If pkg is "", it returns the admissions of every package, ordered
+// by package name and then sequence number.
+func (s admissions) Admissions(ctx context.Context, pkg string) ([]store.Admission, error) {
+	if pkg == "" {
+		return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions ORDER BY package, seq`)
+	}
+	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
+}
+
+// LatestAdmission returns the admission of package pkg with the highest
+// sequence number. It reports false if pkg has none.
+func (s admissions) LatestAdmission(ctx context.Context, pkg string) (store.Admission, bool, error) {
+	as, err := s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
+	if err != nil || len(as) == 0 {
+		return store.Admission{}, false, err
+	}
+	return as[0], true, nil
+}
+
+// AdmissionsOf returns the admissions of the artifact with the given digest,
+// ordered by package name and then sequence number.
+func (s admissions) AdmissionsOf(ctx context.Context, artifactDigest string) ([]store.Admission, error) {
+	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
+}
+
+func (s admissions) queryAdmissions(ctx context.Context, query string, args ...any) ([]store.Admission, error) {
+	as, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Admission) error {
+		return r.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature)
+	}, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: read admissions: %w", err)
+	}
+	return as, nil
+}
+
+// InsertRevocation appends a revocation of the artifact with the given
+// digest. Revocations are permanent: there is no way to remove or change one.
+func (s admissions) InsertRevocation(ctx context.Context, artifactDigest string, record, signature []byte) error {
+	if artifactDigest == "" {
+		return errors.New("store: insert revocation: empty artifact digest")
+	}
+	if err := store.CheckRecord(record, signature); err != nil {
+		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
+	}
+	_, err := s.db.ExecContext(ctx, `
+INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
+		artifactDigest, record, signature)
+	if err != nil {
+		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
+	}
+	return nil
+}
+
+// Revocations returns the revocations of the artifact with the given digest
+// by ascending Seq. If artifactDigest is "", it returns every revocation.
+func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]store.Revocation, error) {
+	query, args := `SELECT seq, artifact_digest, record, signature FROM revocations ORDER BY seq`, []any(nil)
+	if artifactDigest != "" {
+		query, args = `SELECT seq, artifact_digest, record, signature FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
+	}
+	rs, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Revocation) error {
+		return r.Scan(&v.Seq, &v.ArtifactDigest, &v.Record, &v.Signature)
+	}, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: read revocations: %w", err)
+	}
+	return rs, nil
+}

@@ -1,0 +1,282 @@
+package coordinator
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/store"
+)
+
+// coordStore is the coordinator's typed store over the host database: it
+// owns the runs, attention, receipts and used_states tables (their schema
+// is internal/store's migration 3, kept there so existing databases open
+// unchanged), and appends the receipt head checkpoint to the shared
+// versions inside the receipt's own transaction.
+type coordStore struct{ db *store.DB }
+
+// storeOf is the coordinator's store of host h.
+func storeOf(h *host.Host) coordStore { return coordStore{h.Store()} }
+
+const receiptColumns = `seq, run_id, attempt, prev_digest, record, signature`
+
+// InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
+// the deployment already has a run for the request id, so two callers
+// racing on one request id get one run.
+func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
+	if store.IsConstraint(err) {
+		return fmt.Errorf("%w: run for request %s", store.ErrConflict, r.RequestID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: insert run: %w", err)
+	}
+	return nil
+}
+
+// UpdateRun replaces a run's state in one write transaction: update gets
+// the current state and returns the next. It is how a run moves, so two
+// writers never lose each other's step.
+func (s coordStore) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
+	return s.db.Write(ctx, func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
+}
+
+// RunByID returns a run, or nil when there is none.
+func (s coordStore) RunByID(ctx context.Context, runID string) (*store.Run, error) {
+	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
+}
+
+// RunByRequest returns the deployment's run for a request id, or nil.
+func (s coordStore) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
+	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
+}
+
+// Runs returns every run of every deployment in the order they were
+// stored.
+func (s coordStore) Runs(ctx context.Context) ([]store.Run, error) {
+	out, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Run) error { return store.ScanRun(r, v) }, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read runs: %w", err)
+	}
+	return out, nil
+}
+
+func (s coordStore) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
+	var r store.Run
+	err := store.ScanRun(s.db.QueryRowContext(ctx, query, args...), &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read run: %w", err)
+	}
+	return &r, nil
+}
+
+// AttentionByID returns an attention item, or nil.
+func (s coordStore) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
+	var a store.Attention
+	err := s.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read attention item: %w", err)
+	}
+	return &a, nil
+}
+
+// AttentionItems returns every attention item, oldest first.
+func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, error) {
+	out, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read attention items: %w", err)
+	}
+	return out, nil
+}
+
+// SealRun appends the receipt of one attempt of a run to the chain,
+// records it in the run's state and appends the host's signed head
+// checkpoint, in one write transaction. build gets the next sequence
+// number and the previous receipt (nil for the first) and returns the
+// signed record; mark gets the run's state and the new receipt's record
+// and returns the state to store; checkpoint gets the new receipt, the
+// number of runs stored and the previous checkpoint (nil for none) and
+// returns the signed checkpoint, stored as version Seq of
+// (store.KindCheckpoint, store.CheckpointKey). An attempt is sealed once:
+// a second call for it changes nothing and returns (nil, nil, nil).
+func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
+	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
+	mark func(state, record []byte) ([]byte, error),
+	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
+	var sealed *store.Receipt
+	var cp *store.Version
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, attempt).Scan(&n); err != nil {
+			return fmt.Errorf("store: seal run: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		prev, err := lastReceipt(ctx, tx, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
+		if err != nil {
+			return fmt.Errorf("store: seal run: %w", err)
+		}
+		r := store.Receipt{Seq: 1, RunID: runID, Attempt: attempt}
+		if prev != nil {
+			r.Seq = prev.Seq + 1
+		}
+		if r.Record, r.Signature, r.PrevDigest, err = build(r.Seq, prev); err != nil {
+			return err
+		}
+		if err := store.CheckRecord(r.Record, r.Signature); err != nil {
+			return fmt.Errorf("store: seal run: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+receiptColumns+`) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
+			return fmt.Errorf("store: seal run: %w", err)
+		}
+		var state []byte
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&state); err != nil {
+			return fmt.Errorf("store: seal run %s: %w", runID, err)
+		}
+		next, err := mark(state, r.Record)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+			return fmt.Errorf("store: seal run %s: %w", runID, err)
+		}
+		if cp, err = insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
+			return err
+		}
+		sealed = &r
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sealed, cp, nil
+}
+
+// insertCheckpoint appends the checkpoint of receipt r inside tx.
+func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (*store.Version, error) {
+	var runs int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&runs); err != nil {
+		return nil, fmt.Errorf("store: seal run: %w", err)
+	}
+	prev, err := store.LatestVersionTx(ctx, tx, store.KindCheckpoint, store.CheckpointKey)
+	if err != nil {
+		return nil, err
+	}
+	v := store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: r.Seq}
+	if v.Record, v.Signature, err = checkpoint(r, runs, prev); err != nil {
+		return nil, err
+	}
+	if err := store.InsertVersionTx(ctx, tx, v); err != nil {
+		return nil, fmt.Errorf("store: seal run: checkpoint: %w", err)
+	}
+	return &v, nil
+}
+
+func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any) (*store.Receipt, error) {
+	var p store.Receipt
+	err := q.QueryRowContext(ctx, query, args...).Scan(&p.Seq, &p.RunID, &p.Attempt, &p.PrevDigest, &p.Record, &p.Signature)
+	switch {
+	case err == nil:
+		return &p, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// LastReceiptOf returns the receipt of the run's latest sealed attempt, or
+// nil when none is sealed.
+func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
+	r, err := lastReceipt(ctx, s.db, `SELECT `+receiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: read receipt: %w", err)
+	}
+	return r, nil
+}
+
+// PauseRun inserts an attention item and moves its run in one write
+// transaction, so no decision can find the item before the run waits for
+// it.
+func (s coordStore) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
+	return s.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
+			return fmt.Errorf("store: pause run: %w", err)
+		}
+		return updateRunTx(ctx, tx, a.RunID, update)
+	})
+}
+
+// DecideAttention changes an attention item and its run in one write
+// transaction: decide gets both states and returns both.
+func (s coordStore) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
+	return s.db.Write(ctx, func(tx *sql.Tx) error {
+		var runID string
+		var item, run []byte
+		if err := tx.QueryRowContext(ctx, `SELECT a.run_id, a.state, r.state FROM attention a JOIN runs r ON r.run_id = a.run_id WHERE a.id = ?`, id).Scan(&runID, &item, &run); err != nil {
+			return fmt.Errorf("store: decide %s: %w", id, err)
+		}
+		item, run, err := decide(item, run)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE attention SET state = ? WHERE id = ?`, item, id); err != nil {
+			return fmt.Errorf("store: decide %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, run, runID); err != nil {
+			return fmt.Errorf("store: decide %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(state []byte) ([]byte, error)) error {
+	var cur []byte
+	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&cur); err != nil {
+		return fmt.Errorf("store: update run %s: %w", runID, err)
+	}
+	next, err := update(cur)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+		return fmt.Errorf("store: update run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Receipts returns the whole chain by ascending sequence number.
+func (s coordStore) Receipts(ctx context.Context) ([]store.Receipt, error) {
+	out, err := store.Select(ctx, s.db, func(rs *sql.Rows, r *store.Receipt) error {
+		return rs.Scan(&r.Seq, &r.RunID, &r.Attempt, &r.PrevDigest, &r.Record, &r.Signature)
+	}, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read receipts: %w", err)
+	}
+	return out, nil
+}
+
+// UseState records a single-use nonce. It returns store.ErrConflict
+// (wrapped) when the nonce was used before; expired nonces are forgotten.
+func (s coordStore) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM used_states WHERE expires_at < ?`, now.UTC().Format(store.FixedTime)); err != nil {
+		return fmt.Errorf("store: use state: %w", err)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO used_states (nonce, expires_at) VALUES (?, ?)`, nonce, expires.UTC().Format(store.FixedTime))
+	if store.IsConstraint(err) {
+		return fmt.Errorf("%w: state used before", store.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: use state: %w", err)
+	}
+	return nil
+}

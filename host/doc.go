@@ -1,0 +1,14 @@
+// Package host is the host context every stage from admission on works
+// through: the host folder ($OA_HOME), its policy (loaded and checked),
+// its host key pair (which signs and verifies every host record), and its
+// state database, opened once.
+//
+// A [Host] hands out no raw database to other stages: the shared
+// signed-version chains ([Host.Versions]), the owned-process ledger
+// ([Host.Ledger]), the signed stamp and the audit dump are its own
+// methods, and a stage that owns tables (admit's admissions and
+// revocations, the coordinator's runs, attention items and receipts)
+// builds its typed store on [Host.Store].
+//
+// [Init] sets a host up: a key pair and a starter policy.
+package host
