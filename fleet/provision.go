@@ -22,7 +22,6 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
 )
@@ -305,8 +304,8 @@ func (p *provisioner) run(ctx context.Context) error {
 		return err
 	}
 	resolved := false
-	b, err := pipeline.ResolveAndBind(ctx, p.h, pipeline.BindRequest{
-		Release:    &pipeline.Release{Ref: p.res.LocalRef, Target: dst, Desc: desc},
+	b, err := bind.ResolveAndBind(ctx, p.h, bind.Request{
+		Ref: p.res.LocalRef, Target: dst, Desc: desc,
 		Deployment: env.Deployment, Model: env.Model,
 		By: p.by(), Now: p.now,
 		Connector: p.opts.Connector, NoProbe: !p.opts.Probe,

@@ -42,7 +42,7 @@ type HostOptions struct {
 
 // PrepareHost runs the operator's half of the pipeline on host h: admit
 // the release, SetUpHost (starter registry signed, connections verified),
-// then resolve and bind (ResolveAndBind). It stops at the first refusal,
+// then resolve and bind (bind.ResolveAndBind). It stops at the first refusal,
 // returned as is.
 func PrepareHost(ctx context.Context, h *host.Host, opts HostOptions) (*bind.Binding, error) {
 	rel := opts.Release
@@ -53,7 +53,7 @@ func PrepareHost(ctx context.Context, h *host.Host, opts HostOptions) (*bind.Bin
 	if err := SetUpHost(ctx, h, opts); err != nil {
 		return nil, err
 	}
-	b, err := ResolveAndBind(ctx, h, BindRequest{Release: rel, Deployment: opts.Deployment, Model: opts.Model, By: opts.By, Now: opts.Now, Connector: opts.Connector})
+	b, err := bind.ResolveAndBind(ctx, h, rel.BindRequest(opts.Deployment, opts.Model, opts.By, opts.Now, opts.Connector))
 	if err != nil {
 		return nil, err
 	}
@@ -105,45 +105,8 @@ func signRegistry(ctx context.Context, h *host.Host, by string, now time.Time) (
 	return reg, err
 }
 
-// BindRequest is a release's plan to resolve and a person's approval to
-// bind it.
-type BindRequest struct {
-	Release           *Release
-	Deployment, Model string
-	// By is the person approving the binding.
-	By  string
-	Now time.Time
-	// Connector is how the plan's connections are started to check them
-	// live.
-	Connector connector.Options
-	// NoProbe resolves without starting the plan's connections to compare
-	// their live tool lists with the verified ones (a fleet provisioning
-	// run with probing off); the coordinator still checks them live
-	// before it serves.
-	NoProbe bool
-	// Gate, when not nil, is asked with the resolved plan before anything
-	// is bound: it returns false to bind nothing and leave the deployment
-	// as it is (a fleet host already bound to this plan), or a refusal
-	// (a fleet's ceiling or its rebinding rules), which ResolveAndBind
-	// returns as is. It is how a caller puts its own approval between
-	// resolving and binding without rebuilding the sequence.
-	Gate func(ctx context.Context, plan *resolve.Plan) (bind bool, err error)
-}
-
-// ResolveAndBind computes the release's plan for the deployment and model
-// (every connection of the plan probed live unless NoProbe) and binds it
-// with By's explicit approval, after Gate if one is set. It returns the
-// binding made, or nil (and no error) where Gate chose not to bind.
-func ResolveAndBind(ctx context.Context, h *host.Host, req BindRequest) (*bind.Binding, error) {
-	rel := req.Release
-	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Desc, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: !req.NoProbe, Connector: req.Connector})
-	if err != nil {
-		return nil, err
-	}
-	if req.Gate != nil {
-		if ok, err := req.Gate(ctx, plan); err != nil || !ok {
-			return nil, err
-		}
-	}
-	return bind.Bind(ctx, h, rel.Ref, false, plan, bind.Approval{By: req.By, Approved: true, Now: req.Now})
+// BindRequest is the bind.Request that resolves rel for deployment and
+// model and binds it with by's approval.
+func (rel *Release) BindRequest(deployment, model, by string, now time.Time, conn connector.Options) bind.Request {
+	return bind.Request{Ref: rel.Ref, Target: rel.Target, Desc: rel.Desc, Deployment: deployment, Model: model, By: by, Now: now, Connector: conn}
 }

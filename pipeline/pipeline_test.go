@@ -131,7 +131,8 @@ func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 	}
 }
 
-// TestResolveAndBindGate: a Gate is asked with the resolved plan before
+// TestResolveAndBindGate: bind.ResolveAndBind as PrepareHost and fleet
+// provisioning call it, on a published release. A Gate is asked with the resolved plan before
 // anything is bound. Its refusal is returned as is and its "no" binds
 // nothing; in both cases the deployment keeps the binding it had, and a
 // "yes" binds the plan it was shown.
@@ -155,14 +156,14 @@ func TestResolveAndBindGate(t *testing.T) {
 	if err := pipeline.SetUpHost(ctx, h, opts); err != nil {
 		t.Fatal(err)
 	}
-	req := pipeline.BindRequest{Release: rel, Deployment: "clinic", Model: "m", By: "Op", Now: now, Connector: opts.Connector}
+	req := rel.BindRequest("clinic", "m", "Op", now, opts.Connector)
 
 	var shown string
 	req.Gate = func(_ context.Context, plan *resolve.Plan) (bool, error) {
 		shown = plan.Digest()
 		return false, blocking.New(blocking.FleetCeilingExceeded, "outside the ceiling")
 	}
-	if b, err := pipeline.ResolveAndBind(ctx, h, req); b != nil || !hasCode(err, blocking.FleetCeilingExceeded) {
+	if b, err := bind.ResolveAndBind(ctx, h, req); b != nil || !hasCode(err, blocking.FleetCeilingExceeded) {
 		t.Fatalf("gate refusal: binding %v, error %v; want the gate's fleet_ceiling_exceeded", b, err)
 	}
 	if shown == "" {
@@ -173,7 +174,7 @@ func TestResolveAndBindGate(t *testing.T) {
 	}
 
 	req.Gate = func(context.Context, *resolve.Plan) (bool, error) { return false, nil }
-	if b, err := pipeline.ResolveAndBind(ctx, h, req); b != nil || err != nil {
+	if b, err := bind.ResolveAndBind(ctx, h, req); b != nil || err != nil {
 		t.Fatalf("gate no: binding %v, error %v; want neither", b, err)
 	}
 	if _, err := bind.Current(ctx, h, "clinic"); err == nil {
@@ -181,7 +182,7 @@ func TestResolveAndBindGate(t *testing.T) {
 	}
 
 	req.Gate = func(_ context.Context, plan *resolve.Plan) (bool, error) { shown = plan.Digest(); return true, nil }
-	b, err := pipeline.ResolveAndBind(ctx, h, req)
+	b, err := bind.ResolveAndBind(ctx, h, req)
 	if err != nil {
 		t.Fatal(err)
 	}

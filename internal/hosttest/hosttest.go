@@ -203,7 +203,7 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 func (h *Host) Bind(host *host.Host, model string) *bind.Binding {
 	h.T.Helper()
 	rel := &pipeline.Release{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
-	b, err := pipeline.ResolveAndBind(context.Background(), host, pipeline.BindRequest{Release: rel, Deployment: "clinic", Model: model, By: "Dr Ada", Now: h.Now})
+	b, err := bind.ResolveAndBind(context.Background(), host, rel.BindRequest("clinic", model, "Dr Ada", h.Now, connector.Options{}))
 	if err != nil {
 		h.T.Fatal(err)
 	}
