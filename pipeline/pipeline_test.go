@@ -58,17 +58,26 @@ func published(t *testing.T) (string, *pipeline.Release) {
 	return home, rel
 }
 
+// publishedHost is published with the host opened (closed at the end of
+// the test).
+func publishedHost(t *testing.T) (*host.Host, *pipeline.Release) {
+	t.Helper()
+	home, rel := published(t)
+	h, err := host.Open(context.Background(), home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h, rel
+}
+
 // TestPrepareHostBindsAndNeverOverwritesTheRegistry runs the operator's
 // half end to end on a real host, then again: the second run refuses at
 // the registry (host_exists) and leaves the signed file as it was.
 func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	ctx := context.Background()
-	home, rel := published(t)
-	h, err := host.Open(ctx, home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, rel := publishedHost(t)
+	home := h.Home
 	var lines []string
 	opts := pipeline.HostOptions{
 		Release: rel, By: "Op", Now: time.Now(),
@@ -138,12 +147,8 @@ func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 // "yes" binds the plan it was shown.
 func TestResolveAndBindGate(t *testing.T) {
 	ctx := context.Background()
-	home, rel := published(t)
-	h, err := host.Open(ctx, home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, rel := publishedHost(t)
+	home := h.Home
 	now := time.Now()
 	if _, _, err := admit.Admit(ctx, h, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
 		t.Fatal(err)
