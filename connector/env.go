@@ -10,9 +10,21 @@ import (
 	"github.com/oa-dev/oa/blocking"
 )
 
-// envName is the shape of an environment variable name oa passes on. It is
-// stricter than POSIX requires so a name can be shown in a refusal safely.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+// envNameChars is the shape of an environment variable name oa passes on,
+// but for its length (validEnvName). It is stricter than POSIX requires so
+// a name can be shown in a refusal safely.
+var envNameChars = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// maxEnvName is the longest variable name oa passes on.
+const maxEnvName = 128
+
+// validEnvName reports whether name is a variable name oa passes on: at
+// most maxEnvName characters of envNameChars. The length is checked apart
+// because a counted repetition compiles into one copy of the class per
+// place, paid by every oa process at start.
+func validEnvName(name string) bool {
+	return len(name) <= maxEnvName && envNameChars.MatchString(name)
+}
 
 // maxSecretFile bounds how much of a secret file is read: a secret file is a
 // handful of lines, and a huge one is a mistake, not a configuration.
@@ -31,7 +43,7 @@ func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) 
 		}
 	}
 	for _, name := range cfg.Env {
-		if !envName.MatchString(name) {
+		if !validEnvName(name) {
 			return nil, blocking.New(blocking.ConnectorConfigInvalid, "an env entry is not a variable name")
 		}
 		if seen[name] {
@@ -143,7 +155,7 @@ func parseSecretLine(line []byte) (secretEntry, error) {
 		return secretEntry{}, ruleError("not NAME=VALUE")
 	}
 	name, value := string(line[:eq]), line[eq+1:]
-	if !envName.MatchString(name) {
+	if !validEnvName(name) {
 		return secretEntry{}, ruleError("the name is not a variable name")
 	}
 	if bytes.IndexByte(value, 0) >= 0 {

@@ -55,8 +55,19 @@ func (inv *Inventory) Tool(name string) (Tool, bool) {
 	return inv.Tools[i], true
 }
 
-// toolName is the MCP tool naming rule (2025-11-25): 1–128 of A-Z a-z 0-9 _ - .
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+// toolNameChars is the alphabet of the MCP tool naming rule (2025-11-25):
+// 1–128 of A-Z a-z 0-9 _ - . (validToolName checks the length apart: a
+// counted repetition compiles into one copy of the class per place, paid
+// by every oa process at start).
+var toolNameChars = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// maxToolName is the longest tool name the MCP naming rule allows.
+const maxToolName = 128
+
+// validToolName reports whether name follows the MCP tool naming rule.
+func validToolName(name string) bool {
+	return len(name) <= maxToolName && toolNameChars.MatchString(name)
+}
 
 // digestOf returns "sha256:<hex>" of b.
 func digestOf(b []byte) string {
@@ -112,7 +123,7 @@ func normalizeTool(rt *mcp.Tool) (Tool, *blocking.Error) {
 	if rt == nil {
 		return invalid("the entry is not a tool")
 	}
-	if !toolName.MatchString(rt.Name) {
+	if !validToolName(rt.Name) {
 		return invalid("the name breaks the MCP tool naming rule")
 	}
 	if strings.TrimSpace(rt.Description) == "" {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -138,7 +139,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("%s names are not unique: %v", what, names)
 		}
 		for _, n := range names {
-			if !nameRule.MatchString(n) || !ToolNameRE.MatchString(n) {
+			if !nameRule.MatchString(n) || !regexp.MustCompile(ToolNamePattern).MatchString(n) {
 				t.Errorf("%s name %q does not match %s", what, n, nameRule)
 			}
 		}
@@ -146,10 +147,37 @@ func TestNames(t *testing.T) {
 	if len(CoordinatorTools) != 6 {
 		t.Errorf("CoordinatorTools = %v, want the six coordinator tools", CoordinatorTools)
 	}
-	if got := ToolName("records.note.append"); got != "records_note_append" || !ToolNameRE.MatchString(got) {
+	if got := ToolName("records.note.append"); got != "records_note_append" || !regexp.MustCompile(ToolNamePattern).MatchString(got) {
 		t.Errorf("ToolName = %q", got)
 	}
 	if WaitSecondsDefault <= 0 || WaitSecondsDefault > WaitSecondsMax {
 		t.Errorf("wait limits %d/%d", WaitSecondsDefault, WaitSecondsMax)
+	}
+}
+
+// TestValidNamesAgreeWithTheirPatterns: ValidToolName and ValidID, which
+// check the length apart from the alphabet, accept exactly what the
+// stated patterns (ToolNamePattern, IDPattern) accept, at and around
+// each bound and for every byte.
+func TestValidNamesAgreeWithTheirPatterns(t *testing.T) {
+	cases := []struct {
+		pattern string
+		max     int
+		valid   func(string) bool
+	}{{ToolNamePattern, MaxToolName, ValidToolName}, {IDPattern, MaxID, ValidID}}
+	for _, c := range cases {
+		re := regexp.MustCompile(c.pattern)
+		var inputs []string
+		for _, n := range []int{0, 1, 2, c.max - 1, c.max, c.max + 1, 2 * c.max} {
+			inputs = append(inputs, strings.Repeat("a", n), strings.Repeat("a", max(n-1, 0))+"!")
+		}
+		for b := range 256 {
+			inputs = append(inputs, string(rune(b)), "a"+string([]byte{byte(b)})+"a")
+		}
+		for _, in := range inputs {
+			if got, want := c.valid(in), re.MatchString(in); got != want {
+				t.Errorf("%s: %q (%d bytes): valid %v, pattern %v", c.pattern, in, len(in), got, want)
+			}
+		}
 	}
 }

@@ -31,15 +31,43 @@ var CoordinatorTools = []string{ToolListWorkflows, ToolRunWorkflow, ToolGetRun, 
 // MaxToolName is the longest MCP tool name every common client accepts.
 const MaxToolName = 64
 
-// ToolNameRE is the tool name rule of the strictest MCP clients (Claude
-// Code and Claude Desktop among them): every name the coordinator serves
-// matches it.
-var ToolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// ToolNamePattern is the tool name rule of the strictest MCP clients
+// (Claude Code and Claude Desktop among them): every name the coordinator
+// serves matches it. ValidToolName is the check; this is its statement.
+const ToolNamePattern = `^[a-zA-Z0-9_-]{1,64}$`
+
+// toolNameChars is ToolNamePattern's alphabet. The length is checked apart
+// because a counted repetition compiles into one copy of the class per
+// place, which every oa process would pay at start whether it checks a
+// name or not.
+var toolNameChars = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// ValidToolName reports whether name matches ToolNamePattern: 1 to
+// MaxToolName characters of [a-zA-Z0-9_-].
+func ValidToolName(name string) bool {
+	return len(name) <= MaxToolName && toolNameChars.MatchString(name)
+}
+
+// IDPattern is the rule of every id an agent passes the coordinator (its
+// request_id, and the run and attention ids it was given), as the tool
+// schemas state it to clients; ValidID is the check.
+const IDPattern = `^[A-Za-z0-9._:-]{1,128}$`
+
+// MaxID is the longest id IDPattern allows.
+const MaxID = 128
+
+// idChars is IDPattern's alphabet (the length apart, as for toolNameChars).
+var idChars = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
+// ValidID reports whether id matches IDPattern.
+func ValidID(id string) bool {
+	return len(id) <= MaxID && idChars.MatchString(id)
+}
 
 // ToolName is the MCP tool name a capability is served under: its key with
 // each '.' written '_' (records.read is served as records_read). A
 // capability key is dotted lower-case segments of [a-z0-9_], so the name
-// is in ToolNameRE's alphabet; its length and its clashes are checked by
+// is in ToolNamePattern's alphabet; its length and its clashes are checked by
 // ir.Validate (ir.CheckToolNames).
 func ToolName(capabilityKey string) string {
 	return strings.ReplaceAll(capabilityKey, ".", "_")

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -22,8 +21,6 @@ import (
 // results that prove nothing was written allow another attempt.
 const MaxAttempts = 5
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
 // Run runs (or replays) the workflow for one request. The same request_id
 // replays the result; with other inputs it is refused; a result that is
 // safe to retry starts a new attempt; a paused run a person approved
@@ -31,7 +28,7 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // outcome. The error is for program faults only: every refusal is a
 // Result with a closed reason.
 func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) {
-	if !requestIDPattern.MatchString(req.RequestID) {
+	if !contract.ValidID(req.RequestID) {
 		return nil, blocking.New(blocking.RequestIDInvalid, "request_id breaks the rule")
 	}
 	inputs, err := canonical.Transform(orEmpty(req.Inputs))

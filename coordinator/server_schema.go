@@ -57,7 +57,6 @@ func reasonValues() []contract.Reason {
 }
 
 const (
-	idPattern      = `^[A-Za-z0-9._:-]{1,128}$`
 	digestPattern  = `^sha256:[0-9a-f]{64}$`
 	waitSecondsDoc = "How long to wait for a terminal outcome before answering running (seconds, default %d, at most %d)."
 )
@@ -68,7 +67,7 @@ func waitSeconds() map[string]any {
 }
 
 func idString(description string) map[string]any {
-	return map[string]any{"type": "string", "pattern": idPattern, "description": description}
+	return map[string]any{"type": "string", "pattern": contract.IDPattern, "description": description}
 }
 
 // resultSchema is the output schema of run_workflow and get_run: the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -298,8 +299,8 @@ func testServerToolsList(t *testing.T, oa string) {
 	}
 	for _, name := range names {
 		tool := c.tools[name]
-		if !contract.ToolNameRE.MatchString(name) {
-			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, contract.ToolNameRE)
+		if !regexp.MustCompile(contract.ToolNamePattern).MatchString(name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", name, contract.ToolNamePattern)
 		}
 		if strings.TrimSpace(tool.Description) == "" || tool.InputSchema == nil || tool.OutputSchema == nil || tool.Annotations == nil {
 			t.Fatalf("%s: description, schemas and annotations are required: %+v", name, tool)

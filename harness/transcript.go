@@ -29,13 +29,20 @@ type runDoc struct {
 	UpdatedAt time.Time        `json:"updated_at"`
 }
 
+// The shapes a run record's fields must have to be shown. Each length is
+// checked apart from its pattern (shaped): a counted repetition compiles
+// into one copy of the class per place, paid by every oa process at start.
 var (
-	runIDPattern     = regexp.MustCompile(`^run_[0-9a-f]{1,64}$`)
-	requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-	reasonPattern    = regexp.MustCompile(`^[a-z][a-z_]{0,63}$`)
-	identPattern     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-	digestPattern    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	runIDPattern  = regexp.MustCompile(`^run_[0-9a-f]+$`)    // at most 68
+	reasonPattern = regexp.MustCompile(`^[a-z][a-z_]*$`)     // at most 64
+	identPattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)  // at most 63
+	digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]+$`) // exactly 71
 )
+
+// shaped reports whether s is at most max bytes and matches pattern.
+func shaped(s string, max int, pattern *regexp.Regexp) bool {
+	return len(s) <= max && pattern.MatchString(s)
+}
 
 // reasonUnknownWorkflow is the coordinator's reason for a run that named no
 // job of the release: its workflow field is the caller's own text.
@@ -89,24 +96,24 @@ func turn(state []byte) (TurnRecord, error) {
 	}
 	info, ok := d.Outcome.Info()
 	switch {
-	case !runIDPattern.MatchString(d.RunID):
+	case !shaped(d.RunID, len("run_")+64, runIDPattern):
 		return TurnRecord{}, fmt.Errorf("run_id is malformed")
-	case !requestIDPattern.MatchString(d.RequestID):
+	case !contract.ValidID(d.RequestID):
 		return TurnRecord{}, fmt.Errorf("request_id is malformed")
 	case !ok:
 		return TurnRecord{}, fmt.Errorf("outcome is not one of the contract's")
-	case !reasonPattern.MatchString(d.Reason):
+	case !shaped(d.Reason, 64, reasonPattern):
 		return TurnRecord{}, fmt.Errorf("reason is not a closed code")
 	case d.Attempt < 1:
 		return TurnRecord{}, fmt.Errorf("attempt is not positive")
-	case d.Receipt != "" && !digestPattern.MatchString(d.Receipt):
+	case d.Receipt != "" && (len(d.Receipt) != len("sha256:")+64 || !digestPattern.MatchString(d.Receipt)):
 		return TurnRecord{}, fmt.Errorf("receipt_digest is not a digest")
 	case d.CreatedAt.IsZero():
 		return TurnRecord{}, fmt.Errorf("created_at is missing")
 	}
 	t := TurnRecord{Time: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(), RunID: d.RunID, RequestID: d.RequestID, Workflow: d.Workflow,
 		Attempt: d.Attempt, Outcome: info.Outcome, Reason: d.Reason, ReceiptDigest: d.Receipt}
-	if d.Reason == reasonUnknownWorkflow || !identPattern.MatchString(d.Workflow) {
+	if d.Reason == reasonUnknownWorkflow || !shaped(d.Workflow, 63, identPattern) {
 		t.Workflow, t.WorkflowWithheld = "", true
 	}
 	return t, nil

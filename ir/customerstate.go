@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/oa-dev/oa/blocking"
 )
@@ -46,27 +47,31 @@ func (r shapeRule) mayMatch(lower string) bool {
 
 // textRules are the shapes of customer state refused in any text a package
 // carries. They are checked in order; an earlier rule wins where matches
-// overlap, so specific shapes come before the generic entropy rule.
-var textRules = []shapeRule{
-	{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|ENCRYPTED COSIGN|SIGSTORE|PGP) )?PRIVATE KEY( BLOCK)?-----`), []string{"private key"}},
-	{blocking.CustomerStateJWT, "json web token", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`), []string{"eyj"}},
-	{blocking.CustomerStateToken, "aws access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"akia", "asia"}},
-	{blocking.CustomerStateToken, "github token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`), []string{"gh", "github_pat_"}},
-	{blocking.CustomerStateToken, "slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}},
-	{blocking.CustomerStateToken, "stripe key", regexp.MustCompile(`\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}`), []string{"_live_", "_test_"}},
-	{blocking.CustomerStateToken, "google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), []string{"aiza"}},
-	{blocking.CustomerStateToken, "openai or anthropic key", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`), []string{"sk-"}},
-	{blocking.CustomerStateToken, "bearer credential", regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9+/_=.-]{16,}`), []string{"bearer", "basic"}},
-	{blocking.CustomerStateToken, "assigned secret", regexp.MustCompile(`(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*["']?[^\s"']{6,}`), []string{"key", "secret", "token", "passw", "pwd"}},
-	{blocking.CustomerStateCredURL, "url with user info", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(:[^/\s@]*)?@`), []string{"://"}},
-	{blocking.CustomerStateCredURL, "url with credential parameter", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#]*\b(token|access_token|api_key|apikey|key|secret|password|sig|signature)=`), []string{"://"}},
-	// A shell-style NAME=VALUE whose name ends in a secret word
-	// (SECRET_TOKEN=hunter2, DB_PASSWORD=x): short values count too. A
-	// placeholder ($NAME, <token>, {token}) is not a value.
-	{blocking.CustomerStateToken, "secret assigned to a name", regexp.MustCompile(`(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret|token|password|passwd|pwd|credentials?)=["']?[^\s"'$<{=]`), []string{"key=", "secret=", "token=", "passw", "pwd=", "credential"}},
-	{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), []string{"@"}},
-	{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), digits},
-}
+// overlap, so specific shapes come before the generic entropy rule. They
+// are compiled on first use: only the processes that scan text (compile,
+// push, inspect, connection changes) pay for them, not every oa start.
+var textRules = sync.OnceValue(func() []shapeRule {
+	return []shapeRule{
+		{blocking.CustomerStatePrivateKey, "pem private key", regexp.MustCompile(`-----BEGIN ((RSA|EC|DSA|OPENSSH|ENCRYPTED|ENCRYPTED SIGSTORE|ENCRYPTED COSIGN|SIGSTORE|PGP) )?PRIVATE KEY( BLOCK)?-----`), []string{"private key"}},
+		{blocking.CustomerStateJWT, "json web token", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`), []string{"eyj"}},
+		{blocking.CustomerStateToken, "aws access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"akia", "asia"}},
+		{blocking.CustomerStateToken, "github token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`), []string{"gh", "github_pat_"}},
+		{blocking.CustomerStateToken, "slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), []string{"xox"}},
+		{blocking.CustomerStateToken, "stripe key", regexp.MustCompile(`\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}`), []string{"_live_", "_test_"}},
+		{blocking.CustomerStateToken, "google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), []string{"aiza"}},
+		{blocking.CustomerStateToken, "openai or anthropic key", regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_-]{20,}`), []string{"sk-"}},
+		{blocking.CustomerStateToken, "bearer credential", regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9+/_=.-]{16,}`), []string{"bearer", "basic"}},
+		{blocking.CustomerStateToken, "assigned secret", regexp.MustCompile(`(?i)\b(api[_-]?key|secret|token|password|passwd|pwd)\s*[:=]\s*["']?[^\s"']{6,}`), []string{"key", "secret", "token", "passw", "pwd"}},
+		{blocking.CustomerStateCredURL, "url with user info", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+(:[^/\s@]*)?@`), []string{"://"}},
+		{blocking.CustomerStateCredURL, "url with credential parameter", regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s?#]*\?[^\s#]*\b(token|access_token|api_key|apikey|key|secret|password|sig|signature)=`), []string{"://"}},
+		// A shell-style NAME=VALUE whose name ends in a secret word
+		// (SECRET_TOKEN=hunter2, DB_PASSWORD=x): short values count too. A
+		// placeholder ($NAME, <token>, {token}) is not a value.
+		{blocking.CustomerStateToken, "secret assigned to a name", regexp.MustCompile(`(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret|token|password|passwd|pwd|credentials?)=["']?[^\s"'$<{=]`), []string{"key=", "secret=", "token=", "passw", "pwd=", "credential"}},
+		{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), []string{"@"}},
+		{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), digits},
+	}
+})
 
 var (
 	digitRun = regexp.MustCompile(`\d{5,}`)
@@ -93,7 +98,7 @@ func ScanText(text string, prose bool) []Finding {
 		out = append(out, Finding{Code: code, Offset: loc[0], Rule: rule})
 	}
 	lower := strings.ToLower(text)
-	for _, r := range textRules {
+	for _, r := range textRules() {
 		if !r.mayMatch(lower) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -282,7 +283,7 @@ func TestDecodeRefusalsNeverEchoTheInput(t *testing.T) {
 // at the capability) when too long or taken by a coordinator tool or by
 // another served capability.
 func TestCheckToolNames(t *testing.T) {
-	if got := contract.ToolName("records.note.append"); got != "records_note_append" || !contract.ToolNameRE.MatchString(got) {
+	if got := contract.ToolName("records.note.append"); got != "records_note_append" || !regexp.MustCompile(contract.ToolNamePattern).MatchString(got) {
 		t.Fatalf("contract.ToolName = %q", got)
 	}
 	long := "records." + strings.Repeat("x", 57)

@@ -30,7 +30,7 @@ func CheckToolNames(keys []string) []Problem {
 		name := contract.ToolName(key)
 		path := []string{"capabilities", key}
 		switch {
-		case len(name) > contract.MaxToolName || !contract.ToolNameRE.MatchString(name):
+		case !contract.ValidToolName(name):
 			problems = append(problems, Problem{blocking.ToolNameTooLong, path, "served as MCP tool " + shorten(name) + ", longer than 64 characters (or outside [a-zA-Z0-9_-])"})
 		case slices.Contains(contract.CoordinatorTools, name):
 			problems = append(problems, Problem{blocking.ToolNameClash, path, "served as MCP tool " + name + ", the name of a coordinator tool"})

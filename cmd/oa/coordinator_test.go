@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -227,8 +228,8 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
 			t.Errorf("%s: incomplete in the inspector's list", tool.Name)
 		}
-		if !contract.ToolNameRE.MatchString(tool.Name) {
-			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, contract.ToolNameRE)
+		if !regexp.MustCompile(contract.ToolNamePattern).MatchString(tool.Name) {
+			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, contract.ToolNamePattern)
 		}
 		names = append(names, tool.Name)
 	}
