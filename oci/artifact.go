@@ -18,7 +18,6 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/blocking"
@@ -163,17 +162,9 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	src := memory.New()
 	blobs := append([]Layer{{Descriptor: ocispec.DescriptorEmptyJSON, Data: ocispec.DescriptorEmptyJSON.Data}}, layers...)
-	for _, l := range blobs {
-		if err := pushBlob(ctx, src, l.Descriptor, l.Data); err != nil {
-			return ocispec.Descriptor{}, err
-		}
-	}
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
-	if err := pushBlob(ctx, src, desc, manifest); err != nil {
-		return ocispec.Descriptor{}, err
-	}
+	src := newPacked(desc, manifest, blobs, tag)
 	copyOpts := oras.CopyGraphOptions{Concurrency: pushConcurrency}
 	if opts.Progress != nil {
 		// Progress is told of blobs only (not the manifest), once each.
@@ -195,9 +186,6 @@ func Push(ctx context.Context, target oras.Target, w *ir.Worker, irBytes []byte,
 			return ocispec.Descriptor{}, fmt.Errorf("pushing: %w", err)
 		}
 		return desc, nil
-	}
-	if err := src.Tag(ctx, desc, tag); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("tagging: %w", err)
 	}
 	if _, err := oras.Copy(ctx, src, tag, target, tag, oras.CopyOptions{CopyGraphOptions: copyOpts}); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pushing: %w", err)
@@ -492,11 +480,4 @@ func copyError(err error) error {
 		return blocking.New(blocking.LayerDigestMismatch, "a blob read during the copy does not match its digest")
 	}
 	return fmt.Errorf("copying: %w", err)
-}
-
-// pushBlob pushes data unless target has it, for callers that need not
-// know which.
-func pushBlob(ctx context.Context, target oras.Target, desc ocispec.Descriptor, data []byte) error {
-	_, err := PushIfMissing(ctx, target, desc, data)
-	return err
 }

@@ -114,7 +114,7 @@ func ReadLocalFile(path string, max int64) ([]byte, error) {
 	case info.Size() > max:
 		return nil, fmt.Errorf("the file holds more than %d bytes", max)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	b, err := readSized(io.LimitReader(f, max+1), info.Size())
 	switch {
 	case err != nil:
 		return nil, errors.New("the file cannot be read")
@@ -122,4 +122,25 @@ func ReadLocalFile(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("the file holds more than %d bytes", max)
 	}
 	return b, nil
+}
+
+// readSized reads r to its end into a buffer sized for size bytes (plus
+// one, to see a file that grew while read), as os.ReadFile does: a large
+// file is read into one buffer instead of one that doubles its way up to
+// it. r bounds how much is read.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
