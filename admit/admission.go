@@ -271,7 +271,7 @@ func Revoke(ctx context.Context, h *host.Host, artifactDigest, reason, by string
 
 // HasRevocation reports whether any revocation of artifactDigest is stored,
 // verified or not: fleet provisioning treats a stored revocation as final
-// before it asks Status.
+// before it asks StatusOf.
 func HasRevocation(ctx context.Context, h *host.Host, artifactDigest string) (bool, error) {
 	revs, err := storeOf(h).Revocations(ctx, artifactDigest)
 	return len(revs) > 0, err

@@ -186,8 +186,12 @@ func TestRegistryOutageMidProvision(t *testing.T) {
 			// The run ended before the cut: a blob of the status it
 			// pushes (its payload, to the second, or the host's public
 			// key) was in the registry already, so the push took two
-			// requests fewer than the probe's. No outage happened.
+			// requests fewer than the probe's. No outage happened, so
+			// the run must have bound the host.
 			f.Registry.CancelDown()
+			if res == nil || res.Status.State != fleet.Bound {
+				t.Fatalf("cut after %d, not reached: %+v, want bound", cut, res)
+			}
 			continue
 		}
 		if !outage(err) || res != nil {

@@ -1,7 +1,10 @@
 package schemas
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,5 +42,43 @@ func TestStagesImportOnlyEarlierStages(t *testing.T) {
 				t.Errorf("stage %s imports the later stage %s", stage, later)
 			}
 		}
+	}
+}
+
+// TestOnlyOwnersReachTheStore: host.Host.Store, the raw handle the owning
+// stages build their typed stores on, is called only where a typed store
+// is built (admit's admissions, the coordinator's runs and receipts) and,
+// read-only, by the harness transcript's RunsOf. Any other stage goes
+// through the owner's typed API, so no package writes another's tables.
+func TestOnlyOwnersReachTheStore(t *testing.T) {
+	allowed := map[string]string{
+		"admit/store.go":        "storeOf(h *host.Host) admissions",
+		"coordinator/store.go":  "storeOf(h *host.Host) coordStore",
+		"harness/transcript.go": "h.Store().RunsOf(",
+	}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, "../"))
+		if strings.HasPrefix(rel, "internal/store/") || strings.HasPrefix(rel, "host/") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if !strings.Contains(line, ".Store()") {
+				continue
+			}
+			if want, ok := allowed[rel]; !ok || !strings.Contains(line, want) {
+				t.Errorf("%s:%d calls Store(): use the owning stage's typed store", rel, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

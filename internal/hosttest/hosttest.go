@@ -200,10 +200,10 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 
 // Bind resolves the clinic plan for model (probing every connection) and
 // binds it to deployment "clinic" with a person's approval.
-func (h *Host) Bind(host *host.Host, model string) *bind.Binding {
+func (h *Host) Bind(opened *host.Host, model string) *bind.Binding {
 	h.T.Helper()
 	rel := &pipeline.Release{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
-	b, err := bind.ResolveAndBind(context.Background(), host, rel.BindRequest("clinic", model, "Dr Ada", h.Now, connector.Options{}))
+	b, err := bind.ResolveAndBind(context.Background(), opened, rel.BindRequest("clinic", model, "Dr Ada", h.Now, connector.Options{}))
 	if err != nil {
 		h.T.Fatal(err)
 	}
