@@ -39,7 +39,7 @@ func (s admissions) InsertAdmission(ctx context.Context, pkg, artifactDigest str
 		return 0, errors.New("store: insert admission: empty artifact digest")
 	}
 	var seq int64
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err := s.db.Write(ctx, "insert admission "+pkg, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `
 INSERT INTO admission_sequences (package, last_seq) VALUES (?, 1)
 ON CONFLICT (package) DO UPDATE SET last_seq = last_seq + 1

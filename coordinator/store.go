@@ -41,7 +41,7 @@ func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
 // the current state and returns the next. It is how a run moves, so two
 // writers never lose each other's step.
 func (s coordStore) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
-	return s.db.Write(ctx, func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
+	return s.db.Write(ctx, "update run", func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
 }
 
 // RunByID returns a run, or nil when there is none.
@@ -114,7 +114,7 @@ func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
 	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
 	var sealed *store.Receipt
 	var cp *store.Version
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err := s.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, attempt).Scan(&n); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
@@ -208,7 +208,7 @@ func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Rec
 // transaction, so no decision can find the item before the run waits for
 // it.
 func (s coordStore) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
-	return s.db.Write(ctx, func(tx *sql.Tx) error {
+	return s.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
 			return fmt.Errorf("store: pause run: %w", err)
 		}
@@ -219,7 +219,7 @@ func (s coordStore) PauseRun(ctx context.Context, a store.Attention, update func
 // DecideAttention changes an attention item and its run in one write
 // transaction: decide gets both states and returns both.
 func (s coordStore) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
-	return s.db.Write(ctx, func(tx *sql.Tx) error {
+	return s.db.Write(ctx, "decide attention item", func(tx *sql.Tx) error {
 		var runID string
 		var item, run []byte
 		if err := tx.QueryRowContext(ctx, `SELECT a.run_id, a.state, r.state FROM attention a JOIN runs r ON r.run_id = a.run_id WHERE a.id = ?`, id).Scan(&runID, &item, &run); err != nil {

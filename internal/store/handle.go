@@ -18,18 +18,20 @@ var ErrConflict = errors.New("store: key already exists")
 
 // Write runs fn in one write transaction, taking the write lock up front
 // (BEGIN IMMEDIATE), and commits when fn returns nil; otherwise nothing fn
-// did is kept. fn runs under the write lock, so it should be quick.
-func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// did is kept. fn runs under the write lock, so it should be quick. op
+// names the write in the error of a failed begin or commit ("insert
+// admission", "seal run"), as fn's own errors name theirs.
+func (db *DB) Write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fmt.Errorf("store: %s: begin: %w", op, err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return fmt.Errorf("store: %s: commit: %w", op, err)
 	}
 	return nil
 }
