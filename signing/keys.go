@@ -117,6 +117,11 @@ func loadSigner(privatePEM, password []byte) (*Signer, error) {
 	if err != nil {
 		return nil, classifyKeyError(err)
 	}
+	return signerOf(sv)
+}
+
+// signerOf is the Signer of sv, with the verifier of its public key.
+func signerOf(sv signature.SignerVerifier) (*Signer, error) {
 	pub, err := sv.PublicKey()
 	if err != nil {
 		return nil, blocking.New(blocking.KeyInvalid, "the private key has no usable public key")

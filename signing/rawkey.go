@@ -60,13 +60,5 @@ func SignerFromPKCS8(der []byte) (*Signer, error) {
 	if err != nil {
 		return nil, blocking.New(blocking.KeyInvalid, "the private key type is not supported")
 	}
-	pub, err := sv.PublicKey()
-	if err != nil {
-		return nil, blocking.New(blocking.KeyInvalid, "the private key has no usable public key")
-	}
-	v, err := newVerifier(pub)
-	if err != nil {
-		return nil, err
-	}
-	return &Signer{sv: sv, verifier: v}, nil
+	return signerOf(sv)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/interoptest"
 )
@@ -40,13 +38,10 @@ func cs3(cmd string, flags []string, args ...string) []string {
 // oa reads, the `sha256-<hex>` referrers tag).
 func TestCosign3Interop(t *testing.T) {
 	cs := cs3NeedCosign(t)
-	st := csRegistry(t)
+	f := newInterop(t, cs)
+	st, pub, auth, ref := f.st, f.pub, f.auth, f.ref
+	pubKey, pubPub, authKey, authPub, otherPub := f.pubKey, f.pubPub, f.authKey, f.authPub, f.otherPub
 	ctx := context.Background()
-	pub, auth := csKey(t, 0), csKey(t, 1)
-	pubKey, pubPub := cs.file(t, "publisher.key", pub.priv), cs.file(t, "publisher.pub", pub.pub)
-	authKey, authPub := cs.file(t, "authority.key", auth.priv), cs.file(t, "authority.pub", auth.pub)
-	otherPub := cs.file(t, "other.pub", csKey(t, 2).pub)
-	ref := func(d ocispec.Descriptor) string { return st.repo + "@" + d.Digest.String() }
 
 	t.Run("VerifySignature accepts cosign v3 sign", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "cosign3-signed")

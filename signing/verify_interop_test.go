@@ -79,17 +79,34 @@ func (c *csCosign) file(t testing.TB, name string, b []byte) string {
 	return p
 }
 
+// interop is what both cosign interop tests start from: an in-process
+// registry, the publisher's and authority's key pairs, and their key
+// files (and another publisher's public key) where cosign reads them.
+type interop struct {
+	st                                         csStore
+	pub, auth                                  csKeyPair
+	pubKey, pubPub, authKey, authPub, otherPub string
+}
+
+func newInterop(t *testing.T, cs *csCosign) interop {
+	f := interop{st: csRegistry(t), pub: csKey(t, 0), auth: csKey(t, 1)}
+	f.pubKey, f.pubPub = cs.file(t, "publisher.key", f.pub.priv), cs.file(t, "publisher.pub", f.pub.pub)
+	f.authKey, f.authPub = cs.file(t, "authority.key", f.auth.priv), cs.file(t, "authority.pub", f.auth.pub)
+	f.otherPub = cs.file(t, "other.pub", csKey(t, 2).pub)
+	return f
+}
+
+// ref is the digest reference of d in the test registry.
+func (f interop) ref(d ocispec.Descriptor) string { return f.st.repo + "@" + d.Digest.String() }
+
 // TestCosignInterop checks both directions against the stock cosign CLI on
 // an in-process registry.
 func TestCosignInterop(t *testing.T) {
 	cs := csNeedCosign(t)
-	st := csRegistry(t)
+	f := newInterop(t, cs)
+	st, pub, auth, ref := f.st, f.pub, f.auth, f.ref
+	pubKey, pubPub, authKey, authPub, otherPub := f.pubKey, f.pubPub, f.authKey, f.authPub, f.otherPub
 	ctx := context.Background()
-	pub, auth := csKey(t, 0), csKey(t, 1)
-	pubKey, pubPub := cs.file(t, "publisher.key", pub.priv), cs.file(t, "publisher.pub", pub.pub)
-	authKey, authPub := cs.file(t, "authority.key", auth.priv), cs.file(t, "authority.pub", auth.pub)
-	otherPub := cs.file(t, "other.pub", csKey(t, 2).pub)
-	ref := func(d ocispec.Descriptor) string { return st.repo + "@" + d.Digest.String() }
 
 	t.Run("cosign verifies Sign", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "oa-signed")
