@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/oa-dev/oa/internal/interoptest"
 )
 
 // ToolSpec is one tool the test server lists, exactly as given (defaults
@@ -84,7 +86,8 @@ func Server(t testing.TB) string {
 	return builtPath
 }
 
-// build compiles ./testserver into a folder named by a hash of its inputs.
+// build compiles ./testserver into a folder of the user cache named by a
+// hash of its inputs.
 func build() (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
@@ -95,7 +98,14 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(os.TempDir(), "oa-connectortest-"+key)
+	// Kept with the interop tools in the user cache (interoptest.CacheDir),
+	// not in the system temporary folder, which a test run leaves as it
+	// found it.
+	root, err := interoptest.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "connectortest-testserver-"+key)
 	bin := filepath.Join(dir, "testserver")
 	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
 		return bin, nil
