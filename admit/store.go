@@ -68,22 +68,20 @@ VALUES (?, ?, ?, ?, ?)`, pkg, seq, artifactDigest, record, signature)
 	return seq, nil
 }
 
-const admissionColumns = `seq, package, artifact_digest, record, signature`
-
 // Admissions returns the admissions of package pkg by ascending sequence
 // number. If pkg is "", it returns the admissions of every package, ordered
 // by package name and then sequence number.
 func (s admissions) Admissions(ctx context.Context, pkg string) ([]store.Admission, error) {
 	if pkg == "" {
-		return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions ORDER BY package, seq`)
+		return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions ORDER BY package, seq`)
 	}
-	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
+	return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
 }
 
 // LatestAdmission returns the admission of package pkg with the highest
 // sequence number. It reports false if pkg has none.
 func (s admissions) LatestAdmission(ctx context.Context, pkg string) (store.Admission, bool, error) {
-	as, err := s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
+	as, err := s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
 	if err != nil || len(as) == 0 {
 		return store.Admission{}, false, err
 	}
@@ -93,13 +91,11 @@ func (s admissions) LatestAdmission(ctx context.Context, pkg string) (store.Admi
 // AdmissionsOf returns the admissions of the artifact with the given digest,
 // ordered by package name and then sequence number.
 func (s admissions) AdmissionsOf(ctx context.Context, artifactDigest string) ([]store.Admission, error) {
-	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
+	return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
 }
 
 func (s admissions) queryAdmissions(ctx context.Context, query string, args ...any) ([]store.Admission, error) {
-	as, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Admission) error {
-		return r.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature)
-	}, query, args...)
+	as, err := store.Select(ctx, s.db, store.ScanAdmission, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read admissions: %w", err)
 	}
@@ -127,13 +123,11 @@ INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
 // Revocations returns the revocations of the artifact with the given digest
 // by ascending Seq. If artifactDigest is "", it returns every revocation.
 func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]store.Revocation, error) {
-	query, args := `SELECT seq, artifact_digest, record, signature FROM revocations ORDER BY seq`, []any(nil)
+	query, args := `SELECT `+store.RevocationColumns+` FROM revocations ORDER BY seq`, []any(nil)
 	if artifactDigest != "" {
-		query, args = `SELECT seq, artifact_digest, record, signature FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
+		query, args = `SELECT `+store.RevocationColumns+` FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
 	}
-	rs, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Revocation) error {
-		return r.Scan(&v.Seq, &v.ArtifactDigest, &v.Record, &v.Signature)
-	}, query, args...)
+	rs, err := store.Select(ctx, s.db, store.ScanRevocation, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read revocations: %w", err)
 	}

@@ -21,8 +21,6 @@ type coordStore struct{ db *store.DB }
 // storeOf is the coordinator's store of host h.
 func storeOf(h *host.Host) coordStore { return coordStore{h.Store()} }
 
-const receiptColumns = `seq, run_id, attempt, prev_digest, record, signature`
-
 // InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
@@ -57,7 +55,7 @@ func (s coordStore) RunByRequest(ctx context.Context, deployment, requestID stri
 // Runs returns every run of every deployment in the order they were
 // stored.
 func (s coordStore) Runs(ctx context.Context) ([]store.Run, error) {
-	out, err := store.Select(ctx, s.db, func(r *sql.Rows, v *store.Run) error { return store.ScanRun(r, v) }, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
+	out, err := store.Select(ctx, s.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
@@ -91,7 +89,7 @@ func (s coordStore) AttentionByID(ctx context.Context, id string) (*store.Attent
 
 // AttentionItems returns every attention item, oldest first.
 func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, error) {
-	out, err := store.Select(ctx, s.db, func(r *sql.Rows, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
+	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
 	}
@@ -122,7 +120,7 @@ func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
 		if n > 0 {
 			return nil
 		}
-		prev, err := lastReceipt(ctx, tx, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
+		prev, err := lastReceipt(ctx, tx, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
 		if err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
@@ -136,7 +134,7 @@ func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
 		if err := store.CheckRecord(r.Record, r.Signature); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+receiptColumns+`) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
 		var state []byte
@@ -184,7 +182,7 @@ func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpo
 
 func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any) (*store.Receipt, error) {
 	var p store.Receipt
-	err := q.QueryRowContext(ctx, query, args...).Scan(&p.Seq, &p.RunID, &p.Attempt, &p.PrevDigest, &p.Record, &p.Signature)
+	err := store.ScanReceipt(q.QueryRowContext(ctx, query, args...), &p)
 	switch {
 	case err == nil:
 		return &p, nil
@@ -197,7 +195,7 @@ func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any
 // LastReceiptOf returns the receipt of the run's latest sealed attempt, or
 // nil when none is sealed.
 func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
-	r, err := lastReceipt(ctx, s.db, `SELECT `+receiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
+	r, err := lastReceipt(ctx, s.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipt: %w", err)
 	}
@@ -256,9 +254,7 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 
 // Receipts returns the whole chain by ascending sequence number.
 func (s coordStore) Receipts(ctx context.Context) ([]store.Receipt, error) {
-	out, err := store.Select(ctx, s.db, func(rs *sql.Rows, r *store.Receipt) error {
-		return rs.Scan(&r.Seq, &r.RunID, &r.Attempt, &r.PrevDigest, &r.Record, &r.Signature)
-	}, `SELECT `+receiptColumns+` FROM receipts ORDER BY seq`)
+	out, err := store.Select(ctx, s.db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipts: %w", err)
 	}

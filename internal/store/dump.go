@@ -28,62 +28,36 @@ func (db *DB) Dump(ctx context.Context) (*Dump, error) {
 		return nil, fmt.Errorf("store: dump: %w", err)
 	}
 	defer tx.Rollback()
-	d := &Dump{Admissions: []Admission{}, Revocations: []Revocation{}, Versions: []Version{}, Runs: []Run{}, Receipts: []Receipt{}}
-	scans := []struct {
-		query string
-		row   func(*sql.Rows) error
-	}{
-		{`SELECT seq, package, artifact_digest, record, signature FROM admissions ORDER BY package, seq`, func(r *sql.Rows) error {
-			var a Admission
-			err := r.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature)
-			d.Admissions = append(d.Admissions, a)
-			return err
-		}},
-		{`SELECT seq, artifact_digest, record, signature FROM revocations ORDER BY seq`, func(r *sql.Rows) error {
-			var v Revocation
-			err := r.Scan(&v.Seq, &v.ArtifactDigest, &v.Record, &v.Signature)
-			d.Revocations = append(d.Revocations, v)
-			return err
-		}},
-		{versionColumns + ` ORDER BY kind, key, seq`, func(r *sql.Rows) error {
-			var v Version
-			err := r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
-			d.Versions = append(d.Versions, v)
-			return err
-		}},
-		{`SELECT run_id, deployment, request_id, state FROM runs ORDER BY rowid`, func(r *sql.Rows) error {
-			var v Run
-			err := r.Scan(&v.RunID, &v.Deployment, &v.RequestID, &v.State)
-			d.Runs = append(d.Runs, v)
-			return err
-		}},
-		{`SELECT seq, run_id, attempt, prev_digest, record, signature FROM receipts ORDER BY seq`, func(r *sql.Rows) error {
-			var v Receipt
-			err := r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature)
-			d.Receipts = append(d.Receipts, v)
-			return err
-		}},
+	var d Dump
+	if d.Admissions, err = dumpTable(ctx, tx, ScanAdmission, `SELECT `+AdmissionColumns+` FROM admissions ORDER BY package, seq`); err != nil {
+		return nil, err
 	}
-	for _, s := range scans {
-		if err := scanAll(ctx, tx, s.query, s.row); err != nil {
-			return nil, fmt.Errorf("store: dump: %w", err)
-		}
+	if d.Revocations, err = dumpTable(ctx, tx, ScanRevocation, `SELECT `+RevocationColumns+` FROM revocations ORDER BY seq`); err != nil {
+		return nil, err
 	}
-	return d, nil
+	if d.Versions, err = dumpTable(ctx, tx, scanVersion, versionColumns+` ORDER BY kind, key, seq`); err != nil {
+		return nil, err
+	}
+	if d.Runs, err = dumpTable(ctx, tx, ScanRun, `SELECT `+RunColumns+` FROM runs ORDER BY rowid`); err != nil {
+		return nil, err
+	}
+	if d.Receipts, err = dumpTable(ctx, tx, ScanReceipt, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq`); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
-func scanAll(ctx context.Context, tx *sql.Tx, query string, row func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, query)
+// dumpTable reads one table for Dump, each row with its owner's scan; an
+// empty table is an empty list (a bundle shows [], not null).
+func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error, query string) ([]T, error) {
+	rows, err := Select(ctx, tx, scan, query)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("store: dump: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows); err != nil {
-			return err
-		}
+	if rows == nil {
+		rows = []T{}
 	}
-	return rows.Err()
+	return rows, nil
 }
 
 // Restore writes d into an empty database in one write transaction, every
@@ -150,7 +124,7 @@ func (db *DB) Restore(ctx context.Context, d *Dump) error {
 // transcript, which comes before the coordinator in the stage order and
 // so cannot use its typed store.
 func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
-	out, err := Select(ctx, db.db, func(r *sql.Rows, v *Run) error { return ScanRun(r, v) }, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	out, err := Select(ctx, db.db, ScanRun, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}

@@ -58,7 +58,7 @@ type Querier interface {
 }
 
 // Select runs query on q and reads every row it returns with scan.
-func Select[T any](ctx context.Context, q Querier, scan func(*sql.Rows, *T) error, query string, args ...any) ([]T, error) {
+func Select[T any](ctx context.Context, q Querier, scan func(Row, *T) error, query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -60,10 +60,35 @@ type Receipt struct {
 	Signature  []byte
 }
 
-// RunColumns are the columns of a Run, in its fields' order.
-const RunColumns = `run_id, deployment, request_id, state`
+// Row is what a scan reads one row from: *sql.Rows or *sql.Row.
+type Row interface{ Scan(...any) error }
+
+// The columns of each row type, in the order its scan reads them: the
+// owner's typed store and Dump select the same columns and read them
+// with the same function.
+const (
+	AdmissionColumns  = `seq, package, artifact_digest, record, signature`
+	RevocationColumns = `seq, artifact_digest, record, signature`
+	RunColumns        = `run_id, deployment, request_id, state`
+	ReceiptColumns    = `seq, run_id, attempt, prev_digest, record, signature`
+)
+
+// ScanAdmission scans one row of AdmissionColumns.
+func ScanAdmission(r Row, a *Admission) error {
+	return r.Scan(&a.Seq, &a.Package, &a.ArtifactDigest, &a.Record, &a.Signature)
+}
+
+// ScanRevocation scans one row of RevocationColumns.
+func ScanRevocation(r Row, v *Revocation) error {
+	return r.Scan(&v.Seq, &v.ArtifactDigest, &v.Record, &v.Signature)
+}
 
 // ScanRun scans one row of RunColumns.
-func ScanRun(r interface{ Scan(...any) error }, v *Run) error {
+func ScanRun(r Row, v *Run) error {
 	return r.Scan(&v.RunID, &v.Deployment, &v.RequestID, &v.State)
+}
+
+// ScanReceipt scans one row of ReceiptColumns.
+func ScanReceipt(r Row, v *Receipt) error {
+	return r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature)
 }

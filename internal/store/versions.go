@@ -124,10 +124,13 @@ func (s *Versions) LatestOfKind(ctx context.Context, kind string) ([]Version, er
 	return queryVersions(ctx, s.db.db, versionColumns+` v WHERE kind = ? AND seq = (SELECT MAX(seq) FROM versions WHERE kind = v.kind AND key = v.key) ORDER BY key`, kind)
 }
 
+// scanVersion scans one row of versionColumns.
+func scanVersion(r Row, v *Version) error {
+	return r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
+}
+
 func queryVersions(ctx context.Context, q Querier, query string, args ...any) ([]Version, error) {
-	vs, err := Select(ctx, q, func(r *sql.Rows, v *Version) error {
-		return r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
-	}, query, args...)
+	vs, err := Select(ctx, q, scanVersion, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read versions: %w", err)
 	}
