@@ -101,6 +101,11 @@ const (
 	ReasonEvaluationFailed Reason = "evaluation_failed"
 	// ReasonTargetRefused (did_not_run): the app refused the change.
 	ReasonTargetRefused Reason = "target_refused"
+	// ReasonHostRecordsDisagree (did_not_run): the host's store does not
+	// agree with its signed head (records removed or edited), so no
+	// attempt was started: none could be sealed, and a removed run could
+	// otherwise be repeated.
+	ReasonHostRecordsDisagree Reason = "host_records_disagree"
 )
 
 // Record-changed values: whether a run changed the record.
@@ -229,6 +234,9 @@ var Reasons = []ReasonInfo{
 	{ReasonTargetRefused, OutcomeDidNotRun, ChangedNo, false,
 		"The app refused the change (the record is missing, closed or the change is invalid); nothing was written.",
 		"Tell the person the record could not take this change."},
+	{ReasonHostRecordsDisagree, OutcomeDidNotRun, ChangedNo, false,
+		"The host's records do not agree with what it signed (records were removed or edited), so nothing was started.",
+		"Tell the operator the host's records need an audit (oa receipts verify). Do not retry."},
 	{ReasonRunRecordTampered, OutcomeNeedsReview, ChangedUnknown, false,
 		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
 		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},

@@ -106,21 +106,38 @@ func decodeCheckpointFile(h *host.Host, keys pinnedKeys, b []byte) (*Checkpoint,
 	if b == nil {
 		return nil, nil
 	}
+	sc, err := decodeSignedCheckpoint(b)
+	if err != nil {
+		return nil, err
+	}
+	return readCheckpoint(h, keys, sc.Record, sc.Signature)
+}
+
+// decodeSignedCheckpoint decodes the checkpoint file's bytes, bounded and
+// strictly, without verifying them.
+func decodeSignedCheckpoint(b []byte) (*SignedCheckpoint, error) {
 	var sc SignedCheckpoint
 	if len(b) > maxCheckpointFile || canonical.DecodeStrict(b, &sc) != nil {
 		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint file %s is malformed", CheckpointFile)
 	}
-	return readCheckpoint(h, keys, sc.Record, sc.Signature)
+	return &sc, nil
+}
+
+// readCheckpointBytes reads $OA_HOME's checkpoint file, nil when there is
+// none.
+func readCheckpointBytes(home string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(home, CheckpointFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
 }
 
 // readCheckpointFile reads and verifies $OA_HOME's checkpoint, nil when
 // there is none.
 func readCheckpointFile(h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
-	b, err := os.ReadFile(filepath.Join(h.Home, CheckpointFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	b, err := readCheckpointBytes(h.Home)
+	if err != nil || b == nil {
 		return nil, err
 	}
 	return decodeCheckpointFile(h, keys, b)

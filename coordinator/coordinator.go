@@ -44,6 +44,8 @@ type Coordinator struct {
 	receipts      *signing.Signer
 	readTools     []ReadTool
 	me            owner
+	// heads remembers the signed heads already verified (integrity.go).
+	heads checkedHeads
 
 	// life ends every downstream session and run when the coordinator
 	// closes.
@@ -111,6 +113,13 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	if c.receipts, err = receiptKeys(opts.Home, c.secret); err != nil {
+		return nil, err
+	}
+	// The store must agree with the host-signed heads before anything
+	// is served: a removed run, receipt, checkpoint or pin is refused
+	// here, not met after an effect.
+	if _, err := checkStore(ctx, h, c.receipts, &c.heads, true); err != nil {
+		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err
 	}
 	c.checker = bind.NewChecker(h, b, c.art)

@@ -41,6 +41,9 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		return nil, err
 	}
 	if row == nil {
+		if refused, err := c.beforeNewRun(ctx, req.RequestID); err != nil || refused != nil {
+			return refused, err
+		}
 		return c.start(ctx, req, inputs, fp)
 	}
 	r, refused, err := c.verifiedRun(ctx, row)
@@ -127,6 +130,9 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 // an approval (resume). Whether it may is decided again inside the write
 // that claims it, so two callers never both continue one run.
 func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byte, wait time.Duration, retry bool) (*Result, error) {
+	if refused, err := c.beforeAttempt(ctx, r.RunID, r.RequestID, r.Workflow, r.Attempt); err != nil || refused != nil {
+		return refused, err
+	}
 	done, err := c.claim(r.RunID)
 	if errors.Is(err, errNotContinued) {
 		return c.replay(ctx, r.RunID, wait) // this process is continuing it already

@@ -134,12 +134,14 @@ func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
 		if err := store.CheckRecord(r.Record, r.Signature); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
-			return fmt.Errorf("store: seal run: %w", err)
-		}
 		var state []byte
-		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&state); err != nil {
+		var deployment, requestID string
+		if err := tx.QueryRowContext(ctx, `SELECT state, deployment, request_id FROM runs WHERE run_id = ?`, runID).Scan(&state, &deployment, &requestID); err != nil {
 			return fmt.Errorf("store: seal run %s: %w", runID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature, deployment, requestID); err != nil {
+			return fmt.Errorf("store: seal run: %w", err)
 		}
 		next, err := mark(state, r.Record)
 		if err != nil {
@@ -200,6 +202,21 @@ func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Rec
 		return nil, fmt.Errorf("store: read receipt: %w", err)
 	}
 	return r, nil
+}
+
+// SealedRunOf returns the run id of a receipt sealed for the
+// deployment's request, "" when the chain holds none (or only receipts
+// sealed before receipts named their request).
+func (s coordStore) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
+	var runID string
+	err := s.db.QueryRowContext(ctx, `SELECT run_id FROM receipts WHERE deployment = ? AND request_id = ? LIMIT 1`, deployment, requestID).Scan(&runID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: read receipt: %w", err)
+	}
+	return runID, nil
 }
 
 // PauseRun inserts an attention item and moves its run in one write

@@ -1,0 +1,123 @@
+package coordinator_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// notesOf counts the notes the sandbox app holds for a record.
+func notesOf(t *testing.T, s *served, record string) int {
+	t.Helper()
+	notes, err := sandbox.Notes(sandbox.Dir(s.Home), record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(notes)
+}
+
+// reopen closes the served coordinator and opens a new one on the same
+// home, as a restart does.
+func (s *served) reopen() (*coordinator.Coordinator, error) {
+	s.c.Close()
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
+	if c != nil {
+		s.c = c
+	}
+	return c, err
+}
+
+// D1: a run row removed behind the coordinator's back must never let its
+// request run again, whether the coordinator is restarted or still
+// serving: the note is on the record once.
+func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		name := "while serving"
+		if restart {
+			name = "after a restart"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := serve(t, resolve.StarterRegistry(hosttest.Name))
+			if res := s.run(t, "dup-1", "AB-1234"); res.Reason != contract.ReasonVerified {
+				t.Fatalf("first: %+v", res)
+			}
+			sqlExec(t, rawDB(t, s.Home), `DELETE FROM runs WHERE request_id = 'dup-1'`)
+			if restart {
+				c, err := s.reopen()
+				if err == nil {
+					defer c.Close()
+				}
+				if !hosttest.HasCode(t, err, blocking.ReceiptRunsDisagree) {
+					if err == nil {
+						s.run(t, "dup-1", "AB-1234")
+					}
+					t.Fatalf("a restart over a removed run row: %v; notes on the record: %d", err, notesOf(t, s, "AB-1234"))
+				}
+			} else {
+				res := s.run(t, "dup-1", "AB-1234")
+				if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.SafeToRetry || res.RunID != "" {
+					t.Fatalf("the same call after its run row was removed: %+v", res)
+				}
+			}
+			if n := notesOf(t, s, "AB-1234"); n != 1 {
+				t.Fatalf("the note is on the record %d times, want once", n)
+			}
+		})
+	}
+}
+
+// D2: when a receipt could not be sealed (the newest receipt, the
+// checkpoints or the receipt key's pin removed), no effect is made: the
+// new request is refused did_not_run with a named reason, and a restart
+// refuses to serve.
+func TestUnsealableStoreRefusesBeforeTheEffect(t *testing.T) {
+	cases := map[string]struct {
+		tamper func(t *testing.T, db *sql.DB)
+		code   blocking.Code
+	}{
+		"newest receipt removed": {func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `DELETE FROM receipts WHERE seq = (SELECT max(seq) FROM receipts)`)
+		}, blocking.ReceiptCheckpointMismatch},
+		"checkpoints removed": {func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `DELETE FROM versions WHERE kind = 'checkpoint'`)
+		}, blocking.ReceiptCheckpointMismatch},
+		"receipt key pin removed": {func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `DELETE FROM versions WHERE kind = 'receipt-key'`)
+		}, blocking.ReceiptKeyUnpinned},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := serve(t, resolve.StarterRegistry(hosttest.Name))
+			s.run(t, "r-1", "AB-1234")
+			s.run(t, "r-2", "CD-5678")
+			tc.tamper(t, rawDB(t, s.Home))
+			res := s.run(t, "after", "EF-0001")
+			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.Proof != contract.ProofNone {
+				t.Fatalf("a new request over an unsealable store: %+v", res)
+			}
+			if n := notesOf(t, s, "EF-0001"); n != 0 {
+				t.Fatalf("the effect was made: %d notes", n)
+			}
+			row, err := s.host.Store().QueryContext(context.Background(), `SELECT 1 FROM runs WHERE request_id = 'after'`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := row.Next()
+			row.Close()
+			if started {
+				t.Fatal("a run was stored for the refused request")
+			}
+			if _, err := s.reopen(); !hosttest.HasCode(t, err, tc.code) {
+				t.Fatalf("a restart over the store: %v, want %s", err, tc.code)
+			}
+		})
+	}
+}
