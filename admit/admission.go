@@ -170,6 +170,16 @@ func RequireActive(ctx context.Context, h *host.Host, artifactDigest string, now
 // the host key on read; an older admission is never restored: only the
 // package's latest admission can make a release active.
 func StatusOf(ctx context.Context, h *host.Host, artifactDigest string, now time.Time) (*Status, error) {
+	// A revocation removed behind the host's back would read as none: the
+	// revocations must be the ones the host signed before any is believed
+	// absent.
+	if err := CheckRevocations(ctx, h); err != nil {
+		var why *blocking.Error
+		if !errors.As(err, &why) {
+			return nil, err
+		}
+		return &Status{State: Unverifiable, Why: why}, nil
+	}
 	revs, err := storeOf(h).Revocations(ctx, artifactDigest)
 	if err != nil {
 		return nil, err
@@ -262,11 +272,11 @@ func Revoke(ctx context.Context, h *host.Host, artifactDigest, reason, by string
 		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
 	rev := &Revocation{Type: RevocationType, Host: h.Policy.Host, ArtifactDigest: artifactDigest, Reason: reason, RevokedBy: by, OSAccount: host.OSAccount(), RevokedAt: now.UTC().Truncate(time.Second)}
-	b, sig, err := h.SignRecord(rev)
+	b, sig, err := h.SignRecord(rev) // decrypts the host key, outside the write lock
 	if err != nil {
 		return nil, err
 	}
-	return rev, storeOf(h).InsertRevocation(ctx, artifactDigest, b, sig)
+	return rev, insertRevocation(ctx, h, artifactDigest, b, sig, now)
 }
 
 // HasRevocation reports whether any revocation of artifactDigest is stored,

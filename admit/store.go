@@ -102,8 +102,10 @@ func (s admissions) queryAdmissions(ctx context.Context, query string, args ...a
 	return as, nil
 }
 
-// InsertRevocation appends a revocation of the artifact with the given
-// digest. Revocations are permanent: there is no way to remove or change one.
+// InsertRevocation appends a revocation row of the artifact with the
+// given digest, alone: Revoke writes it with its signed head instead
+// (revocations.go). Revocations are permanent: there is no way to remove
+// or change one.
 func (s admissions) InsertRevocation(ctx context.Context, artifactDigest string, record, signature []byte) error {
 	if artifactDigest == "" {
 		return errors.New("store: insert revocation: empty artifact digest")

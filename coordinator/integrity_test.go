@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
@@ -119,5 +121,64 @@ func TestUnsealableStoreRefusesBeforeTheEffect(t *testing.T) {
 				t.Fatalf("a restart over the store: %v, want %s", err, tc.code)
 			}
 		})
+	}
+}
+
+// D6: removing a revocation row must not put the revoked release back in
+// service: the coordinator, the plan check (`oa bind inspect`) and
+// `oa receipts verify` all name it.
+func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.run(t, "before", "AB-1234")
+	if _, err := admit.Revoke(ctx, s.host, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.run(t, "revoked", "CD-5678"); res.Reason != contract.ReasonNotAdmitted {
+		t.Fatalf("revoked: %+v", res)
+	}
+	db := rawDB(t, s.Home)
+	sqlExec(t, db, `DROP TRIGGER IF EXISTS revocations_no_delete`)
+	sqlExec(t, db, `DELETE FROM revocations`)
+
+	before := notesOf(t, s, "CD-5678")
+	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted || notesOf(t, s, "CD-5678") != before {
+		t.Fatalf("a run after the revocation was removed: %+v", res)
+	}
+	st, err := admit.StatusOf(ctx, s.host, s.Desc.Digest.String(), s.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State == admit.Active || st.Why == nil || st.Why.Code != blocking.RevocationsDisagree {
+		t.Fatalf("admission status after the revocation was removed: %+v", st)
+	}
+	if _, err := admit.RequireActive(ctx, s.host, s.Desc.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
+		t.Fatalf("RequireActive: %v", err)
+	}
+	b, err := bind.Current(ctx, s.host, "clinic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	art, err := bind.FetchRelease(ctx, s.Home, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _, err := bind.Check(ctx, s.host, b, art, bind.CheckOptions{Now: s.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Approved || !report.NotAdmitted() {
+		t.Fatalf("bind check after the revocation was removed: %+v", report)
+	}
+	if r, code := verifyCode(t, s); code != blocking.RevocationsDisagree {
+		t.Fatalf("receipts verify: %+v", r)
+	}
+	// Removing the signed head too leaves the copy in $OA_HOME.
+	sqlExec(t, db, `DELETE FROM versions WHERE kind = 'revocation-head'`)
+	if _, err := admit.RequireActive(ctx, s.host, s.Desc.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
+		t.Fatalf("RequireActive with the head removed: %v", err)
+	}
+	if _, err := s.reopen(); err == nil {
+		t.Fatal("a session started over removed revocations")
 	}
 }

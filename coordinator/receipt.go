@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/host"
@@ -170,7 +171,20 @@ func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return CheckChain(ctx, h, ChainInputs{ReceiptKey: v, RunKey: key, CheckpointFile: file})
+	report, err := CheckChain(ctx, h, ChainInputs{ReceiptKey: v, RunKey: key, CheckpointFile: file})
+	if err != nil || !report.OK {
+		return report, err
+	}
+	// The revocations are held to the host's signed revocation head: one
+	// removed would put a revoked release back in service.
+	if err := admit.CheckRevocations(ctx, h); err != nil {
+		var why *blocking.Error
+		if !errors.As(err, &why) {
+			return nil, err
+		}
+		report.OK, report.Code, report.Problem = false, why.Code, why.Detail
+	}
+	return report, nil
 }
 
 func digestJSON(b json.RawMessage) string {
