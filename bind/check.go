@@ -130,6 +130,10 @@ type Checker struct {
 
 	mu   sync.Mutex
 	last *approvedCheck
+	// policyBytes is the sha256 of the policy file's bytes last loaded,
+	// and policySame whether they held the host's policy.
+	policyBytes *[sha256.Size]byte
+	policySame  bool
 }
 
 type approvedCheck struct {
@@ -146,6 +150,10 @@ type checkInputs struct {
 	stamp    store.Stamp
 	registry [sha256.Size]byte
 	readable bool
+	// policy is the sha256 of the policy file's bytes now: the host's
+	// policy was read once, when it was opened, and a policy narrowed
+	// since must stop the session's effects as it stops `oa bind inspect`.
+	policy [sha256.Size]byte
 }
 
 // NewChecker returns the checker of binding b for release art on h.
@@ -168,6 +176,9 @@ func (k *Checker) Check(ctx context.Context, now time.Time) (*Report, *resolve.P
 	k.mu.Unlock()
 	if last != nil && last.inputs == in && now.Before(last.expires) {
 		return last.report, last.plan, nil
+	}
+	if r, err := k.policyChanged(in); err != nil || r != nil {
+		return r, nil, err
 	}
 	r, plan, status, err := check(ctx, k.h, k.b, k.art, CheckOptions{Now: now})
 	if err != nil {
@@ -193,5 +204,37 @@ func (k *Checker) inputs(ctx context.Context) (checkInputs, error) {
 	if src, err := os.ReadFile(filepath.Join(k.h.Home, resolve.RegistryFile)); err == nil {
 		in.registry, in.readable = sha256.Sum256(src), true
 	}
+	src, err := os.ReadFile(filepath.Join(k.h.Home, host.PolicyFile))
+	if err != nil {
+		in.readable = false
+	}
+	in.policy = sha256.Sum256(src)
 	return in, nil
+}
+
+// policyChanged answers a check whose policy file no longer holds the
+// policy the host was opened with: nil when it does. The policy is loaded
+// again only when the file's bytes changed since the last load; a file
+// that no longer loads is a changed policy too.
+func (k *Checker) policyChanged(in checkInputs) (*Report, error) {
+	k.mu.Lock()
+	known, same := k.policyBytes, k.policySame
+	k.mu.Unlock()
+	if known == nil || *known != in.policy {
+		p, err := host.LoadPolicy(filepath.Join(k.h.Home, host.PolicyFile))
+		same = err == nil && p.Digest() == k.h.Policy.Digest()
+		if err != nil && blocking.Refusals(err) == nil {
+			return nil, err
+		}
+		k.mu.Lock()
+		k.policyBytes, k.policySame = &in.policy, same
+		k.mu.Unlock()
+	}
+	if same {
+		return nil, nil
+	}
+	return Compare(k.b, nil, blocking.List{
+		blocking.New(blocking.AdmissionNotActive, "the release is %s", admit.Mismatched),
+		blocking.New(blocking.AdmissionMismatched, "the host policy (%s) changed since this session started", host.PolicyFile),
+	}), nil
 }

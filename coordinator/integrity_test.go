@@ -3,6 +3,9 @@ package coordinator_test
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -180,5 +184,37 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	}
 	if _, err := s.reopen(); err == nil {
 		t.Fatal("a session started over removed revocations")
+	}
+}
+
+// D4: a policy narrowed while a session runs stops its effects, as it
+// stops `oa bind inspect`: the per-step plan check notices the file.
+func TestNarrowedPolicyStopsTheLiveSession(t *testing.T) {
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	if res := s.run(t, "before", "AB-1234"); res.Reason != contract.ReasonVerified {
+		t.Fatalf("before: %+v", res)
+	}
+	path := filepath.Join(s.Home, host.PolicyFile)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrowed := strings.Replace(string(src), `max_risk:     "consequential"`, `max_risk:     "read_only"`, 1)
+	if narrowed == string(src) {
+		t.Fatal("the test policy has no max_risk to narrow")
+	}
+	if err := os.WriteFile(path, []byte(narrowed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := notesOf(t, s, "CD-5678")
+	if res := s.run(t, "after", "CD-5678"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonNotAdmitted || notesOf(t, s, "CD-5678") != before {
+		t.Fatalf("a run under the narrowed policy: %+v", res)
+	}
+	// Put back, the policy is the session's again.
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.run(t, "restored", "CD-5678"); res.Reason != contract.ReasonVerified {
+		t.Fatalf("a run under the restored policy: %+v", res)
 	}
 }
