@@ -130,6 +130,22 @@ func ownCgroup() string {
 	return ""
 }
 
+// inCgroup reports whether process pid is in the cgroup v2 folder dir
+// (its "0::PATH" line in /proc/PID/cgroup, on the cgroup2 mount).
+func inCgroup(pid int, dir string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+	mount := cgroup2Mount()
+	if err != nil || mount == "" {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return filepath.Join(mount, filepath.FromSlash(p)) == dir
+		}
+	}
+	return false
+}
+
 // cgroupProcs lists the pids in a cgroup (cgroup.procs; nil when the
 // folder is gone).
 func cgroupProcs(dir string) []int {

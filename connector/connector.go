@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -188,7 +189,10 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	}
 	newCmd := func(cgroupFD int) *exec.Cmd {
 		cmd := exec.Command(cfg.Command, cfg.Args...)
-		cmd.Env = env
+		// The tree's mark, inherited by what the server starts: with no
+		// cgroup, a reaper takes a process left outside the server's
+		// process group (setsid) for a member only while it carries it.
+		cmd.Env = append(slices.Clip(env), TreeEnv+"="+t.id)
 		cmd.Stderr = opts.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if cgroupFD >= 0 {

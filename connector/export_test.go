@@ -19,3 +19,13 @@ func SessionCgroup(s *Session) string {
 	}
 	return s.proc.tree.cgroup
 }
+
+// StartOf is the start a ledger row names process pid by ("" when it is
+// not running).
+func StartOf(pid int) string {
+	p, ok := readProc(pid)
+	if !ok {
+		return ""
+	}
+	return p.start
+}

@@ -12,7 +12,7 @@ import (
 
 // procInfo is what /proc/PID/stat says of one process.
 type procInfo struct {
-	pid, ppid int
+	pid, ppid, pgrp int
 	state     byte
 	// start names the process for as long as it lives and never again:
 	// the boot id and the kernel's start time of the pid (clock ticks
@@ -60,7 +60,11 @@ func readProc(pid int) (procInfo, bool) {
 	if err != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, state: f[0][0], start: bootPrefix() + string(f[19])}, true
+	pgrp, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return procInfo{}, false
+	}
+	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0][0], start: bootPrefix() + string(f[19])}, true
 }
 
 // procID names one process: its pid and start.

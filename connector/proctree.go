@@ -140,10 +140,18 @@ func (t *tree) record(rows ...store.OwnedProcess) error {
 	if t.ledger == nil || len(rows) == 0 {
 		return nil
 	}
+	t.mu.Lock()
+	leader := t.leader
+	t.mu.Unlock()
 	for i := range rows {
 		rows[i].Tree, rows[i].OwnerPID, rows[i].OwnerStart = t.id, t.owner.pid, t.owner.start
 		if rows[i].Cgroup == "" {
 			rows[i].Cgroup = t.cgroup
+		}
+		if rows[i].PID > 0 {
+			// The server is started as the leader of its own process
+			// group: the group a reaper holds members to.
+			rows[i].PGID = leader
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)

@@ -3,6 +3,7 @@ package connector_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/internal/connectortest"
@@ -132,7 +135,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pids")
 			cfg := serverConfig(t, treeTools(), "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile)
 			db := openStore(t, "")
-			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{Ledger: db.Ledger()}))
+			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{Ledger: db.Ledger(testLedgerKey)}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +148,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			if cg := connector.SessionCgroup(s); (name == "cgroup") != (cg != "") {
 				t.Fatalf("mode %s: cgroup %q", name, cg)
 			}
-			if rows, err := db.Ledger().OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
+			if rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
 				t.Fatalf("nothing recorded of the started tree: %v", err)
 			}
 
@@ -160,7 +163,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 				t.Fatal("the hanging call answered")
 			}
 			assertEnded(t, connector.SessionCgroup(s), server, grandchild, detached)
-			if rows, err := db.Ledger().OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
+			if rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
 				t.Fatalf("the ledger still holds an ended tree: %v %+v", err, rows)
 			}
 		})
@@ -190,7 +193,7 @@ func TestHelperOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := connector.Options{Ledger: db.Ledger()}
+	opts := connector.Options{Ledger: db.Ledger(testLedgerKey)}
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
@@ -225,7 +228,7 @@ func TestReapOrphans(t *testing.T) {
 			// ledger (cgroup folders included).
 			t.Cleanup(func() {
 				if db, err := store.Open(context.Background(), dbPath); err == nil {
-					_, _ = connector.ReapOrphans(context.Background(), db.Ledger())
+					_, _ = connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
 					db.Close()
 				}
 			})
@@ -258,16 +261,16 @@ func TestReapOrphans(t *testing.T) {
 			if err := dead.Run(); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.Ledger().RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
+			if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
 				PID: bystander.Process.Pid, PIDStart: "another-boot/1"}); err != nil {
 				t.Fatal(err)
 			}
 
-			n, err := connector.ReapOrphans(context.Background(), db.Ledger())
+			n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
 			if err != nil || n != 2 {
 				t.Fatalf("ReapOrphans: %d trees, %v", n, err)
 			}
-			rows, err := db.Ledger().OwnedProcesses(context.Background())
+			rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background())
 			if err != nil || len(rows) != 0 {
 				t.Fatalf("rows left after reaping: %v %+v", err, rows)
 			}
@@ -275,7 +278,7 @@ func TestReapOrphans(t *testing.T) {
 			if !alive(bystander.Process.Pid) {
 				t.Fatal("a process named by a recycled pid was killed")
 			}
-			if n, err := connector.ReapOrphans(context.Background(), db.Ledger()); err != nil || n != 0 {
+			if n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey)); err != nil || n != 0 {
 				t.Fatalf("a second ReapOrphans: %d trees, %v", n, err)
 			}
 		})
@@ -288,7 +291,7 @@ func waitRecorded(t *testing.T, db *store.DB, detached int, mode string, out *by
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rows, err := db.Ledger().OwnedProcesses(context.Background())
+		rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,14 +315,73 @@ func TestReapRefusesForeignCgroup(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Ledger().RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
+	if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
 		t.Fatal(err)
 	}
-	n, err := connector.ReapOrphans(context.Background(), db.Ledger())
+	n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
 	if err == nil || n != 0 {
 		t.Fatalf("ReapOrphans of a foreign cgroup: %d, %v", n, err)
 	}
-	if rows, _ := db.Ledger().OwnedProcesses(context.Background()); len(rows) != 1 {
+	if rows, _ := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); len(rows) != 1 {
 		t.Fatalf("the refused row was dropped: %+v", rows)
+	}
+}
+
+// testLedgerKey is the key the tests' ledgers authenticate rows with.
+var testLedgerKey = []byte("connector test ledger key, 32 b!")
+
+// TestReapLeavesForgedAndUnprovenRowsAlone (D7): a ledger row naming a
+// live unrelated process by its true pid and start time, under a dead
+// owner, must never get it killed: a row without this host's MAC is not
+// acted on, and an authentic row's process must still be in the group
+// (or carry the mark) its owner gave the tree.
+func TestReapLeavesForgedAndUnprovenRowsAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := openStore(t, path)
+	bystander := exec.Command("sleep", "1000")
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bystander.Process.Kill(); _ = bystander.Wait() })
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := bystander.Process.Pid
+	start := connector.StartOf(pid)
+	if start == "" {
+		t.Fatal("cannot read the bystander's start")
+	}
+	// Forged: written by someone without the key (here, raw SQL on the file).
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO owned_processes (tree, owner_pid, owner_start, pid, pid_start, cgroup) VALUES ('forged', ?, 'gone/1', ?, ?, '')`, dead.Process.Pid, pid, start); err != nil {
+		t.Fatal(err)
+	}
+	// Another key's row is as foreign.
+	if err := db.Ledger([]byte("another host's key")).RecordOwned(context.Background(), store.OwnedProcess{Tree: "other-key", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "MAC") {
+		t.Fatalf("ReapOrphans over forged rows: %d trees, %v", n, err)
+	}
+	if !alive(pid) {
+		t.Fatal("a process named by a forged ledger row was killed")
+	}
+	// Authentic, but the process was never in the tree's group.
+	if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "unproven", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start, PGID: dead.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey)); err == nil {
+		t.Fatal("the forged rows are no longer reported")
+	}
+	// ReapOrphans returns once what it killed has ended: had it been
+	// signalled, the bystander would be a zombie by now.
+	if !alive(pid) {
+		t.Fatal("a process not proven a member of the tree was killed")
 	}
 }

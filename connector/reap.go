@@ -1,12 +1,15 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/oa-dev/oa/internal/store"
 )
@@ -27,7 +30,14 @@ func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
 	}
 	trees := map[string][]store.OwnedProcess{}
 	var order []string
+	forged := 0
 	for _, r := range rows {
+		if !r.Authentic {
+			// Not written by a coordinator of this host (or from before
+			// rows carried the MAC): never acted on.
+			forged++
+			continue
+		}
 		if _, seen := trees[r.Tree]; !seen {
 			order = append(order, r.Tree)
 		}
@@ -35,6 +45,9 @@ func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
 	}
 	reaped := 0
 	var errs []error
+	if forged > 0 {
+		errs = append(errs, fmt.Errorf("connector: %d row(s) of the process ledger do not carry this host's MAC; the processes they name were left alone", forged))
+	}
 	for _, id := range order {
 		rs := trees[id]
 		if (procID{rs[0].OwnerPID, rs[0].OwnerStart}).running() {
@@ -53,7 +66,7 @@ func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
 func reapTree(id string, rows []store.OwnedProcess, ledger Ledger) error {
 	t := &tree{id: id, ledger: ledger, members: map[int]string{}, stop: make(chan struct{}), stopped: true}
 	for _, r := range rows {
-		if r.PID > 0 && (procID{r.PID, r.PIDStart}).running() {
+		if r.PID > 0 && (procID{r.PID, r.PIDStart}).running() && provenMember(r) {
 			t.members[r.PID] = r.PIDStart
 		}
 	}
@@ -82,4 +95,48 @@ func reapTree(id string, rows []store.OwnedProcess, ledger Ledger) error {
 		}
 	}
 	return t.release()
+}
+
+// provenMember reports whether the process a ledger row names is still
+// in what its owner gave the tree: the tree's cgroup, or (a tree owned as
+// a set of processes) the process group of its server. A pid and start
+// time alone are never enough to signal a process.
+func provenMember(r store.OwnedProcess) bool {
+	if r.Cgroup != "" {
+		return inCgroup(r.PID, r.Cgroup)
+	}
+	p, ok := readProc(r.PID)
+	if ok && r.PGID > 0 && p.pgrp == r.PGID {
+		return true
+	}
+	return carriesMark(r.PID, r.Tree)
+}
+
+// TreeEnv is the environment variable every server is started with,
+// naming its tree; what the server starts inherits it.
+const TreeEnv = "OA_PROCESS_TREE"
+
+// maxEnviron bounds the read of a process's environment.
+const maxEnviron = 1 << 20
+
+// carriesMark reports whether process pid was started with the mark of
+// tree in its environment (/proc/PID/environ, readable for this user's
+// own processes only).
+func carriesMark(pid int, tree string) bool {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxEnviron))
+	if err != nil {
+		return false
+	}
+	mark := TreeEnv + "=" + tree
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if string(kv) == mark {
+			return true
+		}
+	}
+	return false
 }

@@ -86,7 +86,14 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	reapOrphans(ctx, h, opts.Operator)
+	// The ledger's rows are authenticated with the coordinator secret:
+	// only rows a coordinator of this host wrote are acted on.
+	secret, err := hostSecret(opts.Home)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	reapOrphans(ctx, h, secret, opts.Operator)
 	c, err := open(ctx, h, opts)
 	if err != nil {
 		h.Close()
@@ -217,7 +224,7 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger()})
+		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger(c.secret)})
 		if err != nil {
 			return nil, err
 		}

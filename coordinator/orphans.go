@@ -16,8 +16,8 @@ import (
 // started. Trees of a live coordinator are left alone. A tree that would
 // not end is told to the operator and stays recorded for the next start;
 // it does not keep this session from starting.
-func reapOrphans(ctx context.Context, h *host.Host, operator io.Writer) {
-	n, err := connector.ReapOrphans(ctx, h.Ledger())
+func reapOrphans(ctx context.Context, h *host.Host, secret []byte, operator io.Writer) {
+	n, err := connector.ReapOrphans(ctx, h.Ledger(secret))
 	if n > 0 {
 		fmt.Fprintf(operator, "oa coordinator: ended %d downstream process tree(s) left running by a coordinator that died\n", n)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/hosttest"
@@ -244,6 +245,17 @@ func killAtEnd(t *testing.T, pid int) {
 	})
 }
 
+// hostSecretOf is the coordinator secret of the host at home, the key of
+// its ledger's rows.
+func hostSecretOf(t *testing.T, home string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, coordinator.SecretFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // ledger reads the owned-process ledger of the host at home.
 func ledger(t *testing.T, home string) []store.OwnedProcess {
 	t.Helper()
@@ -252,7 +264,7 @@ func ledger(t *testing.T, home string) []store.OwnedProcess {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Ledger().OwnedProcesses(context.Background())
+	rows, err := db.Ledger(hostSecretOf(t, home)).OwnedProcesses(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +288,7 @@ func reapLeftovers(t *testing.T, home string) {
 		return
 	}
 	defer db.Close()
-	if _, err := connector.ReapOrphans(context.Background(), db.Ledger()); err != nil {
+	if _, err := connector.ReapOrphans(context.Background(), db.Ledger(hostSecretOf(t, home))); err != nil {
 		t.Errorf("cleaning up: %v", err)
 	}
 }

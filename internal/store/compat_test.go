@@ -45,8 +45,10 @@ func TestOpenDatabaseOfMain(t *testing.T) {
 	}); err != nil || seq != 2 {
 		t.Fatalf("appending to main's chain: %d, %v", seq, err)
 	}
-	owned, err := db.Ledger().OwnedProcesses(ctx)
-	if err != nil || len(owned) != 1 || owned[0].Tree != "tree-1" || owned[0].Cgroup != "/oa/tree-1" {
+	// A row from before rows carried the MAC opens, and is never taken
+	// for an authentic one.
+	owned, err := db.Ledger(testLedgerKey).OwnedProcesses(ctx)
+	if err != nil || len(owned) != 1 || owned[0].Tree != "tree-1" || owned[0].Cgroup != "/oa/tree-1" || owned[0].Authentic {
 		t.Fatalf("owned = %+v, %v", owned, err)
 	}
 	if runs, err := db.RunsOf(ctx, "clinic"); err != nil || len(runs) != 1 || runs[0].RequestID != "req-1" {

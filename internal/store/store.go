@@ -226,11 +226,13 @@ CREATE TABLE owned_processes (
 	// new request whose run row was removed finds the receipt the chain
 	// still holds (the coordinator refuses it, never runs it again);
 	// rows sealed before carry NULL. Each owned-process row carries the
-	// host MAC (rows written before carry '' and are never acted on).
+	// process group its server was given and the host MAC (rows written
+	// before carry '' and are never acted on).
 	`
 ALTER TABLE receipts ADD COLUMN deployment TEXT;
 ALTER TABLE receipts ADD COLUMN request_id TEXT;
 CREATE INDEX receipts_by_request ON receipts (deployment, request_id);
+ALTER TABLE owned_processes ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0 CHECK (pgid >= 0);
 ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 `,
 }
