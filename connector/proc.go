@@ -13,7 +13,7 @@ import (
 // procInfo is what /proc/PID/stat says of one process.
 type procInfo struct {
 	pid, ppid, pgrp int
-	state     byte
+	state           byte
 	// start names the process for as long as it lives and never again:
 	// the boot id and the kernel's start time of the pid (clock ticks
 	// since boot, field 22), so a recycled pid reads as another process.
