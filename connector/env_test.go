@@ -57,6 +57,18 @@ func childEnvOf(t *testing.T, cfg connector.Config) []string {
 	if err := json.Unmarshal(b, &env); err != nil {
 		t.Fatal(err)
 	}
+	// Every server carries its tree's mark, and only that of oa's own.
+	marks := 0
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		mark := strings.HasPrefix(kv, connector.TreeEnv+"=")
+		if mark {
+			marks++
+		}
+		return mark
+	})
+	if marks != 1 {
+		t.Fatalf("the server got %d tree marks, want 1", marks)
+	}
 	slices.Sort(env)
 	return env
 }

@@ -92,6 +92,12 @@ func newTree(ledger Ledger, mode string) (*tree, error) {
 	if parent := cgroupParent(); parent != "" && mode != OwnershipPIDs {
 		t.makeCgroup(filepath.Join(parent, "oa-"+t.id))
 	}
+	if t.cgroup == "" {
+		// Owned as a set of processes: a descendant whose parent exits
+		// before a walk finds it must come back to this process, not to
+		// init, to be found (see adopt).
+		becomeSubreaper()
+	}
 	if t.cgroup != "" && ledger != nil {
 		if err := t.record(store.OwnedProcess{Cgroup: t.cgroup}); err != nil {
 			t.dropCgroup()
@@ -235,6 +241,11 @@ func (t *tree) refresh() []store.OwnedProcess {
 		}
 	}
 	var found []store.OwnedProcess
+	for _, c := range t.adoptable(kids) {
+		t.members[c.pid] = c.start
+		found = append(found, store.OwnedProcess{PID: c.pid, PIDStart: c.start})
+		queue = append(queue, c.pid)
+	}
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
@@ -249,6 +260,62 @@ func (t *tree) refresh() []store.OwnedProcess {
 	}
 	return found
 }
+
+// adoptable are this process's children that are orphans of this tree
+// (t.mu held): with no cgroup, this process is a subreaper, so a
+// descendant whose parent exited (a double fork) is reparented to it. One
+// is this tree's when it is in the server's process group or carries the
+// tree's mark (TreeEnv) — never a server of another tree, nor a process
+// this process started itself.
+func (t *tree) adoptable(kids map[int][]procInfo) []procInfo {
+	if t.cgroup != "" || t.leader == 0 {
+		return nil
+	}
+	var out []procInfo
+	for _, c := range kids[os.Getpid()] {
+		if _, known := t.members[c.pid]; known {
+			continue
+		}
+		if c.pgrp == t.leader || carriesMark(c.pid, t.id) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// reapAdopted collects the exit status of the members that are this
+// process's children only because they were orphaned (never the server,
+// which its command waits for): a subreaper must, or they stay zombies.
+func (t *tree) reapAdopted() {
+	t.mu.Lock()
+	var adopted []int
+	for pid := range t.members {
+		if pid != t.leader {
+			adopted = append(adopted, pid)
+		}
+	}
+	t.mu.Unlock()
+	self := os.Getpid()
+	for _, pid := range adopted {
+		if p, ok := readProc(pid); ok && p.ppid == self && p.ended() {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes this process the child subreaper of everything it
+// starts (PR_SET_CHILD_SUBREAPER), once.
+func becomeSubreaper() {
+	subreaperOnce.Do(func() {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	})
+}
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2).
+const prSetChildSubreaper = 36
 
 // each calls f for every member.
 func (t *tree) each(f func(procID)) {
@@ -323,6 +390,7 @@ func (t *tree) waitEnded(d time.Duration) bool {
 // rows in the ledger.
 func (t *tree) release() error {
 	t.stopSampling()
+	t.reapAdopted()
 	if t.cgFD != nil {
 		t.cgFD.Close()
 		t.cgFD = nil

@@ -385,3 +385,32 @@ func TestReapLeavesForgedAndUnprovenRowsAlone(t *testing.T) {
 		t.Fatal("a process not proven a member of the tree was killed")
 	}
 }
+
+// TestPIDOwnershipEndsDoubleForkedOrphan (D15): with no cgroup, a server
+// that double-forks — its child starts a process in a session of its own
+// and exits at once, before any walk could see the grandchild — still has
+// that grandchild ended with it: the owner is the orphans' subreaper, so
+// the grandchild comes back to it, carrying the tree's mark.
+func TestPIDOwnershipEndsDoubleForkedOrphan(t *testing.T) {
+	orphanFile := filepath.Join(t.TempDir(), "orphan")
+	cfg := serverConfig(t, treeTools(), "--double-fork", orphanFile)
+	db := openStore(t, "")
+	s, err := connector.Open(context.Background(), cfg, connector.WithPIDOwnership(connector.Options{Ledger: db.Ledger(testLedgerKey)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := os.ReadFile(orphanFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || !alive(orphan) {
+		t.Fatalf("no orphaned grandchild runs (%q, %v)", b, err)
+	}
+	killAtEnd(t, orphan)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertEnded(t, "", orphan)
+}

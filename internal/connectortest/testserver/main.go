@@ -15,6 +15,10 @@
 //	--spawn-grandchild    start a long sleep in the same process group
 //	--spawn-setsid        start a long sleep that calls setsid (a session
 //	                      and process group of its own, stdio on /dev/null)
+//	--double-fork FILE    start a long sleep through a shell that exits at
+//	                      once (a double fork: the sleep is orphaned before
+//	                      the server answers initialize, in a session of
+//	                      its own) and write its pid to FILE
 //	--ignore-term         ignore SIGTERM (only SIGKILL ends the server)
 //	--pid-file FILE       write "SERVERPID GRANDCHILDPID" at start, plus
 //	                      " SETSIDPID" with --spawn-setsid (0: not started)
@@ -61,6 +65,7 @@ var (
 	grandchild  = flag.Bool("spawn-grandchild", false, "start a long sleep")
 	setsidChild = flag.Bool("spawn-setsid", false, "start a long sleep in a session of its own")
 	ignoreTerm  = flag.Bool("ignore-term", false, "ignore SIGTERM")
+	doubleFork  = flag.String("double-fork", "", "start an orphaned sleep and write its pid here")
 	pidFile     = flag.String("pid-file", "", "write pids here")
 	envFile     = flag.String("env-file", "", "write the environment here")
 	callFile    = flag.String("call-file", "", "append each called tool's name here")
@@ -89,6 +94,9 @@ func run() error {
 		return err
 	}
 	if err := startGrandchild(); err != nil {
+		return err
+	}
+	if err := startOrphan(); err != nil {
 		return err
 	}
 	if *hangAtStart {
@@ -149,6 +157,21 @@ func startGrandchild() error {
 		line += " " + strconv.Itoa(spid)
 	}
 	return os.WriteFile(*pidFile, []byte(line+"\n"), 0o600)
+}
+
+// startOrphan double-forks a long sleep: a shell starts it in the
+// background in a session of its own and exits at once, so the sleep's
+// parent is gone before anyone could have seen it as the server's
+// grandchild.
+func startOrphan() error {
+	if *doubleFork == "" {
+		return nil
+	}
+	out, err := exec.Command("sh", "-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*doubleFork, out, 0o600)
 }
 
 func readSpecs() ([]spec, error) {
