@@ -208,7 +208,7 @@ func replaceIn(t *testing.T, b []byte, old, new string) []byte {
 
 func TestAuditNamesEachTamperedLink(t *testing.T) {
 	f := newFixture(t)
-	if r := verify(t, f.bundle, f.keys); !r.OK {
+	if r := verify(t, f.bundle, f.keys); !r.OK || r.Host == "" {
 		t.Fatalf("untouched bundle: %+v", r)
 	}
 	receipts := func(edit func(*[]store.Receipt)) func(map[string][]byte) {
@@ -274,6 +274,9 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 				(*vs)[len(*vs)-1].Record = replaceIn(t, (*vs)[len(*vs)-1].Record, `"Dr Ada"`, `"Dr Eve"`)
 			})
 		}, LinkPlan, blocking.BindingUnverifiable},
+		{"host name edited (D11)", func(d map[string][]byte) {
+			editDoc(t, d, DocHost, func(m *map[string]any) { (*m)["host"] = "evil-host" })
+		}, LinkBinding, blocking.AuditHostUnverified},
 		{"plan document edited", func(d map[string][]byte) {
 			editDoc(t, d, DocPlan, func(p *map[string]any) { (*p)["model"] = "another-model" })
 		}, LinkPlan, blocking.AuditPlanMismatch},
@@ -282,6 +285,9 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := verify(t, rewrite(t, f.bundle, c.edit), f.keys)
 			wantBroken(t, r, c.link, c.code)
+			if r.Host == "evil-host" {
+				t.Fatal("an unverified host name is reported")
+			}
 		})
 	}
 	t.Run("wrong publisher key", func(t *testing.T) {

@@ -130,7 +130,9 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 		r.add(LinkBundle, path, err)
 		return r.finish(), nil
 	}
-	r.Host, r.Deployment, r.ArtifactDigest = b.host.Host, b.host.Deployment, b.subject.Digest.String()
+	// The host name is host.json's word until a host-signed record
+	// confirms it (hostChecks): never printed unverified.
+	r.Deployment, r.ArtifactDigest = b.host.Deployment, b.subject.Digest.String()
 	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs), b.subject.Digest), nil)
 	chain := signing.VerifyChain(ctx, b.layout, b.subject, pub, auth)
 	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
@@ -360,8 +362,24 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 	if binding != nil {
 		bindDetail = fmt.Sprintf("%s #%d, approved by %s", binding.Deployment, binding.Seq, binding.ApprovedBy)
 	}
+	if bindErr == nil && binding != nil {
+		bindErr = checkHostName(h, b, binding)
+	}
+	if bindErr == nil && binding != nil {
+		r.Host = binding.Host
+	}
 	r.add(LinkBinding, bindDetail, bindErr)
 	r.add(receiptsLink(ctx, r, h, b))
+}
+
+// checkHostName holds the host name host.json gives to the host-signed
+// binding (verified with the auditor's host key) and to the bundle's
+// policy: host.json is data until they agree.
+func checkHostName(h *host.Host, b *bundle, binding *bind.Binding) error {
+	if b.host.Host != binding.Host || h.Policy.Host != binding.Host {
+		return blocking.New(blocking.AuditHostUnverified, "%s names another host than the binding the host signed", DocHost)
+	}
+	return nil
 }
 
 func admissionDetail(st *admit.Status) string {

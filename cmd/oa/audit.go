@@ -136,7 +136,11 @@ func readAuditKeys(publisher, authority, host string) (audit.Keys, error) {
 
 // printAudit prints the audited chain as a tree, as oa status does.
 func printAudit(out io.Writer, file string, r *audit.Report) {
-	fmt.Fprintf(out, "%s (host %s, deployment %s)\n", file, r.Host, r.Deployment)
+	name := r.Host
+	if name == "" {
+		name = "not verified"
+	}
+	fmt.Fprintf(out, "%s (host %s, deployment %s)\n", file, name, r.Deployment)
 	indent := ""
 	for _, l := range r.Links {
 		state := "✓"
