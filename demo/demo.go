@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/oa-dev/oa/bind"
@@ -63,6 +64,63 @@ func CheckFresh(home string) error {
 		}
 	}
 	return nil
+}
+
+// Ensure makes sure home holds a finished demo host, preparing it when it
+// holds none, and reports whether this call prepared it. Several
+// processes may call it at once on the same new home (two sandbox
+// coordinators starting together): an exclusive lock on a file beside
+// home (home + ".lock") lets one prepare while the others wait for it and
+// then find the demo ready. A home left half prepared is refused
+// (host_exists), never prepared over.
+func Ensure(ctx context.Context, home string, progress io.Writer) (bool, error) {
+	if Ready(home) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {
+		return false, err
+	}
+	lock, err := os.OpenFile(home+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Close() // closing the file releases the lock
+	if err := flockWait(ctx, lock); err != nil {
+		return false, err
+	}
+	if Ready(home) {
+		return false, nil // prepared meanwhile by the holder of the lock
+	}
+	if _, err := os.Stat(filepath.Join(home, host.PolicyFile)); err == nil {
+		return false, blocking.New(blocking.HostExists, "the sandbox demo host was never finished; remove the demo folder under $OA_HOME and start again")
+	}
+	_, err = Prepare(ctx, home, progress)
+	return err == nil, err
+}
+
+// Ready reports whether home holds a finished demo host.
+func Ready(home string) bool {
+	_, err := os.Stat(filepath.Join(home, ReadyFile))
+	return err == nil
+}
+
+// flockWait takes an exclusive lock on f, waiting for another holder
+// until ctx ends.
+func flockWait(ctx context.Context, f *os.File) error {
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("demo: lock %s: %w", f.Name(), err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
 }
 
 // Prepare runs the whole pipeline into home, which must not hold a host

@@ -14,10 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/host"
 )
 
 func newCoordinatorCmd() *cobra.Command {
@@ -79,15 +77,12 @@ first use exactly as oa quickstart prepares one.`,
 
 // sandboxHome returns the demo host under $OA_HOME, preparing it (as
 // quickstart does) the first time; its progress goes to the operator.
+// Coordinators starting together on a new $OA_HOME prepare it once.
 func sandboxHome(cmd *cobra.Command) (string, error) {
 	home := filepath.Join(oaHome(), "demo")
-	if _, err := os.Stat(filepath.Join(home, demo.ReadyFile)); err == nil {
-		return home, nil
+	if !demo.Ready(home) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s (or waiting for the process preparing it)\n", home)
 	}
-	if _, err := os.Stat(filepath.Join(home, host.PolicyFile)); err == nil {
-		return "", blocking.New(blocking.HostExists, "the sandbox demo host was never finished; remove the demo folder under $OA_HOME and start again")
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s\n", home)
-	_, err := demo.Prepare(cmd.Context(), home, cmd.ErrOrStderr())
+	_, err := demo.Ensure(cmd.Context(), home, cmd.ErrOrStderr())
 	return home, err
 }
