@@ -44,8 +44,12 @@ type Coordinator struct {
 	receipts      *signing.Signer
 	readTools     []ReadTool
 	me            owner
-	// heads remembers the signed heads already verified (integrity.go).
-	heads checkedHeads
+	// heads remembers the signed heads already verified (integrity.go);
+	// counted is closed once the receipts and runs were counted against
+	// them, with countErr the disagreement found (integrity.go).
+	heads    checkedHeads
+	counted  chan struct{}
+	countErr error
 
 	// life ends every downstream session and run when the coordinator
 	// closes.
@@ -125,12 +129,14 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	// The store must agree with the host-signed heads before anything
 	// is served: a removed run, receipt, checkpoint or pin is refused
 	// here, not met after an effect.
-	if _, err := checkStore(ctx, h, c.receipts, &c.heads, true); err != nil {
+	heads, err := checkStore(ctx, h, c.receipts, &c.heads, false)
+	if err != nil {
 		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err
 	}
 	c.checker = bind.NewChecker(h, b, c.art)
 	c.life, c.cancel = context.WithCancelCause(context.Background())
+	c.countStore(heads)
 	plan, err := c.checkPlan(ctx)
 	if err != nil {
 		c.cancel(errClosing)

@@ -22,10 +22,12 @@ import (
 // would otherwise let its request run again, and a removed head would
 // let an effect be made whose receipt can then not be sealed.
 //
-// The check before an attempt costs a few indexed reads whatever the
-// history (the newest receipt, the newest checkpoint, the pins, the
-// checkpoint file); the start also counts the receipts and runs, which
-// is what catches a row removed from the middle (see docs/AUDIT.md).
+// The check costs a few indexed reads whatever the history (the newest
+// receipt, the newest checkpoint, the pins, the checkpoint file, the
+// receipt of the request); each session also counts the receipts and
+// runs once, in the background from its start, which is what catches a
+// row removed from the middle (see docs/AUDIT.md); no attempt starts
+// before that count is done.
 
 // checkedHeads remembers which checkpoint signatures verified, by the
 // digest of their bytes, so an unchanged head is not verified again
@@ -184,12 +186,15 @@ func checkOwnPin(ctx context.Context, h *host.Host, keys pinnedKeys, id string) 
 	return nil
 }
 
-// checkCounts holds the number of receipts to the signed head and the
-// number of runs to the most the heads signed: a row removed from the
-// middle of either shows here.
+// checkCounts holds the receipts to the signed heads — as many as their
+// highest sequence number (no gap), which is no lower than the heads
+// sign — and the runs to the most the heads counted: a row removed from
+// the middle of either shows here. One statement reads one snapshot, and
+// both only grow, so a seal by another process meanwhile is no
+// disagreement.
 func checkCounts(ctx context.Context, h *host.Host, head, file *Checkpoint) error {
-	var receipts, runs int64
-	err := storeOf(h).db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM receipts), (SELECT count(*) FROM runs)`).Scan(&receipts, &runs)
+	var receipts, top, runs int64
+	err := storeOf(h).db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM receipts), (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM runs)`).Scan(&receipts, &top, &runs)
 	if err != nil {
 		return fmt.Errorf("store: count receipts and runs: %w", err)
 	}
@@ -199,8 +204,8 @@ func checkCounts(ctx context.Context, h *host.Host, head, file *Checkpoint) erro
 			signed, signedRuns = max(signed, cp.Seq), max(signedRuns, cp.Runs)
 		}
 	}
-	if receipts != signed {
-		return blocking.New(blocking.ReceiptCheckpointMismatch, "the store holds %d receipts, the host signed %d", receipts, signed)
+	if receipts != top || top < signed {
+		return blocking.New(blocking.ReceiptCheckpointMismatch, "the store holds %d receipts numbered up to #%d, the host signed #%d", receipts, top, signed)
 	}
 	if runs < signedRuns {
 		return blocking.New(blocking.ReceiptRunsDisagree, "the store holds %d runs, fewer than the %d the host signed", runs, signedRuns)
@@ -222,11 +227,27 @@ func (c *Coordinator) refuseDisagreeing(err error, runID, requestID, workflow st
 	return &res
 }
 
+// countStore counts the receipts and runs against the heads Open
+// checked, in the background: the count reads every row, so it is not
+// made before the session answers, but no attempt starts before it is
+// done (beforeAttempt waits for it), so a row removed from the middle of
+// the history is refused before any effect.
+func (c *Coordinator) countStore(heads *storeCheck) {
+	c.counted = make(chan struct{})
+	go func() {
+		defer close(c.counted)
+		c.countErr = checkCounts(c.life, c.host, heads.head, heads.file)
+	}()
+}
+
 // beforeAttempt is the store check before a new attempt: nil when the
 // attempt may start, else the refusal's result. The error is for program
 // faults only.
 func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workflow string, attempt int) (*Result, error) {
-	_, err := checkStore(ctx, c.host, c.receipts, &c.heads, false)
+	err := c.waitCounted(ctx)
+	if err == nil {
+		_, err = checkStore(ctx, c.host, c.receipts, &c.heads, false)
+	}
 	if err == nil {
 		return nil, nil
 	}
@@ -248,4 +269,18 @@ func (c *Coordinator) beforeNewRun(ctx context.Context, requestID string) (*Resu
 		return c.refuseDisagreeing(blocking.New(blocking.ReceiptRunsDisagree, "the chain holds a receipt of this request's run %s, whose run row is gone", sealed), "", requestID, "", 0), nil
 	}
 	return c.beforeAttempt(ctx, "", requestID, "", 0)
+}
+
+// waitCounted waits for the count of the session start, and is its
+// disagreement.
+func (c *Coordinator) waitCounted(ctx context.Context) error {
+	if c.counted == nil {
+		return nil
+	}
+	select {
+	case <-c.counted:
+		return c.countErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -43,7 +43,9 @@ func (s *served) reopen() (*coordinator.Coordinator, error) {
 
 // D1: a run row removed behind the coordinator's back must never let its
 // request run again, whether the coordinator is restarted or still
-// serving: the note is on the record once.
+// serving: the note is on the record once. A run row removed from the
+// middle of the history (another request's) stops every new attempt
+// after a restart.
 func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		name := "while serving"
@@ -57,27 +59,38 @@ func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 			}
 			sqlExec(t, rawDB(t, s.Home), `DELETE FROM runs WHERE request_id = 'dup-1'`)
 			if restart {
-				c, err := s.reopen()
-				if err == nil {
-					defer c.Close()
+				if _, err := s.reopen(); err != nil {
+					t.Fatal(err)
 				}
-				if !hosttest.HasCode(t, err, blocking.ReceiptRunsDisagree) {
-					if err == nil {
-						s.run(t, "dup-1", "AB-1234")
-					}
-					t.Fatalf("a restart over a removed run row: %v; notes on the record: %d", err, notesOf(t, s, "AB-1234"))
-				}
-			} else {
-				res := s.run(t, "dup-1", "AB-1234")
-				if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.SafeToRetry || res.RunID != "" {
-					t.Fatalf("the same call after its run row was removed: %+v", res)
-				}
+			}
+			res := s.run(t, "dup-1", "AB-1234")
+			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.SafeToRetry || res.RunID != "" {
+				t.Fatalf("the same call after its run row was removed: %+v", res)
 			}
 			if n := notesOf(t, s, "AB-1234"); n != 1 {
 				t.Fatalf("the note is on the record %d times, want once", n)
 			}
 		})
 	}
+	t.Run("another run removed from the middle", func(t *testing.T) {
+		s := serve(t, resolve.StarterRegistry(hosttest.Name))
+		s.run(t, "r-1", "AB-1234")
+		s.run(t, "r-2", "CD-5678")
+		db := rawDB(t, s.Home)
+		// The receipt's request columns are not signed: cleared, the
+		// removed run is found by the count of runs the host signed.
+		sqlExec(t, db, `UPDATE receipts SET request_id = NULL`)
+		sqlExec(t, db, `DELETE FROM runs WHERE request_id = 'r-1'`)
+		if _, err := s.reopen(); err != nil {
+			t.Fatal(err)
+		}
+		if res := s.run(t, "r-1", "AB-1234"); res.Reason != contract.ReasonHostRecordsDisagree {
+			t.Fatalf("a new attempt over a history missing a run: %+v", res)
+		}
+		if n := notesOf(t, s, "AB-1234"); n != 1 {
+			t.Fatalf("the note is on the record %d times, want once", n)
+		}
+	})
 }
 
 // D2: when a receipt could not be sealed (the newest receipt, the
