@@ -231,3 +231,54 @@ func TestNarrowedPolicyStopsTheLiveSession(t *testing.T) {
 		t.Fatalf("a run under the restored policy: %+v", res)
 	}
 }
+
+// Issue 26: receipts verify starts from the head the last verify reached,
+// recorded with the host MAC; what was sealed since is checked in full,
+// and what it relies on (the receipt it ended at, the heads, the counts)
+// is checked again.
+func TestReceiptsVerifyIsIncremental(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.run(t, "r-1", "AB-1234")
+	s.run(t, "r-2", "CD-5678")
+	verify := func(full bool) *coordinator.ChainReport {
+		t.Helper()
+		r, err := coordinator.VerifyReceiptsWith(ctx, s.host, coordinator.VerifyOptions{Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := verify(false); !r.OK || r.Incremental || r.Verified != 2 {
+		t.Fatalf("first verify (no mark): %+v", r)
+	}
+	s.run(t, "r-3", "EF-0001")
+	if r := verify(false); !r.OK || !r.Incremental || r.Verified != 1 || r.Receipts != 3 {
+		t.Fatalf("second verify: %+v", r)
+	}
+	if r := verify(true); !r.OK || r.Incremental || r.Verified != 3 {
+		t.Fatalf("full verify: %+v", r)
+	}
+	// A mark edited by hand is not the host's: the verify is full.
+	mark := filepath.Join(s.Home, coordinator.VerifiedFile)
+	b, err := os.ReadFile(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mark, []byte(strings.Replace(string(b), `"seq":3`, `"seq":2`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := verify(false); !r.OK || r.Incremental {
+		t.Fatalf("verify with an edited mark: %+v", r)
+	}
+	// The receipt the mark ends at edited, or the newest removed: named.
+	db := rawDB(t, s.Home)
+	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'oa.receipt/v1', 'oa.receipt/v9') AS BLOB) WHERE seq = 3`)
+	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 3 {
+		t.Fatalf("verify after the marked receipt was edited: %+v", r)
+	}
+	sqlExec(t, db, `DELETE FROM receipts WHERE seq = 3`)
+	if r := verify(false); r.OK || r.Code != blocking.ReceiptCheckpointMismatch {
+		t.Fatalf("verify after the newest receipt was removed: %+v", r)
+	}
+}

@@ -140,6 +140,11 @@ type ChainReport struct {
 	Head string `json:"head,omitempty"`
 	// Checkpoint is the host-signed head checkpoint the chain reaches.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Incremental is set when the check started from the head the last
+	// verify reached (VerifyReceiptsWith); Verified is how many receipts
+	// it checked in full then.
+	Incremental bool `json:"incremental,omitempty"`
+	Verified    int  `json:"verified,omitempty"`
 }
 
 // Err is the report's refusal, nil when the chain holds.
@@ -175,8 +180,14 @@ func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
 	if err != nil || !report.OK {
 		return report, err
 	}
-	// The revocations are held to the host's signed revocation head: one
-	// removed would put a revoked release back in service.
+	report.Verified = report.Receipts
+	return checkRevocations(ctx, h, report)
+}
+
+// checkRevocations holds the revocations to the host's signed revocation
+// head (one removed would put a revoked release back in service), and
+// marks report broken when they disagree.
+func checkRevocations(ctx context.Context, h *host.Host, report *ChainReport) (*ChainReport, error) {
 	if err := admit.CheckRevocations(ctx, h); err != nil {
 		var why *blocking.Error
 		if !errors.As(err, &why) {

@@ -12,6 +12,7 @@ import (
 
 func newReceiptsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "receipts", Short: "List and verify this host's chained run receipts"}
+	var full bool
 	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every receipt's signature and link; name the first broken link",
@@ -25,11 +26,18 @@ are caught); that every receipt names a host-signed binding with its plan;
 and that runs (their host MACs checked) and receipts agree. Exit status 2
 names the first broken link (receipt_chain_broken,
 receipt_checkpoint_mismatch, receipt_key_unpinned,
-receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
+receipt_binding_unverified, receipt_runs_disagree, run_record_tampered,
+revocations_disagree).
+
+By default it starts from the head the last successful verify reached
+(recorded, with the host MAC, in $OA_HOME/receipts.verified): the heads,
+the counts and the receipt it ended at are checked again, and everything
+sealed or stored since in full. --full checks every receipt and run from
+the first, on every core.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
-				r, err := coordinator.VerifyReceipts(cmd.Context(), h)
+				r, err := coordinator.VerifyReceiptsWith(cmd.Context(), h, coordinator.VerifyOptions{Full: full})
 				if err != nil {
 					return err
 				}
@@ -43,6 +51,9 @@ receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 					if r.Head != "" {
 						fmt.Fprintf(out, ", head %s", r.Head)
 					}
+					if r.Incremental {
+						fmt.Fprintf(out, " (%d checked since the last verify; --full checks all)", r.Verified)
+					}
 					fmt.Fprintln(out)
 				} else if r.FirstBroken > 0 {
 					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d (%s): %s\n", r.FirstBroken, r.Receipts, r.Code, r.Problem)
@@ -53,6 +64,7 @@ receipt_binding_unverified, receipt_runs_disagree, run_record_tampered).`,
 			})
 		},
 	}
+	verify.Flags().BoolVar(&full, "full", false, "check every receipt and run from the first, not only what was sealed since the last verify")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the receipts in chain order (not verified: use receipts verify)",
