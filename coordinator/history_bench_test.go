@@ -1,0 +1,96 @@
+package coordinator_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/host"
+)
+
+// BenchmarkHistory measures what grows with a host's history: a session
+// start (coordinator.Open; then the background count of receipts and
+// runs every attempt waits for) and `oa receipts verify`, incremental and
+// full, on a quickstart host given OA_HISTORY_RUNS finished runs with
+// their receipts (coordinator.BuildHistory, in bulk). It is skipped
+// unless OA_HISTORY_RUNS is set; OA_HISTORY_DIR keeps the built host
+// between runs (it takes minutes for a million). scripts/history-bench.sh
+// runs it; the figures are in docs/PERFORMANCE.md.
+func BenchmarkHistory(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("OA_HISTORY_RUNS"))
+	if n <= 0 {
+		b.Skip("set OA_HISTORY_RUNS (and OA_HISTORY_DIR to keep the host) to run")
+	}
+	ctx := context.Background()
+	dir := os.Getenv("OA_HISTORY_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	home := filepath.Join(dir, "home-"+strconv.Itoa(n))
+	built := filepath.Join(dir, "built-"+strconv.Itoa(n))
+	if _, err := os.Stat(built); err != nil {
+		os.RemoveAll(home)
+		if _, err := demo.Prepare(ctx, home, io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := coordinator.BuildHistory(ctx, home, demo.Deployment, n); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(built, nil, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	opts := coordinator.Options{Home: home, Deployment: demo.Deployment, Mode: coordinator.ModeDeployment, NoProbe: true}
+	b.Run("start", func(b *testing.B) {
+		for b.Loop() {
+			c, err := coordinator.Open(ctx, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
+	b.Run("start-counted", func(b *testing.B) {
+		for b.Loop() {
+			c, err := coordinator.Open(ctx, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := c.WaitCounted(ctx); err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
+	verify := func(b *testing.B, full bool) {
+		h, err := host.Open(ctx, home)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		r, err := coordinator.VerifyReceiptsWith(ctx, h, coordinator.VerifyOptions{Full: full})
+		if err != nil || !r.OK {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+	b.Run("verify-full", func(b *testing.B) {
+		for b.Loop() {
+			verify(b, true)
+		}
+	})
+	b.Run("verify-incremental-100-new", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if err := coordinator.BuildHistory(ctx, home, demo.Deployment, 100); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			verify(b, false)
+		}
+	})
+}

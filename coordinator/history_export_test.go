@@ -1,0 +1,166 @@
+package coordinator
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ir"
+)
+
+// WaitCounted waits until the background count of the session start is
+// done and returns what it found.
+func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }
+
+// BuildHistory appends n finished runs of deployment, each with its
+// signed, chained receipt, to the host at home, in bulk: the rows are
+// what a seal writes (a run state with the host MAC naming its receipt,
+// the receipt signed with the receipt key and chained, a receipt row
+// naming its request, one head checkpoint signed at the end and its
+// file), written with the same statements as SealRun, 10,000 runs per
+// write transaction and the receipts signed on every core. It is how the
+// history benchmarks get a host with a million runs in minutes.
+func BuildHistory(ctx context.Context, home, deployment string, n int) error {
+	h, err := host.Open(ctx, home)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	secret, err := hostSecret(home)
+	if err != nil {
+		return err
+	}
+	signer, err := receiptKeys(home, secret)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	if err := pinReceiptKey(ctx, h, signer, now); err != nil {
+		return err
+	}
+	b, err := bind.Current(ctx, h, deployment)
+	if err != nil {
+		return err
+	}
+	raw, err := canonical.Marshal(b)
+	if err != nil {
+		return err
+	}
+	bindingDigest := ir.DigestBytes(raw)
+	db := storeOf(h).db
+	last, err := lastReceipt(ctx, db, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
+	if err != nil {
+		return err
+	}
+	seq, prev := int64(0), ""
+	if last != nil {
+		seq, prev = last.Seq, ir.DigestBytes(last.Record)
+	}
+	const batch = 10000
+	type row struct {
+		run     runState
+		rec     []byte
+		sig     []byte
+		state   []byte
+		prevDig string
+	}
+	var lastRow *row
+	for done := 0; done < n; {
+		rows := make([]row, min(batch, n-done))
+		for i := range rows {
+			seq++
+			r := &rows[i]
+			r.run = runState{RunID: newID("run"), Deployment: deployment, RequestID: fmt.Sprintf("history-%d", seq), Workflow: "append_triage_note",
+				Fingerprint: fingerprint(secret, []byte(deployment), []byte(fmt.Sprint(seq))), Attempt: 1, Status: stateTerminal,
+				Outcome: contract.OutcomeDone, Reason: contract.ReasonVerified, Completed: []string{"append"}, Approved: []string{},
+				Evidence: []string{"note_present"}, Digests: map[string]string{"append": prev}, PlanDigest: b.PlanDigest, Binding: bindingDigest,
+				Owner: owner{PID: 1, Start: "history"}, CreatedAt: now, UpdatedAt: now}
+			rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, Prev: prev, RunID: r.run.RunID, Deployment: deployment, Job: r.run.Workflow,
+				Attempt: 1, Fingerprint: r.run.Fingerprint, Outcome: r.run.Outcome, Reason: r.run.Reason, Evidence: r.run.Evidence,
+				EvidenceDigests: r.run.Digests, PlanDigest: b.PlanDigest, BindingDigest: bindingDigest, At: now}
+			if r.rec, err = canonical.Marshal(rec); err != nil {
+				return err
+			}
+			r.prevDig, prev = prev, ir.DigestBytes(r.rec)
+			r.run.Receipt = prev
+			if r.state, err = r.run.encode(secret); err != nil {
+				return err
+			}
+		}
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		errs := make([]error, workers)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(rows); i += workers {
+					sig, err := signer.SignBytes(rows[i].rec)
+					if err != nil {
+						errs[w] = err
+					}
+					rows[i].sig = sig
+				}
+			}()
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != nil {
+				return e
+			}
+		}
+		err := db.Write(ctx, "build history", func(tx *sql.Tx) error {
+			runStmt, err := tx.PrepareContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			recStmt, err := tx.PrepareContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return err
+			}
+			for i := range rows {
+				r := &rows[i]
+				if _, err := runStmt.ExecContext(ctx, r.run.RunID, deployment, r.run.RequestID, r.state); err != nil {
+					return err
+				}
+				if _, err := recStmt.ExecContext(ctx, seq-int64(len(rows)-1-i), r.run.RunID, 1, r.prevDig, r.rec, r.sig, deployment, r.run.RequestID); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		lastRow = &rows[len(rows)-1]
+		done += len(rows)
+	}
+	if lastRow == nil {
+		return nil
+	}
+	var runs int64
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&runs); err != nil {
+		return err
+	}
+	cp, err := canonical.Marshal(Checkpoint{Type: CheckpointType, Host: h.Policy.Host, Seq: seq, Head: prev, Runs: runs, Deployment: deployment, ReceiptKey: signer.KeyID(), At: now})
+	if err != nil {
+		return err
+	}
+	sig, err := signer.SignBytes(cp)
+	if err != nil {
+		return err
+	}
+	v := store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: seq, Record: cp, Signature: sig}
+	if err := db.Write(ctx, "build history checkpoint", func(tx *sql.Tx) error { return store.InsertVersionTx(ctx, tx, v) }); err != nil {
+		return err
+	}
+	return writeCheckpointFile(home, &v)
+}
