@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"fmt"
 	"sync"
 
@@ -87,7 +88,13 @@ func checkStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 		return nil, err
 	}
 	var out storeCheck
-	v, err := h.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey)
+	// The file first, then the store: the file is written after the
+	// seal's commit, so read in this order it is never ahead of the store
+	// because of a seal by another process meanwhile.
+	if out.file, err = readCheckpointFileCached(h, keys, cache); err != nil {
+		return nil, err
+	}
+	v, last, err := readHead(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +106,7 @@ func checkStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 			return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "checkpoint #%d is stored as #%d", out.head.Seq, v.Seq)
 		}
 	}
-	if out.file, err = readCheckpointFileCached(h, keys, cache); err != nil {
-		return nil, err
-	}
-	if err := checkHeads(ctx, h, out.head, out.file); err != nil {
+	if err := checkHeads(ctx, h, out.head, out.file, last); err != nil {
 		return nil, err
 	}
 	if err := checkOwnPin(ctx, h, keys, signer.KeyID()); err != nil {
@@ -114,6 +118,29 @@ func checkStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 		}
 	}
 	return &out, nil
+}
+
+// readHead reads the store's last checkpoint and its newest receipt in
+// one statement, so one snapshot: a seal commits both together.
+func readHead(ctx context.Context, h *host.Host) (*store.Version, *store.Receipt, error) {
+	var vSeq, rSeq sql.NullInt64
+	var vRec, vSig, rRec []byte
+	err := storeOf(h).db.QueryRowContext(ctx, `
+SELECT v.seq, v.record, v.signature, r.seq, r.record FROM (SELECT 1)
+LEFT JOIN (SELECT seq, record, signature FROM versions WHERE kind = ? AND key = ? ORDER BY seq DESC LIMIT 1) v ON 1
+LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, store.KindCheckpoint, store.CheckpointKey).Scan(&vSeq, &vRec, &vSig, &rSeq, &rRec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read the receipt head: %w", err)
+	}
+	var v *store.Version
+	var last *store.Receipt
+	if vSeq.Valid {
+		v = &store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: vSeq.Int64, Record: vRec, Signature: vSig}
+	}
+	if rSeq.Valid {
+		last = &store.Receipt{Seq: rSeq.Int64, Record: rRec}
+	}
+	return v, last, nil
 }
 
 // readCheckpointFileCached is readCheckpointFile with verified heads
@@ -134,12 +161,8 @@ func readCheckpointFileCached(h *host.Host, keys pinnedKeys, cache *checkedHeads
 // file's checkpoint to both. A missing file is not a disagreement: a
 // crash between a seal's commit and the file's write leaves none, and the
 // next seal writes it.
-func checkHeads(ctx context.Context, h *host.Host, head, file *Checkpoint) error {
+func checkHeads(ctx context.Context, h *host.Host, head, file *Checkpoint, last *store.Receipt) error {
 	db := storeOf(h)
-	last, err := lastReceipt(ctx, db.db, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
-	if err != nil {
-		return fmt.Errorf("store: read receipt: %w", err)
-	}
 	switch {
 	case head == nil && last != nil:
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the store holds receipts up to #%d but no signed checkpoint", last.Seq)

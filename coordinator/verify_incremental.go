@@ -140,13 +140,22 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	if err != nil {
 		return nil, err
 	}
-	head, err := latestCheckpoint(ctx, h, keys)
+	file, err := readCheckpointFile(h, keys) // first: never ahead of the store
 	if err != nil {
 		return refused(err)
 	}
-	file, err := readCheckpointFile(h, keys)
+	hv, last, err := readHead(ctx, h)
 	if err != nil {
-		return refused(err)
+		return nil, err
+	}
+	var head *Checkpoint
+	if hv != nil {
+		if head, err = readCheckpoint(h, keys, hv.Record, hv.Signature); err != nil {
+			return refused(err)
+		}
+		if head.Seq != hv.Seq {
+			return broken(0, blocking.ReceiptCheckpointMismatch, "checkpoint #%d is stored as #%d", head.Seq, hv.Seq), nil
+		}
 	}
 	report.Checkpoint = head
 	var receipts, runs int64
@@ -173,7 +182,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	if mark.Seq > head.Seq {
 		return broken(0, blocking.ReceiptCheckpointMismatch, "the chain ends at #%d, before receipt #%d the last verify reached", head.Seq, mark.Seq), nil
 	}
-	rows, err := store.Select(ctx, db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq >= ? ORDER BY seq`, max(mark.Seq, 1))
+	rows, err := store.Select(ctx, db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq`, max(mark.Seq, 1), head.Seq)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +222,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	case file == nil:
 		return broken(0, blocking.ReceiptCheckpointMismatch, "the checkpoint file %s is missing", CheckpointFile), nil
 	}
-	if err := checkHeads(ctx, h, head, file); err != nil {
+	if err := checkHeads(ctx, h, head, file, last); err != nil {
 		return refused(err)
 	}
 	if r := checkBindings(ctx, h, fresh, broken); r != nil {
