@@ -257,7 +257,9 @@ func (c *Coordinator) refuseDisagreeing(err error, runID, requestID, workflow st
 // the history is refused before any effect.
 func (c *Coordinator) countStore(heads *storeCheck) {
 	c.counted = make(chan struct{})
+	c.runs.Add(1) // Close waits for it, as for a run
 	go func() {
+		defer c.runs.Done()
 		defer close(c.counted)
 		c.countErr = checkCounts(c.life, c.host, heads.head, heads.file)
 	}()
