@@ -271,8 +271,20 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 	if r := verify(false); !r.OK || r.Incremental {
 		t.Fatalf("verify with an edited mark: %+v", r)
 	}
-	// The receipt the mark ends at edited, or the newest removed: named.
+	// A receipt before the mark edited in place is found without its
+	// signature being verified again: it no longer hashes to the digest
+	// the next receipt links to.
 	db := rawDB(t, s.Home)
+	var first []byte
+	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 1`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'oa.receipt/v1', 'oa.receipt/v9') AS BLOB) WHERE seq = 1`)
+	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 1 || !r.Incremental {
+		t.Fatalf("verify after an old receipt was edited: %+v", r)
+	}
+	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 1`, first)
+	// The receipt the mark ends at edited, or the newest removed: named.
 	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'oa.receipt/v1', 'oa.receipt/v9') AS BLOB) WHERE seq = 3`)
 	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 3 {
 		t.Fatalf("verify after the marked receipt was edited: %+v", r)

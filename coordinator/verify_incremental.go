@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -85,11 +86,14 @@ type VerifyOptions struct {
 // VerifyReceiptsWith is VerifyReceipts, by default incremental: from the
 // host-signed head the last successful verify reached (VerifiedFile), it
 // checks the heads (store and file), that the receipts and runs are as
-// many as signed, that the receipt the last verify ended at is still the
-// one it verified, then every receipt after it in full (signature, link,
-// binding) and the runs stored or sealed since (MAC, receipt). What it
-// does not re-check are receipts and runs before the mark edited in
-// place: a full verify (Full, `oa receipts verify --full`) does. A host
+// many as signed, that every receipt up to the mark still hashes to the
+// digest the next one links to (so none was edited, without verifying
+// their signatures again), then every receipt after it in full
+// (signature, link, binding) and the runs stored or sealed since (MAC,
+// receipt). What it does not re-check are runs stored before the mark
+// and edited in place (the coordinator checks a run's MAC before acting
+// on it) and bindings removed since: a full verify (Full, `oa receipts
+// verify --full`) does. A host
 // with no mark, or without its coordinator secret, is verified in full.
 func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (*ChainReport, error) {
 	key, err := readSecret(h.Home)
@@ -182,6 +186,9 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	if mark.Seq > head.Seq {
 		return broken(0, blocking.ReceiptCheckpointMismatch, "the chain ends at #%d, before receipt #%d the last verify reached", head.Seq, mark.Seq), nil
 	}
+	if r, err := checkLinksBefore(ctx, h, mark, broken); err != nil || r != nil {
+		return r, err
+	}
 	rows, err := store.Select(ctx, db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq`, max(mark.Seq, 1), head.Seq)
 	if err != nil {
 		return nil, err
@@ -232,6 +239,46 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		return report, err
 	}
 	return checkRevocations(ctx, h, report)
+}
+
+// checkLinksBefore holds every receipt before the mark to the one after
+// it without verifying signatures again: each record's digest must be
+// the one the next record names as its prev, up to the marked receipt,
+// whose digest the last verify checked against a signed head. So a
+// receipt edited in place anywhere in the history is found (a
+// replacement would have to hash to a digest the next record holds), at
+// the cost of reading and hashing the records, not of their signatures.
+func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, broken brokenFunc) (*ChainReport, error) {
+	if mark.Seq == 0 {
+		return nil, nil
+	}
+	rows, err := storeOf(h).db.QueryContext(ctx, `SELECT seq, record FROM receipts WHERE seq <= ? ORDER BY seq`, mark.Seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	want, prev := int64(1), ""
+	var record []byte
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq, &record); err != nil {
+			return nil, err
+		}
+		if seq != want {
+			return broken(want, blocking.ReceiptChainBroken, "receipt #%d is missing", want), nil
+		}
+		if seq > 1 && !bytes.Contains(record, []byte(`"prev":"`+prev+`"`)) {
+			return broken(seq-1, blocking.ReceiptChainBroken, "it is not the receipt the next one links to"), nil
+		}
+		prev, want = ir.DigestBytes(record), want+1
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if want-1 != mark.Seq || prev != mark.Head {
+		return broken(mark.Seq, blocking.ReceiptChainBroken, "it is not the receipt the last verify ended at"), nil
+	}
+	return nil, nil
 }
 
 // checkRunsSince checks the runs stored since the mark and the runs of
