@@ -2,7 +2,6 @@ package admit
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,30 +75,19 @@ func insertRevocation(ctx context.Context, h *host.Host, artifactDigest string, 
 		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
 	}
 	var head store.Version
-	err := h.Store().Write(ctx, "insert revocation", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`, artifactDigest, record, signature); err != nil {
-			return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
-		}
-		rows, err := store.Select(ctx, tx, store.ScanRevocation, `SELECT `+store.RevocationColumns+` FROM revocations ORDER BY seq`)
-		if err != nil {
-			return fmt.Errorf("store: read revocations: %w", err)
-		}
-		prev, err := store.LatestVersionTx(ctx, tx, RevocationHeadKind, RevocationHeadKey)
-		if err != nil {
-			return err
-		}
+	err := storeOf(h).InsertRevocationWithHead(ctx, artifactDigest, record, signature, func(rows []store.Revocation, prev *store.Version) (store.Version, error) {
 		chain := chainRevocations(rows)
 		// A head after revocations were removed would sign their removal:
 		// a store that already disagrees is refused.
 		if prev != nil && (prev.Seq >= int64(len(rows)) || chainAt(h, prev, chain) != nil) {
-			return blocking.New(blocking.RevocationsDisagree, "the store's revocations are not the ones head #%d signed; no revocation is added", prev.Seq)
+			return store.Version{}, blocking.New(blocking.RevocationsDisagree, "the store's revocations are not the ones head #%d signed; no revocation is added", prev.Seq)
 		}
 		rec, sig, err := h.SignRecord(RevocationHead{Type: RevocationHeadType, Host: h.Policy.Host, Count: int64(len(rows)), Head: chain[len(chain)-1], At: now.UTC().Truncate(time.Second)})
 		if err != nil {
-			return err
+			return store.Version{}, err
 		}
 		head = store.Version{Kind: RevocationHeadKind, Key: RevocationHeadKey, Seq: int64(len(rows)), Record: rec, Signature: sig}
-		return store.InsertVersionTx(ctx, tx, head)
+		return head, nil
 	})
 	if err != nil {
 		return err

@@ -122,6 +122,31 @@ INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
 	return nil
 }
 
+// InsertRevocationWithHead appends a revocation row and, in the same
+// write transaction, the version head returns: head gets every
+// revocation (the new one last) and the current head version (nil for
+// none), runs under the write lock and must not use the database.
+func (s admissions) InsertRevocationWithHead(ctx context.Context, artifactDigest string, record, signature []byte, head func(rows []store.Revocation, prev *store.Version) (store.Version, error)) error {
+	return s.db.Write(ctx, "insert revocation", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`, artifactDigest, record, signature); err != nil {
+			return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
+		}
+		rows, err := store.Select(ctx, tx, store.ScanRevocation, `SELECT `+store.RevocationColumns+` FROM revocations ORDER BY seq`)
+		if err != nil {
+			return fmt.Errorf("store: read revocations: %w", err)
+		}
+		prev, err := store.LatestVersionTx(ctx, tx, RevocationHeadKind, RevocationHeadKey)
+		if err != nil {
+			return err
+		}
+		v, err := head(rows, prev)
+		if err != nil {
+			return err
+		}
+		return store.InsertVersionTx(ctx, tx, v)
+	})
+}
+
 // Revocations returns the revocations of the artifact with the given digest
 // by ascending Seq. If artifactDigest is "", it returns every revocation.
 func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]store.Revocation, error) {
