@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrConflict is returned when an insert finds its key taken.
@@ -21,8 +22,11 @@ var ErrConflict = errors.New("store: key already exists")
 // did is kept. fn runs under the write lock, so it should be quick. op
 // names the write in the error of a failed begin or commit ("insert
 // admission", "seal run"), as fn's own errors name theirs.
+//
+// A database busy in another process is waited for (see [DB.BeginWrite]),
+// never returned as an error while ctx lasts.
 func (db *DB) Write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := db.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %s: begin: %w", op, err)
 	}
@@ -36,6 +40,41 @@ func (db *DB) Write(ctx context.Context, op string, fn func(tx *sql.Tx) error) e
 	return nil
 }
 
+// BeginWrite begins a write transaction (BEGIN IMMEDIATE) on this
+// process's one writing connection: in-process writers queue for it, and
+// while another process holds SQLite's write lock it begins again, with
+// backoff, until it has the lock or ctx is done. So SQLITE_BUSY never
+// reaches a caller whose context still lasts; only ctx's own error does.
+// The caller must Commit or Rollback the transaction.
+func (db *DB) BeginWrite(ctx context.Context) (*sql.Tx, error) {
+	var tx *sql.Tx
+	err := retryBusy(ctx, func() (err error) {
+		tx, err = db.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+		return err
+	})
+	return tx, err
+}
+
+// retryBusy runs do until it does not fail with SQLITE_BUSY/LOCKED or ctx
+// is done (then the busy error is returned, wrapped with ctx's).
+func retryBusy(ctx context.Context, do func() error) error {
+	delay := time.Millisecond
+	for {
+		err := do()
+		if err == nil || !isBusy(err) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (%w)", err, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
 // QueryContext runs a read query outside any transaction.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	return db.db.QueryContext(ctx, query, args...)
@@ -46,9 +85,15 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	return db.db.QueryRowContext(ctx, query, args...)
 }
 
-// ExecContext runs one statement in a transaction of its own.
+// ExecContext runs one write statement in a transaction of its own, on the
+// writing connection, waiting out a busy database as [DB.BeginWrite] does.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return db.db.ExecContext(ctx, query, args...)
+	var res sql.Result
+	err := retryBusy(ctx, func() (err error) {
+		res, err = db.w.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }
 
 // Querier is what reads run on: a DB's handle or a transaction.
