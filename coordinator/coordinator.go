@@ -39,7 +39,7 @@ type Coordinator struct {
 	checker       *bind.Checker
 	bindingDigest string
 	art           *oci.Artifact
-	eval          *component.Evaluator
+	eval          *component.Pool
 	secret        []byte
 	receipts      *signing.Signer
 	readTools     []ReadTool
@@ -98,12 +98,17 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: opts, host: h, binding: b, eval: component.NewEvaluator(), sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
+	c := &Coordinator{opts: opts, host: h, binding: b, sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
 		return nil, err
 	}
 	c.bindingDigest = ir.DigestBytes(raw)
+	// Evaluations run in worker processes under the host's budget
+	// (component.Pool): a runaway evaluator ends its run, never the host.
+	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {
+		return nil, err
+	}
 	if c.art, err = bind.FetchRelease(ctx, opts.Home, b); err != nil {
 		return nil, err
 	}
@@ -336,6 +341,9 @@ func (c *Coordinator) Close() error {
 		c.cancel(errClosing)
 	}
 	c.runs.Wait()
+	if c.eval != nil {
+		c.eval.Close()
+	}
 	c.mu.Lock()
 	for id, s := range c.sessions {
 		s.Close()
