@@ -10,13 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/oa-dev/oa/internal/memlimit"
 )
 
 // Why evaluation runs in worker processes (docs/DESIGN.md, "Evaluation
@@ -290,7 +289,7 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 	if err != nil || memory <= 0 {
 		memory = DefaultEvaluationMemory
 	}
-	limitMemory(memory)
+	memlimit.Hold(memory, exitOverMemory)
 	e := NewEvaluator()
 	r := bufio.NewScanner(in)
 	r.Buffer(make([]byte, 0, 64<<10), 4*MaxAnswerBytes)
@@ -314,42 +313,3 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 
 // exitOverMemory is a worker's exit status when its watchdog ends it.
 const exitOverMemory = 3
-
-// limitMemory holds this worker to memory bytes of heap: a Go memory limit
-// below it (the collector works harder before it is reached), a watchdog
-// that ends the process once the heap passes it, and RLIMIT_AS well above
-// it, for an allocation too big and too quick for the watchdog.
-func limitMemory(memory int64) {
-	debug.SetMemoryLimit(memory * 3 / 4)
-	if vm := virtualSize(); vm > 0 {
-		limit := uint64(vm + 2*memory + 256<<20)
-		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
-	}
-	go func() {
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for range time.Tick(2 * time.Millisecond) {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 && int64(sample[0].Value.Uint64()) > memory {
-				os.Exit(exitOverMemory)
-			}
-		}
-	}()
-}
-
-// virtualSize is this process's virtual memory size in bytes (VmSize in
-// /proc/self/status), or 0 when unknown.
-func virtualSize() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmSize:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
