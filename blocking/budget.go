@@ -7,10 +7,15 @@ const (
 	CompileMemoryExceeded Code = "compile_memory_exceeded"
 	BundleTooManyEntries  Code = "bundle_too_many_entries"
 	IRTooLargeForHosts    Code = "ir_too_large_for_hosts"
+	// CustomerStateNationalID is a customer-state shape (with the others
+	// in compile.go), added with the NFKC scan of issue 22 D15.
+	CustomerStateNationalID Code = "customer_state_national_id"
 )
 
 func init() {
 	register(
+		Entry{CustomerStateNationalID, StageCompile, "value has the shape of a national identity number",
+			"Remove the number (a US social security number's shape: three, two and four digits). A package carries method and limits, never customer state: move the value to the host (a connection, a secret file or a run input) and refer to it by capability or input name."},
 		Entry{CompileTimeExceeded, StageCompile, "compiling the bundle took longer than its time budget",
 			"A bundle's CUE evaluated for longer than `oa compile` allows (default 60s): look for a comprehension over a large list or a long chain of fields. If the bundle really needs longer, raise the budget with --timeout."},
 		Entry{CompileMemoryExceeded, StageCompile, "compiling the bundle needed more memory than its budget",
