@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -71,3 +72,52 @@ func TestWriteWaitsOutABusyDatabase(t *testing.T) {
 		t.Fatalf("a write under a held lock returned %v before its context ended", err)
 	}
 }
+
+// TestGroupCommitKeepsEachWriteAlone: two hundred concurrent writes, every
+// third failing after its insert, share commits; each kept write is kept
+// exactly once, no failed write leaves anything, and a write that breaks a
+// constraint fails alone.
+func TestGroupCommitKeepsEachWriteAlone(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "state.db"))
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (v INTEGER PRIMARY KEY) STRICT`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = db.Write(ctx, "test write", func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?)`, i); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					return errFailed
+				}
+				if i%50 == 1 {
+					_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?)`, i) // taken: fails alone
+					return err
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	rows, err := Select(ctx, db, func(r Row, v *int) error { return r.Scan(v) }, `SELECT v FROM t`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[int]bool{}
+	for _, v := range rows {
+		kept[v] = true
+	}
+	for i := range n {
+		wantKept := i%3 != 0 && i%50 != 1
+		if kept[i] != wantKept || (errs[i] == nil) != wantKept {
+			t.Fatalf("write %d: kept %v, error %v; want kept %v", i, kept[i], errs[i], wantKept)
+		}
+	}
+}
+
+var errFailed = errors.New("failed on purpose")

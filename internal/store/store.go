@@ -85,6 +85,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
@@ -248,6 +249,11 @@ type DB struct {
 	// process ever asks SQLite for the write lock.
 	w    *sql.DB
 	path string
+	// wmu guards the queue of writes waiting for the next group commit
+	// and whether a goroutine is writing them (Write).
+	wmu     sync.Mutex
+	queue   []*queuedWrite
+	leading bool
 	// stamp is the prepared statement of SignedStamp (stamp.go).
 	stamp stampOnce
 }
