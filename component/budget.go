@@ -10,7 +10,8 @@ import (
 // sets it in its policy's limits section (evaluation_ms,
 // evaluation_bytes); a zero field keeps its default.
 type Budget struct {
-	// Time is the wall-clock time one evaluation may take.
+	// Time is the CPU time one evaluation may take (a worker that gets no
+	// CPU is waited for up to ten times as long in wall-clock time).
 	Time time.Duration
 	// Memory is the heap the evaluating process may use, in bytes.
 	Memory int64

@@ -51,6 +51,8 @@ const MaxAnswerBytes = 16 << 20
 
 // request is one evaluation sent to a worker.
 type request struct {
+	// CPU is the CPU time the evaluation may use, in nanoseconds.
+	CPU    int64           `json:"cpu"`
 	Source string          `json:"source"`
 	Input  json.RawMessage `json:"input,omitempty"`
 	Steps  json.RawMessage `json:"steps,omitempty"`
@@ -101,7 +103,7 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	if err != nil {
 		return nil, err
 	}
-	a, err := w.eval(ctx, request{Source: source, Input: input, Steps: steps, Result: result}, p.budget.Time)
+	a, err := w.eval(ctx, request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}, wallCap(p.budget.Time))
 	if err != nil {
 		p.end(w)
 		return nil, err
@@ -119,6 +121,13 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 type EvalError struct{ Message string }
 
 func (e *EvalError) Error() string { return "component: " + e.Message }
+
+// wallCap is how long the pool waits for an evaluation whose worker gets
+// too little CPU to spend its budget (a host under load): the budget's time
+// is CPU time, enforced by the worker itself, so a busy host does not turn
+// an ordinary evaluation into one over budget; the wall-clock cap only
+// ends a worker that is stuck.
+func wallCap(cpu time.Duration) time.Duration { return max(10*cpu, cpu+10*time.Second) }
 
 // Close ends every worker; evaluations under way fail.
 func (p *Pool) Close() {
@@ -250,7 +259,13 @@ func (w *worker) eval(ctx context.Context, req request, limit time.Duration) (an
 			return
 		}
 		if !w.out.Scan() {
-			done <- got{err: ErrOverMemory} // it died (or answered too much)
+			// It died (or answered too much): its exit status says why.
+			<-w.gone
+			if w.cmd.ProcessState != nil && w.cmd.ProcessState.ExitCode() == exitOverTime {
+				done <- got{err: ErrOverTime}
+				return
+			}
+			done <- got{err: ErrOverMemory}
 			return
 		}
 		var a answer
@@ -299,10 +314,15 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 		var a answer
 		if err := json.Unmarshal(r.Bytes(), &req); err != nil {
 			a.Error = "the request is not JSON"
-		} else if v, err := e.Eval(req.Source, req.Input, req.Steps, req.Result); err != nil {
-			a.Error = err.Error()
 		} else {
-			a.Out = v
+			stop := holdCPU(time.Duration(req.CPU))
+			v, err := e.Eval(req.Source, req.Input, req.Steps, req.Result)
+			stop()
+			if err != nil {
+				a.Error = err.Error()
+			} else {
+				a.Out = v
+			}
 		}
 		if err := enc.Encode(a); err != nil {
 			return 1
@@ -311,5 +331,44 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// exitOverMemory is a worker's exit status when its watchdog ends it.
-const exitOverMemory = 3
+// A worker's exit status when its watchdog ends it: over memory, or over
+// the CPU time of an evaluation.
+const (
+	exitOverMemory = 3
+	exitOverTime   = 4
+)
+
+// holdCPU ends this worker (exitOverTime) once the process has used more
+// than budget of CPU time since it was called, until stop is called. It
+// checks every 5 ms, so an evaluation that ends sooner costs one timer.
+func holdCPU(budget time.Duration) (stop func()) {
+	if budget <= 0 {
+		budget = DefaultEvaluationTime
+	}
+	start := cpuTime()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if cpuTime()-start > budget {
+					os.Exit(exitOverTime)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

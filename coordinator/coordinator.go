@@ -7,6 +7,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,8 @@ type Coordinator struct {
 	life   context.Context
 	cancel context.CancelCauseFunc
 	runs   sync.WaitGroup
+	// slots holds one token per run executing (Options.MaxRuns).
+	slots chan struct{}
 
 	mu       sync.Mutex
 	closed   bool
@@ -104,6 +107,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	c.bindingDigest = ir.DigestBytes(raw)
+	c.slots = make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns))
 	// Evaluations run in worker processes under the host's budget
 	// (component.Pool): a runaway evaluator ends its run, never the host.
 	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {

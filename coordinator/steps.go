@@ -26,8 +26,19 @@ func (s *stop) Error() string { return string(s.reason) }
 // execute runs the job's steps for one attempt. Reads and guards run
 // again on every attempt and resume (what they saw may have changed while
 // the run waited); an effect that completed is never sent again.
+//
+// A run waits for one of the process's slots (Options.MaxRuns) before its
+// first step; a coordinator closing meanwhile ends it interrupted before
+// any effect.
 func (c *Coordinator) execute(runID string, inputs []byte) {
 	ctx := c.life
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		c.finish(runID, c.interruption(runID))
+		return
+	}
 	r, err := c.read(ctx, runID)
 	if err != nil {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)

@@ -76,6 +76,18 @@ type store struct {
 	qmu     sync.Mutex // queue and writing
 	queue   []*pending
 	writing bool
+
+	cmu    sync.Mutex // the last state read, by its file's identity
+	cached *state
+	cacheK fileKey
+}
+
+// fileKey identifies one version of the state file: every save is a new
+// file renamed into place, so a new inode (or size or time) is a new state.
+type fileKey struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
 }
 
 // pending is a queued update and where its result goes.
@@ -98,12 +110,38 @@ func (st *store) view(fn func(*state)) error {
 		fn(st.mem)
 		return nil
 	}
-	s, err := load(st.dir)
+	s, err := st.loadCached()
 	if err != nil {
 		return err
 	}
 	fn(s)
 	return nil
+}
+
+// loadCached returns the state in the folder, parsed once per version of
+// its file: reads of an unchanged file (the common case under load, with
+// hundreds of concurrent reads of a record) share one parse. The state
+// returned is shared: callers only read it (state.read copies).
+func (st *store) loadCached() (*state, error) {
+	var k fileKey
+	if info, err := os.Stat(filepath.Join(st.dir, stateFile)); err == nil {
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+			k = fileKey{dev: uint64(sys.Dev), ino: sys.Ino, size: info.Size(), mtime: info.ModTime().UnixNano()}
+		}
+	}
+	st.cmu.Lock()
+	defer st.cmu.Unlock()
+	if k != (fileKey{}) && st.cached != nil && st.cacheK == k {
+		return st.cached, nil
+	}
+	s, err := load(st.dir)
+	if err != nil {
+		return nil, err
+	}
+	if k != (fileKey{}) {
+		st.cached, st.cacheK = s, k
+	}
+	return s, nil
 }
 
 // update runs fn on the current state and keeps the changes when fn
