@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"syscall"
@@ -323,6 +324,13 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 			} else {
 				a.Out = v
 			}
+			// A CUE context keeps everything compiled in it, the values
+			// filled in included: start a fresh one before what it holds
+			// counts against the next evaluation's budget.
+			if liveHeapBytes() > memory/4 {
+				e = NewEvaluator()
+				runtime.GC()
+			}
 		}
 		if err := enc.Encode(a); err != nil {
 			return 1
@@ -362,6 +370,18 @@ func holdCPU(budget time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// liveHeapBytes is the heap found live by the last garbage collection:
+// what the worker's CUE context keeps, without the garbage of the last
+// evaluations.
+func liveHeapBytes() int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(sample[0].Value.Uint64())
 }
 
 // cpuTime is the CPU time (user and system) this process has used.

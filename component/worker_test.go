@@ -111,3 +111,27 @@ func TestPoolEvaluationsDoNotWait(t *testing.T) {
 		t.Fatalf("runaway after its context ended: %v", err)
 	}
 }
+
+// TestPoolWorkerStaysWithinBudgetOverManyEvaluations: a CUE context keeps
+// what it compiled, so a worker reused for hundreds of evaluations of large
+// inputs grew until its memory watchdog ended it, and ordinary runs read
+// over budget under load. Workers start afresh before that.
+func TestPoolWorkerStaysWithinBudgetOverManyEvaluations(t *testing.T) {
+	p := newTestPool(t, Budget{Memory: 32 << 20})
+	var notes strings.Builder
+	notes.WriteString(`{"notes":[`)
+	for i := range 1000 {
+		if i > 0 {
+			notes.WriteByte(',')
+		}
+		fmt.Fprintf(&notes, `{"id":"AB-1234-N%d","text":"[triage:soon] Load note %d of client 0."}`, i, i)
+	}
+	notes.WriteString(`]}`)
+	pred := mustSource(t, ir.EvaluatorPredicate, []string{"strings"}, `len([for n in result.notes if n.text == "[triage:\(input.urgency)] " + strings.TrimSpace(input.summary) {n}]) > 0`)
+	for i := range 200 {
+		out, err := p.Eval(context.Background(), pred, json.RawMessage(fmt.Sprintf(`{"urgency":"soon","summary":"Load note %d of client 0."}`, i)), json.RawMessage(`{}`), json.RawMessage(notes.String()))
+		if err != nil || string(out) != "true" {
+			t.Fatalf("evaluation %d: %s, %v", i, out, err)
+		}
+	}
+}
