@@ -170,6 +170,13 @@ func (c *compilation) load(files []sourceFile) error {
 		c.refuseCUE(blocking.BundleInvalid, err)
 		return nil
 	}
+	// Counts first: a bundle that generates a hundred thousand jobs is
+	// refused by counting them, before each is evaluated against the
+	// schema.
+	c.raw = v
+	if !c.checkCounts(v) {
+		return nil
+	}
 	// A conflict inside the bundle is the bundle's own error, reported
 	// before the schema can add its view of the same field.
 	if err := v.Validate(); err != nil {
@@ -187,6 +194,57 @@ func (c *compilation) load(files []sourceFile) error {
 		}
 	}
 	return nil
+}
+
+// Most entries a package may hold: far above any real package, low enough
+// that every later check (and every host) stays quick.
+const (
+	MaxJobs         = 256
+	MaxCapabilities = 256
+	MaxEvaluators   = 1024
+	MaxStepsPerJob  = 128
+)
+
+// checkCounts refuses a bundle with more jobs, capabilities, evaluators
+// or steps in a job than a package may hold (bundle_too_many_entries),
+// counting fields and list elements without evaluating what they hold.
+func (c *compilation) checkCounts(v cue.Value) bool {
+	ok := true
+	for _, f := range []struct {
+		name string
+		max  int
+	}{{"jobs", MaxJobs}, {"capabilities", MaxCapabilities}, {"evaluators", MaxEvaluators}} {
+		n := 0
+		iter, err := v.LookupPath(cue.MakePath(cue.Str(f.name))).Fields()
+		if err != nil {
+			continue // absent or not a struct: the schema says so later
+		}
+		for iter.Next() {
+			if n++; n > f.max {
+				c.refuseAt(blocking.BundleTooManyEntries, f.name, "more than %d %s", f.max, f.name)
+				ok = false
+				break
+			}
+		}
+		if f.name != "jobs" || !ok {
+			continue
+		}
+		jobs, _ := v.LookupPath(cue.MakePath(cue.Str("jobs"))).Fields()
+		for jobs.Next() {
+			steps := jobs.Value().LookupPath(cue.MakePath(cue.Str("steps")))
+			if l, err := steps.List(); err == nil {
+				k := 0
+				for l.Next() {
+					if k++; k > MaxStepsPerJob {
+						c.refuseAt(blocking.BundleTooManyEntries, "jobs\x00"+jobs.Selector().Unquoted()+"\x00steps", "more than %d steps in a job", MaxStepsPerJob)
+						ok = false
+						break
+					}
+				}
+			}
+		}
+	}
+	return ok
 }
 
 // readSkills turns the skill docs read, in name order, into documents,

@@ -56,6 +56,9 @@ const (
 	// ReasonEffectUnclear (not_sure_if_saved): the app answered the change
 	// with an error that does not say whether anything was written.
 	ReasonEffectUnclear Reason = "effect_unclear"
+	// ReasonCheckOverBudget (not_sure_if_saved): the change was sent, and
+	// checking it took more time or memory than the host allows.
+	ReasonCheckOverBudget Reason = "check_over_budget"
 	// ReasonInterrupted (not_sure_if_saved): the coordinator stopped while
 	// the change was being made.
 	ReasonInterrupted Reason = "interrupted"
@@ -99,6 +102,10 @@ const (
 	// ReasonEvaluationFailed (did_not_run): the workflow could not compute
 	// its next step from what it read.
 	ReasonEvaluationFailed Reason = "evaluation_failed"
+	// ReasonEvaluationOverBudget (did_not_run, not safe to retry): a step's
+	// evaluation took more time or memory than the host allows, before any
+	// change was sent; the same inputs would go over again.
+	ReasonEvaluationOverBudget Reason = "evaluation_over_budget"
 	// ReasonTargetRefused (did_not_run): the app refused the change.
 	ReasonTargetRefused Reason = "target_refused"
 	// ReasonHostRecordsDisagree (did_not_run): the host's store does not
@@ -180,6 +187,9 @@ var Reasons = []ReasonInfo{
 	{ReasonNotConfirmed, OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The change was sent, but reading the record back did not show it.",
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
+	{ReasonCheckOverBudget, OutcomeNotSureIfSaved, ChangedUnknown, false,
+		"The change was sent, but checking it took more time or memory than this host allows.",
+		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonEffectTimeout, OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The app did not answer in time after the change was sent; it may have been saved.",
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
@@ -231,6 +241,9 @@ var Reasons = []ReasonInfo{
 	{ReasonEvaluationFailed, OutcomeDidNotRun, ChangedNo, false,
 		"The workflow could not compute its next step from what it read, so it stopped before any change.",
 		"Tell the operator; the package or the record needs a look."},
+	{ReasonEvaluationOverBudget, OutcomeDidNotRun, ChangedNo, false,
+		"Working out the next step took more time or memory than this host allows, so the run stopped before any change.",
+		"Tell the operator; the package or the inputs need a look. Do not retry with the same inputs."},
 	{ReasonTargetRefused, OutcomeDidNotRun, ChangedNo, false,
 		"The app refused the change (the record is missing, closed or the change is invalid); nothing was written.",
 		"Tell the person the record could not take this change."},

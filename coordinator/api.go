@@ -27,7 +27,16 @@ type Options struct {
 	// Probe re-reads every downstream inventory at session start and before
 	// each effect (on unless a test turns it off to count calls).
 	NoProbe bool
+	// MaxRuns bounds the runs this process executes at once; 0 means
+	// DefaultMaxRuns. A run over the bound is stored and waits its turn
+	// (a caller whose wait ends meanwhile is answered running), so a burst
+	// of calls never floods the downstream servers or the host.
+	MaxRuns int
 }
+
+// DefaultMaxRuns is how many runs one coordinator executes at once by
+// default.
+const DefaultMaxRuns = 32
 
 // Modes of a coordinator.
 const (

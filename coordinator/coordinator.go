@@ -7,6 +7,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ type Coordinator struct {
 	checker       *bind.Checker
 	bindingDigest string
 	art           *oci.Artifact
-	eval          *component.Evaluator
+	eval          *component.Pool
 	secret        []byte
 	receipts      *signing.Signer
 	readTools     []ReadTool
@@ -56,6 +57,8 @@ type Coordinator struct {
 	life   context.Context
 	cancel context.CancelCauseFunc
 	runs   sync.WaitGroup
+	// slots holds one token per run executing (Options.MaxRuns).
+	slots chan struct{}
 
 	mu       sync.Mutex
 	closed   bool
@@ -111,12 +114,18 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: opts, host: h, binding: b, eval: component.NewEvaluator(), sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
+	c := &Coordinator{opts: opts, host: h, binding: b, sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
 		return nil, err
 	}
 	c.bindingDigest = ir.DigestBytes(raw)
+	c.slots = make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns))
+	// Evaluations run in worker processes under the host's budget
+	// (component.Pool): a runaway evaluator ends its run, never the host.
+	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {
+		return nil, err
+	}
 	if c.art, err = bind.FetchRelease(ctx, opts.Home, b); err != nil {
 		return nil, err
 	}
@@ -358,6 +367,9 @@ func (c *Coordinator) Close() error {
 		c.cancel(errClosing)
 	}
 	c.runs.Wait()
+	if c.eval != nil {
+		c.eval.Close()
+	}
 	c.mu.Lock()
 	for id, s := range c.sessions {
 		s.Close()

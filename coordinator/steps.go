@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
@@ -25,8 +26,19 @@ func (s *stop) Error() string { return string(s.reason) }
 // execute runs the job's steps for one attempt. Reads and guards run
 // again on every attempt and resume (what they saw may have changed while
 // the run waited); an effect that completed is never sent again.
+//
+// A run waits for one of the process's slots (Options.MaxRuns) before its
+// first step; a coordinator closing meanwhile ends it interrupted before
+// any effect.
 func (c *Coordinator) execute(runID string, inputs []byte) {
 	ctx := c.life
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-ctx.Done():
+		c.finish(runID, c.interruption(runID))
+		return
+	}
 	r, err := c.read(ctx, runID)
 	if err != nil {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
@@ -96,7 +108,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 	seen := map[string]json.RawMessage{}
 	// failed picks the reason of a failure: nothing written yet, or not.
 	failed := func(before contract.Reason) error {
-		if r.effectsStarted() {
+		switch {
+		case r.effectsStarted() && before == contract.ReasonEvaluationOverBudget:
+			return &stop{reason: contract.ReasonCheckOverBudget}
+		case r.effectsStarted():
 			return &stop{reason: contract.ReasonNotConfirmed}
 		}
 		return &stop{reason: before}
@@ -123,9 +138,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			}
 			seen[s.ID] = res
 		case ir.StepGuard:
-			ok, err := c.predicate(s.Predicate, inputs, seen, nil)
+			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, nil)
 			if err != nil {
-				return failed(contract.ReasonEvaluationFailed)
+				return c.evalFailed(ctx, err, failed)
 			}
 			if !ok {
 				if r.effectsStarted() {
@@ -154,9 +169,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			if reason != "" {
 				return failed(reason)
 			}
-			ok, err := c.predicate(s.Predicate, inputs, seen, res)
+			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, res)
 			if err != nil {
-				return failed(contract.ReasonEvaluationFailed)
+				return c.evalFailed(ctx, err, failed)
 			}
 			if ok && s.Evidence != "" {
 				if err := c.update(ctx, r.RunID, func(cur *runState) error {
@@ -181,9 +196,12 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return nil, reason, err
 	}
-	args, err := c.arguments(s.Arguments, inputs, seen)
+	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
 	if err != nil {
-		return nil, contract.ReasonEvaluationFailed, nil
+		if ctx.Err() != nil {
+			return nil, "", err
+		}
+		return nil, evalReason(err), nil
 	}
 	res, err := c.call(ctx, s.Capability, args)
 	c.tell(s.ID, err)
@@ -248,9 +266,12 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
 	}
-	args, err := c.arguments(s.Arguments, inputs, seen)
+	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
 	if err != nil {
-		return &stop{reason: contract.ReasonEvaluationFailed}
+		if ctx.Err() != nil {
+			return err
+		}
+		return &stop{reason: evalReason(err)}
 	}
 	session, err := c.session(ctx, entry, 0)
 	if err != nil {
@@ -389,20 +410,40 @@ func appError(res *connector.CallResult) string {
 	return e.Error
 }
 
-func (c *Coordinator) arguments(evaluator string, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, error) {
+// evalReason is the reason a failed evaluation stops its run with: over
+// budget (never retried automatically: the same inputs would go over
+// again), or failed.
+func evalReason(err error) contract.Reason {
+	if errors.Is(err, component.ErrOverBudget) {
+		return contract.ReasonEvaluationOverBudget
+	}
+	return contract.ReasonEvaluationFailed
+}
+
+// evalFailed stops a run whose guard or check could not be evaluated,
+// through failed (which knows whether an effect was sent); an evaluation
+// cut short by the coordinator closing is the interruption it is.
+func (c *Coordinator) evalFailed(ctx context.Context, err error, failed func(contract.Reason) error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return failed(evalReason(err))
+}
+
+func (c *Coordinator) arguments(ctx context.Context, evaluator string, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, error) {
 	e, ok := c.art.Worker.Evaluator(evaluator)
 	if !ok {
 		return nil, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	return c.eval.Eval(e.Source, inputs, stepsJSON(seen), nil)
+	return c.eval.Eval(ctx, e.Source, inputs, stepsJSON(seen), nil)
 }
 
-func (c *Coordinator) predicate(evaluator string, inputs []byte, seen map[string]json.RawMessage, result json.RawMessage) (bool, error) {
+func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []byte, seen map[string]json.RawMessage, result json.RawMessage) (bool, error) {
 	e, ok := c.art.Worker.Evaluator(evaluator)
 	if !ok {
 		return false, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	out, err := c.eval.Eval(e.Source, inputs, stepsJSON(seen), result)
+	out, err := c.eval.Eval(ctx, e.Source, inputs, stepsJSON(seen), result)
 	if err != nil {
 		return false, err
 	}

@@ -25,7 +25,12 @@ func storeOf(h *host.Host) coordStore { return coordStore{h.Store()} }
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
 func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
+	// Through Write, so that the inserts of concurrent runs share a
+	// commit with their other writes.
+	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
+		return err
+	})
 	if store.IsConstraint(err) {
 		return fmt.Errorf("%w: run for request %s", store.ErrConflict, r.RequestID)
 	}

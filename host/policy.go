@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -83,6 +84,10 @@ type Limits struct {
 	SignatureBytes int64 `json:"signature_bytes,omitempty"`
 	ComponentBytes int64 `json:"component_bytes,omitempty"`
 	TotalBytes     int64 `json:"total_bytes,omitempty"`
+	// EvaluationMS and EvaluationBytes bound one evaluation at run time
+	// (see EvaluationBudget); unlike the others they are not about reads.
+	EvaluationMS    int64 `json:"evaluation_ms,omitempty"`
+	EvaluationBytes int64 `json:"evaluation_bytes,omitempty"`
 }
 
 // ReadLimits are the limits the policy sets for reads from registries and
@@ -93,6 +98,17 @@ func (p *Policy) ReadLimits() oci.Limits {
 	}
 	l := p.Limits
 	return oci.Limits{ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes}.WithDefaults()
+}
+
+// EvaluationBudget is the budget of one evaluation at run time: the
+// limits section's evaluation_ms and evaluation_bytes over the defaults
+// (component.DefaultEvaluationTime, component.DefaultEvaluationMemory).
+func (p *Policy) EvaluationBudget() component.Budget {
+	var b component.Budget
+	if p != nil && p.Limits != nil {
+		b = component.Budget{Time: time.Duration(p.Limits.EvaluationMS) * time.Millisecond, Memory: p.Limits.EvaluationBytes}
+	}
+	return b.WithDefaults()
 }
 
 // Digest is the policy digest recorded in every admission: the sha256 of

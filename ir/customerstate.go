@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/oa-dev/oa/blocking"
 )
@@ -69,6 +72,9 @@ var textRules = sync.OnceValue(func() []shapeRule {
 		// placeholder ($NAME, <token>, {token}) is not a value.
 		{blocking.CustomerStateToken, "secret assigned to a name", regexp.MustCompile(`(?i)\b(?:[a-z0-9]+[_-])*(?:api[_-]?key|secret|token|password|passwd|pwd|credentials?)=["']?[^\s"'$<{=]`), []string{"key=", "secret=", "token=", "passw", "pwd=", "credential"}},
 		{blocking.CustomerStateEmail, "email address", regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\b`), []string{"@"}},
+		// A US social security number (078-05-1120, 078 05 1120): three,
+		// two and four digits, which the phone shape does not cover.
+		{blocking.CustomerStateNationalID, "social security number", regexp.MustCompile(`\b\d{3}[- ]\d{2}[- ]\d{4}\b`), digits},
 		{blocking.CustomerStatePhone, "phone number", regexp.MustCompile(`(\+\d{1,3}[\s.-]?)?(\(\d{2,4}\)[\s.-]?|\b\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}\b|\+\d{10,15}\b`), digits},
 	}
 })
@@ -84,7 +90,65 @@ var (
 // written for people (a description, a persona, a skill doc), where runs of
 // five or more digits are refused too; in expressions and patterns they are
 // ordinary numbers.
+//
+// The text is scanned as written and in Unicode NFKC form, so compatibility
+// characters (a full-width ＠ or ．, full-width digits) do not hide a
+// shape; a finding in the normalized form is reported at the offset of
+// the text as written where its match begins.
 func ScanText(text string, prose bool) []Finding {
+	out := scanText(text, prose)
+	if isASCII(text) {
+		return out
+	}
+	normalized, offsets := nfkc(text)
+	if normalized == text {
+		return out
+	}
+	seen := map[int]bool{}
+	for _, f := range out {
+		seen[f.Offset] = true
+	}
+	for _, f := range scanText(normalized, prose) {
+		f.Offset = offsets[f.Offset]
+		if !seen[f.Offset] {
+			seen[f.Offset] = true
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int { return a.Offset - b.Offset })
+	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// nfkc returns text in NFKC form and, for each byte of it (and one past
+// the end), the offset in text of the segment it came from.
+func nfkc(text string) (string, []int) {
+	var b strings.Builder
+	offsets := make([]int, 0, len(text)+1)
+	var it norm.Iter
+	it.InitString(norm.NFKC, text)
+	for !it.Done() {
+		start := it.Pos()
+		seg := it.Next()
+		b.Write(seg)
+		for range seg {
+			offsets = append(offsets, start)
+		}
+	}
+	offsets = append(offsets, len(text))
+	return b.String(), offsets
+}
+
+// scanText is ScanText on text as it is.
+func scanText(text string, prose bool) []Finding {
 	var out []Finding
 	type span struct{ start, end int }
 	var used []span

@@ -27,9 +27,18 @@ func (p Problem) PathString() string { return JoinPath(p.Path) }
 
 // JoinPath renders path segments in the dotted form used in messages.
 // Numeric segments become indices; segments with dots are quoted.
+//
+// A segment that is not a plain label (letters, digits and _ # . * $ -,
+// at most 128 bytes) or that holds customer state is written as
+// RedactedLabel: a refused key may be exactly the customer state the
+// refusal is about (capabilities."bob@example.com"), so refusals locate
+// it by file position and never echo it.
 func JoinPath(path []string) string {
 	var b strings.Builder
 	for i, seg := range path {
+		if !plainLabel(seg) {
+			seg = RedactedLabel
+		}
 		if _, err := strconv.Atoi(seg); err == nil && i > 0 {
 			fmt.Fprintf(&b, "[%s]", seg)
 			continue
@@ -44,6 +53,23 @@ func JoinPath(path []string) string {
 		}
 	}
 	return b.String()
+}
+
+// RedactedLabel stands in a path for a label JoinPath does not show.
+const RedactedLabel = "<label>"
+
+// plainLabel reports whether a path segment may be shown as written.
+func plainLabel(seg string) bool {
+	if seg == "" || len(seg) > 128 {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_#.*$-", c) >= 0) {
+			return false
+		}
+	}
+	return len(scanText(seg, false)) == 0
 }
 
 // Err converts problems to a refusal list located by path only.

@@ -6,22 +6,27 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/internal/atomicfile"
 )
 
 func newCompileCmd() *cobra.Command {
 	var out string
+	var budget compileFlags
 	cmd := &cobra.Command{
 		Use:   "compile DIR",
 		Short: "Compile a bundle folder to canonical Worker IR and print its digest",
 		Long: `Compile loads the bundle in DIR (.cue files of package worker and
 skills/*.md), checks it against the embedded #Bundle schema, refuses customer
 state, and writes canonical Worker IR (RFC 8785 JSON) to -o FILE, or to
-DIR/worker.ir.json by default. It prints the workerIrDigest.`,
+DIR/worker.ir.json by default. It prints the workerIrDigest.
+
+The compile runs in a child process held to --timeout and
+--max-memory-bytes (compile_time_exceeded, compile_memory_exceeded), and IR
+larger than hosts accept by default (limits.ir_bytes, 4 MiB) is refused
+(ir_too_large_for_hosts) unless --max-ir-bytes says the hosts raised it.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := compiler.Compile(args[0])
+			res, err := budget.compile(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -50,5 +55,6 @@ DIR/worker.ir.json by default. It prints the workerIrDigest.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the IR (- for standard output)")
+	budget.register(cmd)
 	return cmd
 }

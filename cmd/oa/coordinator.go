@@ -22,6 +22,7 @@ func newCoordinatorCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "coordinator", Short: "Serve a bound deployment's governed tools over MCP stdio"}
 	var deployment string
 	var effectTimeout time.Duration
+	var maxRuns int
 	serve := &cobra.Command{
 		Use:   "serve [--deployment NAME]",
 		Short: "Serve the deployment's governed tools to one MCP client over stdin and stdout",
@@ -43,7 +44,7 @@ first use exactly as oa quickstart prepares one.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, Mode: coordinator.ModeDeployment}
+			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
 			if deployment == "" {
 				home, err := sandboxHome(cmd)
 				if err != nil {
@@ -71,6 +72,7 @@ first use exactly as oa quickstart prepares one.`,
 	}
 	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve (none: the built-in demo package on the sandbox connector)")
 	serve.Flags().DurationVar(&effectTimeout, "effect-timeout", 30*time.Second, "how long one downstream call may take before its server is ended (the effect is then unknown)")
+	serve.Flags().IntVar(&maxRuns, "max-runs", coordinator.DefaultMaxRuns, "how many runs execute at once; more wait their turn (answered running until they end)")
 	cmd.AddCommand(serve)
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
@@ -17,6 +17,7 @@ import (
 func newPushCmd() *cobra.Command {
 	var refs refFlags
 	var source string
+	var budget compileFlags
 	cmd := &cobra.Command{
 		Use:   "push DIR|IR REF",
 		Short: "Pack a bundle (or compiled IR) as an OCI artifact and push it",
@@ -28,7 +29,7 @@ and admit. SOURCE_DATE_EPOCH, when set, stamps the manifest's created time;
 otherwise the manifest carries no time and the digest depends on content only.`,
 		Args: wantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, irBytes, err := loadWorker(args[0])
+			w, irBytes, err := budget.loadWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -72,19 +73,21 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 		},
 	}
 	refs.register(cmd)
+	budget.register(cmd)
 	cmd.Flags().StringVar(&source, "source", "", "URL of the bundle's source, for the org.opencontainers.image.source annotation")
 	return cmd
 }
 
 // loadWorker compiles a bundle folder or reads and checks an IR file
 // (schemas.CheckIR, through the customer-state scan: what push publishes).
-func loadWorker(path string) (*ir.Worker, []byte, error) {
+// Either way, IR larger than hosts accept is refused (compileFlags).
+func (f *compileFlags) loadWorker(ctx context.Context, path string) (*ir.Worker, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, blocking.New(blocking.BundleUnreadable, "neither a bundle folder nor an IR file can be read there")
 	}
 	if info.IsDir() {
-		res, err := compiler.Compile(path)
+		res, err := f.compile(ctx, path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -99,5 +102,11 @@ func loadWorker(path string) (*ir.Worker, []byte, error) {
 		return nil, nil, err
 	}
 	canon, err := ir.Encode(w)
-	return w, canon, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.checkIRSize(canon); err != nil {
+		return nil, nil, err
+	}
+	return w, canon, nil
 }

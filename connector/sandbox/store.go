@@ -61,44 +61,148 @@ func (s *state) add(ref string, n Note) {
 }
 
 // store keeps the state in memory (dir "") or in dir.
+//
+// Writes to a folder are group-committed: concurrent updates of one
+// process queue, and whoever finds no batch being written writes every
+// queued update in one read-modify-write under the folder's file lock
+// (one load, one save, one fsync), then the next batch, until the queue
+// is empty. So many concurrent appends cost a few saves of the file, not
+// one each, and each update still sees every earlier one.
 type store struct {
 	dir string
-	mu  sync.Mutex
+	mu  sync.Mutex // the in-memory state
 	mem *state
+
+	qmu     sync.Mutex // queue and writing
+	queue   []*pending
+	writing bool
+
+	cmu    sync.Mutex // the last state read, by its file's identity
+	cached *state
+	cacheK fileKey
+}
+
+// fileKey identifies one version of the state file: every save is a new
+// file renamed into place, so a new inode (or size or time) is a new state.
+type fileKey struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+// pending is a queued update and where its result goes.
+type pending struct {
+	fn   func(*state) bool
+	done chan error
 }
 
 func newStore(dir string) *store {
 	return &store{dir: dir, mem: seed()}
 }
 
-// view runs fn on the current state.
+// view runs fn on the current state. A folder's state file is replaced
+// atomically, so a read needs no lock: it sees a whole state, the last
+// one saved.
 func (st *store) view(fn func(*state)) error {
-	return st.update(func(s *state) bool { fn(s); return false })
+	if st.dir == "" {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		fn(st.mem)
+		return nil
+	}
+	s, err := st.loadCached()
+	if err != nil {
+		return err
+	}
+	fn(s)
+	return nil
+}
+
+// loadCached returns the state in the folder, parsed once per version of
+// its file: reads of an unchanged file (the common case under load, with
+// hundreds of concurrent reads of a record) share one parse. The state
+// returned is shared: callers only read it (state.read copies).
+func (st *store) loadCached() (*state, error) {
+	var k fileKey
+	if info, err := os.Stat(filepath.Join(st.dir, stateFile)); err == nil {
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+			k = fileKey{dev: uint64(sys.Dev), ino: sys.Ino, size: info.Size(), mtime: info.ModTime().UnixNano()}
+		}
+	}
+	st.cmu.Lock()
+	defer st.cmu.Unlock()
+	if k != (fileKey{}) && st.cached != nil && st.cacheK == k {
+		return st.cached, nil
+	}
+	s, err := load(st.dir)
+	if err != nil {
+		return nil, err
+	}
+	if k != (fileKey{}) {
+		st.cached, st.cacheK = s, k
+	}
+	return s, nil
 }
 
 // update runs fn on the current state and keeps the changes when fn
 // returns true. With a folder it holds an exclusive lock on the lock file
 // for the read-modify-write, so two processes never lose each other's notes.
 func (st *store) update(fn func(*state) bool) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	if st.dir == "" {
+		st.mu.Lock()
+		defer st.mu.Unlock()
 		fn(st.mem)
 		return nil
 	}
-	unlock, err := lock(st.dir)
-	if err != nil {
-		return err
+	p := &pending{fn: fn, done: make(chan error, 1)}
+	st.qmu.Lock()
+	st.queue = append(st.queue, p)
+	if st.writing {
+		st.qmu.Unlock()
+		return <-p.done
 	}
-	defer unlock()
-	s, err := load(st.dir)
-	if err != nil {
-		return err
+	st.writing = true
+	for {
+		batch := st.queue
+		st.queue = nil
+		if len(batch) == 0 {
+			st.writing = false
+			st.qmu.Unlock()
+			break
+		}
+		st.qmu.Unlock()
+		st.commit(batch)
+		st.qmu.Lock()
 	}
-	if fn(s) {
-		return save(st.dir, s)
+	return <-p.done
+}
+
+// commit applies a batch of updates in one read-modify-write under the
+// folder's lock and tells each its result: if the state cannot be read
+// or saved, every update of the batch fails (none is kept).
+func (st *store) commit(batch []*pending) {
+	err := func() error {
+		unlock, err := lock(st.dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		s, err := load(st.dir)
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, p := range batch {
+			changed = p.fn(s) || changed
+		}
+		if changed {
+			return save(st.dir, s)
+		}
+		return nil
+	}()
+	for _, p := range batch {
+		p.done <- err
 	}
-	return nil
 }
 
 // lock takes the folder's lock file.

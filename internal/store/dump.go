@@ -64,7 +64,7 @@ func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error,
 // row as it is (nothing is judged here: the stages that read the rows
 // verify them). It refuses a database that holds any row.
 func (db *DB) Restore(ctx context.Context, d *Dump) error {
-	tx, err := db.db.BeginTx(ctx, nil)
+	tx, err := db.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("store: restore: %w", err)
 	}

@@ -83,7 +83,7 @@ func (l *Ledger) RecordOwned(ctx context.Context, rows ...OwnedProcess) error {
 			return errors.New("store: record owned process: incomplete row")
 		}
 	}
-	tx, err := l.db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := l.db.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("store: record owned process: %w", err)
 	}
@@ -130,7 +130,7 @@ SELECT tree, owner_pid, owner_start, pid, pid_start, cgroup, pgid, mac FROM owne
 
 // ForgetOwned removes every row of a tree: it was verified ended.
 func (l *Ledger) ForgetOwned(ctx context.Context, tree string) error {
-	if _, err := l.db.db.ExecContext(ctx, `DELETE FROM owned_processes WHERE tree = ?`, tree); err != nil {
+	if _, err := l.db.ExecContext(ctx, `DELETE FROM owned_processes WHERE tree = ?`, tree); err != nil {
 		return fmt.Errorf("store: forget owned tree: %w", err)
 	}
 	return nil

@@ -61,9 +61,15 @@
 // in one process or in several, may use the same file at once. The database
 // runs in WAL mode, so readers do not block the writer or each other, and a
 // read sees only committed transactions. Writes take the write lock up front
-// (BEGIN IMMEDIATE) and so are serialized; a writer that finds the lock taken
-// waits up to [BusyTimeout] (or until its context is done) before failing.
-// Each insert is atomic: it is either entirely written or not at all.
+// (BEGIN IMMEDIATE) and so are serialized. Within a process they queue in Go
+// for the process's one writing connection (so a thousand concurrent writers
+// of one process are one contender for SQLite's lock, not a thousand);
+// between processes, a writer that finds the lock taken waits: SQLite's
+// busy handler for up to [BusyTimeout], then the whole begin again, for as
+// long as its context lasts. A busy database is a wait, never a failure a
+// caller could mistake for a result. Once begun, a write transaction is not
+// refused for a lock (in WAL mode nothing after BEGIN IMMEDIATE waits on
+// another connection). Each write is atomic: entirely written or not at all.
 //
 // WAL mode needs shared memory between the processes, so the file must be on
 // a local file system, not a network one.
@@ -79,15 +85,21 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// BusyTimeout is how long an operation waits for a lock held by another
-// connection or process before it fails.
+// BusyTimeout is how long SQLite's own busy handler waits for a lock held
+// by another connection or process: a read, and each attempt to begin a
+// write ([DB.BeginWrite] then begins again while its context lasts).
 const BusyTimeout = 10 * time.Second
+
+// busyHandlerWait is BusyTimeout, shortened by tests that need a lock
+// held for longer than one wait.
+var busyHandlerWait = BusyTimeout
 
 // ErrSchemaTooNew is returned (wrapped) by [Open] when the database was
 // written by a newer version of this code than the one running.
@@ -242,8 +254,19 @@ var schemaVersion = len(migrations)
 
 // DB is a handle on a host state database. Create one with [Open].
 type DB struct {
-	db   *sql.DB
+	// db is the pool reads go through: in WAL mode they run side by side
+	// and never wait for the writer.
+	db *sql.DB
+	// w holds this process's one writing connection (see Write): writers
+	// of one process queue for it in Go, so only one connection per
+	// process ever asks SQLite for the write lock.
+	w    *sql.DB
 	path string
+	// wmu guards the queue of writes waiting for the next group commit
+	// and whether a goroutine is writing them (Write).
+	wmu     sync.Mutex
+	queue   []*queuedWrite
+	leading bool
 	// stamp is the prepared statement of SignedStamp (stamp.go).
 	stamp stampOnce
 }
@@ -282,7 +305,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyHandlerWait.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
 	dsn := (&url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}).String()
@@ -291,13 +314,20 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
-	db := &DB{db: sdb, path: abs}
-	if err := db.useWAL(ctx); err != nil {
+	wdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
 		sdb.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	db := &DB{db: sdb, w: wdb, path: abs}
+	if err := db.useWAL(ctx); err != nil {
+		db.Close()
 		return nil, err
 	}
 	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
+		db.Close()
 		return nil, err
 	}
 	return db, nil
@@ -348,7 +378,7 @@ func isBusy(err error) bool {
 
 // migrate applies the migrations the database lacks, all in one transaction.
 func (db *DB) migrate(ctx context.Context) error {
-	tx, err := db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := db.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		return fmt.Errorf("store: open %s: %w", db.path, err)
 	}
@@ -383,5 +413,5 @@ func (db *DB) migrate(ctx context.Context) error {
 
 // Close closes the database.
 func (db *DB) Close() error {
-	return db.db.Close()
+	return errors.Join(db.db.Close(), db.w.Close())
 }

@@ -55,7 +55,7 @@ func (s *Versions) Insert(ctx context.Context, kind, key string, build func(seq 
 	if kind == "" || key == "" {
 		return 0, errors.New("store: insert version: empty kind or key")
 	}
-	tx, err := s.db.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	tx, err := s.db.BeginWrite(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("store: insert %s %s: %w", kind, key, err)
 	}

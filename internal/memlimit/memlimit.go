@@ -1,0 +1,57 @@
+// Package memlimit holds a process to a heap budget from inside, for the
+// worker processes that evaluate untrusted CUE (component's evaluation
+// workers, the compiler's): CUE evaluation cannot be stopped from outside
+// the goroutine running it, so the process running it is what is bounded.
+package memlimit
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Hold holds this process to memory bytes of heap: a Go memory limit at ¾
+// of it (the collector works harder before the budget is reached), a
+// watchdog that reads the heap every 2 ms and exits with exitStatus once
+// it passes the budget, and RLIMIT_AS well above it (twice the budget past
+// the address space already mapped) for an allocation too big and too
+// quick for the watchdog, which then fails and ends the process. Only for
+// processes that exist to run one bounded job.
+func Hold(memory int64, exitStatus int) {
+	debug.SetMemoryLimit(memory * 3 / 4)
+	if vm := virtualSize(); vm > 0 {
+		limit := uint64(vm + 2*memory + 256<<20)
+		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
+	}
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for range time.Tick(2 * time.Millisecond) {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 && int64(sample[0].Value.Uint64()) > memory {
+				os.Exit(exitStatus)
+			}
+		}
+	}()
+}
+
+// virtualSize is this process's virtual memory size in bytes (VmSize in
+// /proc/self/status), or 0 when unknown.
+func virtualSize() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
