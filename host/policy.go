@@ -83,6 +83,10 @@ type Limits struct {
 	SignatureBytes int64 `json:"signature_bytes,omitempty"`
 	ComponentBytes int64 `json:"component_bytes,omitempty"`
 	TotalBytes     int64 `json:"total_bytes,omitempty"`
+	// RegistryRequestSeconds and RegistryOperationSeconds are the
+	// registry deadlines (oci.Limits.RequestTimeout, OperationTimeout).
+	RegistryRequestSeconds   int64 `json:"registry_request_seconds,omitempty"`
+	RegistryOperationSeconds int64 `json:"registry_operation_seconds,omitempty"`
 }
 
 // ReadLimits are the limits the policy sets for reads from registries and
@@ -92,7 +96,11 @@ func (p *Policy) ReadLimits() oci.Limits {
 		return oci.DefaultLimits()
 	}
 	l := p.Limits
-	return oci.Limits{ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes}.WithDefaults()
+	return oci.Limits{
+		ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes,
+		RequestTimeout:   time.Duration(l.RegistryRequestSeconds) * time.Second,
+		OperationTimeout: time.Duration(l.RegistryOperationSeconds) * time.Second,
+	}.WithDefaults()
 }
 
 // Digest is the policy digest recorded in every admission: the sha256 of
