@@ -254,6 +254,21 @@ func copyOptions(lim Limits) oras.CopyGraphOptions {
 	lim = lim.WithDefaults()
 	opts := oras.DefaultCopyGraphOptions
 	opts.MaxMetadataBytes = lim.ManifestBytes
+	// A manifest's children are checked as descriptors before oras-go
+	// builds a request or a path from them (it asks the destination
+	// whether it has each before PreCopy sees it).
+	opts.FindSuccessors = func(ctx context.Context, fetcher content.Fetcher, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+		succ, err := content.Successors(ctx, fetcher, desc)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range succ {
+			if err := CheckDescriptor(d); err != nil {
+				return nil, err
+			}
+		}
+		return succ, nil
+	}
 	var total atomic.Int64
 	opts.PreCopy = func(_ context.Context, desc ocispec.Descriptor) error {
 		if err := lim.Check(desc); err != nil {
