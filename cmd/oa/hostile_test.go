@@ -86,3 +86,18 @@ func TestPathDigestInALayoutIsARefusal(t *testing.T) {
 	}
 	p.refused("layout_invalid", "pull", "--oci-layout", dir+":v1", "-o", filepath.Join(t.TempDir(), "out"))
 }
+
+// TestExpiresInTooLong: a lifetime over 720h is refused
+// (fleet_expiry_invalid, exit 2) before anything is read.
+func TestExpiresInTooLong(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"fleet", "publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--key", filepath.Join(dir, "k.key"), "--expires-in", "1000000h"},
+		{"revoke", "sha256:" + strings.Repeat("a", 64), "--publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--fleet-key", filepath.Join(dir, "k.key"), "--reason", "r", "--as", "A", "--expires-in", "721h"},
+	} {
+		out, errOut, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(out+errOut, "fleet_expiry_invalid") || !strings.Contains(out+errOut, "720h") {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
