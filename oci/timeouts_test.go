@@ -213,3 +213,18 @@ func TestTimeoutsFromLimitsAndOptions(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 }
+
+// handshakeTimeout is an error like net/http's TLS handshake timeout.
+type handshakeTimeout struct{}
+
+func (handshakeTimeout) Error() string   { return "net/http: TLS handshake timeout" }
+func (handshakeTimeout) Timeout() bool   { return true }
+func (handshakeTimeout) Temporary() bool { return true }
+
+// TestTransportTimeoutIsARefusal: a timeout the HTTP transport reports
+// itself (its TLS handshake deadline) is registry_timeout naming the
+// host, not a fault with the transport's text.
+func TestTransportTimeoutIsARefusal(t *testing.T) {
+	err := classify(fmt.Errorf("GET: %w", handshakeTimeout{}), "registry.example:5000")
+	wantRegistryCode(t, err, blocking.RegistryTimeout, "registry.example:5000")
+}

@@ -264,6 +264,7 @@ func classify(err error, host string) error {
 	var alert tls.AlertError
 	var dns *net.DNSError
 	var op *net.OpError
+	var timeout net.Error
 	switch {
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return blocking.New(blocking.RegistryUnauthorized, "no credentials for %s", host)
@@ -279,6 +280,10 @@ func classify(err error, host string) error {
 		return blocking.New(blocking.RegistryTLSUntrusted, "the TLS handshake with %s failed", host)
 	case errors.As(err, &dns) || errors.As(err, &op):
 		return blocking.New(blocking.RegistryUnreachable, "%s cannot be reached", host)
+	case errors.As(err, &timeout) && timeout.Timeout():
+		// The transport's own deadlines (the TLS handshake's): the host
+		// accepted the connection but did not answer in time.
+		return blocking.New(blocking.RegistryTimeout, "%s accepted the connection but did not answer in time", host)
 	}
 	return err
 }
