@@ -139,6 +139,9 @@ func listReferrers(ctx context.Context, target oras.ReadOnlyTarget, subject ocis
 	switch {
 	case err == nil, errors.Is(err, errEnoughReferrers), errors.Is(err, errdef.ErrNotFound):
 		return out, nil
+	case sizeRefusal(err, LimitsOf(target).ManifestBytes) != nil:
+		// The referrers tag's index, over the limit by its Content-Length.
+		return nil, sizeRefusal(err, LimitsOf(target).ManifestBytes)
 	case errors.Is(err, errTooManyReferrers):
 		return nil, blocking.New(blocking.ReferrersTooMany, "the listing went past %d pages or %d entries", maxReferrerPages, maxReferrerEntries)
 	case blocking.Refusals(err) != nil:

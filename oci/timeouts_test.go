@@ -178,28 +178,55 @@ func TestEndlessReferrersPagesAreBounded(t *testing.T) {
 	}
 }
 
+// hugeIndex writes 20 MB of a valid-looking image index, without a
+// Content-Length (chunked), or with one when sized.
+func hugeIndex(w http.ResponseWriter, sized bool) {
+	w.Header().Set("Content-Type", ocispec.MediaTypeImageIndex)
+	head := fmt.Sprintf(`{"schemaVersion":2,"mediaType":%q,"annotations":{"pad":"`, ocispec.MediaTypeImageIndex)
+	tail := `"},"manifests":[]}`
+	pad := []byte(strings.Repeat("x", 64<<10))
+	n := 20 << 20 / len(pad)
+	if sized {
+		w.Header().Set("Content-Length", fmt.Sprint(len(head)+n*len(pad)+len(tail)))
+	}
+	fmt.Fprint(w, head)
+	for range n {
+		if _, err := w.Write(pad); err != nil {
+			return
+		}
+	}
+	fmt.Fprint(w, tail)
+}
+
 // TestOversizedReferrersAnswerIsTooLarge: a referrers answer over the
-// manifest limit is manifest_too_large, not a digest mismatch.
+// manifest limit is manifest_too_large, not a digest mismatch or a
+// fault: through the referrers API (with and without a Content-Length),
+// and through the referrers tag of a registry without the API.
 func TestOversizedReferrersAnswerIsTooLarge(t *testing.T) {
-	reg, target, desc, _ := lyingRegistry(t)
-	reg.Lie(func(w http.ResponseWriter, req *http.Request) bool {
-		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/referrers/") {
-			return false
-		}
-		w.Header().Set("Content-Type", ocispec.MediaTypeImageIndex)
-		// 20 MB of a valid-looking index: one entry, then padding.
-		fmt.Fprintf(w, `{"schemaVersion":2,"mediaType":%q,"annotations":{"pad":"`, ocispec.MediaTypeImageIndex)
-		pad := []byte(strings.Repeat("x", 64<<10))
-		for range 20 << 20 / len(pad) {
-			if _, err := w.Write(pad); err != nil {
+	for _, tc := range []struct {
+		name  string
+		api   bool
+		sized bool
+	}{{"api", true, false}, {"api with length", true, true}, {"tag", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, target, desc, _ := lyingRegistry(t)
+			tag := "/manifests/" + strings.Replace(desc.Digest.String(), ":", "-", 1)
+			reg.Lie(func(w http.ResponseWriter, req *http.Request) bool {
+				switch {
+				case strings.Contains(req.URL.Path, "/referrers/") && !tc.api:
+					http.NotFound(w, req)
+				case strings.Contains(req.URL.Path, "/referrers/") && req.Method == http.MethodGet,
+					strings.HasSuffix(req.URL.Path, tag) && req.Method == http.MethodGet:
+					hugeIndex(w, tc.sized)
+				default:
+					return false
+				}
 				return true
-			}
-		}
-		fmt.Fprint(w, `"},"manifests":[]}`)
-		return true
-	})
-	_, err := Referrers(context.Background(), target, desc, BundleMediaType)
-	wantCode(t, err, blocking.ManifestTooLarge)
+			})
+			_, err := Referrers(context.Background(), target, desc, BundleMediaType)
+			wantCode(t, err, blocking.ManifestTooLarge)
+		})
+	}
 }
 
 // TestTimeoutsFromLimitsAndOptions: the options' timeouts replace the

@@ -190,6 +190,10 @@ func (c *registryClient) Do(req *http.Request) (*http.Response, error) {
 	}
 	body := &timedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, client: c}
 	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/referrers/") {
+		// oras-go reads a referrers answer to at most metadataBytes and
+		// then reports a truncated document, not an oversized one (a
+		// manifest's size it checks before reading): reading past the
+		// limit says which.
 		body.limit = c.metadataBytes
 	}
 	resp.Body = body
