@@ -57,7 +57,8 @@ func TestManyLayersAreRefusedBeforeReading(t *testing.T) {
 		edit func(dir string, m *ocispec.Manifest)
 	}{
 		{"10000 layers", func(dir string, m *ocispec.Manifest) { m.Layers = append(m.Layers, junkLayers(t, dir, 10000)...) }},
-		{"more than the IR names", func(dir string, m *ocispec.Manifest) { m.Layers = append(m.Layers, junkLayers(t, dir, 500)...) }},
+		// Under MaxLayers: refused by the IR's count, 100 MB unread.
+		{"more than the IR names", func(dir string, m *ocispec.Manifest) { m.Layers = append(m.Layers, junkLayers(t, dir, 1000)...) }},
 		{"a layer larger than its part", func(dir string, m *ocispec.Manifest) { m.Layers[1] = junkLayers(t, dir, 1)[0] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestManyLayersAreRefusedBeforeReading(t *testing.T) {
 }
 
 // TestManyLayersFromARegistryAreRefusedBeforeReading: the same from a
-// registry, counted in requests: the manifest and the IR, nothing more.
+// registry, counted in requests: the manifest and the IR, no other layer.
 func TestManyLayersFromARegistryAreRefusedBeforeReading(t *testing.T) {
 	ctx := context.Background()
 	reg, target, desc, art := lyingRegistry(t)
@@ -81,22 +82,35 @@ func TestManyLayersFromARegistryAreRefusedBeforeReading(t *testing.T) {
 	if _, err := PushIfMissing(ctx, target, layer, data); err != nil {
 		t.Fatal(err)
 	}
-	m := art.Manifest
-	for range 2000 {
-		m.Layers = append(m.Layers, layer)
-	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
-	if _, err := PushIfMissing(ctx, target, bad, raw); err != nil {
-		t.Fatal(err)
-	}
-	reg.ResetCounters()
-	wantCode(t, fetchSmall(t, target, bad), blocking.ArtifactLayersInvalid)
-	if n := reg.Requests(); n > 2 {
-		t.Fatalf("%d requests before refusing", n)
+	for _, tc := range []struct {
+		name string
+		edit func(m *ocispec.Manifest)
+	}{
+		{"2000 layers", func(m *ocispec.Manifest) {
+			for range 2000 {
+				m.Layers = append(m.Layers, layer)
+			}
+		}},
+		{"a layer larger than its part", func(m *ocispec.Manifest) { m.Layers[1] = layer }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := art.Manifest
+			m.Layers = append([]ocispec.Descriptor(nil), m.Layers...)
+			tc.edit(&m)
+			raw, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
+			if _, err := PushIfMissing(ctx, target, bad, raw); err != nil {
+				t.Fatal(err)
+			}
+			reg.ResetCounters()
+			wantCode(t, fetchSmall(t, target, bad), blocking.ArtifactLayersInvalid)
+			if n := reg.Requests(); n > 2 {
+				t.Fatalf("%d requests before refusing", n)
+			}
+		})
 	}
 	if _, err := Fetch(ctx, target, desc); err != nil {
 		t.Fatal(err)
