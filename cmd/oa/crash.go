@@ -13,7 +13,10 @@ import (
 // sees "killed by a signal" (128+6 in a shell), never 2. The core file
 // SIGABRT would write is turned off: a crashing oa may hold a decrypted
 // signing key or a connection's secret in memory, and a core dump would
-// put it on disk. Called first thing in main.
+// put it on disk (processes oa starts, such as connectors, inherit the
+// lowered limit). A runtime that fails before main runs (too little
+// address space to start) still exits 2: nothing of oa ran, and it never
+// prints "oa: refused". Called first thing in main.
 func crashBySignal() {
 	debug.SetTraceback("crash")
 	var core syscall.Rlimit
