@@ -17,6 +17,6 @@ func init() {
 		Entry{ReferrersTooMany, StageOCI, "the registry lists more referrers than oa reads",
 			"The registry's referrers listing went on past the bound oa reads (64 pages or 4096 entries): a registry that keeps answering with another page, or a repository flooded with referrers. Ask the registry's owner to clean the repository's referrers, or copy the artifact with its signatures (`oa copy`) to a registry you trust. Nothing was changed."},
 		Entry{DescriptorInvalid, StageOCI, "a manifest or index entry is not a valid descriptor",
-			"A descriptor read from the registry or layout has a digest that is not sha256:<64 lower-case hex> (for example one made to name a path) or a negative size. No honest writer produces it, and nothing was read through it. Re-push the artifact from its source (`oa push`) or do not trust the source."},
+			"A descriptor read from the registry or layout has a digest that is not a valid digest, an algorithm and its lower-case hex such as sha256:<64 hex> (for example one made to name a path), or a negative size. No honest writer produces it, and nothing was read through it. Re-push the artifact from its source (`oa push`) or do not trust the source."},
 	)
 }
