@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/admit"
@@ -19,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -183,6 +185,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 			}
 		}, model, bind.LinkAdmission},
 		{"model", func(*fixture) {}, "claude-other", bind.LinkModel},
+		{"corrupted IR blob", corruptIR, model, bind.LinkArtifact},
 		{"connection disabled", func(f *fixture) {
 			if _, err := connection.SetEnabled(ctx, f.host, "records", false, f.Change()); err != nil {
 				f.T.Fatal(err)
@@ -202,5 +205,29 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 				t.Fatalf("Err = %v", err)
 			}
 		})
+	}
+}
+
+// corruptIR changes one byte of the release's stored IR blob, keeping its
+// size: the release's artifact changed, not the capability registry.
+func corruptIR(f *fixture) {
+	raw, err := oci.FetchBlob(context.Background(), f.Target, f.Desc)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		f.T.Fatal(err)
+	}
+	repo, _, _ := strings.Cut(f.Ref, "@")
+	path := filepath.Join(f.Home, "oci", repo, "blobs", "sha256", m.Layers[0].Digest.Encoded())
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	_ = os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		f.T.Fatal(err)
 	}
 }

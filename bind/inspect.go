@@ -13,6 +13,7 @@ type Link string
 // Links a change can be in.
 const (
 	LinkAdmission          Link = "admission"
+	LinkArtifact           Link = "artifact"
 	LinkPolicy             Link = "policy"
 	LinkRegistry           Link = "registry"
 	LinkPersona            Link = "persona"
@@ -165,6 +166,11 @@ func linkOf(code blocking.Code) Link {
 		return LinkConnection
 	case blocking.PolicyInvalid, blocking.PolicyUnreadable, blocking.PolicyKeyInvalid:
 		return LinkPolicy
+	}
+	if e, ok := blocking.Lookup(code); ok && e.Stage == blocking.StageOCI {
+		// The release's stored artifact (a damaged or missing blob, an
+		// IR that no longer decodes), not the capability registry.
+		return LinkArtifact
 	}
 	return LinkRegistry
 }

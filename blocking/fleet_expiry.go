@@ -16,7 +16,7 @@ func init() {
 			"The fleet has not re-signed this host's envelope within its lifetime (expiresAt), so the registry may be serving a frozen copy. Run `oa fleet publish` (it re-signs envelopes past half their lifetime; --expires-in sets the lifetime, 168h by default) and provision again. Nothing was changed on this host."},
 		Entry{FleetRevocationsExpired, StageFleet, "the fleet's revocation list has expired",
 			"The fleet has not re-signed its revocation list within its lifetime, so newer revocations may be withheld. Run `oa fleet publish` (which refreshes the list) or `oa revoke --publish`, then provision again. What the expired list revokes was still revoked here."},
-		Entry{FleetExpiryInvalid, StageFleet, "the --expires-in lifetime is too short",
-			"Give --expires-in as a Go duration of at least 1m, such as 168h (the default) or 72h; hosts must be able to sync well within it, since publishing re-signs documents only once they are past half their lifetime."},
+		Entry{FleetExpiryInvalid, StageFleet, "the --expires-in lifetime is too short or too long",
+			"Give --expires-in as a Go duration between 1m and 720h (30 days), such as 168h (the default) or 72h. Hosts must be able to sync well within it, since publishing re-signs documents only once they are past half their lifetime; and it is what bounds how long a registry serving an old copy goes unnoticed, so it cannot be longer than 30 days."},
 	)
 }

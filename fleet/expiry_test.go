@@ -162,3 +162,45 @@ func TestRepublishOneRequestPerUnchangedHost(t *testing.T) {
 		t.Fatalf("40 more unchanged hosts cost %d more requests, want 40", many-one)
 	}
 }
+
+// TestOverLongExpiryIsBounded: a lifetime over 30 days is refused before
+// the registry is asked anything; a host refuses an over-long envelope
+// already out there (as a publisher older than the bound wrote it), and
+// the next publish re-signs it rather than keep it, after which the host
+// takes it.
+func TestOverLongExpiryIsBounded(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	spec := f.LoadSpec("h01")
+	now := time.Now().UTC().Truncate(time.Second)
+	long := fleet.Options{ExpiresIn: 1000000 * time.Hour, Now: now}
+	before := f.Registry.Requests()
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, long); !hosttest.HasCode(t, err, blocking.FleetExpiryInvalid) {
+		t.Fatalf("publish: %v", err)
+	}
+	if _, err := fleet.RefreshRevocations(ctx, spec, f.Key.Signer, long); !hosttest.HasCode(t, err, blocking.FleetExpiryInvalid) {
+		t.Fatalf("refresh: %v", err)
+	}
+	if _, _, err := fleet.PublishRevocation(ctx, spec, f.Key.Signer, digest.FromString("x"), "recall", "Auditor", now, fleet.RevocationOptions{Options: long}); !hosttest.HasCode(t, err, blocking.FleetExpiryInvalid) {
+		t.Fatalf("revocation: %v", err)
+	}
+	if f.Registry.Requests() != before {
+		t.Fatal("a refused lifetime reached the registry")
+	}
+
+	old, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Unbounded(long))
+	if err != nil || !old[0].Changed {
+		t.Fatalf("an older publisher's over-long envelope: %v %+v", err, old)
+	}
+	if _, err := provisionAt(t, f, h, now.Add(time.Minute)); !hosttest.HasCode(t, err, blocking.FleetEnvelopeInvalid) {
+		t.Fatalf("a host took an over-long envelope: %v", err)
+	}
+	again, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{Now: now.Add(time.Hour)})
+	if err != nil || !again[0].Changed || again[0].Seq <= old[0].Seq {
+		t.Fatalf("the over-long envelope was kept: %v %+v", err, again)
+	}
+	if r, err := provisionAt(t, f, h, now.Add(time.Hour+time.Minute)); err != nil || r.Status.State != fleet.Bound {
+		t.Fatalf("after the re-sign: %v %+v", err, r)
+	}
+}

@@ -31,3 +31,11 @@ func PushSigned(ctx context.Context, repo, artifactType, tag string, v any, key 
 	_, err = pushDocument(ctx, target, artifactType, tag, payload, sig, key.KeyID(), nil)
 	return err
 }
+
+// Unbounded returns o allowed to publish a lifetime over MaxExpiry, as a
+// publisher older than the bound could have (tests of what hosts and
+// later publishes do with such a document).
+func Unbounded(o Options) Options {
+	o.unbounded = true
+	return o
+}

@@ -363,6 +363,9 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	if env.IssuedAt.IsZero() || !env.ExpiresAt.After(env.IssuedAt) {
 		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's issuedAt and expiresAt are missing or out of order")
 	}
+	if env.ExpiresAt.Sub(env.IssuedAt) > MaxExpiry {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's lifetime is longer than the maximum of 720h (30 days); the fleet must publish again")
+	}
 	if !p.now.Before(env.ExpiresAt) {
 		return nil, "", blocking.New(blocking.FleetEnvelopeExpired, "envelope #%d expired %s", env.Seq, env.ExpiresAt.UTC().Format(time.RFC3339))
 	}
@@ -466,6 +469,9 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	if key == nil || doc.decode(&list) != nil || list.Type != RevocationsType || list.Fleet != p.fleet.Name || list.Seq < 1 ||
 		list.IssuedAt.IsZero() || !list.ExpiresAt.After(list.IssuedAt) {
 		return blocking.New(blocking.FleetRevocationsUnverified, "no fleet key valid now verifies it, or it is not a dated revocation list")
+	}
+	if list.ExpiresAt.Sub(list.IssuedAt) > MaxExpiry {
+		return blocking.New(blocking.FleetRevocationsUnverified, "the revocation list's lifetime is longer than the maximum of 720h (30 days); the fleet must publish again")
 	}
 	for _, r := range list.Revoked {
 		if _, err := oci.ParseDigest(r.ArtifactDigest); err != nil {

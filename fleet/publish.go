@@ -55,6 +55,26 @@ type Envelope struct {
 // keeps every host's documents current.
 const DefaultExpiry = 168 * time.Hour
 
+// MinExpiry and MaxExpiry bound the lifetime of what is published. The
+// expiry is what bounds how long a registry can freeze a host on an old
+// document unnoticed, so it may not be stretched past 30 days; hosts
+// refuse a document whose lifetime is longer (one published before this
+// bound, or by another tool), and publishing re-signs one already out
+// there.
+const (
+	MinExpiry = time.Minute
+	MaxExpiry = 30 * 24 * time.Hour
+)
+
+// CheckExpiry refuses a lifetime outside MinExpiry … MaxExpiry
+// (fleet_expiry_invalid).
+func CheckExpiry(lifetime time.Duration) error {
+	if lifetime < MinExpiry || lifetime > MaxExpiry {
+		return blocking.New(blocking.FleetExpiryInvalid, "the lifetime must be between 1m and 720h (30 days)")
+	}
+	return nil
+}
+
 // Hint annotations on a document layer: the fields publishing needs to
 // rebuild an unchanged document, so it can tell "unchanged" from the
 // manifest alone (one request per host). Never believed: only a rebuilt
@@ -78,6 +98,17 @@ type Options struct {
 	ExpiresIn time.Duration
 	// Now is the time of publishing; zero is the current time.
 	Now time.Time
+	// unbounded lets tests publish a lifetime over MaxExpiry, as an older
+	// publisher could have.
+	unbounded bool
+}
+
+// checkExpiry refuses the options' lifetime outside MinExpiry … MaxExpiry.
+func (o Options) checkExpiry() error {
+	if o.unbounded {
+		return nil
+	}
+	return CheckExpiry(o.lifetime())
 }
 
 // now is the publishing time, to the second.
@@ -97,9 +128,11 @@ func (o Options) lifetime() time.Duration {
 }
 
 // stale reports whether a document issued at issued and expiring at
-// expires is past half its lifetime at now: publishing re-signs it.
-func stale(issued, expires, now time.Time) bool {
-	return !now.Before(issued.Add(expires.Sub(issued) / 2))
+// expires is to be re-signed at now by a publisher whose lifetime is
+// lifetime: past half its own lifetime, or expiring later than one signed
+// now would (an over-long expiry is never kept).
+func stale(issued, expires, now time.Time, lifetime time.Duration) bool {
+	return !now.Before(issued.Add(expires.Sub(issued)/2)) || expires.After(now.Add(lifetime))
 }
 
 // timeHints are the hint annotations of a document with seq and times.
@@ -140,6 +173,9 @@ type Published struct {
 // lifetime, is not written at all and costs one manifest request. Hosts
 // are read and written with bounded concurrency over one pooled client.
 func Publish(ctx context.Context, s *Spec, key *signing.Signer, opts Options) ([]Published, error) {
+	if err := opts.checkExpiry(); err != nil {
+		return nil, err
+	}
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
 		return nil, err
@@ -263,7 +299,7 @@ func planEnvelope(ctx context.Context, target oci.Target, key *signing.Signer, e
 		return p, nil
 	}
 	env.Seq, env.IssuedAt, env.ExpiresAt = old.Seq, old.IssuedAt, old.ExpiresAt
-	if equalJSON(env, &old) && !stale(old.IssuedAt, old.ExpiresAt, now) {
+	if equalJSON(env, &old) && !stale(old.IssuedAt, old.ExpiresAt, now, lifetime) {
 		p.same, p.digest = true, doc.Desc.Digest.String()
 		return p, nil
 	}
@@ -466,6 +502,9 @@ func PublishRevocation(ctx context.Context, s *Spec, key *signing.Signer, artifa
 	if by == "" {
 		return nil, false, blocking.New(blocking.AdmitterMissing, "--as is required")
 	}
+	if err := opts.checkExpiry(); err != nil {
+		return nil, false, err
+	}
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
 		return nil, false, err
@@ -534,6 +573,9 @@ func pushRevocations(ctx context.Context, target oci.Target, key *signing.Signer
 // it is (oa revoke --publish --reset-revocations replaces it). It returns
 // the list when it was re-signed.
 func RefreshRevocations(ctx context.Context, s *Spec, key *signing.Signer, opts Options) (*Revocations, error) {
+	if err := opts.checkExpiry(); err != nil {
+		return nil, err
+	}
 	target, err := oci.Open(ctx, s.repo, opts.OpenOptions)
 	if err != nil {
 		return nil, err
@@ -550,7 +592,7 @@ func RefreshRevocations(ctx context.Context, s *Spec, key *signing.Signer, opts 
 		return nil, nil
 	}
 	now := opts.now()
-	if !stale(list.IssuedAt, list.ExpiresAt, now) {
+	if !stale(list.IssuedAt, list.ExpiresAt, now, opts.lifetime()) {
 		return nil, nil
 	}
 	list.Seq++

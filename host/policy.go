@@ -88,6 +88,10 @@ type Limits struct {
 	// (see EvaluationBudget); unlike the others they are not about reads.
 	EvaluationMS    int64 `json:"evaluation_ms,omitempty"`
 	EvaluationBytes int64 `json:"evaluation_bytes,omitempty"`
+	// RegistryRequestSeconds and RegistryOperationSeconds are the
+	// registry deadlines (oci.Limits.RequestTimeout, OperationTimeout).
+	RegistryRequestSeconds   int64 `json:"registry_request_seconds,omitempty"`
+	RegistryOperationSeconds int64 `json:"registry_operation_seconds,omitempty"`
 }
 
 // ReadLimits are the limits the policy sets for reads from registries and
@@ -97,7 +101,11 @@ func (p *Policy) ReadLimits() oci.Limits {
 		return oci.DefaultLimits()
 	}
 	l := p.Limits
-	return oci.Limits{ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes}.WithDefaults()
+	return oci.Limits{
+		ManifestBytes: l.ManifestBytes, IRBytes: l.IRBytes, SignatureBytes: l.SignatureBytes, ComponentBytes: l.ComponentBytes, TotalBytes: l.TotalBytes,
+		RequestTimeout:   time.Duration(l.RegistryRequestSeconds) * time.Second,
+		OperationTimeout: time.Duration(l.RegistryOperationSeconds) * time.Second,
+	}.WithDefaults()
 }
 
 // EvaluationBudget is the budget of one evaluation at run time: the

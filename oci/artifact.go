@@ -252,39 +252,74 @@ func Resolve(ctx context.Context, target oras.ReadOnlyTarget, reference string) 
 	return desc, nil
 }
 
+// MaxLayers bounds the layers of a worker artifact's manifest: the IR,
+// one per component and document. A bundle holds at most 256 files, so a
+// genuine artifact has far fewer; a manifest with more is refused before
+// any layer is read.
+const MaxLayers = 1024
+
 // Fetch reads the worker artifact desc names from target and verifies it:
 // every blob against its digest, the manifest's media and artifact types,
 // the IR annotation against the IR layer, the IR's strict canonical
 // decoding and that the layers are exactly the parts the IR names.
+//
+// What is read is bounded by the IR before it is read: the manifest's
+// descriptors are checked (each valid and within its limit, all within
+// the total, at most MaxLayers), then the IR layer alone is read and
+// checked, and every other layer must have the size of the IR's own part
+// before any of them is read. So a manifest that lists thousands of
+// layers, or layers larger than the IR's parts, is refused having read
+// the manifest and the IR only.
 func Fetch(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor) (*Artifact, error) {
 	a, err := fetchManifest(ctx, target, desc)
 	if err != nil {
 		return nil, err
+	}
+	if len(a.Manifest.Layers) > MaxLayers {
+		return nil, blocking.New(blocking.ArtifactLayersInvalid, "the manifest lists %d layers, more than the %d a worker artifact can have", len(a.Manifest.Layers), MaxLayers)
 	}
 	// Every layer is checked against its limit, and all of them against
 	// the total, before the first is read.
 	if err := LimitsOf(target).checkTotal(a.Manifest.Layers); err != nil {
 		return nil, err
 	}
-	if a.Layers, err = fetchLayers(ctx, target, a.Manifest.Layers); err != nil {
-		return nil, err
-	}
 	irDesc, err := irLayer(a.Manifest.Layers)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range a.Layers {
-		if l.Descriptor.Digest == irDesc.Digest {
-			a.IR = l.Data
-		}
+	if a.IR, err = fetch(ctx, target, irDesc); err != nil {
+		return nil, err
 	}
 	if err := a.checkIR(); err != nil {
+		return nil, err
+	}
+	if err := a.checkLayerSizes(); err != nil {
+		return nil, err
+	}
+	if a.Layers, err = fetchLayers(ctx, target, a.Manifest.Layers, irDesc, a.IR); err != nil {
 		return nil, err
 	}
 	if err := a.checkLayers(); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// checkLayerSizes refuses, before any layer but the IR is read, a
+// manifest whose layers are not as many as the IR's parts or not each
+// the size of its part: the bytes read afterwards are then the IR's own
+// parts' worth, never what the manifest claims.
+func (a *Artifact) checkLayerSizes() error {
+	want := parts(a.Worker, a.IR)
+	if len(want) != len(a.Manifest.Layers) {
+		return blocking.New(blocking.ArtifactLayersInvalid, "the manifest has %d layers, the IR names %d parts", len(a.Manifest.Layers), len(want))
+	}
+	for i, w := range want {
+		if a.Manifest.Layers[i].Size != int64(len(w.Data)) {
+			return blocking.New(blocking.ArtifactLayersInvalid, "layer %d is not the size of the IR's part %s", i, w.Descriptor.Annotations[AnnotationPart])
+		}
+	}
+	return nil
 }
 
 // FetchBound is Fetch for a host that needs the artifact's content, not
@@ -406,19 +441,24 @@ func (a *Artifact) checkLayers() error {
 // each, so a few at once hide most of the latency.
 const fetchConcurrency = 4
 
-// fetchLayers reads every layer, verifying each, a few at a time. It
-// returns the first refusal or fault in layer order.
-func fetchLayers(ctx context.Context, target oras.ReadOnlyTarget, descs []ocispec.Descriptor) ([]Layer, error) {
+// fetchLayers reads every layer, verifying each, a few at a time; the
+// IR layer (irDesc), already read, is irData. It returns the first
+// refusal or fault in layer order.
+func fetchLayers(ctx context.Context, target oras.ReadOnlyTarget, descs []ocispec.Descriptor, irDesc ocispec.Descriptor, irData []byte) ([]Layer, error) {
 	layers := make([]Layer, len(descs))
 	errs := make([]error, len(descs))
 	sem := make(chan struct{}, fetchConcurrency)
 	var wg sync.WaitGroup
 	for i, d := range descs {
+		layers[i].Descriptor = d
+		if d.Digest == irDesc.Digest && d.Size == irDesc.Size && d.MediaType == irDesc.MediaType {
+			layers[i].Data = irData
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			layers[i].Descriptor = d
 			layers[i].Data, errs[i] = fetch(ctx, target, d)
 		}()
 	}

@@ -196,7 +196,7 @@ func mustJSON(t *testing.T, v any) []byte {
 
 // pushRaw stores a hand-edited manifest, as an attacker with write access
 // to a registry could.
-func pushRaw(t *testing.T, store *oci.Store, manifest []byte) ocispec.Descriptor {
+func pushRaw(t testing.TB, store *oci.Store, manifest []byte) ocispec.Descriptor {
 	t.Helper()
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
 	if _, err := PushIfMissing(context.Background(), store, desc, manifest); err != nil {

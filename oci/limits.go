@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
@@ -28,6 +29,17 @@ const (
 	DefaultTotalBytes     = 1 << 30
 )
 
+// Default registry deadlines. One request (dialling, TLS, the answer and
+// its whole body) gets a minute: a manifest takes milliseconds and the
+// largest component a host reads by default (256 MiB) needs about 4.5
+// MB/s. One operation (everything a command does with one repository it
+// opened) gets ten minutes. A registry that stalls or trickles is refused
+// registry_timeout at the first one reached.
+const (
+	DefaultRequestTimeout   = time.Minute
+	DefaultOperationTimeout = 10 * time.Minute
+)
+
 // Limits bound what oa reads from a registry or an OCI layout. Every
 // fetch checks the descriptor's size against the limit for its media type
 // before it reads a byte, and reads no more than the descriptor claims (so
@@ -45,6 +57,11 @@ type Limits struct {
 	ComponentBytes int64
 	// TotalBytes bounds the sum of one artifact's layers.
 	TotalBytes int64
+	// RequestTimeout bounds one registry request, body included.
+	RequestTimeout time.Duration
+	// OperationTimeout bounds everything done with one opened registry
+	// repository, from Open on.
+	OperationTimeout time.Duration
 }
 
 // DefaultLimits are the limits a host without a `limits` policy section
@@ -56,6 +73,9 @@ func DefaultLimits() Limits {
 		SignatureBytes: DefaultSignatureBytes,
 		ComponentBytes: DefaultComponentBytes,
 		TotalBytes:     DefaultTotalBytes,
+
+		RequestTimeout:   DefaultRequestTimeout,
+		OperationTimeout: DefaultOperationTimeout,
 	}
 }
 
@@ -69,6 +89,12 @@ func (l Limits) WithDefaults() Limits {
 		if *f.v <= 0 {
 			*f.v = *f.def
 		}
+	}
+	if l.RequestTimeout <= 0 {
+		l.RequestTimeout = d.RequestTimeout
+	}
+	if l.OperationTimeout <= 0 {
+		l.OperationTimeout = d.OperationTimeout
 	}
 	return l
 }
@@ -99,16 +125,34 @@ func (l Limits) limitFor(mediaType string) (int64, string) {
 	return l.SignatureBytes, "signature_bytes"
 }
 
-// Check refuses desc before anything is read when its size is negative or
-// over the limit for its media type: manifest_too_large for a manifest,
-// layer_too_large otherwise, naming the media type, the claimed size, the
-// limit and the policy field that raises it.
+// Check refuses desc before anything is read, or any path is built from
+// it: descriptor_invalid when its digest is not a valid digest (such as
+// one made to name a path) or its size is negative; over the limit for
+// its media type, manifest_too_large for a manifest, layer_too_large
+// otherwise, naming the media type, the claimed size, the limit and the
+// policy field that raises it.
 func (l Limits) Check(desc ocispec.Descriptor) error {
+	if err := CheckDescriptor(desc); err != nil {
+		return err
+	}
 	limit, field := l.limitFor(desc.MediaType)
-	if desc.Size >= 0 && desc.Size <= limit {
+	if desc.Size <= limit {
 		return nil
 	}
 	return tooLarge(desc.MediaType, desc.Size, limit, field)
+}
+
+// CheckDescriptor refuses a descriptor no honest writer makes: a digest
+// that does not validate (its algorithm and encoding; so never a path) or
+// a negative size. It repeats neither.
+func CheckDescriptor(desc ocispec.Descriptor) error {
+	if desc.Digest.Validate() != nil {
+		return blocking.New(blocking.DescriptorInvalid, "%s has a digest that is not a valid digest", mediaTypeName(desc.MediaType))
+	}
+	if desc.Size < 0 {
+		return blocking.New(blocking.DescriptorInvalid, "%s has a negative size", mediaTypeName(desc.MediaType))
+	}
+	return nil
 }
 
 // tooLarge is the refusal for content of mediaType claiming size bytes
@@ -210,6 +254,21 @@ func copyOptions(lim Limits) oras.CopyGraphOptions {
 	lim = lim.WithDefaults()
 	opts := oras.DefaultCopyGraphOptions
 	opts.MaxMetadataBytes = lim.ManifestBytes
+	// A manifest's children are checked as descriptors before oras-go
+	// builds a request or a path from them (it asks the destination
+	// whether it has each before PreCopy sees it).
+	opts.FindSuccessors = func(ctx context.Context, fetcher content.Fetcher, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+		succ, err := content.Successors(ctx, fetcher, desc)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range succ {
+			if err := CheckDescriptor(d); err != nil {
+				return nil, err
+			}
+		}
+		return succ, nil
+	}
 	var total atomic.Int64
 	opts.PreCopy = func(_ context.Context, desc ocispec.Descriptor) error {
 		if err := lim.Check(desc); err != nil {

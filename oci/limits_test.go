@@ -38,6 +38,13 @@ func openTestLayout(t *testing.T, dir string, lim Limits) Target {
 // the store could. It returns the layout folder and both descriptors.
 func craft(t *testing.T, edit func(m *ocispec.Manifest)) (string, ocispec.Descriptor, ocispec.Descriptor) {
 	t.Helper()
+	return craftIn(t, func(_ string, m *ocispec.Manifest) { edit(m) })
+}
+
+// craftIn is craft whose edit is also given the layout's folder, to store
+// blobs the edited manifest names.
+func craftIn(t testing.TB, edit func(dir string, m *ocispec.Manifest)) (string, ocispec.Descriptor, ocispec.Descriptor) {
+	t.Helper()
 	ctx := context.Background()
 	res := exampletest.Compile(t, examples.Default)
 	store, dir := newLayout(t)
@@ -53,7 +60,7 @@ func craft(t *testing.T, edit func(m *ocispec.Manifest)) (string, ocispec.Descri
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	edit(&m)
+	edit(dir, &m)
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

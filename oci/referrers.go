@@ -24,6 +24,12 @@ const (
 	maxReferrers            = 64
 	maxReferrerManifestSize = 256 << 10
 	maxReferrerBytes        = 64 << 20
+	// A listing is bounded in pages and entries seen, matching or not: a
+	// registry that answers every page with another Link: rel="next"
+	// (or a repository flooded with other referrers) is refused
+	// referrers_too_many rather than followed for ever.
+	maxReferrerPages   = 64
+	maxReferrerEntries = 4096
 )
 
 // Referrer is one manifest that names a subject as its subject, with its
@@ -78,8 +84,12 @@ func Referrers(ctx context.Context, target oras.ReadOnlyTarget, subject ocispec.
 	return out, nil
 }
 
-// errEnoughReferrers stops a referrers listing at maxReferrers.
-var errEnoughReferrers = errors.New("enough referrers")
+// errEnoughReferrers stops a referrers listing at maxReferrers;
+// errTooManyReferrers at maxReferrerPages or maxReferrerEntries.
+var (
+	errEnoughReferrers  = errors.New("enough referrers")
+	errTooManyReferrers = errors.New("too many referrers")
+)
 
 // listReferrers lists the manifests that may be referrers of
 // artifactType for subject. At most maxReferrers.
@@ -88,7 +98,11 @@ func listReferrers(ctx context.Context, target oras.ReadOnlyTarget, subject ocis
 		target = r.ReadOnlyTarget
 	}
 	var out []ocispec.Descriptor
+	seen := 0
 	keep := func(d ocispec.Descriptor) error {
+		if seen++; seen > maxReferrerEntries {
+			return errTooManyReferrers
+		}
 		if d.MediaType != ocispec.MediaTypeImageManifest || (d.ArtifactType != "" && d.ArtifactType != artifactType) {
 			return nil
 		}
@@ -101,7 +115,11 @@ func listReferrers(ctx context.Context, target oras.ReadOnlyTarget, subject ocis
 	var err error
 	switch t := target.(type) {
 	case registry.ReferrerLister:
+		pages := 0
 		err = t.Referrers(ctx, subject, "", func(page []ocispec.Descriptor) error {
+			if pages++; pages > maxReferrerPages {
+				return errTooManyReferrers
+			}
 			for _, d := range page {
 				if err := keep(d); err != nil {
 					return err
@@ -121,6 +139,13 @@ func listReferrers(ctx context.Context, target oras.ReadOnlyTarget, subject ocis
 	switch {
 	case err == nil, errors.Is(err, errEnoughReferrers), errors.Is(err, errdef.ErrNotFound):
 		return out, nil
+	case sizeRefusal(err, LimitsOf(target).ManifestBytes) != nil:
+		// The referrers tag's index, over the limit by its Content-Length.
+		return nil, sizeRefusal(err, LimitsOf(target).ManifestBytes)
+	case errors.Is(err, errTooManyReferrers):
+		return nil, blocking.New(blocking.ReferrersTooMany, "the listing went past %d pages or %d entries", maxReferrerPages, maxReferrerEntries)
+	case blocking.Refusals(err) != nil:
+		return nil, err
 	case Tampered(err):
 		return nil, blocking.New(blocking.LayerDigestMismatch, "the referrers index does not match its digest")
 	default:
@@ -138,6 +163,10 @@ func readReferrerManifest(ctx context.Context, target oras.ReadOnlyTarget, desc 
 	}
 	raw, err := readBounded(ctx, target, desc)
 	switch {
+	case transportRefusal(err) != nil:
+		// The registry stalled or refused: the listing cannot be trusted
+		// to be whole.
+		return ocispec.Descriptor{}, false, err
 	case errors.Is(err, errdef.ErrNotFound), blocking.Refusals(err) != nil:
 		// Missing, or over the manifest limit: not a referrer oa reads.
 		return ocispec.Descriptor{}, false, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -207,6 +208,22 @@ type OpenOptions struct {
 	// Limits bound every read from the target; zero fields take the
 	// defaults (DefaultLimits).
 	Limits Limits
+	// RequestTimeout and OperationTimeout, when set, replace the limits'
+	// (--request-timeout, --timeout).
+	RequestTimeout, OperationTimeout time.Duration
+}
+
+// limits are the options' limits with the timeouts given over them, and
+// defaults for the rest.
+func (o OpenOptions) limits() Limits {
+	lim := o.Limits
+	if o.RequestTimeout > 0 {
+		lim.RequestTimeout = o.RequestTimeout
+	}
+	if o.OperationTimeout > 0 {
+		lim.OperationTimeout = o.OperationTimeout
+	}
+	return lim.WithDefaults()
 }
 
 // Target is an opened artifact store: an OCI layout or a registry
@@ -225,7 +242,7 @@ func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 		if err := os.MkdirAll(r.Layout, 0o755); err != nil {
 			return nil, fmt.Errorf("creating OCI layout: %w", err)
 		}
-		return openLayout(r.Layout, opts.Limits)
+		return openLayout(r.Layout, opts.limits())
 	}
 	repo, err := remote.NewRepository(r.Registry + "/" + r.Repository)
 	if err != nil {
@@ -235,14 +252,21 @@ func Open(ctx context.Context, r Ref, opts OpenOptions) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	lim := opts.limits()
 	repo.PlainHTTP = opts.PlainHTTP
 	if !opts.PlainHTTP && !opts.HTTPS && isLoopback(r.Registry) {
 		// No scheme chosen: HTTPS, or plain HTTP where the loopback
 		// registry answers that way (as oras defaults localhost to HTTP).
-		repo.PlainHTTP = speaksPlainHTTP(ctx, r.Registry)
+		if repo.PlainHTTP, err = speaksPlainHTTP(ctx, r.Registry, lim.RequestTimeout); err != nil {
+			return nil, err
+		}
 	}
-	repo.Client = &registryClient{inner: client, host: r.Registry}
-	return withLimits(repo, opts.Limits), nil
+	repo.Client = &registryClient{
+		inner: client, host: r.Registry,
+		request: lim.RequestTimeout, operation: lim.OperationTimeout, deadline: time.Now().Add(lim.OperationTimeout),
+		metadataBytes: lim.ManifestBytes,
+	}
+	return withLimits(repo, lim), nil
 }
 
 // limitedRepository is a registry repository that carries the limits its

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,16 +105,22 @@ func tlsConfigFor(caFile string, insecure bool) (*tls.Config, error) {
 	return cfg, nil
 }
 
+// probeTimeout bounds the loopback scheme probe's TLS handshake: a
+// registry on this machine answers one at once, or is stalled.
+const probeTimeout = 5 * time.Second
+
 // speaksPlainHTTP reports whether the loopback registry at hostport
 // answers a TLS handshake with plain HTTP: the scheme of a registry given
 // none is found once per process by that one handshake (no HTTP request),
-// then remembered. Any other outcome means HTTPS, whose own errors the
-// requests then report.
-func speaksPlainHTTP(ctx context.Context, hostport string) bool {
+// then remembered. A registry that accepts the connection but does not
+// finish the handshake within timeout (or probeTimeout, if shorter) is
+// refused registry_timeout; any other outcome means HTTPS, whose own
+// errors the requests then report.
+func speaksPlainHTTP(ctx context.Context, hostport string, timeout time.Duration) (bool, error) {
 	if v, ok := schemes.Load(hostport); ok {
-		return v.(bool)
+		return v.(bool), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, min(timeout, probeTimeout))
 	defer cancel()
 	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}} //nolint:gosec // a scheme probe only; requests verify
 	conn, err := d.DialContext(ctx, "tcp", hostport)
@@ -124,32 +132,124 @@ func speaksPlainHTTP(ctx context.Context, hostport string) bool {
 	if err == nil || plain {
 		schemes.Store(hostport, plain)
 	}
-	return plain
+	if err != nil && !plain && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return false, blocking.New(blocking.RegistryTimeout, "%s accepted a connection but did not answer a TLS handshake within %s", hostport, min(timeout, probeTimeout))
+	}
+	return plain, nil
 }
 
 // registryClient is the remote.Client of one repository: it sends through
-// the shared auth client and turns transport failures and 401/403 answers
-// into refusals that name only the registry host.
+// the shared auth client, holds every request to the request timeout and
+// the operation's deadline (body included), and turns transport failures,
+// timeouts and 401/403 answers into refusals that name only the registry
+// host.
 type registryClient struct {
 	inner *auth.Client
 	host  string
+	// request bounds one request, from dialling to the last body byte;
+	// operation is the operation timeout, whose deadline is deadline.
+	request, operation time.Duration
+	deadline           time.Time
+	// metadataBytes bounds a referrers answer (oras-go cuts it off there
+	// without saying why).
+	metadataBytes int64
 }
+
+// Errors a request's context is cancelled with when a timeout fires.
+var (
+	errRequestTimeout   = errors.New("registry request timeout")
+	errOperationTimeout = errors.New("registry operation timeout")
+)
 
 // Do sends req.
 func (c *registryClient) Do(req *http.Request) (*http.Response, error) {
-	resp, err := c.inner.Do(req)
+	if !time.Now().Before(c.deadline) {
+		return nil, c.timeout(errOperationTimeout)
+	}
+	ctx, cancelRequest := context.WithTimeoutCause(req.Context(), c.request, errRequestTimeout)
+	ctx, cancelOperation := context.WithDeadlineCause(ctx, c.deadline, errOperationTimeout)
+	cancel := func() { cancelOperation(); cancelRequest() }
+	resp, err := c.inner.Do(req.WithContext(ctx))
 	if err != nil {
+		cause := context.Cause(ctx)
+		cancel()
+		if r := c.timeout(cause); r != nil {
+			return nil, r
+		}
 		return nil, classify(err, c.host)
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		resp.Body.Close()
+		cancel()
 		return nil, blocking.New(blocking.RegistryUnauthorized, "%s refused the credentials (or none were found for it)", c.host)
 	case http.StatusForbidden:
 		resp.Body.Close()
+		cancel()
 		return nil, blocking.New(blocking.RegistryForbidden, "%s denies this account access to the repository", c.host)
 	}
+	body := &timedBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, client: c}
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/referrers/") {
+		// oras-go reads a referrers answer to at most metadataBytes and
+		// then reports a truncated document, not an oversized one (a
+		// manifest's size it checks before reading): reading past the
+		// limit says which.
+		body.limit = c.metadataBytes
+	}
+	resp.Body = body
 	return resp, nil
+}
+
+// timeout is the refusal for a request cancelled with cause, or nil when
+// no timeout of this client fired.
+func (c *registryClient) timeout(cause error) error {
+	switch {
+	case errors.Is(cause, errOperationTimeout):
+		return blocking.New(blocking.RegistryTimeout, "the work with %s did not finish within the operation timeout of %s", c.host, c.operation)
+	case errors.Is(cause, errRequestTimeout):
+		return blocking.New(blocking.RegistryTimeout, "%s did not finish answering a request within the request timeout of %s", c.host, c.request)
+	}
+	return nil
+}
+
+// timedBody is a response body read under its request's deadlines: a
+// read that fails because one fired is that timeout's refusal, and
+// closing the body releases the request's timers. With a limit, reading
+// past it is manifest_too_large (not a truncated document).
+type timedBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel func()
+	client *registryClient
+	limit  int64
+	read   int64
+}
+
+// Read reads from the body.
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if err != nil && err != io.EOF {
+		if r := b.client.timeout(context.Cause(b.ctx)); r != nil {
+			return n, r
+		}
+	}
+	if b.limit > 0 && b.read >= b.limit && err == nil {
+		// The reader above stops at the limit and never asks for more:
+		// one more byte says whether the answer is longer.
+		var one [1]byte
+		if m, _ := io.ReadFull(b.ReadCloser, one[:]); m > 0 {
+			return n, blocking.New(blocking.ManifestTooLarge, "the referrers answer of %s is over the limit of %d bytes; raise limits.manifest_bytes in the host policy if it is genuine", b.client.host, b.limit)
+		}
+	}
+	return n, err
+}
+
+// Close closes the body and releases its request's deadlines.
+func (b *timedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // classify turns a transport or auth failure into a refusal naming the
@@ -168,6 +268,7 @@ func classify(err error, host string) error {
 	var alert tls.AlertError
 	var dns *net.DNSError
 	var op *net.OpError
+	var timeout net.Error
 	switch {
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return blocking.New(blocking.RegistryUnauthorized, "no credentials for %s", host)
@@ -183,6 +284,25 @@ func classify(err error, host string) error {
 		return blocking.New(blocking.RegistryTLSUntrusted, "the TLS handshake with %s failed", host)
 	case errors.As(err, &dns) || errors.As(err, &op):
 		return blocking.New(blocking.RegistryUnreachable, "%s cannot be reached", host)
+	case errors.As(err, &timeout) && timeout.Timeout():
+		// The transport's own deadlines (the TLS handshake's): the host
+		// accepted the connection but did not answer in time.
+		return blocking.New(blocking.RegistryTimeout, "%s accepted the connection but did not answer in time", host)
 	}
 	return err
+}
+
+// transportRefusal returns err when it is a refusal about reaching the
+// registry (a timeout, credentials, the network): one that says nothing
+// about the content asked for, so a reader that skips bad content must
+// not skip it. Nil otherwise.
+func transportRefusal(err error) error {
+	for _, r := range blocking.Refusals(err) {
+		switch r.Code {
+		case blocking.RegistryTimeout, blocking.RegistryUnauthorized, blocking.RegistryForbidden,
+			blocking.RegistryUnreachable, blocking.RegistryTLSUntrusted:
+			return err
+		}
+	}
+	return nil
 }

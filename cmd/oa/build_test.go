@@ -18,6 +18,9 @@ var (
 
 // TestMain removes the oa binary the tests built, once they are done.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(crashModeEnv); mode != "" {
+		crashChild(mode) // a crash test's child: never returns
+	}
 	code := m.Run()
 	if oaDir != "" {
 		os.RemoveAll(oaDir)

@@ -71,15 +71,15 @@ the package's own capabilities. Nothing host-local, no secret and no
 connection id is in it. An envelope that would not change is not written,
 so republishing an unchanged fleet changes nothing in the registry (one
 manifest request per host). Every envelope and the revocation list carry
-issuedAt and expiresAt (--expires-in, 168h by default); hosts refuse them
+issuedAt and expiresAt (--expires-in, 168h by default, at most 720h); hosts refuse them
 once expired (fleet_envelope_expired, fleet_revocations_expired), so a
 registry serving an old copy is noticed. Republishing re-signs whatever is
 past half its lifetime: publish at least every few days. Every refusal is
 found before anything is written.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if expiresIn < time.Minute {
-				return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+			if err := fleet.CheckExpiry(expiresIn); err != nil {
+				return err
 			}
 			s, err := fleet.LoadSpec(file)
 			if err != nil {
@@ -255,8 +255,8 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if f.file == "" || f.key == "" {
 		return usageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
 	}
-	if f.expiresIn < time.Minute {
-		return blocking.New(blocking.FleetExpiryInvalid, "--expires-in must be at least 1m")
+	if err := fleet.CheckExpiry(f.expiresIn); err != nil {
+		return err
 	}
 	s, err := fleet.LoadSpec(f.file)
 	if err != nil {

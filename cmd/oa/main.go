@@ -3,7 +3,8 @@
 // resolves, binds and serves them.
 //
 // Exit status: 0 on success, 2 when oa refuses (a blocking code; see
-// `oa explain CODE`), 1 on a program fault.
+// `oa explain CODE`), 1 on a program fault; a crash (an unrecovered
+// panic, running out of memory) kills the process with SIGABRT.
 package main
 
 import (
@@ -11,5 +12,6 @@ import (
 )
 
 func main() {
+	crashBySignal()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
