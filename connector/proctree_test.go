@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/store"
 )
@@ -182,6 +183,7 @@ func TestHelperOwner(t *testing.T) {
 	var job struct {
 		DB, Command, Mode string
 		Args              []string
+		Confinement       *confine.Profile
 	}
 	if err := json.Unmarshal([]byte(spec), &job); err != nil {
 		t.Fatal(err)
@@ -194,7 +196,7 @@ func TestHelperOwner(t *testing.T) {
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
-	s, err := connector.Open(context.Background(), connector.Config{Command: job.Command, Args: job.Args}, opts)
+	s, err := connector.Open(context.Background(), connector.Config{Command: job.Command, Args: job.Args, Confinement: job.Confinement}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func TestReapOrphans(t *testing.T) {
 			pidFile := filepath.Join(dir, "pids")
 			tools := connectortest.WriteTools(t, dir, treeTools())
 			job, _ := json.Marshal(map[string]any{"DB": dbPath, "Command": connectortest.Server(t), "Mode": name,
-				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}})
+				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}, "Confinement": connectortest.TestProfile(t)})
 			// Runs last: whatever a failed run left is ended from the
 			// ledger (cgroup folders included).
 			t.Cleanup(func() {
