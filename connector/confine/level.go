@@ -81,3 +81,25 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Describe is the profile in one line, as the approval text and `oa
+// connection show` print it.
+func Describe(p *Profile) string {
+	if p.IsUnconfined() {
+		return "UNCONFINED: runs with oa's full rights"
+	}
+	if p.IsDefault() {
+		return "default: reads system folders and its program, writes only its private folders, no TCP"
+	}
+	parts := []string{"default"}
+	if len(p.Read) > 0 {
+		parts = append(parts, "+read "+strings.Join(p.Read, ", "))
+	}
+	if len(p.Write) > 0 {
+		parts = append(parts, "+write "+strings.Join(p.Write, ", "))
+	}
+	parts = append(parts, "tcp "+p.NetDescription())
+	lim := p.Limits.Effective()
+	parts = append(parts, fmt.Sprintf("open files %d, processes %d, memory %s", lim.OpenFiles, lim.Processes, size(lim.MemoryBytes)))
+	return strings.Join(parts, "; ")
+}
