@@ -38,7 +38,7 @@ func baseTools() []connectortest.ToolSpec {
 func serverConfig(t *testing.T, tools []connectortest.ToolSpec, flags ...string) connector.Config {
 	t.Helper()
 	file := connectortest.WriteTools(t, t.TempDir(), tools)
-	return connector.Config{Command: connectortest.Server(t), Args: append([]string{"--tools", file}, flags...), Confinement: connectortest.TestProfile(t)}
+	return connector.Config{Command: connectortest.Server(t), Args: append([]string{"--tools", file}, flags...), Confinement: connectortest.Allow(filepath.Dir(t.TempDir()))}
 }
 
 // refusal asserts err is a refusal with code and returns it.

@@ -48,7 +48,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	// A real MCP subprocess given the secret by --env, to a connector the
 	// registry does not know (so it serves no plan).
 	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{{Name: "lookup", Description: "Look a record up."}})
-	p.ok("connection", "add", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--", connectortest.Server(t), "--tools", tools)
+	p.ok("connection", "add", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--read", filepath.Dir(tools), "--", connectortest.Server(t), "--tools", tools)
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
 	p.refused("connection_exists", "connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	p.refused("connection_revision_changed", "resolve", pinned, "--deployment", "clinic")

@@ -192,7 +192,11 @@ func (p *Profile) Check(opts CheckOptions) blocking.List {
 	}
 	var refused blocking.List
 	bad := func(path, format string, args ...any) {
-		refused = append(refused, blocking.New(blocking.ConfinementInvalid, format, args...).At("", "confinement."+path))
+		at := "confinement"
+		if path != "" {
+			at += "." + path
+		}
+		refused = append(refused, blocking.New(blocking.ConfinementInvalid, format, args...).At("", at))
 	}
 	if opts.InProcess {
 		bad("", "the built-in sandbox runs inside oa; confinement flags apply to a server started from a command")

@@ -165,11 +165,9 @@ func cacheKey(src string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// TestProfile is the confinement profile of a test's server: the default
-// profile plus write access to the test's own temporary tree (the parent
-// of every t.TempDir of t), where its tool, pid and env files are. Tests
-// of confinement itself use their own profiles.
-func TestProfile(t testing.TB) *confine.Profile {
-	t.Helper()
-	return &confine.Profile{Write: []string{filepath.Dir(t.TempDir())}}
+// Allow is the confinement profile of a test's server: the default
+// profile plus write access to paths (the folders of its tool, pid and env
+// files). Tests of confinement itself use their own profiles.
+func Allow(paths ...string) *confine.Profile {
+	return &confine.Profile{Write: paths}
 }
