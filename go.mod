@@ -7,6 +7,7 @@ require (
 	github.com/cyberphone/json-canonicalization v0.0.0-20241213102144-19d51d7fe467
 	github.com/distribution/distribution/v3 v3.1.2
 	github.com/google/go-containerregistry v0.21.9
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/opencontainers/image-spec v1.1.1
@@ -23,10 +24,7 @@ require (
 	oras.land/oras-go/v2 v2.7.0
 )
 
-require (
-	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
-)
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 
 require (
 	cloud.google.com/go v0.123.0 // indirect
@@ -163,7 +161,7 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/go-github/v73 v73.0.0 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/jsonschema-go v0.4.3
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.11 // indirect
