@@ -208,3 +208,24 @@ func TestConfinementLevel(t *testing.T) {
 		t.Errorf("sandbox level %s", l)
 	}
 }
+
+// BenchmarkOpenConfinement: a downstream session start (connector.Open,
+// tools/list, Close) of the test server confined by its default profile
+// and unconfined; the difference is the launcher step (docs/PERFORMANCE.md,
+// "Confinement (issue 23)").
+func BenchmarkOpenConfinement(b *testing.B) {
+	file := connectortest.WriteTools(b, b.TempDir(), baseTools())
+	for _, mode := range []struct {
+		name    string
+		profile *confine.Profile
+	}{{"confined", connectortest.Allow(filepath.Dir(file))}, {"unconfined", &confine.Profile{Unconfined: true}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			cfg := connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", file}, Confinement: mode.profile}
+			for b.Loop() {
+				if inv, err := connector.Probe(context.Background(), cfg, connector.Options{}); err != nil || len(inv.Tools) != 2 {
+					b.Fatalf("probe: %v", err)
+				}
+			}
+		})
+	}
+}
