@@ -133,8 +133,11 @@ func lookupIn(env []string, name string) string {
 // or confinement_unavailable when it cannot be: what `oa connection
 // verify` prints.
 func Enforcement(cfg Config) (confine.Level, error) {
-	if cfg.Command == SandboxCommand {
+	switch cfg.Command {
+	case SandboxCommand:
 		return confine.Level{Mode: confine.ModeInProcess}, nil
+	case "":
+		return confine.Level{Mode: confine.ModeNoProcess}, nil
 	}
 	abi, err := confine.Require(cfg.Confinement)
 	if err != nil {

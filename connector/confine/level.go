@@ -24,6 +24,9 @@ const (
 	ModeConfined   = "confined"
 	ModeUnconfined = "unconfined"
 	ModeInProcess  = "in-process"
+	// ModeNoProcess is a connection that starts no local program (one
+	// reached by URL): there is nothing of oa's host to confine.
+	ModeNoProcess = "no-local-process"
 )
 
 // Holders is how the host can hold the limits of a tree: whether the

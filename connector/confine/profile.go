@@ -176,9 +176,10 @@ type CheckOptions struct {
 	// Home is $OA_HOME: no path may be it, inside it or above it, so no
 	// server can reach the host key or database.
 	Home string
-	// InProcess is true for a connection served inside oa (the built-in
-	// sandbox), which takes no confinement settings.
-	InProcess bool
+	// NoProcess is true for a connection that starts no local program
+	// (the built-in sandbox, served inside oa, or a server oa reaches by
+	// URL), which takes no confinement settings.
+	NoProcess bool
 }
 
 // Check refuses (confinement_invalid) a profile oa cannot record: a
@@ -198,8 +199,8 @@ func (p *Profile) Check(opts CheckOptions) blocking.List {
 		}
 		refused = append(refused, blocking.New(blocking.ConfinementInvalid, format, args...).At("", at))
 	}
-	if opts.InProcess {
-		bad("", "the built-in sandbox runs inside oa; confinement flags apply to a server started from a command")
+	if opts.NoProcess {
+		bad("", "the connection starts no local program (the built-in sandbox runs inside oa); confinement flags apply to a server started from a command")
 		return refused
 	}
 	if p.Unconfined {
