@@ -74,7 +74,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	bindArgs := []string{"bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada"}
 	// Without a terminal or --yes: the plan it would bind, then the
 	// refusal.
-	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") {
+	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") || !strings.Contains(out, "confinement of sandbox@") {
 		t.Fatalf("bind without approval must show the plan first:\n%s", out)
 	}
 	p.refused("binding_missing", "bind", "inspect", "clinic")
