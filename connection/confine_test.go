@@ -68,7 +68,7 @@ func TestAddChecksConfinement(t *testing.T) {
 	if err := os.Mkdir("sub", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := connection.Add(ctx, h, connection.AddOptions{Name: "crm", Connector: "crm.test", Config: connector.Config{Command: "server", Confinement: &confine.Profile{Read: []string{"sub"}, Net: "443"}}}, change)
+	_, err := connection.Add(ctx, h, connection.AddOptions{Name: "crm", Connector: "crm.test", Config: connector.Config{Command: "server", Confinement: &confine.Profile{Read: []string{"sub"}, Net: "443"}}}, change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestAddChecksConfinement(t *testing.T) {
 	if err != nil || got.Config.Confinement == nil || !slices.Equal(got.Config.Confinement.Read, []string{filepath.Join(data, "sub")}) || got.Config.Confinement.Net != "443" {
 		t.Fatalf("recorded %+v (%v), want the absolute path and the port", got, err)
 	}
-	rec, err = connection.Add(ctx, h, connection.AddOptions{Name: "crm", Connector: "crm.test", Config: connector.Config{Command: "server", Confinement: &confine.Profile{}}, Replace: true}, change)
+	rec, err := connection.Add(ctx, h, connection.AddOptions{Name: "crm", Connector: "crm.test", Config: connector.Config{Command: "server", Confinement: &confine.Profile{}}, Replace: true}, change)
 	if err != nil || rec.Config.Confinement != nil || rec.Revision != 2 {
 		t.Fatalf("the default profile recorded as %+v, revision %d (%v)", rec.Config.Confinement, rec.Revision, err)
 	}

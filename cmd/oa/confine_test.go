@@ -60,7 +60,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	p.ok(append([]string{"connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe})...)
+	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe)
 	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "+write "+dir) || !strings.Contains(out, "tcp 80,443") || !strings.Contains(out, "memory 1 GiB") {
 		t.Fatalf("show does not print the profile:\n%s", out)
 	}
@@ -68,7 +68,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	if out := p.refused("confinement_unavailable", "connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "ABI 4 for the TCP rules of --net 80,443") {
 		t.Fatalf("the refusal does not name the missing piece:\n%s", out)
 	}
-	p.ok(append([]string{"connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe})...)
+	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
 	if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "enforced   unconfined") {
 		t.Fatalf("an unconfined connection verifies without Landlock, and says so:\n%s", out)
 	}

@@ -76,13 +76,9 @@ func restrict(s *Spec) error {
 	if !ok || s.ABI < abiScoped {
 		return fmt.Errorf("no ruleset for ABI %d", s.ABI)
 	}
-	args := []any{base.HandledAccessFS, base.Scoped}
+	cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
 	if s.Net != NetAny {
-		args = append(args, base.HandledAccessNet)
-	}
-	cfg, err := landlock.NewConfig(args...)
-	if err != nil {
-		return err
+		cfg.HandledAccessNet = base.HandledAccessNet
 	}
 	var rules []landlock.Rule
 	for _, p := range s.Read {
