@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
@@ -25,6 +26,8 @@ type launch struct {
 	args    []string
 	env     []string
 	cleanup func()
+	// netns starts the server in a network namespace of its own.
+	netns bool
 }
 
 // prepareLaunch decides how cfg's server starts: directly when its
@@ -69,8 +72,34 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 		cleanup()
 		return nil, err
 	}
-	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup}, nil
+	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, netns: ownNetwork(cfg.Confinement)}, nil
 }
+
+// ownNetwork reports whether a server with profile p starts in a network
+// namespace of its own: when the profile allows no network (--net none)
+// and this process may make one (CAP_SYS_ADMIN). There the server has
+// only a loopback interface that is down, so UDP, raw and every other
+// socket family Landlock does not cover reach nothing either.
+func ownNetwork(p *confine.Profile) bool {
+	return !p.IsUnconfined() && p.NetDescription() == "none" && canMakeNetns()
+}
+
+// canMakeNetns reports whether this process has CAP_SYS_ADMIN in its
+// effective set (/proc/self/status CapEff), which unsharing a network
+// namespace takes.
+var canMakeNetns = sync.OnceValue(func() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<21) != 0 // CAP_SYS_ADMIN
+		}
+	}
+	return false
+})
 
 // missingPath names the first --read or --write path of p that does not
 // exist now ("read[0]"), "" when all do.
@@ -143,7 +172,9 @@ func Enforcement(cfg Config) (confine.Level, error) {
 	if err != nil {
 		return confine.Level{}, err
 	}
-	return confine.LevelOf(cfg.Confinement, abi, cgroupHolders()), nil
+	h := cgroupHolders()
+	h.NetworkNamespace = ownNetwork(cfg.Confinement)
+	return confine.LevelOf(cfg.Confinement, abi, h), nil
 }
 
 // cgroupHolders reports which limits a tree's cgroup can hold: the

@@ -207,6 +207,9 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		cmd.Env = l.env
 		cmd.Stderr = opts.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if l.netns {
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
+		}
 		if cgroupFD >= 0 {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
 		}

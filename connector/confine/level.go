@@ -33,6 +33,9 @@ const (
 // tree's cgroup has the pids and memory controllers.
 type Holders struct {
 	CgroupPids, CgroupMemory bool
+	// NetworkNamespace: the server starts in a network namespace of its
+	// own (--net none where oa may make one).
+	NetworkNamespace bool
 }
 
 // LevelOf describes the enforcement of p at abi with holders.
@@ -43,6 +46,9 @@ func LevelOf(p *Profile, abi int, h Holders) Level {
 	l := Level{Mode: ModeConfined, ABI: abi, Rules: []string{"filesystem"}}
 	if p.NetDescription() != NetAny {
 		l.Rules = append(l.Rules, "tcp "+p.NetDescription())
+	}
+	if h.NetworkNamespace {
+		l.Rules = append(l.Rules, "own network namespace (no UDP or other sockets either)")
 	}
 	l.Rules = append(l.Rules, "signals and abstract sockets scoped")
 	lim := Limits{}

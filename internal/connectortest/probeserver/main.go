@@ -29,15 +29,18 @@ type Attempts struct {
 	Read    string `json:"read,omitempty" jsonschema:"a file to read"`
 	Write   string `json:"write,omitempty" jsonschema:"a file to create and write"`
 	Connect string `json:"connect,omitempty" jsonschema:"a TCP address to connect to"`
+	UDP     string `json:"udp,omitempty" jsonschema:"a UDP address to send a datagram to"`
 	Child   bool   `json:"child,omitempty" jsonschema:"make the attempts in a child process as well"`
 }
 
 // Outcome is what the kernel said to each attempt: "allowed", "denied"
-// (EACCES or EPERM), "" when not tried, or "error: …" for anything else.
+// (EACCES or EPERM), "unreachable" (ENETUNREACH: no network at all), ""
+// when not tried, or "error: …" for anything else.
 type Outcome struct {
 	Read    string `json:"read,omitempty"`
 	Write   string `json:"write,omitempty"`
 	Connect string `json:"connect,omitempty"`
+	UDP     string `json:"udp,omitempty"`
 	// Home, Tmp and OpenFiles are the server's HOME, TMPDIR and soft
 	// RLIMIT_NOFILE, and HomeWritable whether it could write in HOME.
 	Home         string `json:"home,omitempty"`
@@ -91,7 +94,7 @@ func inChild(ctx context.Context, a Attempts) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(Attempts{Read: a.Read, Write: a.Write, Connect: a.Connect})
+	b, _ := json.Marshal(Attempts{Read: a.Read, Write: a.Write, Connect: a.Connect, UDP: a.UDP})
 	out, err := exec.CommandContext(ctx, self, "--attempt", string(b)).Output()
 	if err != nil {
 		return nil, fmt.Errorf("the child failed: %w", err)
@@ -124,6 +127,14 @@ func try(a Attempts) Outcome {
 		}
 		o.Connect = verdict(err)
 	}
+	if a.UDP != "" {
+		c, err := net.Dial("udp", a.UDP)
+		if err == nil {
+			_, err = c.Write([]byte("probe"))
+			c.Close()
+		}
+		o.UDP = verdict(err)
+	}
 	return o
 }
 
@@ -134,6 +145,8 @@ func verdict(err error) string {
 		return "allowed"
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return "denied"
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "unreachable"
 	default:
 		return "error: " + err.Error()
 	}
