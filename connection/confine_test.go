@@ -2,6 +2,7 @@ package connection_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,5 +126,70 @@ func TestPolicyForbidsUnconfined(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(connection.PrivateDir(home, "early"), connector.PrivateHome)); err != nil {
 		t.Errorf("the private home was not made under $OA_HOME: %v", err)
+	}
+}
+
+// TestDefaultProfileHidesHostAndHome: a server of a default connection,
+// started as the coordinator starts it, cannot read the host key or the
+// host database under $OA_HOME, nor a key in the operator's home, nor
+// write next to them; its own private folders are its HOME and TMPDIR.
+func TestDefaultProfileHidesHostAndHome(t *testing.T) {
+	home, h := newHost(t)
+	defer h.Close()
+	probe := connectortest.Probe(t) // built (or found) in the real user cache first
+	operatorHome := t.TempDir()
+	t.Setenv("HOME", operatorHome)
+	sshKey := filepath.Join(operatorHome, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(sshKey), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sshKey, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	change := connection.Change{By: "Test Operator", Now: time.Now()}
+	if _, err := connection.Add(ctx, h, connection.AddOptions{Name: "probe", Connector: "probe.test", Config: connector.Config{Command: probe}}, change); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := connection.Verify(ctx, h, "probe", connector.Options{}, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := connector.Open(ctx, rec.Config, connection.StartOptions(home, "probe", connector.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	private := connection.PrivateDir(home, "probe")
+	for _, target := range []struct{ read, write string }{
+		{filepath.Join(home, "keys", "host.key"), filepath.Join(home, "keys", "planted")},
+		{filepath.Join(home, host.StateFile), filepath.Join(home, "planted")},
+		{filepath.Join(home, host.PolicyFile), filepath.Join(home, connection.PrivateFolder, "planted")},
+		{sshKey, filepath.Join(operatorHome, ".ssh", "authorized_keys")},
+	} {
+		if _, err := os.Stat(target.read); err != nil {
+			t.Fatalf("the test's target is missing: %v", err)
+		}
+		res, err := s.Call(ctx, "probe", map[string]any{"read": target.read, "write": target.write, "child": true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Server, Child struct{ Read, Write, Home, Tmp string }
+		}
+		if err := json.Unmarshal(res.Structured, &r); err != nil {
+			t.Fatal(err)
+		}
+		for who, o := range map[string]struct{ Read, Write, Home, Tmp string }{"server": r.Server, "child": r.Child} {
+			if o.Read != "denied" || o.Write != "denied" {
+				t.Errorf("%s: read %s: %s, write %s: %s; want both denied", who, target.read, o.Read, target.write, o.Write)
+			}
+			if o.Home != filepath.Join(private, connector.PrivateHome) || o.Tmp != filepath.Join(private, connector.PrivateTmp) {
+				t.Errorf("%s: HOME %s TMPDIR %s, want the private folders under %s", who, o.Home, o.Tmp, private)
+			}
+		}
+		if _, err := os.Stat(target.write); err == nil {
+			t.Errorf("the server wrote %s", target.write)
+		}
 	}
 }
