@@ -19,9 +19,9 @@ import (
 // outcome is the probe server's answer for one process.
 type outcome struct {
 	Read, Write, Connect, UDP string
-	Home, Tmp            string
-	OpenFiles            uint64
-	HomeWritable         bool
+	Home, Tmp                 string
+	OpenFiles                 uint64
+	HomeWritable              bool
 }
 
 type report struct {
