@@ -192,7 +192,9 @@ func TestHelperOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := connector.Options{Ledger: db.Ledger()}
+	// The owner is killed with SIGKILL and cannot remove temporary
+	// private folders: the server's go in the test's folder instead.
+	opts := connector.Options{Ledger: db.Ledger(), PrivateDir: filepath.Join(filepath.Dir(job.DB), "private")}
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
