@@ -50,7 +50,7 @@ func newFixture(t *testing.T) (*fixture, *bind.Binding) {
 	f.host = f.Open()
 	f.toolsFile = filepath.Join(t.TempDir(), "tools.json")
 	f.setTools(serverTools("Read a record."))
-	f.AddConnection(f.host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", f.toolsFile}})
+	f.AddConnection(f.host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", f.toolsFile}, Confinement: connectortest.Allow(filepath.Dir(f.toolsFile))})
 	plan, err := f.Plan(f.host, model, true)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 		want   bind.Link
 	}{
 		{"connection revision bump", func(f *fixture) {
-			cfg := connector.Config{Command: connectortest.Server(f.T), Args: []string{"--tools", f.toolsFile, "--hang-on-call=false"}}
+			cfg := connector.Config{Command: connectortest.Server(f.T), Args: []string{"--tools", f.toolsFile, "--hang-on-call=false"}, Confinement: connectortest.Allow(filepath.Dir(f.toolsFile))}
 			f.AddConnection(f.host, "records", resolve.SandboxConnector, cfg)
 		}, model, bind.LinkConnectionRevision},
 		{"downstream tool schema change", func(f *fixture) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -22,6 +24,7 @@ const (
 	LinkConnectionRevision Link = "connection_revision"
 	LinkToolInventory      Link = "tool_inventory"
 	LinkCapabilities       Link = "capabilities"
+	LinkConfinement        Link = "confinement"
 )
 
 // Change is one difference between the approved plan and the live one.
@@ -142,6 +145,9 @@ func entryChanges(was, is resolve.Entry) []Change {
 	} else if was.ConnectionRevision != is.ConnectionRevision || was.AuthorityDigest != is.AuthorityDigest {
 		add(LinkConnectionRevision, "connection %s revision %d is now %d", was.ConnectionID, was.ConnectionRevision, is.ConnectionRevision)
 	}
+	if confinement(was) != confinement(is) {
+		add(LinkConfinement, "the confinement of connection %s is now: %s", is.ConnectionID, confine.Describe(is.Confinement))
+	}
 	if was.InventoryDigest != is.InventoryDigest || was.ToolSchemaDigest != is.ToolSchemaDigest {
 		add(LinkToolInventory, "the verified tool list or the schema of tool %s changed", is.RuntimeTool)
 	}
@@ -182,4 +188,17 @@ func capabilityOf(path string) string {
 		return path[len(prefix):]
 	}
 	return ""
+}
+
+// confinement is an entry's confinement profile as canonical JSON, so two
+// profiles compare by what they say.
+func confinement(e resolve.Entry) string {
+	if e.Confinement.IsDefault() {
+		return ""
+	}
+	b, err := canonical.Marshal(e.Confinement)
+	if err != nil {
+		panic("bind: a profile is always encodable: " + err.Error())
+	}
+	return string(b)
 }

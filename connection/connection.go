@@ -15,13 +15,16 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
@@ -64,6 +67,9 @@ type Verification struct {
 	Inventory  connector.Inventory `json:"inventory"`
 	VerifiedBy string              `json:"verifiedBy"`
 	VerifiedAt time.Time           `json:"verifiedAt"`
+	// Enforced is how the server was confined when it was verified (see
+	// confine.Level), absent in records made before confinement.
+	Enforced *confine.Level `json:"enforced,omitempty"`
 }
 
 // Verified reports whether the connection's current revision is verified.
@@ -138,8 +144,13 @@ func Add(ctx context.Context, h *host.Host, opts AddOptions, c Change) (*Record,
 	if err := checkSettings(opts); err != nil {
 		return nil, err
 	}
+	profile, err := checkConfinement(h, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	opts.Config.Confinement = profile
 	rec := &Record{Type: RecordType, Host: h.Policy.Host, Name: opts.Name, Connector: opts.Connector, Config: opts.Config, Enabled: true}
-	err := write(ctx, h, opts.Name, c, func(prev *Record) (*Record, error) {
+	err = write(ctx, h, opts.Name, c, func(prev *Record) (*Record, error) {
 		if prev != nil && !opts.Replace {
 			return nil, blocking.New(blocking.ConnectionExists, "connection %s", opts.Name)
 		}
@@ -190,6 +201,58 @@ func checkSettings(opts AddOptions) error {
 	return refused.Err()
 }
 
+// checkConfinement refuses a profile oa cannot record or the host policy
+// forbids, and returns it with its paths made absolute (nil for the
+// default profile, so a default connection's configuration reads as it
+// did before profiles existed).
+func checkConfinement(h *host.Host, cfg connector.Config) (*confine.Profile, error) {
+	if cfg.Confinement.IsDefault() {
+		return nil, nil
+	}
+	p := *cfg.Confinement
+	p.Read, p.Write = slices.Clone(p.Read), slices.Clone(p.Write)
+	if err := p.Normalize(); err != nil {
+		return nil, blocking.New(blocking.ConfinementInvalid, "a --read or --write path cannot be made absolute").At("", "confinement")
+	}
+	if refused := p.Check(confine.CheckOptions{Home: h.Home, NoProcess: cfg.Command == connector.SandboxCommand || cfg.Command == ""}); refused != nil {
+		return nil, refused
+	}
+	if err := allowedByPolicy(h, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// allowedByPolicy refuses an unconfined profile on a host whose policy
+// forbids it.
+func allowedByPolicy(h *host.Host, p *confine.Profile) error {
+	if p.IsUnconfined() && !h.Policy.AllowsUnconfined() {
+		return blocking.New(blocking.ConfinementForbidden, "this host's policy sets confinement.allow_unconfined: false").At("", "confinement.unconfined")
+	}
+	return nil
+}
+
+// PrivateFolder is the folder under $OA_HOME holding each connection's
+// private state and temporary folders (PrivateDir).
+const PrivateFolder = "confined"
+
+// PrivateDir is connection name's private folder under home: what a
+// confined server gets as HOME and TMPDIR (connector.Options.PrivateDir).
+func PrivateDir(home, name string) string {
+	return filepath.Join(home, PrivateFolder, name)
+}
+
+// StartOptions are opts for starting connection name's server on the host
+// at home: its private folder set.
+// A home of "" leaves opts as they are (each start then gets temporary
+// private folders).
+func StartOptions(home, name string, opts connector.Options) connector.Options {
+	if home != "" {
+		opts.PrivateDir = PrivateDir(home, name)
+	}
+	return opts
+}
+
 // wordPath names word i of the command line (0 the command) by its field.
 func wordPath(i int) string {
 	if i == 0 {
@@ -233,7 +296,14 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 	if err != nil {
 		return nil, err
 	}
-	inv, probeErr := connector.Probe(ctx, cur.Config, opts)
+	if err := allowedByPolicy(h, cur.Config.Confinement); err != nil {
+		return nil, err
+	}
+	level, probeErr := connector.Enforcement(cur.Config)
+	var inv *connector.Inventory
+	if probeErr == nil {
+		inv, probeErr = connector.Probe(ctx, cur.Config, StartOptions(h.Home, name, opts))
+	}
 	var rec *Record
 	err = write(ctx, h, name, c, func(prev *Record) (*Record, error) {
 		if prev == nil || prev.Revision != cur.Revision || !sameConfig(prev, cur) {
@@ -245,7 +315,7 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 			if prev.Verification != nil && prev.Verification.Inventory.Digest != inv.Digest {
 				next.Revision++
 			}
-			next.Verification = &Verification{Revision: next.Revision, Inventory: *inv, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second)}
+			next.Verification = &Verification{Revision: next.Revision, Inventory: *inv, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second), Enforced: &level}
 		}
 		rec = &next
 		return rec, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/internal/canonical"
 )
@@ -49,6 +50,10 @@ type Config struct {
 	// SecretFile is a file of NAME=VALUE lines, mode 0600 (refused
 	// otherwise), read at start.
 	SecretFile string `json:"secretFile,omitempty"`
+	// Confinement is the kernel-enforced profile the server runs under;
+	// nil is the default profile (confined: see confine.Profile), never
+	// unconfined. The built-in sandbox runs inside oa and has none.
+	Confinement *confine.Profile `json:"confinement,omitempty"`
 }
 
 // Options tune how a server is run. They are host settings, not part of a
@@ -66,6 +71,11 @@ type Options struct {
 	// Ledger, when set, records every process tree started, so that if
 	// this process dies without ending one, the next ReapOrphans ends it.
 	Ledger Ledger
+	// PrivateDir is the folder of a confined server's private state and
+	// temporary folders (PrivateHome, PrivateTmp: its HOME and TMPDIR),
+	// kept across starts; "" gives each start new ones, removed when it
+	// ends.
+	PrivateDir string
 	// ownership is OwnershipPIDs to own the tree as a set of processes
 	// even where a cgroup could hold it (tests of that mode); "" chooses.
 	ownership string
@@ -149,8 +159,8 @@ func keepRawTools(next mcp.MethodHandler) mcp.MethodHandler {
 // openSandbox connects the in-process sandbox server through in-memory
 // transports, so the same client code lists and calls it.
 func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
-	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" {
-		return nil, blocking.New(blocking.ConnectorConfigInvalid, "the sandbox connector takes no args, env or secret file")
+	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" || !cfg.Confinement.IsDefault() {
+		return nil, blocking.New(blocking.ConnectorConfigInvalid, "the sandbox connector takes no args, env, secret file or confinement")
 	}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -183,18 +193,27 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	if err := ctx.Err(); err != nil {
 		return nil, ctxRefusal(err)
 	}
-	t, err := newTree(opts.Ledger, opts.ownership)
+	l, err := prepareLaunch(cfg, opts, env)
 	if err != nil {
 		return nil, err
 	}
+	t, err := newTree(opts.Ledger, opts.ownership)
+	if err != nil {
+		l.cleanup()
+		return nil, err
+	}
+	limitCgroup(t.cgroup, cfg.Confinement)
 	newCmd := func(cgroupFD int) *exec.Cmd {
-		cmd := exec.Command(cfg.Command, cfg.Args...)
+		cmd := exec.Command(l.path, l.args...)
 		// The tree's mark, inherited by what the server starts: with no
 		// cgroup, a reaper takes a process left outside the server's
 		// process group (setsid) for a member only while it carries it.
-		cmd.Env = append(slices.Clip(env), TreeEnv+"="+t.id)
+		cmd.Env = append(slices.Clip(l.env), TreeEnv+"="+t.id)
 		cmd.Stderr = opts.Stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if l.netns {
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
+		}
 		if cgroupFD >= 0 {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
 		}
@@ -203,7 +222,7 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		cmd.WaitDelay = time.Second
 		return cmd
 	}
-	p := &process{tree: t}
+	p := &process{tree: t, cleanup: l.cleanup}
 
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

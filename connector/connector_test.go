@@ -38,7 +38,7 @@ func baseTools() []connectortest.ToolSpec {
 func serverConfig(t *testing.T, tools []connectortest.ToolSpec, flags ...string) connector.Config {
 	t.Helper()
 	file := connectortest.WriteTools(t, t.TempDir(), tools)
-	return connector.Config{Command: connectortest.Server(t), Args: append([]string{"--tools", file}, flags...)}
+	return connector.Config{Command: connectortest.Server(t), Args: append([]string{"--tools", file}, flags...), Confinement: connectortest.Allow(filepath.Dir(t.TempDir()))}
 }
 
 // refusal asserts err is a refusal with code and returns it.
@@ -294,9 +294,11 @@ func TestStartTimeoutEndsTree(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	cfg := serverConfig(t, baseTools(), "--hang-at-start", "--spawn-grandchild", "--pid-file", pidFile)
 	start := time.Now()
-	_, err := connector.Open(context.Background(), cfg, connector.Options{Timeout: 300 * time.Millisecond})
+	// Long enough for the confinement launcher and the server to start
+	// (and write the pid file) on a loaded machine, before it hangs.
+	_, err := connector.Open(context.Background(), cfg, connector.Options{Timeout: 2 * time.Second})
 	refusal(t, err, blocking.ConnectorTimeout)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 7*time.Second {
 		t.Fatalf("start timeout took %v", d)
 	}
 	server, grandchild := pids(t, pidFile)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/internal/connectortest"
 )
 
 const (
@@ -80,10 +82,29 @@ func TestChildEnvIsMinimal(t *testing.T) {
 	cfg := serverConfig(t, baseTools())
 	cfg.Env = []string{"OA_TEST_TOKEN"}
 	cfg.SecretFile = writeSecret(t, "# a comment\n\nAPI_KEY="+secretValue+"\r\nEMPTY=\nWITH_EQ=a=b\n", 0o600)
+	cfg.Confinement = &confine.Profile{Unconfined: true}
 	got := childEnvOf(t, cfg)
 	want := []string{"API_KEY=" + secretValue, "EMPTY=", "HOME=/home/tester", "OA_TEST_TOKEN=" + envValue, "PATH=" + os.Getenv("PATH"), "WITH_EQ=a=b"}
 	if !slices.Equal(got, want) {
-		t.Fatalf("child env:\n got %q\nwant %q", got, want)
+		t.Fatalf("unconfined child env:\n got %q\nwant %q", got, want)
+	}
+	// Confined, HOME and TMPDIR are the server's private folders, and the
+	// launcher adds nothing else.
+	cfg.Confinement = connectortest.Allow(filepath.Dir(t.TempDir()))
+	got = childEnvOf(t, cfg)
+	home, tmp := "", ""
+	for i, kv := range got {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home, got[i] = v, "HOME=private"
+		}
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			tmp, got[i] = v, "TMPDIR=private"
+		}
+	}
+	slices.Sort(got)
+	want = []string{"API_KEY=" + secretValue, "EMPTY=", "HOME=private", "OA_TEST_TOKEN=" + envValue, "PATH=" + os.Getenv("PATH"), "TMPDIR=private", "WITH_EQ=a=b"}
+	if !slices.Equal(got, want) || filepath.Base(home) != connector.PrivateHome || filepath.Base(tmp) != connector.PrivateTmp || filepath.Dir(home) != filepath.Dir(tmp) {
+		t.Fatalf("confined child env:\n got %q (HOME %s, TMPDIR %s)\nwant %q", got, home, tmp, want)
 	}
 }
 

@@ -24,7 +24,7 @@ func TestFresh(t *testing.T) {
 		}
 	}
 	write()
-	s, err := connector.Open(ctx, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file, "--reload-tools"}}, connector.Options{})
+	s, err := connector.Open(ctx, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(t.TempDir()))}, connector.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

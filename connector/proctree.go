@@ -425,6 +425,9 @@ type process struct {
 	tree *tree
 	mu   sync.Mutex
 	cmd  *exec.Cmd // nil until started
+	// cleanup removes what the start made for the server (its temporary
+	// private folders) once the tree has ended; nil for nothing.
+	cleanup func()
 }
 
 // kill ends the whole tree at once: used when a deadline has already
@@ -442,6 +445,15 @@ func (p *process) kill() {
 // able to run. Only then are its cgroup and ledger rows removed; a tree
 // that would not end stays recorded, for ReapOrphans to end later.
 func (p *process) end(cs *mcp.ClientSession) error {
+	err := p.endTree(cs)
+	if err == nil && p.cleanup != nil {
+		p.cleanup()
+	}
+	return err
+}
+
+// endTree is end without the cleanup.
+func (p *process) endTree(cs *mcp.ClientSession) error {
 	t := p.tree
 	if !t.hasStarted() {
 		return t.release() // never started: only the cgroup to remove

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/connectortest"
 	"github.com/oa-dev/oa/internal/store"
 )
@@ -185,6 +186,7 @@ func TestHelperOwner(t *testing.T) {
 	var job struct {
 		DB, Command, Mode string
 		Args              []string
+		Confinement       *confine.Profile
 	}
 	if err := json.Unmarshal([]byte(spec), &job); err != nil {
 		t.Fatal(err)
@@ -193,11 +195,13 @@ func TestHelperOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := connector.Options{Ledger: db.Ledger(testLedgerKey)}
+	// The owner is killed with SIGKILL and cannot remove temporary
+	// private folders: the server's go in the test's folder instead.
+	opts := connector.Options{Ledger: db.Ledger(testLedgerKey), PrivateDir: filepath.Join(filepath.Dir(job.DB), "private")}
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
-	s, err := connector.Open(context.Background(), connector.Config{Command: job.Command, Args: job.Args}, opts)
+	s, err := connector.Open(context.Background(), connector.Config{Command: job.Command, Args: job.Args, Confinement: job.Confinement}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +227,7 @@ func TestReapOrphans(t *testing.T) {
 			pidFile := filepath.Join(dir, "pids")
 			tools := connectortest.WriteTools(t, dir, treeTools())
 			job, _ := json.Marshal(map[string]any{"DB": dbPath, "Command": connectortest.Server(t), "Mode": name,
-				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}})
+				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}, "Confinement": connectortest.Allow(filepath.Dir(t.TempDir()))})
 			// Runs last: whatever a failed run left is ended from the
 			// ledger (cgroup folders included).
 			t.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -102,7 +103,8 @@ func subprocessRecords(b *testing.B) connector.Config {
 		}
 		tools = append(tools, connectortest.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: ann, Result: results[t.Name]})
 	}
-	return connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", connectortest.WriteTools(b, b.TempDir(), tools)}}
+	file := connectortest.WriteTools(b, b.TempDir(), tools)
+	return connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", file}, Confinement: connectortest.Allow(filepath.Dir(file))}
 }
 
 var readArgs = map[string]any{"record": "AB-1234"}

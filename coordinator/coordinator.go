@@ -239,7 +239,7 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger(c.secret)})
+		opened, err := connector.Open(c.life, rec.Config, connection.StartOptions(c.host.Home, rec.Name, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger(c.secret)}))
 		if err != nil {
 			return nil, err
 		}

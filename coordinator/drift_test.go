@@ -38,7 +38,7 @@ func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
 		}
 	}
 	write(specs)
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}})
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
 	h.Bind(host, "claude-test")
 	var operator strings.Builder
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})

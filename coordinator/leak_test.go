@@ -39,7 +39,7 @@ func TestDownstreamTextNeverReachesTheAgent(t *testing.T) {
 		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
 			Result: json.RawMessage(`{"error":"` + inError + `","detail":"` + inError + `"}`), IsError: true},
 	})
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools, "--stderr-text", inStderr}})
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools, "--stderr-text", inStderr}, Confinement: connectortest.Allow(filepath.Dir(tools))})
 	h.Bind(host, "claude-test")
 	var operator strings.Builder
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})

@@ -41,6 +41,9 @@ type Policy struct {
 	// Limits are the policy's size limits; nil when it has no limits
 	// section (left out of the digest, like Fleet).
 	Limits *Limits `json:"limits,omitempty"`
+	// Confinement is the policy's confinement section; nil when it has
+	// none (left out of the digest, like Fleet).
+	Confinement *ConfinementPolicy `json:"confinement,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -74,6 +77,20 @@ type Ceiling struct {
 type Profile struct {
 	Attestations int    `json:"attestations"`
 	Lifetime     string `json:"lifetime"`
+}
+
+// ConfinementPolicy is the confinement section of a host policy: what it
+// lets a connection's confinement profile be.
+type ConfinementPolicy struct {
+	// AllowUnconfined lets a connection run unconfined (--unconfined);
+	// false refuses such a connection (confinement_forbidden).
+	AllowUnconfined bool `json:"allow_unconfined"`
+}
+
+// AllowsUnconfined reports whether the policy lets a connection run
+// unconfined: yes unless its confinement section says otherwise.
+func (p *Policy) AllowsUnconfined() bool {
+	return p == nil || p.Confinement == nil || p.Confinement.AllowUnconfined
 }
 
 // Limits is the limits section of a host policy, in bytes; a zero field

@@ -11,6 +11,7 @@
 package resolve
 
 import (
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 )
@@ -53,6 +54,10 @@ type Entry struct {
 	ToolSchemaDigest   string      `json:"toolSchemaDigest"`
 	Risk               ir.Risk     `json:"risk"`
 	Approval           ir.Approval `json:"approval"`
+	// Confinement is the connection's confinement profile; nil (left out
+	// of the plan's JSON, so plans made before profiles keep their digest)
+	// is the default profile. Loosening it changes the plan.
+	Confinement *confine.Profile `json:"confinement,omitempty"`
 }
 
 // Digest is capabilityPlanDigest: the sha256 of the plan's canonical JSON.

@@ -24,6 +24,12 @@ type State struct {
 	// Connections are the current versions of every connection on the
 	// host; a nil Record is a row that does not verify.
 	Connections []connection.Listed
+	// Home is the host folder, under which each connection's server gets
+	// its private folders ("" gives each start temporary ones).
+	Home string
+	// ForbidUnconfined is the host policy's confinement.allow_unconfined
+	// set to false: a connection running unconfined cannot be planned.
+	ForbidUnconfined bool
 }
 
 // Request names what the plan is for.
@@ -266,11 +272,15 @@ func (x *index) capability(c ir.Capability) (Entry, []*blocking.Error) {
 	if errs := x.ceiling(tool.Connector, rec); errs != nil { // proof 9
 		return Entry{}, errs
 	}
+	if x.st.ForbidUnconfined && rec.Config.Confinement.IsUnconfined() {
+		return Entry{}, one(blocking.ConfinementForbidden, "connection %s runs unconfined, which this host's policy forbids", rec.Name)
+	}
 	return Entry{
 		CapabilityKey: c.Key, RuntimeTool: tool.Name, Connector: tool.Connector,
 		ConnectionID: rec.Name, ConnectionRevision: rec.Revision, AuthorityDigest: rec.AuthorityDigest(),
 		InventoryDigest: rec.Verification.Inventory.Digest, ToolSchemaDigest: live.Digest,
 		Risk: c.Risk, Approval: stricter(c.Approval, regCap.Approval),
+		Confinement: rec.Config.Confinement,
 	}, nil
 }
 

@@ -202,7 +202,7 @@ func TestSubprocessConnection(t *testing.T) {
 		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), tools), toolsFile); err != nil {
 			t.Fatal(err)
 		}
-		f.addVerified("records", resolve.SandboxConnector, connector.Config{Command: server, Args: []string{"--tools", toolsFile}})
+		f.addVerified("records", resolve.SandboxConnector, connector.Config{Command: server, Args: []string{"--tools", toolsFile}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
 		return f, toolsFile
 	}
 	t.Run("plan and drift", func(t *testing.T) {

@@ -66,6 +66,7 @@ func LoadFor(ctx context.Context, h *host.Host, art *oci.Artifact, admissionDige
 		Host: h.Policy.Host, Worker: art.Worker, ArtifactDigest: digest, WorkerIRDigest: art.IRDigest,
 		AdmissionDigest: admissionDigest, PolicyDigest: h.Policy.Digest(), Projection: proj,
 		Registry: reg, Connections: conns,
+		Home: h.Home, ForbidUnconfined: !h.Policy.AllowsUnconfined(),
 	}, nil
 }
 
@@ -82,7 +83,7 @@ func CheckLive(ctx context.Context, st *State, plan *Plan, opts connector.Option
 		}
 		checked[e.ConnectionID] = true
 		rec := findConnection(st, e.ConnectionID)
-		inv, err := connector.Probe(ctx, rec.Config, opts)
+		inv, err := connector.Probe(ctx, rec.Config, connection.StartOptions(st.Home, rec.Name, opts))
 		switch {
 		case err != nil && blocking.Refusals(err) == nil:
 			return err

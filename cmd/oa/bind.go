@@ -15,6 +15,7 @@ import (
 
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -261,5 +262,20 @@ func printPlanText(out io.Writer, plan *resolve.Plan) {
 	for _, e := range entries {
 		fmt.Fprintf(out, "  %-24s %-14s %-13s %-32s %s@%d\n", e.CapabilityKey, e.Risk, e.Approval, e.Connector+"/"+e.RuntimeTool, e.ConnectionID, e.ConnectionRevision)
 	}
+	printConfinement(out, plan)
 	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, plan.RegistryDigest, plan.PersonaDigest)
+}
+
+// printConfinement shows the confinement profile of each connection the
+// plan uses, once per connection, in connection order.
+func printConfinement(out io.Writer, plan *resolve.Plan) {
+	seen := map[string]bool{}
+	entries := append([]resolve.Entry{}, plan.Capabilities...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].ConnectionID < entries[j].ConnectionID })
+	for _, e := range entries {
+		if !seen[e.ConnectionID] {
+			seen[e.ConnectionID] = true
+			fmt.Fprintf(out, "  confinement of %s@%d: %s\n", e.ConnectionID, e.ConnectionRevision, confine.Describe(e.Confinement))
+		}
+	}
 }

@@ -48,7 +48,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	// A real MCP subprocess given the secret by --env, to a connector the
 	// registry does not know (so it serves no plan).
 	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{{Name: "lookup", Description: "Look a record up."}})
-	p.ok("connection", "add", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--", connectortest.Server(t), "--tools", tools)
+	p.ok("connection", "add", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--read", filepath.Dir(tools), "--", connectortest.Server(t), "--tools", tools)
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
 	p.refused("connection_exists", "connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	p.refused("connection_revision_changed", "resolve", pinned, "--deployment", "clinic")
@@ -74,7 +74,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	bindArgs := []string{"bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada"}
 	// Without a terminal or --yes: the plan it would bind, then the
 	// refusal.
-	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") {
+	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") || !strings.Contains(out, "confinement of sandbox@") {
 		t.Fatalf("bind without approval must show the plan first:\n%s", out)
 	}
 	p.refused("binding_missing", "bind", "inspect", "clinic")

@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/host"
 )
@@ -36,8 +38,9 @@ func withHost(cmd *cobra.Command, f func(h *host.Host) error) error {
 func newConnectionAddCmd() *cobra.Command {
 	var opts connection.AddOptions
 	var as string
+	var cf confinementFlags
 	cmd := &cobra.Command{
-		Use:   "add NAME --connector C [--env NAME…] [--secret-file F] --as NAME -- COMMAND ARGS…",
+		Use:   "add NAME --connector C [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
 		Short: "Add a connection: a downstream MCP server run over stdio (or builtin:sandbox-records)",
 		Long: `Add records a connection named NAME to the canonical connector C, served
 by COMMAND ARGS… over stdio. Secret values never go on the command line:
@@ -45,13 +48,30 @@ by COMMAND ARGS… over stdio. Secret values never go on the command line:
 names a 0600 file of NAME=VALUE lines; both are read when the server starts
 and are never stored, planned or printed. COMMAND builtin:sandbox-records is
 the built-in sandbox records connector. A new connection is enabled but
-unverified: run oa connection verify NAME.`,
+unverified: run oa connection verify NAME.
+
+The server runs confined by the kernel (Linux Landlock; see the README's
+"Confinement"): by default it reads only the system folders (/usr, /lib*,
+/bin, /etc), its program and interpreter, /dev/null, /dev/urandom and its
+own /proc entry, writes only a private state folder and a private temporary
+folder under $OA_HOME (its HOME and TMPDIR), and opens no TCP connection.
+--read and --write add exactly the paths they name (missing paths are
+refused), --net allows TCP connections to the ports listed (or any), and
+--max-open-files, --max-processes and --max-memory change its limits.
+--unconfined runs it with oa's full rights; it is recorded, shown in the
+plan, and refused where the host policy forbids it. The profile is part of
+the plan: loosening it needs a person's approval again.`,
 		Args: wantArgs(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
 				return usageError{fmt.Errorf("give NAME, then -- and the server's command")}
 			}
 			opts.Name, opts.Config.Command, opts.Config.Args = args[0], args[1], args[2:]
+			profile, err := cf.profile()
+			if err != nil {
+				return err
+			}
+			opts.Config.Confinement = profile
 			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Add(cmd.Context(), h, opts, connection.Change{By: as, Now: time.Now()})
 				if err != nil {
@@ -65,6 +85,7 @@ unverified: run oa connection verify NAME.`,
 	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "an environment variable NAME to pass to the server (repeatable)")
 	cmd.Flags().StringVar(&opts.Config.SecretFile, "secret-file", "", "a 0600 file of NAME=VALUE lines for the server")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
+	cf.register(cmd)
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
 	_ = cmd.MarkFlagRequired("connector")
 	return cmd
@@ -161,6 +182,45 @@ func newConnectionShowCmd() *cobra.Command {
 	}
 }
 
+// confinementFlags are the flags of a connection's confinement profile.
+type confinementFlags struct {
+	read, write          []string
+	net, memory          string
+	unconfined           bool
+	openFiles, processes int64
+}
+
+func (f *confinementFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.read, "read", nil, "a file or folder the server may read (repeatable)")
+	cmd.Flags().StringArrayVar(&f.write, "write", nil, "a file or folder the server may read and write (repeatable)")
+	cmd.Flags().StringVar(&f.net, "net", "none", "TCP the server may open: none, any, or comma-separated ports to connect to")
+	cmd.Flags().BoolVar(&f.unconfined, "unconfined", false, "run the server with oa's full rights (recorded, shown in the plan)")
+	cmd.Flags().Int64Var(&f.openFiles, "max-open-files", 0, fmt.Sprintf("open files per process (default %d)", confine.DefaultLimits.OpenFiles))
+	cmd.Flags().Int64Var(&f.processes, "max-processes", 0, fmt.Sprintf("processes in the server's tree, where its cgroup has the pids controller (default %d)", confine.DefaultLimits.Processes))
+	cmd.Flags().StringVar(&f.memory, "max-memory", "", "address space per process, and the tree's memory where its cgroup has the memory controller, as bytes or with K, M, G (default 4G)")
+}
+
+// profile is the profile the flags give.
+func (f *confinementFlags) profile() (*confine.Profile, error) {
+	p := &confine.Profile{Unconfined: f.unconfined, Read: f.read, Write: f.write, Limits: confine.Limits{OpenFiles: f.openFiles, Processes: f.processes}}
+	// A bad --net is left as given, for the library to refuse along with
+	// every other problem of the profile.
+	p.Net = f.net
+	if net, err := confine.ParseNet(f.net); err == nil {
+		p.Net = net
+	}
+	if f.memory != "" {
+		var err error
+		if p.Limits.MemoryBytes, err = confine.ParseSize(f.memory); err != nil {
+			return nil, blocking.New(blocking.ConfinementInvalid, "%s", err).At("", "confinement.limits.memoryBytes")
+		}
+	}
+	if f.openFiles < 0 || f.processes < 0 {
+		return nil, blocking.New(blocking.ConfinementInvalid, "a limit is a positive number").At("", "confinement.limits")
+	}
+	return p, nil
+}
+
 // connectionView is what is printed of a connection: names of secrets,
 // never values (the record holds none).
 type connectionView struct {
@@ -176,13 +236,20 @@ type connectionView struct {
 	Tools           []string         `json:"tools,omitempty"`
 	VerifiedBy      string           `json:"verifiedBy,omitempty"`
 	Config          connector.Config `json:"config"`
+	// Confinement is the profile in words; Enforced is how the last
+	// verification's start was confined.
+	Confinement string         `json:"confinement"`
+	Enforced    *confine.Level `json:"enforced,omitempty"`
 }
 
 func viewOf(name string, rec *connection.Record) connectionView {
 	if rec == nil {
 		return connectionView{Name: name, State: "unverifiable"}
 	}
-	v := connectionView{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config}
+	v := connectionView{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
+	if rec.Config.Command == connector.SandboxCommand {
+		v.Confinement = "in-process: the built-in sandbox runs inside oa"
+	}
 	switch {
 	case !rec.Enabled:
 		v.State = "disabled"
@@ -194,7 +261,7 @@ func viewOf(name string, rec *connection.Record) connectionView {
 		v.State = "ready"
 	}
 	if rec.Verification != nil {
-		v.InventoryDigest, v.VerifiedBy = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy
+		v.InventoryDigest, v.VerifiedBy, v.Enforced = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy, rec.Verification.Enforced
 		for _, t := range rec.Verification.Inventory.Tools {
 			v.Tools = append(v.Tools, t.Name)
 		}
@@ -210,6 +277,9 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 	out := cmd.OutOrStdout()
 	if verb != "" {
 		fmt.Fprintf(out, "connection %s %s: revision %d, %s\n", v.Name, verb, v.Revision, v.State)
+		if verb == "verified" && v.Enforced != nil {
+			fmt.Fprintf(out, "  enforced   %s\n", v.Enforced)
+		}
 		return nil
 	}
 	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n  command    %s (%d args)\n", v.Name, v.Connector, v.Revision, v.State, v.Config.Command, len(v.Config.Args))
@@ -218,6 +288,10 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 	}
 	if v.Config.SecretFile != "" {
 		fmt.Fprintln(out, "  secrets    from a 0600 file")
+	}
+	fmt.Fprintf(out, "  confinement %s\n", v.Confinement)
+	if v.Enforced != nil {
+		fmt.Fprintf(out, "  enforced   %s (at the last verification)\n", v.Enforced)
 	}
 	if v.Verified {
 		fmt.Fprintf(out, "  authority  %s\n  inventory  %s (verified by %s)\n  tools      %s\n", v.AuthorityDigest, v.InventoryDigest, v.VerifiedBy, strings.Join(v.Tools, ", "))

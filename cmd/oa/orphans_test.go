@@ -68,7 +68,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`)},
 	})
 	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t),
-		Args: []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile, "--call-file", callFile}})
+		Args: []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile, "--call-file", callFile}, Confinement: connectortest.Allow(dir)})
 	h.Bind(host, "claude-test")
 	host.Close()
 	env := append(os.Environ(), "OA_HOME="+h.Home, connector.OwnershipEnv+"="+mode)

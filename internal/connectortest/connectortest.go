@@ -1,6 +1,7 @@
 // Package connectortest runs real MCP stdio servers for tests: a small
-// go-sdk server (./testserver) built once per test binary with `go build`
-// and cached by content in the temporary folder, and the tool files it
+// go-sdk server (./testserver) and the confinement probe (./probeserver),
+// each built once per test binary with `go build` and cached by content in
+// the interop tools' user cache, and the tool files the test server
 // serves.
 package connectortest
 
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/interoptest"
 )
 
@@ -68,10 +70,16 @@ func WriteTools(t testing.TB, dir string, tools []ToolSpec) string {
 	return f.Name()
 }
 
+// built is one server program, built once per test binary.
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	builtPath string
-	buildErr  error
+	testServer  built
+	probeServer built
 )
 
 // Server returns the path of the built test server, building it on first
@@ -79,21 +87,34 @@ var (
 // module files) is reused across test binaries.
 func Server(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() { builtPath, buildErr = build() })
-	if buildErr != nil {
-		t.Fatalf("connectortest: building the test server: %v", buildErr)
-	}
-	return builtPath
+	return testServer.get(t, "testserver")
 }
 
-// build compiles ./testserver into a folder of the user cache named by a
-// hash of its inputs.
-func build() (string, error) {
+// Probe returns the path of the built confinement probe (./probeserver):
+// an MCP server whose tool "probe" tries to read, write and connect, in
+// itself and in a child, and answers what the kernel said to each.
+func Probe(t testing.TB) string {
+	t.Helper()
+	return probeServer.get(t, "probeserver")
+}
+
+func (b *built) get(t testing.TB, name string) string {
+	t.Helper()
+	b.once.Do(func() { b.path, b.err = build(name) })
+	if b.err != nil {
+		t.Fatalf("connectortest: building the %s: %v", name, b.err)
+	}
+	return b.path
+}
+
+// build compiles the program in folder name into a folder of the user
+// cache named by a hash of its inputs.
+func build(name string) (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", errors.New("cannot find the connectortest sources")
 	}
-	src := filepath.Join(filepath.Dir(self), "testserver")
+	src := filepath.Join(filepath.Dir(self), name)
 	key, err := cacheKey(src)
 	if err != nil {
 		return "", err
@@ -105,8 +126,8 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "connectortest-testserver-"+key)
-	bin := filepath.Join(dir, "testserver")
+	dir := filepath.Join(root, "connectortest-"+name+"-"+key)
+	bin := filepath.Join(dir, name)
 	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
 		return bin, nil
 	}
@@ -142,4 +163,11 @@ func cacheKey(src string) (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Allow is the confinement profile of a test's server: the default
+// profile plus write access to paths (the folders of its tool, pid and env
+// files). Tests of confinement itself use their own profiles.
+func Allow(paths ...string) *confine.Profile {
+	return &confine.Profile{Write: paths}
 }

@@ -50,6 +50,7 @@ func main() {
 			fmt.Printf("%-10s %s\n", name, path)
 		}
 	}
+	failed = fillConfineServers() || failed
 	if failed {
 		os.Exit(1)
 	}

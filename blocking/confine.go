@@ -1,0 +1,20 @@
+package blocking
+
+// Codes raised while recording or enforcing a connection's confinement
+// profile: the kernel-enforced limits a downstream server runs under.
+const (
+	ConfinementInvalid     Code = "confinement_invalid"
+	ConfinementUnavailable Code = "confinement_unavailable"
+	ConfinementForbidden   Code = "confinement_forbidden"
+)
+
+func init() {
+	register(
+		Entry{ConfinementInvalid, StageResolve, "the connection's confinement profile is not usable",
+			"Fix the flag named: --read and --write take paths that exist (files or folders) and never $OA_HOME or a folder above it; --net is none, any or a comma-separated list of TCP ports 1-65535; the limits are positive numbers within their documented bounds; --unconfined takes none of the others; the built-in sandbox runs inside oa and takes no confinement flags. A path given earlier that no longer exists must be created again, or the connection replaced (`oa connection add NAME --replace …`)."},
+		Entry{ConfinementUnavailable, StageResolve, "the kernel cannot enforce the connection's confinement profile",
+			"The detail names the missing piece. Confinement needs Linux with Landlock enabled (CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot list): ABI 3 (Linux 6.2) for the filesystem rules, ABI 4 (6.7) for the TCP rules of --net none or a port list, ABI 6 (6.12) for signal and abstract-socket scoping; `oa connection verify` prints the level this host enforces. Run oa on such a kernel, or, accepting that the server runs with oa's full rights, replace the connection with --unconfined (a person must approve the plan again)."},
+		Entry{ConfinementForbidden, StageResolve, "the host policy forbids unconfined connections",
+			"This host's policy sets confinement.allow_unconfined: false. Replace the connection without --unconfined (give it --read/--write/--net for what it needs), or change the host policy."},
+	)
+}

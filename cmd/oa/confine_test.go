@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/internal/connectortest"
+)
+
+// TestConnectionConfinementCLI: an operator adds a connection with the
+// default profile, verifies it (the enforced level is printed), sees the
+// profile in show and show --json; bad flags are refused at their field
+// with nothing recorded; --unconfined is shown as such; an older kernel
+// (forced through OA_LANDLOCK_ABI_MAX) refuses verification, naming the
+// missing piece.
+func TestConnectionConfinementCLI(t *testing.T) {
+	p := newPublisher(t)
+	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
+	probe := connectortest.Probe(t)
+	add := func(extra ...string) []string {
+		return append(append([]string{"connection", "add", "probe", "--connector", "probe.test", "--as", "Dr Ada"}, extra...), "--", probe)
+	}
+	for flag, at := range map[string][]string{
+		"confinement.read[0]":          {"--read", filepath.Join(t.TempDir(), "missing")},
+		"confinement.net":              {"--net", "0"},
+		"confinement.unconfined":       {"--unconfined", "--net", "any"},
+		"confinement.limits.openFiles": {"--max-open-files", "1"},
+	} {
+		if out := p.refused("confinement_invalid", add(at...)...); !strings.Contains(out, flag) {
+			t.Errorf("oa connection add %v: the refusal does not name %s:\n%s", at, flag, out)
+		}
+	}
+	if list := p.ok("connection", "list", "--json"); strings.TrimSpace(list) != "[]" {
+		t.Fatalf("a refused add recorded a connection: %s", list)
+	}
+
+	p.ok(add()...)
+	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "confinement default: reads system folders") {
+		t.Fatalf("show does not print the default profile:\n%s", out)
+	}
+	out := p.ok("connection", "verify", "probe", "--as", "Dr Ada")
+	if !strings.Contains(out, "enforced   confined by Landlock ABI") || !strings.Contains(out, "tcp none") {
+		t.Fatalf("verify does not print the enforced level:\n%s", out)
+	}
+	var view struct {
+		Config struct {
+			Confinement *confine.Profile `json:"confinement"`
+		} `json:"config"`
+		Confinement string         `json:"confinement"`
+		Enforced    *confine.Level `json:"enforced"`
+	}
+	if err := json.Unmarshal([]byte(p.ok("connection", "show", "probe", "--json")), &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Config.Confinement != nil || !strings.HasPrefix(view.Confinement, "default") || view.Enforced == nil || view.Enforced.Mode != confine.ModeConfined || view.Enforced.ABI < 6 {
+		t.Fatalf("show --json: %+v", view)
+	}
+
+	dir := t.TempDir()
+	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe)
+	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "+write "+dir) || !strings.Contains(out, "tcp 80,443") || !strings.Contains(out, "memory 1 GiB") {
+		t.Fatalf("show does not print the profile:\n%s", out)
+	}
+	t.Setenv(confine.ABIMaxEnv, "3")
+	if out := p.refused("confinement_unavailable", "connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "ABI 4 for the TCP rules of --net 80,443") {
+		t.Fatalf("the refusal does not name the missing piece:\n%s", out)
+	}
+	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
+	if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "enforced   unconfined") {
+		t.Fatalf("an unconfined connection verifies without Landlock, and says so:\n%s", out)
+	}
+	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "UNCONFINED") {
+		t.Fatalf("show does not print UNCONFINED:\n%s", out)
+	}
+}

@@ -1,0 +1,136 @@
+package confine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultReadPaths are what every confined server may read (and execute)
+// besides its own executable and interpreter: the system's programs,
+// libraries and configuration, and its own /proc entry. A missing one is
+// left out.
+var DefaultReadPaths = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/etc", "/dev/urandom", "/proc/self"}
+
+// DefaultWritePaths are what every confined server may write besides its
+// private folders: /dev/null, which every program may need to open for
+// writing and which keeps nothing.
+var DefaultWritePaths = []string{"/dev/null"}
+
+// Spec is what the launcher applies: the profile resolved for one start.
+type Spec struct {
+	// ABI is the Landlock ABI the ruleset is built for (Require's answer).
+	ABI int `json:"abi"`
+	// Read and Write are absolute paths, files or folders.
+	Read  []string `json:"read"`
+	Write []string `json:"write"`
+	// Net is the profile's Net: "", NetAny or a port list.
+	Net         string `json:"net"`
+	OpenFiles   int64  `json:"openFiles"`
+	MemoryBytes int64  `json:"memoryBytes"`
+}
+
+// Target is the server a Spec is built for.
+type Target struct {
+	// Executable is the server's program, an absolute path.
+	Executable string
+	// PATH is the server's PATH, for an interpreter named through env.
+	PATH string
+	// Home and Tmp are the server's private state and temporary folders.
+	Home, Tmp string
+}
+
+// Build resolves p for one start of target at Landlock ABI abi: the
+// defaults, the executable and its interpreter (a "#!" line, and the
+// program it names through /usr/bin/env), the private folders, and the
+// profile's own paths.
+func Build(p *Profile, abi int, target Target) *Spec {
+	if p == nil {
+		p = &Profile{}
+	}
+	lim := p.Limits.Effective()
+	s := &Spec{ABI: abi, Net: p.Net, OpenFiles: lim.OpenFiles, MemoryBytes: lim.MemoryBytes}
+	for _, path := range DefaultReadPaths {
+		if exists(path) {
+			s.Read = append(s.Read, path)
+		}
+	}
+	s.Read = append(s.Read, target.Executable)
+	s.Read = append(s.Read, interpreters(target.Executable, target.PATH)...)
+	s.Read = append(s.Read, p.Read...)
+	s.Write = append(s.Write, DefaultWritePaths...)
+	s.Write = append(s.Write, target.Home, target.Tmp)
+	s.Write = append(s.Write, p.Write...)
+	return s
+}
+
+// interpreters returns the interpreter a script's "#!" line names, and,
+// when that is env, the program env would run (looked up in path).
+func interpreters(exe, path string) []string {
+	f, err := os.Open(exe)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return nil
+	}
+	words := strings.Fields(string(rest))
+	if len(words) == 0 || !filepath.IsAbs(words[0]) {
+		return nil
+	}
+	out := []string{words[0]}
+	if filepath.Base(words[0]) != "env" {
+		return out
+	}
+	for _, w := range words[1:] {
+		if strings.HasPrefix(w, "-") || strings.Contains(w, "=") {
+			continue
+		}
+		if found := lookIn(w, path); found != "" {
+			out = append(out, found)
+		}
+		break
+	}
+	return out
+}
+
+// lookIn finds an executable named name in the folders of path.
+func lookIn(name, path string) string {
+	for dir := range strings.SplitSeq(path, string(os.PathListSeparator)) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if found, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return found
+		}
+	}
+	return ""
+}
+
+// launcherArg is the hidden first argument that makes a program linking
+// this package the launcher (see the package comment).
+const launcherArg = "__oa_confined_exec"
+
+// Self is the running program as a path the launcher re-executes: the
+// same binary even after the file on disk is replaced.
+const Self = "/proc/self/exe"
+
+// LauncherArgs returns the arguments (after Self) that run the server
+// executable with argv (argv[0] as the server should see it) under s.
+func LauncherArgs(s *Spec, executable string, argv []string) ([]string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("confine: encoding the spec: %w", err)
+	}
+	return append([]string{launcherArg, string(b), executable}, argv...), nil
+}

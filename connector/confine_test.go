@@ -1,0 +1,259 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/internal/connectortest"
+)
+
+// outcome is the probe server's answer for one process.
+type outcome struct {
+	Read, Write, Connect, UDP string
+	Home, Tmp                 string
+	OpenFiles                 uint64
+	HomeWritable              bool
+}
+
+type report struct {
+	Server outcome
+	Child  *outcome
+}
+
+// probeScene is what the probe is pointed at: a secret file in one folder,
+// a folder to write in, and two loopback TCP listeners.
+type probeScene struct {
+	secretDir, secret, writeDir, target string
+	addr, otherAddr                     string
+	udp                                 string
+}
+
+func newProbeScene(t *testing.T) *probeScene {
+	t.Helper()
+	s := &probeScene{secretDir: filepath.Join(t.TempDir(), "outside"), writeDir: filepath.Join(t.TempDir(), "drop")}
+	for _, d := range []string{s.secretDir, s.writeDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.secret, s.target = filepath.Join(s.secretDir, "secret"), filepath.Join(s.writeDir, "written")
+	if err := os.WriteFile(s.secret, []byte("operator secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.addr, s.otherAddr = listen(t), listen(t)
+	u, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	s.udp = u.LocalAddr().String()
+	return s
+}
+
+// listen accepts (and closes) TCP connections on a loopback port.
+func listen(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runProbe starts the probe under profile and has it try the scene's
+// read, write and connect, in itself and in a child.
+func runProbe(t *testing.T, s *probeScene, profile *confine.Profile, opts connector.Options) report {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.Call(ctx, "probe", map[string]any{"read": s.secret, "write": s.target, "connect": s.addr, "udp": s.udp, "child": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report
+	if err := json.Unmarshal(res.Structured, &r); err != nil || r.Child == nil {
+		t.Fatalf("probe answered %s (%v)", res.Structured, err)
+	}
+	return r
+}
+
+// TestConfinementDefaultBlocksProbe: under the default profile the probe
+// and its child can neither read a file outside the profile, nor write
+// outside it, nor connect to a TCP port; they get HOME and TMPDIR of their
+// own, and the open-files limit.
+func TestConfinementDefaultBlocksProbe(t *testing.T) {
+	s := newProbeScene(t)
+	private := filepath.Join(t.TempDir(), "private")
+	r := runProbe(t, s, nil, connector.Options{PrivateDir: private})
+	for who, o := range map[string]outcome{"server": r.Server, "child": *r.Child} {
+		if o.Read != "denied" || o.Write != "denied" || o.Connect != "denied" {
+			t.Errorf("%s: read %q, write %q, connect %q; want all denied", who, o.Read, o.Write, o.Connect)
+		}
+		if o.Home != filepath.Join(private, connector.PrivateHome) || o.Tmp != filepath.Join(private, connector.PrivateTmp) || !o.HomeWritable {
+			t.Errorf("%s: HOME %q TMPDIR %q writable %v; want the private folders", who, o.Home, o.Tmp, o.HomeWritable)
+		}
+		if o.OpenFiles != uint64(confine.DefaultLimits.OpenFiles) {
+			t.Errorf("%s: open files limit %d, want %d", who, o.OpenFiles, confine.DefaultLimits.OpenFiles)
+		}
+	}
+	if _, err := os.Stat(s.target); !os.IsNotExist(err) {
+		t.Errorf("the blocked write left a file: %v", err)
+	}
+	// Where oa may make a network namespace (as root here), --net none
+	// gives the server one: UDP, which Landlock does not cover before ABI
+	// 10, reaches nothing either.
+	level, err := connector.Enforcement(connector.Config{Command: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	netns := strings.Contains(level.String(), "own network namespace")
+	if os.Geteuid() == 0 && !netns {
+		t.Fatalf("running as root, --net none gives no network namespace: %s", level)
+	}
+	for who, o := range map[string]outcome{"server": r.Server, "child": *r.Child} {
+		if want := map[bool]string{true: "unreachable", false: "allowed"}[netns]; o.UDP != want {
+			t.Errorf("%s: udp %q, want %q", who, o.UDP, want)
+		}
+	}
+}
+
+// TestConfinementAllowsExactly: --read, --write and --net each open exactly
+// what they name, for the server and its child, and nothing more.
+func TestConfinementAllowsExactly(t *testing.T) {
+	s := newProbeScene(t)
+	cases := []struct {
+		name                 string
+		profile              confine.Profile
+		read, write, connect string
+	}{
+		{"read", confine.Profile{Read: []string{s.secretDir}}, "allowed", "denied", "denied"},
+		{"read file", confine.Profile{Read: []string{s.secret}}, "allowed", "denied", "denied"},
+		{"write", confine.Profile{Write: []string{s.writeDir}}, "denied", "allowed", "denied"},
+		{"net port", confine.Profile{Net: port(t, s.addr)}, "denied", "denied", "allowed"},
+		{"net other port", confine.Profile{Net: port(t, s.otherAddr)}, "denied", "denied", "denied"},
+		{"net any", confine.Profile{Net: confine.NetAny}, "denied", "denied", "allowed"},
+		{"unconfined", confine.Profile{Unconfined: true}, "allowed", "allowed", "allowed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(s.target)
+			profile := c.profile
+			r := runProbe(t, s, &profile, connector.Options{})
+			for who, o := range map[string]outcome{"server": r.Server, "child": *r.Child} {
+				if o.Read != c.read || o.Write != c.write || o.Connect != c.connect {
+					t.Errorf("%s: read %q, write %q, connect %q; want %s, %s, %s", who, o.Read, o.Write, o.Connect, c.read, c.write, c.connect)
+				}
+			}
+		})
+	}
+}
+
+// TestConfinementUnavailable: a kernel whose Landlock is missing or too
+// old for a piece of the profile refuses the start, naming the piece; an
+// unconfined connection still starts.
+func TestConfinementUnavailable(t *testing.T) {
+	cases := []struct {
+		abi     string
+		profile *confine.Profile
+		want    string
+	}{
+		{"0", nil, "no Landlock"},
+		{"3", nil, "ABI 4 for the TCP rules of --net none"},
+		{"5", &confine.Profile{Net: confine.NetAny}, "ABI 6 for signal and abstract unix socket scoping"},
+		{"2", &confine.Profile{Net: "443"}, "ABI 3 for the filesystem rules"},
+	}
+	for _, c := range cases {
+		t.Run(c.abi, func(t *testing.T) {
+			t.Setenv(confine.ABIMaxEnv, c.abi)
+			_, err := connector.Open(context.Background(), connector.Config{Command: connectortest.Probe(t), Confinement: c.profile}, connector.Options{})
+			r := refusal(t, err, blocking.ConfinementUnavailable)
+			if !strings.Contains(r.Detail, c.want) {
+				t.Errorf("detail %q does not name %q", r.Detail, c.want)
+			}
+			if _, err := connector.Enforcement(connector.Config{Command: "x", Confinement: c.profile}); blocking.Refusals(err) == nil {
+				t.Errorf("Enforcement did not refuse: %v", err)
+			}
+		})
+	}
+	t.Setenv(confine.ABIMaxEnv, "0")
+	s, err := connector.Open(context.Background(), connector.Config{Command: connectortest.Probe(t), Confinement: &confine.Profile{Unconfined: true}}, connector.Options{})
+	if err != nil {
+		t.Fatalf("an unconfined connection must start without Landlock: %v", err)
+	}
+	s.Close()
+}
+
+// TestConfinementLevel: the level names the ABI, the rules and the limits.
+func TestConfinementLevel(t *testing.T) {
+	l, err := connector.Enforcement(connector.Config{Command: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Mode != confine.ModeConfined || l.ABI < 6 || !strings.Contains(l.String(), "tcp none") || !strings.Contains(l.String(), "open files "+strconv.Itoa(int(confine.DefaultLimits.OpenFiles))) {
+		t.Errorf("level %s", l)
+	}
+	if l, _ := connector.Enforcement(connector.Config{Command: "x", Confinement: &confine.Profile{Unconfined: true}}); l.String() != confine.ModeUnconfined {
+		t.Errorf("unconfined level %s", l)
+	}
+	if l, _ := connector.Enforcement(connector.Config{Command: connector.SandboxCommand}); l.Mode != confine.ModeInProcess {
+		t.Errorf("sandbox level %s", l)
+	}
+}
+
+// BenchmarkOpenConfinement: a downstream session start (connector.Open,
+// tools/list, Close) of the test server confined by its default profile
+// (with its own network namespace, as root), with --net any (no namespace)
+// and unconfined; the differences are the network namespace and the
+// launcher step (docs/PERFORMANCE.md, "Confinement (issue 23)").
+func BenchmarkOpenConfinement(b *testing.B) {
+	file := connectortest.WriteTools(b, b.TempDir(), baseTools())
+	for _, mode := range []struct {
+		name    string
+		profile *confine.Profile
+	}{
+		{"confined", connectortest.Allow(filepath.Dir(file))},
+		{"confined-net-any", &confine.Profile{Write: []string{filepath.Dir(file)}, Net: confine.NetAny}},
+		{"unconfined", &confine.Profile{Unconfined: true}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			cfg := connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", file}, Confinement: mode.profile}
+			for b.Loop() {
+				if inv, err := connector.Probe(context.Background(), cfg, connector.Options{}); err != nil || len(inv.Tools) != 2 {
+					b.Fatalf("probe: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestLooserConfinementChangesThePlan: a connection's profile is replaced
+// by a looser one (TCP to any port) and verified while the coordinator
+// serves; the next run is refused before it reaches the server
+// (did_not_run, plan_changed), and the plan check oa bind inspect makes
+// names the confinement link.
+func TestLooserConfinementChangesThePlan(t *testing.T) {
+	ctx := context.Background()
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	})
+	cfg := connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))}
+	h.AddConnection(host, "records", resolve.SandboxConnector, cfg)
+	b := h.Bind(host, "claude-test")
+	var operator strings.Builder
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	run := func(id string) *coordinator.Result {
+		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
+			Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run("confined"); res.Outcome != contract.OutcomeNotSureIfSaved {
+		t.Fatalf("under the approved profile: %+v", res)
+	}
+	looser := *cfg.Confinement
+	looser.Net = confine.NetAny
+	cfg.Confinement = &looser
+	h.AddConnection(host, "records", resolve.SandboxConnector, cfg)
+	if res := run("loosened"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonPlanChanged {
+		t.Fatalf("after loosening: %+v", res)
+	}
+	if !strings.Contains(operator.String(), "plan changed: confinement") {
+		t.Errorf("the operator was not told the confinement changed:\n%s", operator.String())
+	}
+	art, err := bind.FetchRelease(ctx, h.Home, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _, err := bind.Check(ctx, host, b, art, bind.CheckOptions{Now: h.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := false
+	for _, ch := range report.Changes {
+		named = named || (ch.Link == bind.LinkConfinement && strings.Contains(ch.Detail, "tcp any"))
+	}
+	if report.Approved || !named {
+		t.Fatalf("bind.Check: approved %v, changes %+v; want the confinement link named", report.Approved, report.Changes)
+	}
+}

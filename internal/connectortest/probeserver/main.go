@@ -1,0 +1,153 @@
+// Command probeserver is an MCP stdio server for oa's confinement tests.
+// Its one tool, probe, tries what a confined server must not do unless
+// its profile allows it — read a file, write a file, connect to a TCP
+// address — in the server itself and, with child set, in a process the
+// server starts (the server's child, oa's grandchild), and answers what
+// the kernel said to each attempt.
+//
+// Run with --attempt JSON it makes the attempts of one probe call and
+// prints the outcome as JSON: that is the child.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Attempts are what one probe tries; an empty field is not tried.
+type Attempts struct {
+	Read    string `json:"read,omitempty" jsonschema:"a file to read"`
+	Write   string `json:"write,omitempty" jsonschema:"a file to create and write"`
+	Connect string `json:"connect,omitempty" jsonschema:"a TCP address to connect to"`
+	UDP     string `json:"udp,omitempty" jsonschema:"a UDP address to send a datagram to"`
+	Child   bool   `json:"child,omitempty" jsonschema:"make the attempts in a child process as well"`
+}
+
+// Outcome is what the kernel said to each attempt: "allowed", "denied"
+// (EACCES or EPERM), "unreachable" (ENETUNREACH: no network at all), ""
+// when not tried, or "error: …" for anything else.
+type Outcome struct {
+	Read    string `json:"read,omitempty"`
+	Write   string `json:"write,omitempty"`
+	Connect string `json:"connect,omitempty"`
+	UDP     string `json:"udp,omitempty"`
+	// Home, Tmp and OpenFiles are the server's HOME, TMPDIR and soft
+	// RLIMIT_NOFILE, and HomeWritable whether it could write in HOME.
+	Home         string `json:"home,omitempty"`
+	Tmp          string `json:"tmp,omitempty"`
+	OpenFiles    uint64 `json:"openFiles,omitempty"`
+	HomeWritable bool   `json:"homeWritable,omitempty"`
+}
+
+// Report is the answer of a probe call.
+type Report struct {
+	Server Outcome  `json:"server"`
+	Child  *Outcome `json:"child,omitempty"`
+}
+
+var attempt = flag.String("attempt", "", "make these attempts (JSON) and print the outcome (the child's mode)")
+
+func main() {
+	flag.Parse()
+	if *attempt != "" {
+		var a Attempts
+		if err := json.Unmarshal([]byte(*attempt), &a); err != nil {
+			fmt.Fprintln(os.Stderr, "probeserver:", err)
+			os.Exit(2)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(try(a))
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "oa-probeserver", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "probe", Description: "try to read, write and connect"}, probe)
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "probeserver:", err)
+		os.Exit(1)
+	}
+}
+
+func probe(ctx context.Context, _ *mcp.CallToolRequest, a Attempts) (*mcp.CallToolResult, Report, error) {
+	r := Report{Server: try(a)}
+	if a.Child {
+		c, err := inChild(ctx, a)
+		if err != nil {
+			return nil, Report{}, err
+		}
+		r.Child = c
+	}
+	return nil, r, nil
+}
+
+// inChild runs this program with --attempt and reads its outcome.
+func inChild(ctx context.Context, a Attempts) (*Outcome, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(Attempts{Read: a.Read, Write: a.Write, Connect: a.Connect, UDP: a.UDP})
+	out, err := exec.CommandContext(ctx, self, "--attempt", string(b)).Output()
+	if err != nil {
+		return nil, fmt.Errorf("the child failed: %w", err)
+	}
+	var o Outcome
+	return &o, json.Unmarshal(out, &o)
+}
+
+// try makes the attempts in this process.
+func try(a Attempts) Outcome {
+	o := Outcome{Home: os.Getenv("HOME"), Tmp: os.Getenv("TMPDIR")}
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil {
+		o.OpenFiles = lim.Cur
+	}
+	if o.Home != "" {
+		o.HomeWritable = os.WriteFile(o.Home+"/probe-state", []byte("x"), 0o600) == nil
+	}
+	if a.Read != "" {
+		_, err := os.ReadFile(a.Read)
+		o.Read = verdict(err)
+	}
+	if a.Write != "" {
+		o.Write = verdict(os.WriteFile(a.Write, []byte("written by the probe\n"), 0o600))
+	}
+	if a.Connect != "" {
+		c, err := net.DialTimeout("tcp", a.Connect, 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		o.Connect = verdict(err)
+	}
+	if a.UDP != "" {
+		c, err := net.Dial("udp", a.UDP)
+		if err == nil {
+			_, err = c.Write([]byte("probe"))
+			c.Close()
+		}
+		o.UDP = verdict(err)
+	}
+	return o
+}
+
+// verdict names what the kernel said.
+func verdict(err error) string {
+	switch {
+	case err == nil:
+		return "allowed"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "denied"
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "unreachable"
+	default:
+		return "error: " + err.Error()
+	}
+}
