@@ -101,6 +101,10 @@ const (
 	ReasonEvaluationFailed Reason = "evaluation_failed"
 	// ReasonTargetRefused (did_not_run): the app refused the change.
 	ReasonTargetRefused Reason = "target_refused"
+	// ReasonAppCredentials (did_not_run): the app refused the host's
+	// credentials (expired, revoked or lacking permission) before doing
+	// anything.
+	ReasonAppCredentials Reason = "app_credentials_refused"
 )
 
 // Record-changed values: whether a run changed the record.
@@ -229,6 +233,9 @@ var Reasons = []ReasonInfo{
 	{ReasonTargetRefused, OutcomeDidNotRun, ChangedNo, false,
 		"The app refused the change (the record is missing, closed or the change is invalid); nothing was written.",
 		"Tell the person the record could not take this change."},
+	{ReasonAppCredentials, OutcomeDidNotRun, ChangedNo, false,
+		"The app refused this host's credentials before doing anything; nothing was written.",
+		"Tell the operator the connection's login or token needs renewing; retry with the same request_id after they fix it."},
 	{ReasonRunRecordTampered, OutcomeNeedsReview, ChangedUnknown, false,
 		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
 		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},
