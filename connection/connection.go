@@ -60,14 +60,14 @@ type Record struct {
 
 // Verification is what one verification of a revision found.
 type Verification struct {
-	Revision   int64               `json:"revision"`
+	Revision  int64               `json:"revision"`
 	Inventory connector.Inventory `json:"inventory"`
 	// Protocol is the MCP protocol version a remote server agreed to ("" for
 	// a stdio server, whose version oa chooses); a change raises the
 	// revision like a changed inventory.
-	Protocol   string `json:"protocol,omitempty"`
-	VerifiedBy string `json:"verifiedBy"`
-	VerifiedAt time.Time           `json:"verifiedAt"`
+	Protocol   string    `json:"protocol,omitempty"`
+	VerifiedBy string    `json:"verifiedBy"`
+	VerifiedAt time.Time `json:"verifiedAt"`
 }
 
 // Verified reports whether the connection's current revision is verified.
