@@ -4,15 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,62 +48,13 @@ tools: [
 `, host, others.String())
 }
 
-// everything is a running server-everything in streamableHttp mode.
-type everything struct {
-	URL string
-	cmd *exec.Cmd
-}
-
-// startEverything starts the pinned server-everything on a free loopback
-// port and waits until it accepts connections.
-func startEverything(t *testing.T) *everything {
-	t.Helper()
-	bin := interoptest.Everything(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e := &everything{URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp", cmd: cmd}
-	t.Cleanup(e.Stop)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return e
-		}
-		if i == 600 {
-			t.Fatalf("server-everything did not listen on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// Stop ends the server's process group and waits for it.
-func (e *everything) Stop() {
-	if e.cmd.Process == nil || e.cmd.ProcessState != nil {
-		return
-	}
-	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-	_ = e.cmd.Wait()
-}
-
 // TestRemoteServerEverything: the stock server-everything, run in
 // streamableHttp mode on loopback, is added as a remote connection,
 // verified (inventory and protocol recorded), bound, and read through the
 // coordinator under the plan check; once it stops, verification is a
 // named refusal and a read is did_not_run (app_offline).
 func TestRemoteServerEverything(t *testing.T) {
-	srv := startEverything(t)
+	srv := interoptest.StartEverything(t)
 	h := hosttest.New(t, nil)
 	host := h.Open()
 	ctx := context.Background()
