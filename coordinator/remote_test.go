@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
@@ -119,4 +123,120 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+type askAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// askingDeployment binds the clinic to a go-sdk remote server whose "ask"
+// tool (records.read) elicits a flat form and answers with exactly what
+// came back, and opens a coordinator on it.
+func askingDeployment(t *testing.T) (*coordinator.Coordinator, *lockedBuffer) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the person.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, askAnswer, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Which ward is Ada in?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)})
+			if err != nil {
+				return nil, askAnswer{}, err
+			}
+			return nil, askAnswer{Action: res.Action, Content: res.Content}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "note", Description: "Append a note."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, askAnswer, error) {
+			return nil, askAnswer{Action: "noted"}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(fmt.Sprintf(`package host
+
+host: %q
+capabilities: {
+	"records.read": {risk: "read_only", description: "Read one record."}
+	"records.note.append": {risk: "consequential", description: "Append one note."}
+}
+connectors: "asking": {aliases: [], availability: "available"}
+tools: [
+	{name: "ask", connector: "asking", capability: "records.read", risk: "read_only", enabled: true},
+	{name: "note", connector: "asking", capability: "records.note.append", risk: "consequential", enabled: true},
+]
+`, hosttest.Name))
+	host := h.Open()
+	h.AddConnection(host, "ward-desk", "asking", connector.Config{Remote: &connector.Remote{URL: srv.URL + "/mcp"}})
+	h.Bind(host, "claude-test")
+	operator := &lockedBuffer{}
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: operator, EffectTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, operator
+}
+
+// TestDownstreamElicitationForwarded: a downstream server's elicitation
+// during a read reaches the person behind the calling MCP client through
+// the coordinator's input request, labelled with the connection and the
+// capability, and the person's answer (accept with content, decline,
+// cancel) reaches the server unchanged. A client without elicitation
+// yields cancel without being asked. Neither the question nor the answer
+// reaches the operator's channel.
+func TestDownstreamElicitationForwarded(t *testing.T) {
+	c, operator := askingDeployment(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	connect := func(handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+		st, ct := mcp.NewInMemoryTransports()
+		go func() { _ = coordinator.Serve(ctx, c, st) }()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v1"}, &mcp.ClientOptions{ElicitationHandler: handler}).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	read := func(cs *mcp.ClientSession) askAnswer {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "records_read", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("records_read: %v %+v", err, res)
+		}
+		var out struct {
+			Outcome contract.Outcome `json:"outcome"`
+			Content askAnswer        `json:"content"`
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != contract.OutcomeDone {
+			t.Fatalf("records_read answered %s", raw)
+		}
+		return out.Content
+	}
+	for _, want := range []askAnswer{{Action: "accept", Content: map[string]any{"ward": "B-4"}}, {Action: "decline"}, {Action: "cancel"}} {
+		var asked []string
+		cs := connect(func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: want.Action, Content: want.Content}, nil
+		})
+		got := read(cs)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("the server received %+v, want %+v", got, want)
+		}
+		if len(asked) != 1 || !strings.Contains(asked[0], `connection "ward-desk"`) || !strings.Contains(asked[0], `capability "records.read"`) || !strings.Contains(asked[0], "Which ward is Ada in?") {
+			t.Fatalf("the person was asked %q", asked)
+		}
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	go func() { _ = coordinator.Serve(ctx, c, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "no-elicitation", Version: "v1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := read(cs); got.Action != "cancel" || got.Content != nil {
+		t.Fatalf("a client without elicitation: the server received %+v", got)
+	}
+	if log := operator.String(); strings.Contains(log, "Which ward") || strings.Contains(log, "B-4") {
+		t.Fatalf("the operator channel holds the question or the answer:\n%s", log)
+	}
 }
