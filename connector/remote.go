@@ -99,7 +99,7 @@ func NormalizeRemote(r Remote) (Remote, error) {
 	switch {
 	case r.URL == "" || err != nil:
 		bad("url", "give the server's MCP endpoint as an absolute https:// URL")
-	case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.Opaque != "":
+	case u.Scheme != "https" && u.Scheme != "http", u.Hostname() == "", u.Opaque != "":
 		bad("url", "the URL must be absolute and start with https:// (or http:// for a loopback address)")
 	case u.User != nil:
 		bad("url", "the URL holds a user name or password; pass credentials with --header NAME --secret-file F or --bearer-secret-file F")
