@@ -12,6 +12,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/resolve"
 )
 
 type echoIn struct {
@@ -94,5 +98,23 @@ func TestConnectionRemoteCLI(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPlanShowsPlainHTTP: a plan that uses a remote connection says so,
+// and says when its traffic is unencrypted by --plain-http, before anyone
+// approves it (oa resolve prints what oa bind asks about).
+func TestPlanShowsPlainHTTP(t *testing.T) {
+	srv := sandbox.NewServer("")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	t.Setenv("OA_HOME", h.Home)
+	cliOK(t, "connection", "add", "records", "--connector", resolve.SandboxConnector, "--url", ts.URL+"/mcp", "--plain-http", "--as", "Dr Ada")
+	cliOK(t, "connection", "verify", "records", "--as", "Dr Ada")
+	out := cliOK(t, "resolve", h.Ref, "--deployment", "clinic")
+	if !strings.Contains(out, "connection records is remote: "+ts.URL+"/mcp") || !strings.Contains(out, "PLAIN HTTP: unencrypted (--plain-http)") {
+		t.Fatalf("the plan does not show the remote connection's plain HTTP:\n%s", out)
 	}
 }
