@@ -1,14 +1,19 @@
 package coordinator_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,10 +22,12 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/resolve"
 )
 
 // everythingRegistry maps the clinic's capabilities to tools of the stock
@@ -238,5 +245,85 @@ func TestDownstreamElicitationForwarded(t *testing.T) {
 	}
 	if log := operator.String(); strings.Contains(log, "Which ward") || strings.Contains(log, "B-4") {
 		t.Fatalf("the operator channel holds the question or the answer:\n%s", log)
+	}
+}
+
+// TestRemoteEffectOutcomes: the four-outcome contract over a remote
+// connection (the sandbox records server served over Streamable HTTP). A
+// change the server refuses with 401 is did_not_run
+// (app_credentials_refused); one whose request is sent and whose
+// connection is then cut, or that is never answered, is not_sure_if_saved;
+// one that cannot be sent (its secret unreadable) is did_not_run
+// (app_offline); an untouched server completes.
+func TestRemoteEffectOutcomes(t *testing.T) {
+	var mode atomic.Value
+	mode.Store("ok")
+	release := make(chan struct{})
+	srv := sandbox.NewServer("")
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("tok-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	t.Cleanup(ts.Close) // runs after release is closed below
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"append_note"`)) && bytes.Contains(body, []byte(`"tools/call"`)) {
+			switch mode.Load() {
+			case "401":
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			case "cut":
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return
+			case "hang":
+				<-release
+				return
+			}
+		}
+		if mode.Load() == "unsendable" && bytes.Contains(body, []byte(`"read_record"`)) {
+			// The step before the change reads; from now on the token
+			// cannot be read, so the change is never sent.
+			defer os.Chmod(token, 0o644)
+		}
+		handler.ServeHTTP(w, r)
+	})
+	ts.Start()
+	defer close(release)
+
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp", BearerSecretFile: token}})
+	h.Bind(host, "claude-test")
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: io.Discard, EffectTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		mode    string
+		outcome contract.Outcome
+		reason  contract.Reason
+	}{
+		{"401", contract.OutcomeDidNotRun, contract.ReasonAppCredentials},
+		{"cut", contract.OutcomeNotSureIfSaved, contract.ReasonEffectUnclear},
+		{"hang", contract.OutcomeNotSureIfSaved, contract.ReasonEffectTimeout},
+		{"unsendable", contract.OutcomeDidNotRun, contract.ReasonAppOffline},
+		{"ok", contract.OutcomeDone, contract.ReasonVerified},
+	} {
+		mode.Store(tc.mode)
+		if err := os.Chmod(token, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "remote-" + tc.mode, Inputs: inputs("AB-1234"), Wait: time.Minute})
+		if err != nil || res.Outcome != tc.outcome || res.Reason != tc.reason {
+			t.Fatalf("%s: %v %s/%s, want %s/%s", tc.mode, err, res.Outcome, res.Reason, tc.outcome, tc.reason)
+		}
 	}
 }
