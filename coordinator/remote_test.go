@@ -141,11 +141,23 @@ type askAnswer struct {
 // tool (records.read) elicits a flat form and answers with exactly what
 // came back, and opens a coordinator on it.
 func askingDeployment(t *testing.T) (*coordinator.Coordinator, *lockedBuffer) {
+	c, operator, _ := askingDeploymentURL(t)
+	return c, operator
+}
+
+// askingDeploymentURL is askingDeployment whose "ask" tool asks in URL
+// mode while the returned flag is set.
+func askingDeploymentURL(t *testing.T) (*coordinator.Coordinator, *lockedBuffer, *atomic.Bool) {
 	t.Helper()
+	urlMode := &atomic.Bool{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "v1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the person.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, askAnswer, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Which ward is Ada in?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)})
+			params := &mcp.ElicitParams{Message: "Which ward is Ada in?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)}
+			if urlMode.Load() {
+				params = &mcp.ElicitParams{Mode: "url", Message: "Sign in to the ward desk.", URL: "https://ward.example.com/sign-in", ElicitationID: "e-1"}
+			}
+			res, err := req.Session.Elicit(ctx, params)
 			if err != nil {
 				return nil, askAnswer{}, err
 			}
@@ -180,7 +192,7 @@ tools: [
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c, operator
+	return c, operator, urlMode
 }
 
 // TestDownstreamElicitationForwarded: a downstream server's elicitation
@@ -324,6 +336,54 @@ func TestRemoteEffectOutcomes(t *testing.T) {
 		res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "remote-" + tc.mode, Inputs: inputs("AB-1234"), Wait: time.Minute})
 		if err != nil || res.Outcome != tc.outcome || res.Reason != tc.reason {
 			t.Fatalf("%s: %v %s/%s, want %s/%s", tc.mode, err, res.Outcome, res.Reason, tc.outcome, tc.reason)
+		}
+	}
+}
+
+// TestDownstreamURLElicitation: a URL-mode request is forwarded only to a
+// client that declared URL support; a form-only client is never asked and
+// the server gets cancel.
+func TestDownstreamURLElicitation(t *testing.T) {
+	c, _, urlMode := askingDeploymentURL(t)
+	urlMode.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		caps *mcp.ClientCapabilities
+		want string
+	}{
+		{nil, `{"action":"cancel"}`},
+		{&mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}, `{"action":"accept"}`},
+	} {
+		var asked []*mcp.ElicitParams
+		st, ct := mcp.NewInMemoryTransports()
+		go func() { _ = coordinator.Serve(ctx, c, st) }()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v1"}, &mcp.ClientOptions{Capabilities: tc.caps,
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params)
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}}).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "records_read", Arguments: map[string]any{}})
+		cs.Close()
+		if err != nil || res.IsError {
+			t.Fatalf("records_read: %v %+v", err, res)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			Content json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(raw, &out)
+		if string(out.Content) != tc.want {
+			t.Fatalf("url support %v: the server received %s, want %s", tc.caps != nil, out.Content, tc.want)
+		}
+		switch {
+		case tc.caps == nil && len(asked) != 0:
+			t.Fatalf("a form-only client was asked a URL request: %+v", asked[0])
+		case tc.caps != nil && (len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != "https://ward.example.com/sign-in"):
+			t.Fatalf("a URL client was asked %+v", asked)
 		}
 	}
 }
