@@ -41,7 +41,8 @@ func newConnectionAddCmd() *cobra.Command {
 	var secretFiles []string
 	var remote remoteFlags
 	cmd := &cobra.Command{
-		Use:   "add NAME --connector C (--url URL [--header NAME --secret-file F]… [--bearer-secret-file F] [--ca-file F] [--plain-http] | [--env NAME…] [--secret-file F] -- COMMAND ARGS…) --as NAME",
+		// A remote server (--url) takes no command: see Long.
+		Use:   "add NAME --connector C [--url URL [--header NAME --secret-file F]… [--bearer-secret-file F] [--ca-file F] [--plain-http]] [--env NAME…] [--secret-file F] --as NAME -- COMMAND ARGS…",
 		Short: "Add a connection: a remote MCP server (--url) or one run over stdio (or builtin:sandbox-records)",
 		Long: `Add records a connection named NAME to the canonical connector C.
 
