@@ -22,7 +22,7 @@ const (
 func init() {
 	register(
 		Entry{ConnectorConfigInvalid, StageResolve, "connection configuration is not usable",
-			"Fix the connection: give a command, list environment variable names (letters, digits, underscore; each once), and give the built-in sandbox connector no args, env or secret file."},
+			"Fix the connection: give a command, list environment variable names (letters, digits, underscore; each once), and give the built-in sandbox connector no args, env or secret file. A remote connection (--url) takes an https:// URL (http:// only to a loopback address or with --plain-http) with no credentials or #fragment in it, and each --header once, not a reserved one, with its own --secret-file."},
 		Entry{ConnectorSecretUnavailable, StageResolve, "a secret the connection needs is not available",
 			"Set the named environment variable for oa, or fix the secret file: it must be a regular file owned by oa's user with mode 0600 (chmod 600 FILE) holding NAME=VALUE lines, each name once."},
 		Entry{ConnectorStartFailed, StageResolve, "the downstream MCP server did not start",

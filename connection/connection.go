@@ -63,10 +63,14 @@ type Record struct {
 
 // Verification is what one verification of a revision found.
 type Verification struct {
-	Revision   int64               `json:"revision"`
-	Inventory  connector.Inventory `json:"inventory"`
-	VerifiedBy string              `json:"verifiedBy"`
-	VerifiedAt time.Time           `json:"verifiedAt"`
+	Revision  int64               `json:"revision"`
+	Inventory connector.Inventory `json:"inventory"`
+	// Protocol is the MCP protocol version a remote server agreed to ("" for
+	// a stdio server, whose version oa chooses); a change raises the
+	// revision like a changed inventory.
+	Protocol   string    `json:"protocol,omitempty"`
+	VerifiedBy string    `json:"verifiedBy"`
+	VerifiedAt time.Time `json:"verifiedAt"`
 	// Enforced is how the server was confined when it was verified (see
 	// confine.Level), absent in records made before confinement.
 	Enforced *confine.Level `json:"enforced,omitempty"`
@@ -84,6 +88,7 @@ type authority struct {
 	Revision        int64            `json:"revision"`
 	Config          connector.Config `json:"config"`
 	InventoryDigest string           `json:"inventoryDigest"`
+	Protocol        string           `json:"protocol,omitempty"`
 	VerifiedBy      string           `json:"verifiedBy"`
 }
 
@@ -98,7 +103,7 @@ func (r *Record) AuthorityDigest() string {
 	if !r.Verified() {
 		return ""
 	}
-	b, err := canonical.Marshal(authority{r.Name, r.Connector, r.Revision, r.Config, r.Verification.Inventory.Digest, r.Verification.VerifiedBy})
+	b, err := canonical.Marshal(authority{r.Name, r.Connector, r.Revision, r.Config, r.Verification.Inventory.Digest, r.Verification.Protocol, r.Verification.VerifiedBy})
 	if err != nil {
 		panic("connection: authority is always encodable: " + err.Error())
 	}
@@ -141,7 +146,7 @@ func Add(ctx context.Context, h *host.Host, opts AddOptions, c Change) (*Record,
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if err := checkSettings(opts); err != nil {
+	if err := checkSettings(&opts); err != nil {
 		return nil, err
 	}
 	profile, err := checkConfinement(h, opts.Config)
@@ -164,8 +169,9 @@ func Add(ctx context.Context, h *host.Host, opts AddOptions, c Change) (*Record,
 }
 
 // checkSettings refuses a bad name, connector id or configuration, naming
-// the rule and never the value.
-func checkSettings(opts AddOptions) error {
+// the rule and never the value. A remote server's settings are normalized
+// in place.
+func checkSettings(opts *AddOptions) error {
 	var refused blocking.List
 	bad := func(path, format string, args ...any) {
 		refused = append(refused, blocking.New(blocking.ConnectionInvalid, format, args...).At("", path))
@@ -175,6 +181,9 @@ func checkSettings(opts AddOptions) error {
 	}
 	if !connectorPattern.MatchString(opts.Connector) || len(opts.Connector) > 64 {
 		bad("connector", "a connector id is lower-case letters and digits separated by '.', '_' or '-'")
+	}
+	if opts.Config.Remote != nil {
+		return append(refused, checkRemote(opts)...).Err()
 	}
 	if opts.Config.Command == "" {
 		bad("command", "give the server's command after --")
@@ -285,8 +294,10 @@ func SetEnabled(ctx context.Context, h *host.Host, name string, enabled bool, c 
 	return rec, err
 }
 
-// Verify starts the connection's server, lists its tools and records the
-// inventory as verified by c.By. A changed inventory raises the revision.
+// Verify starts (or, for a remote server, connects to) the connection's
+// server, lists its tools and records the inventory, and the protocol
+// version a remote server agreed to, as verified by c.By. A changed
+// inventory or protocol raises the revision.
 // A server that cannot be reached is recorded offline and refused.
 func Verify(ctx context.Context, h *host.Host, name string, opts connector.Options, c Change) (*Record, error) {
 	if err := c.check(); err != nil {
@@ -300,9 +311,9 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		return nil, err
 	}
 	level, probeErr := connector.Enforcement(cur.Config)
-	var inv *connector.Inventory
+	var desc *connector.Description
 	if probeErr == nil {
-		inv, probeErr = connector.Probe(ctx, cur.Config, StartOptions(h.Home, name, opts))
+		desc, probeErr = connector.Describe(ctx, cur.Config, StartOptions(h.Home, name, opts))
 	}
 	var rec *Record
 	err = write(ctx, h, name, c, func(prev *Record) (*Record, error) {
@@ -312,10 +323,10 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		next := *prev
 		next.Online = probeErr == nil
 		if probeErr == nil {
-			if prev.Verification != nil && prev.Verification.Inventory.Digest != inv.Digest {
+			if pv := prev.Verification; pv != nil && (pv.Inventory.Digest != desc.Inventory.Digest || pv.Protocol != desc.Protocol) {
 				next.Revision++
 			}
-			next.Verification = &Verification{Revision: next.Revision, Inventory: *inv, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second), Enforced: &level}
+			next.Verification = &Verification{Revision: next.Revision, Inventory: desc.Inventory, Protocol: desc.Protocol, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second), Enforced: &level}
 		}
 		rec = &next
 		return rec, nil

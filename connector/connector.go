@@ -41,9 +41,12 @@ const maxPages = 1000
 // Config is how to start one downstream MCP server over stdio. It never
 // holds a secret value.
 type Config struct {
-	// Command is the program, or SandboxCommand.
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	// Command is the program, or SandboxCommand; "" for a remote server.
+	Command string `json:"command"`
+	// Remote, when set, is a server reached over Streamable HTTP instead
+	// of a program started over stdio.
+	Remote *Remote  `json:"remote,omitempty"`
+	Args   []string `json:"args"`
 	// Env holds NAMES of environment variables passed to the server; their
 	// values are read from oa's environment at start.
 	Env []string `json:"env,omitempty"`
@@ -97,10 +100,13 @@ type CallResult struct {
 // the server exits; after that every method refuses with connector_closed.
 type Session struct {
 	cs      *mcp.ClientSession
-	proc    *process           // nil for the in-process sandbox
+	proc    *process           // nil for the in-process sandbox and a remote server
 	server  *mcp.ServerSession // the sandbox's side, nil for a subprocess
+	remote  *remoteConn        // a remote server's HTTP side, else nil
 	timeout time.Duration
 	stop    func() bool // detaches the watch on Open's context
+
+	elicit *elicitRouter
 
 	mu     sync.Mutex
 	inv    *Inventory
@@ -119,6 +125,9 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
+	if cfg.Remote != nil {
+		return openRemote(ctx, cfg, opts, timeout)
+	}
 	if cfg.Command == SandboxCommand {
 		return openSandbox(ctx, cfg, opts, timeout)
 	}
@@ -126,13 +135,17 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 }
 
 // newClient returns the go-sdk client oa speaks to servers with. It offers
-// no capabilities (no roots, sampling or elicitation): a downstream server
-// gets nothing from oa but calls. The middleware keeps tools/list results
-// as they came, before the go-sdk drops tools it dislikes, so the inventory
-// check sees everything the server listed.
-func newClient() *mcp.Client {
+// form and URL elicitation and nothing else (no roots or sampling): a
+// server's elicitation during a call goes to that call's Elicitor (the
+// person behind the calling client), else it is answered cancel. Offered
+// always, so what a server lists never depends on who calls it. The
+// middleware keeps tools/list results as they came, before the go-sdk
+// drops tools it dislikes, so the inventory check sees everything the
+// server listed.
+func newClient(r *elicitRouter) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "oa", Version: "v1"}, &mcp.ClientOptions{
-		Capabilities:           &mcp.ClientCapabilities{},
+		Capabilities:           &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler:     r.handle,
 		ToolListChangedHandler: noteToolsChanged,
 	})
 	c.AddSendingMiddleware(keepRawTools)
@@ -169,12 +182,13 @@ func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	if err != nil {
 		return nil, blocking.New(blocking.ConnectorStartFailed, "the sandbox connector did not start")
 	}
-	cs, err := newClient().Connect(octx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	router := &elicitRouter{}
+	cs, err := newClient(router).Connect(octx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		_ = ss.Close()
 		return nil, startError(octx, ctx)
 	}
-	s := &Session{cs: cs, server: ss, timeout: timeout, ended: make(chan struct{})}
+	s := &Session{cs: cs, server: ss, elicit: router, timeout: timeout, ended: make(chan struct{})}
 	s.watch(ctx)
 	return s, nil
 }
@@ -230,7 +244,8 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	// a server that hangs in initialize cannot hold Open past its timeout.
 	stopEarly := context.AfterFunc(octx, p.kill)
 	tr := &treeTransport{newCmd: newCmd, proc: p}
-	cs, err := newClient().Connect(octx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	router := &elicitRouter{}
+	cs, err := newClient(router).Connect(octx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	stopEarly()
 	if err == nil && tr.err != nil {
 		_ = p.end(cs)
@@ -243,7 +258,7 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		}
 		return nil, startError(octx, ctx)
 	}
-	s := &Session{cs: cs, proc: p, timeout: timeout, ended: make(chan struct{})}
+	s := &Session{cs: cs, proc: p, elicit: router, timeout: timeout, ended: make(chan struct{})}
 	s.watch(ctx)
 	return s, nil
 }
@@ -276,6 +291,24 @@ func (s *Session) watch(ctx context.Context) {
 
 // Probe opens the server, lists its tools and closes it.
 func Probe(ctx context.Context, cfg Config, opts Options) (*Inventory, error) {
+	d, err := Describe(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &d.Inventory, nil
+}
+
+// Description is what a verification records of a server: its tools and,
+// for a remote server, the protocol version it agreed to ("" for stdio,
+// whose version oa chooses).
+type Description struct {
+	Inventory Inventory
+	Protocol  string
+}
+
+// Describe opens the server, lists its tools, notes the protocol version
+// agreed (remote servers) and closes it.
+func Describe(ctx context.Context, cfg Config, opts Options) (*Description, error) {
 	s, err := Open(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
@@ -284,7 +317,14 @@ func Probe(ctx context.Context, cfg Config, opts Options) (*Inventory, error) {
 	if cerr := s.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
-	return inv, err
+	if err != nil {
+		return nil, err
+	}
+	d := &Description{Inventory: *inv}
+	if s.remote != nil {
+		d.Protocol = s.Protocol()
+	}
+	return d, nil
 }
 
 // Inventory lists every tool (all pages), checks the list against the MCP
@@ -296,6 +336,7 @@ func (s *Session) Inventory(ctx context.Context) (*Inventory, error) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	lctx = s.traced(lctx)
 	changes, at := s.changesSeen(), time.Now()
 	raw, err := s.listAll(lctx)
 	if err != nil {
@@ -356,6 +397,8 @@ func (s *Session) Call(ctx context.Context, tool string, args any) (*CallResult,
 	if !conforms(c.input, in) {
 		return nil, blocking.New(blocking.ConnectorArgumentsInvalid, "the arguments break the input schema")
 	}
+	ctx = s.traced(ctx)
+	defer s.elicit.enter(ctx)()
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(in)})
 	if err != nil {
 		return nil, s.failed(ctx, err)
@@ -427,6 +470,12 @@ func (s *Session) failed(ctx context.Context, err error) error {
 	if r := blocking.Refusals(err); r != nil {
 		return err
 	}
+	if tr := traceOf(ctx); s.remote != nil && tr != nil {
+		if refusal, ok := remoteFailure(tr); ok {
+			_ = s.end()
+			return refusal
+		}
+	}
 	if cerr := ctx.Err(); cerr != nil {
 		_ = s.end()
 		return ctxRefusal(cerr)
@@ -440,6 +489,27 @@ func (s *Session) failed(ctx context.Context, err error) error {
 	_ = s.end()
 	return blocking.New(blocking.ConnectorCallFailed, "the server ended or broke the connection during the request")
 }
+
+// traced gives a remote session's operation its own sendTrace, so a
+// failure can be told apart: never written, refused, or sent unanswered.
+func (s *Session) traced(ctx context.Context) context.Context {
+	if s.remote == nil {
+		return ctx
+	}
+	ctx, _ = withTrace(ctx)
+	return ctx
+}
+
+// Protocol is the MCP protocol version the server agreed to.
+func (s *Session) Protocol() string {
+	if r := s.cs.InitializeResult(); r != nil {
+		return r.ProtocolVersion
+	}
+	return ""
+}
+
+// Remote reports whether the session is to a remote server.
+func (s *Session) Remote() bool { return s.remote != nil }
 
 // usable refuses once the session has ended.
 func (s *Session) usable() error {
@@ -478,6 +548,10 @@ func (s *Session) end() error {
 			return
 		}
 		_ = s.cs.Close()
+		if s.remote != nil {
+			s.remote.transport.CloseIdleConnections()
+			return
+		}
 		_ = s.server.Close()
 	})
 	return s.endErr

@@ -46,3 +46,36 @@ func FuzzParseSecrets(f *testing.F) {
 		}
 	})
 }
+
+// remoteURLRefusal is every Detail NormalizeRemote may give for a URL: fixed
+// copy, nothing from the input.
+var remoteURLRefusal = regexp.MustCompile(`^(give the server's MCP endpoint as an absolute https:// URL|the URL must be absolute and start with https:// \(or http:// for a loopback address\)|the URL holds a user name or password; .*|the URL has a #fragment, which HTTP never sends; remove it|--plain-http is for an http:// URL; an https:// URL is always encrypted|http:// is unencrypted: use https://, or pass --plain-http to accept plain HTTP to this host \(shown in the plan\))$`)
+
+// FuzzNormalizeRemote: any URL either normalizes to an absolute http(s)
+// URL that normalizes to itself (plain http only to loopback unless
+// allowed), or is refused with connector_config_invalid whose detail never
+// holds the input.
+func FuzzNormalizeRemote(f *testing.F) {
+	for _, s := range []string{"https://mcp.example.com/mcp", "HTTP://127.0.0.1:80", "http://[::1]:3001/x?y=1", "https://u:p@h/", "https://h/#f", "mcp.example.com", "http://10.0.0.1/", "https://h:443", "ftp://h/", "https://%zz/", "http://localhost"} {
+		f.Add(s, false)
+	}
+	f.Add("http://mcp.internal:8080/mcp", true)
+	f.Fuzz(func(t *testing.T, raw string, plain bool) {
+		r, err := NormalizeRemote(Remote{URL: raw, PlainHTTP: plain})
+		if err != nil {
+			for _, e := range blocking.Refusals(err) {
+				if e.Code != blocking.ConnectorConfigInvalid || !remoteURLRefusal.MatchString(e.Detail) {
+					t.Fatalf("unexpected refusal: %v", err)
+				}
+			}
+			return
+		}
+		if !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") {
+			t.Fatalf("normalized to %q", r.URL)
+		}
+		again, err := NormalizeRemote(Remote{URL: r.URL, PlainHTTP: plain})
+		if err != nil || again.URL != r.URL {
+			t.Fatalf("not a fixed point: %q -> %q (%v)", r.URL, again.URL, err)
+		}
+	})
+}

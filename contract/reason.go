@@ -113,6 +113,10 @@ const (
 	// attempt was started: none could be sealed, and a removed run could
 	// otherwise be repeated.
 	ReasonHostRecordsDisagree Reason = "host_records_disagree"
+	// ReasonAppCredentials (did_not_run): the app refused the host's
+	// credentials (expired, revoked or lacking permission) before doing
+	// anything.
+	ReasonAppCredentials Reason = "app_credentials_refused"
 )
 
 // Record-changed values: whether a run changed the record.
@@ -250,6 +254,9 @@ var Reasons = []ReasonInfo{
 	{ReasonHostRecordsDisagree, OutcomeDidNotRun, ChangedNo, false,
 		"The host's records do not agree with what it signed (records were removed or edited), so nothing was started.",
 		"Tell the operator the host's records need an audit (oa receipts verify). Do not retry."},
+	{ReasonAppCredentials, OutcomeDidNotRun, ChangedNo, false,
+		"The app refused this host's credentials before doing anything; nothing was written.",
+		"Tell the operator the connection's login or token needs renewing; retry with the same request_id after they fix it."},
 	{ReasonRunRecordTampered, OutcomeNeedsReview, ChangedUnknown, false,
 		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
 		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -107,6 +109,17 @@ func subprocessRecords(b *testing.B) connector.Config {
 	return connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", file}, Confinement: connectortest.Allow(filepath.Dir(file))}
 }
 
+// remoteRecords serves the sandbox records server over MCP Streamable
+// HTTP on a loopback port (the go-sdk's handler, in this process): a
+// remote connection with the sandbox's exact tools.
+func remoteRecords(b *testing.B) connector.Config {
+	b.Helper()
+	srv := sandbox.NewServer("")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	b.Cleanup(ts.Close)
+	return connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp"}}
+}
+
 var readArgs = map[string]any{"record": "AB-1234"}
 
 // BenchmarkRead: one read-only tool call (records_read of AB-1234) made
@@ -122,6 +135,7 @@ func BenchmarkRead(b *testing.B) {
 	}{
 		{"sandbox", func(*testing.B) connector.Config { return hosttest.Sandbox }},
 		{"subprocess", subprocessRecords},
+		{"remote", remoteRecords},
 	}
 	for _, ds := range downstreams {
 		b.Run(ds.name+"/coordinator", func(b *testing.B) {

@@ -243,6 +243,10 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.
 		if err != nil {
 			return nil, err
 		}
+		if err := c.checkProtocol(e, rec, opened); err != nil {
+			opened.Close()
+			return nil, err
+		}
 		c.mu.Lock()
 		if s = c.sessions[e.ConnectionID]; s == nil {
 			s, c.sessions[e.ConnectionID] = opened, opened
@@ -262,6 +266,17 @@ func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.
 		inv, err = s.Inventory(ctx)
 	}
 	return c.checkInventory(e, s, inv, err)
+}
+
+// checkProtocol holds a remote session to the protocol version the
+// connection's verified revision recorded: a server that now agrees to
+// another version is drift, like a changed tool list.
+func (c *Coordinator) checkProtocol(e resolve.Entry, rec *connection.Record, s *connector.Session) error {
+	if !s.Remote() || rec.Verification == nil || s.Protocol() == rec.Verification.Protocol {
+		return nil
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: connection %s agreed to another MCP protocol version than verified revision %d\n", c.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
+	return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 }
 
 // checkInventory holds a session's fresh tool list to the plan entry's

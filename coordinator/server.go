@@ -66,6 +66,9 @@ const (
 type mcpServer struct {
 	c       *Coordinator
 	schemas map[string]toolSchemas
+	// parked holds reads whose downstream server waits for the person
+	// (elicit.go).
+	parked parking
 }
 
 // NewServer builds the MCP server of c's deployment.
@@ -199,8 +202,8 @@ func (s *mcpServer) tools() []toolDef {
 		s.add(&defs, rt.Name, desc, rt.InputSchema, out,
 			// Reads a downstream app: read-only and idempotent, open world.
 			&mcp.ToolAnnotations{Title: "Read " + rt.Capability, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: no(), OpenWorldHint: yes()},
-			func(ctx context.Context, _ *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
-				return s.read(ctx, name, capability, args)
+			func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
+				return s.readForwarding(ctx, req, name, capability, args)
 			})
 		defs[len(defs)-1].tool.Meta = mcp.Meta{MetaCapability: rt.Capability}
 	}

@@ -210,8 +210,10 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 		return nil, contract.ReasonPlanChanged, nil
 	case isCode(err, blocking.ConnectionInventoryChanged):
 		return nil, contract.ReasonToolDrift, nil
+	case err != nil && credentialsRefused(err):
+		return nil, contract.ReasonAppCredentials, nil
 	case err != nil:
-		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) {
+		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) || notSent(err) {
 			return nil, contract.ReasonAppOffline, nil
 		}
 		return nil, contract.ReasonReadFailed, nil
@@ -275,10 +277,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	}
 	session, err := c.session(ctx, entry, 0)
 	if err != nil {
-		if isCode(err, blocking.ConnectionInventoryChanged) {
-			return &stop{reason: contract.ReasonToolDrift}
-		}
-		return &stop{reason: contract.ReasonAppOffline}
+		return &stop{reason: sessionReason(err)}
 	}
 	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
 		return err
@@ -349,6 +348,10 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 	switch {
 	case err != nil && (isCode(err, blocking.ConnectorArgumentsInvalid) || isCode(err, blocking.ConnectorToolUnknown) || isCode(err, blocking.ConnectorClosed)):
 		return contract.ReasonEvaluationFailed // refused before anything was sent
+	case err != nil && notSent(err):
+		return contract.ReasonAppOffline // nothing reached the server
+	case err != nil && credentialsRefused(err):
+		return contract.ReasonAppCredentials
 	case err != nil && (isCode(err, blocking.ConnectorTimeout) || isCode(err, blocking.ConnectorCancelled)):
 		return contract.ReasonEffectTimeout
 	case err != nil:
@@ -367,6 +370,32 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 		return contract.ReasonTargetRefused
 	}
 	return contract.ReasonEffectUnclear
+}
+
+// notSent reports whether err proves the request never reached a remote
+// server: it could not be reached, its certificate was not trusted, or the
+// request was not written.
+func notSent(err error) bool {
+	return isCode(err, blocking.RemoteUnreachable) || isCode(err, blocking.RemoteTLSUntrusted) || isCode(err, blocking.RemoteNotSent) ||
+		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable)
+}
+
+// credentialsRefused reports whether a remote server refused the host's
+// credentials (401, 403) or the OAuth login is gone: nothing was done.
+func credentialsRefused(err error) bool {
+	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired)
+}
+
+// sessionReason is the reason for a downstream session that could not be
+// had before a step: drift, refused credentials, or offline.
+func sessionReason(err error) contract.Reason {
+	switch {
+	case isCode(err, blocking.ConnectionInventoryChanged):
+		return contract.ReasonToolDrift
+	case credentialsRefused(err):
+		return contract.ReasonAppCredentials
+	}
+	return contract.ReasonAppOffline
 }
 
 // reasonWroteNothing reports whether reason proves the effect wrote
@@ -490,6 +519,10 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		return set(contract.ReasonToolDrift)
 	case isCode(err, blocking.ConnectorArgumentsInvalid):
 		return set(contract.ReasonInvalidInputs)
+	case err != nil && credentialsRefused(err):
+		return set(contract.ReasonAppCredentials)
+	case err != nil && notSent(err):
+		return set(contract.ReasonAppOffline)
 	case err != nil:
 		return set(contract.ReasonReadFailed)
 	case res.IsError && appError(res) == "offline":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
@@ -72,7 +73,7 @@ started to check its live tool list unless --no-probe.`,
 				if err != nil {
 					return err
 				}
-				return printPlan(cmd, plan)
+				return printPlan(cmd, plan, remoteNotes(cmd, h, plan))
 			})
 		},
 	}
@@ -117,12 +118,12 @@ never binds without that approval.`,
 				approved := yes
 				switch {
 				case !yes && stdinIsTerminal():
-					printPlanText(cmd.ErrOrStderr(), plan)
+					printPlanText(cmd.ErrOrStderr(), plan, remoteNotes(cmd, h, plan))
 					approved = confirm(cmd.InOrStdin(), cmd.ErrOrStderr(), fmt.Sprintf("Approve this plan for deployment %s as %s? Type yes: ", plan.Deployment, as))
 				case !yes && !wantJSON(cmd):
 					// No one to ask: show what would be bound, so the
 					// refusal that follows can be acted on (--yes).
-					printPlanText(cmd.OutOrStdout(), plan)
+					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
 					fmt.Fprintf(cmd.OutOrStdout(), "not bound: no terminal to approve on; review the plan above and run again with --yes to approve it as %s\n", as)
 				}
 				b, err := bind.Bind(cmd.Context(), h, ref.String(), f.refs.layout, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
@@ -133,7 +134,7 @@ never binds without that approval.`,
 					return printJSON(cmd.OutOrStdout(), b)
 				}
 				if !stdinIsTerminal() || yes {
-					printPlanText(cmd.OutOrStdout(), plan)
+					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "bound deployment %s as #%d: plan %s approved by %s\n", b.Deployment, b.Seq, b.PlanDigest, b.ApprovedBy)
 				return nil
@@ -243,16 +244,45 @@ func printReport(out io.Writer, r *bind.Report) {
 	}
 }
 
-func printPlan(cmd *cobra.Command, plan *resolve.Plan) error {
+func printPlan(cmd *cobra.Command, plan *resolve.Plan, remotes []string) error {
 	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan})
+		return printJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": remotes})
 	}
-	printPlanText(cmd.OutOrStdout(), plan)
+	printPlanText(cmd.OutOrStdout(), plan, remotes)
 	return nil
 }
 
+// remoteNotes says, for each remote connection of the plan, where it is
+// and whether its traffic is unencrypted, so the person approving a plan
+// sees a --plain-http connection. The plan's digest does not change: the
+// connection's revision and authority digest already cover its URL.
+func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []string {
+	var notes []string
+	seen := map[string]bool{}
+	for _, e := range plan.Capabilities {
+		if seen[e.ConnectionID] {
+			continue
+		}
+		seen[e.ConnectionID] = true
+		rec, err := connection.Get(cmd.Context(), h, e.ConnectionID)
+		if err != nil || rec.Config.Remote == nil {
+			continue
+		}
+		r := rec.Config.Remote
+		note := fmt.Sprintf("connection %s is remote: %s (Streamable HTTP, auth %s)", e.ConnectionID, r.URL, r.Auth)
+		switch {
+		case r.PlainHTTP:
+			note += ", PLAIN HTTP: unencrypted (--plain-http)"
+		case strings.HasPrefix(r.URL, "http://"):
+			note += ", plain HTTP on loopback"
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
 // printPlanText shows a plan, consequential capabilities first.
-func printPlanText(out io.Writer, plan *resolve.Plan) {
+func printPlanText(out io.Writer, plan *resolve.Plan, remotes []string) {
 	fmt.Fprintf(out, "plan %s\n  deployment %s on host %s: %s %s, model %s\n", plan.Digest(), plan.Deployment, plan.Host, plan.Package, plan.Version, plan.Model)
 	entries := append([]resolve.Entry{}, plan.Capabilities...)
 	sort.SliceStable(entries, func(i, j int) bool {
@@ -263,6 +293,9 @@ func printPlanText(out io.Writer, plan *resolve.Plan) {
 		fmt.Fprintf(out, "  %-24s %-14s %-13s %-32s %s@%d\n", e.CapabilityKey, e.Risk, e.Approval, e.Connector+"/"+e.RuntimeTool, e.ConnectionID, e.ConnectionRevision)
 	}
 	printConfinement(out, plan)
+	for _, n := range remotes {
+		fmt.Fprintf(out, "  %s\n", n)
+	}
 	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, plan.RegistryDigest, plan.PersonaDigest)
 }
 

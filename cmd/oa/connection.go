@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -38,19 +40,31 @@ func withHost(cmd *cobra.Command, f func(h *host.Host) error) error {
 func newConnectionAddCmd() *cobra.Command {
 	var opts connection.AddOptions
 	var as string
+	var secretFiles []string
+	var remote remoteFlags
 	var cf confinementFlags
 	cmd := &cobra.Command{
-		Use:   "add NAME --connector C [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
-		Short: "Add a connection: a downstream MCP server run over stdio (or builtin:sandbox-records)",
-		Long: `Add records a connection named NAME to the canonical connector C, served
-by COMMAND ARGS… over stdio. Secret values never go on the command line:
---env NAME passes the variable NAME from oa's environment, --secret-file
-names a 0600 file of NAME=VALUE lines; both are read when the server starts
-and are never stored, planned or printed. COMMAND builtin:sandbox-records is
-the built-in sandbox records connector. A new connection is enabled but
-unverified: run oa connection verify NAME.
+		// A remote server (--url) takes no command: see Long.
+		Use:   "add NAME --connector C [--url URL [--header NAME --secret-file F]… [--bearer-secret-file F] [--ca-file F] [--plain-http]] [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
+		Short: "Add a connection: a remote MCP server (--url) or one run over stdio (or builtin:sandbox-records)",
+		Long: `Add records a connection named NAME to the canonical connector C.
 
-The server runs confined by the kernel (Linux Landlock; see the README's
+A remote server is reached over MCP Streamable HTTP at --url: https:// by
+default; http:// only to a loopback address, or with --plain-http (shown by
+oa connection show and in the plan). Credentials are never on the command
+line: each --header NAME takes its value from the --secret-file F that
+follows it, --bearer-secret-file F sends the token in F as
+Authorization: Bearer; each file is mode 0600 and read when a request is
+made. --ca-file F adds the PEM authorities in F to those trusted for the
+server.
+
+A stdio server is COMMAND ARGS… after --. Secret values never go on the
+command line: --env NAME passes the variable NAME from oa's environment,
+--secret-file names a 0600 file of NAME=VALUE lines; both are read when the
+server starts and are never stored, planned or printed. COMMAND
+builtin:sandbox-records is the built-in sandbox records connector.
+
+A stdio server runs confined by the kernel (Linux Landlock; see the README's
 "Confinement"): by default it reads only the system folders (/usr, /lib*,
 /bin, /etc), its program and interpreter, /dev/null, /dev/urandom and its
 own /proc entry, writes only a private state folder and a private temporary
@@ -60,13 +74,16 @@ refused), --net allows TCP connections to the ports listed (or any), and
 --max-open-files, --max-processes and --max-memory change its limits.
 --unconfined runs it with oa's full rights; it is recorded, shown in the
 plan, and refused where the host policy forbids it. The profile is part of
-the plan: loosening it needs a person's approval again.`,
-		Args: wantArgs(2, -1),
+the plan: loosening it needs a person's approval again. A remote server runs
+no process here and takes no confinement flags.
+
+A new connection is enabled but unverified: run oa connection verify NAME.`,
+		Args: wantArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() != 1 {
-				return usageError{fmt.Errorf("give NAME, then -- and the server's command")}
+			opts.Name = args[0]
+			if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
+				return err
 			}
-			opts.Name, opts.Config.Command, opts.Config.Args = args[0], args[1], args[2:]
 			profile, err := cf.profile()
 			if err != nil {
 				return err
@@ -82,13 +99,72 @@ the plan: loosening it needs a person's approval again.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Connector, "connector", "", "the canonical connector id")
-	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "an environment variable NAME to pass to the server (repeatable)")
-	cmd.Flags().StringVar(&opts.Config.SecretFile, "secret-file", "", "a 0600 file of NAME=VALUE lines for the server")
+	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "an environment variable NAME to pass to a stdio server (repeatable)")
+	cmd.Flags().StringArrayVar(&secretFiles, "secret-file", nil, "a 0600 file: of NAME=VALUE lines for a stdio server, or the value of the --header before it for a remote one")
+	cmd.Flags().StringVar(&remote.url, "url", "", "the MCP endpoint of a remote server (Streamable HTTP)")
+	cmd.Flags().StringArrayVar(&remote.headers, "header", nil, "a request header NAME whose value is in the --secret-file that follows (repeatable)")
+	cmd.Flags().StringVar(&remote.bearer, "bearer-secret-file", "", "a 0600 file holding a bearer token for the remote server")
+	cmd.Flags().StringVar(&remote.caFile, "ca-file", "", "a PEM file of authorities trusted for the remote server")
+	cmd.Flags().BoolVar(&remote.plainHTTP, "plain-http", false, "allow unencrypted http:// to a remote server that is not on loopback")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
 	cf.register(cmd)
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
 	_ = cmd.MarkFlagRequired("connector")
 	return cmd
+}
+
+// remoteFlags are the flags of a remote connection.
+type remoteFlags struct {
+	url, bearer, caFile string
+	headers             []string
+	plainHTTP           bool
+}
+
+// apply fills opts from the command line: a remote server when --url is
+// given (no command after --; --header and --secret-file paired in order),
+// else a stdio server's command after -- (at most one --secret-file).
+func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args, secretFiles []string) error {
+	if f.url == "" {
+		if f.bearer != "" || f.caFile != "" || f.plainHTTP || len(f.headers) > 0 {
+			return usageError{fmt.Errorf("--header, --bearer-secret-file, --ca-file and --plain-http are for a remote server: give --url")}
+		}
+		if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
+			return usageError{fmt.Errorf("give NAME, then -- and the server's command (or --url URL for a remote server)")}
+		}
+		if len(secretFiles) > 1 {
+			return usageError{fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines")}
+		}
+		opts.Config.Command, opts.Config.Args = args[1], args[2:]
+		if len(secretFiles) == 1 {
+			opts.Config.SecretFile = secretFiles[0]
+		}
+		return nil
+	}
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("a remote server (--url) takes NAME only, no command")}
+	}
+	if len(secretFiles) != len(f.headers) {
+		return usageError{fmt.Errorf("give each --header NAME its own --secret-file F (%d headers, %d files)", len(f.headers), len(secretFiles))}
+	}
+	r := &connector.Remote{URL: f.url, PlainHTTP: f.plainHTTP, BearerSecretFile: f.bearer, CAFile: f.caFile}
+	for i, name := range f.headers {
+		r.Headers = append(r.Headers, connector.RemoteHeader{Name: name, SecretFile: absPath(secretFiles[i])})
+	}
+	r.BearerSecretFile, r.CAFile = absPath(r.BearerSecretFile), absPath(r.CAFile)
+	opts.Config.Remote = r
+	return nil
+}
+
+// absPath makes a file named on the command line absolute, so the
+// coordinator finds it whatever folder it is started in.
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func newConnectionVerifyCmd() *cobra.Command {
@@ -224,18 +300,20 @@ func (f *confinementFlags) profile() (*confine.Profile, error) {
 // connectionView is what is printed of a connection: names of secrets,
 // never values (the record holds none).
 type connectionView struct {
-	Name            string           `json:"name"`
-	Connector       string           `json:"connector"`
-	Revision        int64            `json:"revision"`
-	State           string           `json:"state"`
-	Enabled         bool             `json:"enabled"`
-	Online          bool             `json:"online"`
-	Verified        bool             `json:"verified"`
-	AuthorityDigest string           `json:"authorityDigest,omitempty"`
-	InventoryDigest string           `json:"inventoryDigest,omitempty"`
-	Tools           []string         `json:"tools,omitempty"`
-	VerifiedBy      string           `json:"verifiedBy,omitempty"`
-	Config          connector.Config `json:"config"`
+	Name            string   `json:"name"`
+	Connector       string   `json:"connector"`
+	Revision        int64    `json:"revision"`
+	State           string   `json:"state"`
+	Enabled         bool     `json:"enabled"`
+	Online          bool     `json:"online"`
+	Verified        bool     `json:"verified"`
+	AuthorityDigest string   `json:"authorityDigest,omitempty"`
+	InventoryDigest string   `json:"inventoryDigest,omitempty"`
+	Tools           []string `json:"tools,omitempty"`
+	VerifiedBy      string   `json:"verifiedBy,omitempty"`
+	// Protocol is the MCP version a remote server agreed to when verified.
+	Protocol string           `json:"protocol,omitempty"`
+	Config   connector.Config `json:"config"`
 	// Confinement is the profile in words; Enforced is how the last
 	// verification's start was confined.
 	Confinement string         `json:"confinement"`
@@ -261,7 +339,7 @@ func viewOf(name string, rec *connection.Record) connectionView {
 		v.State = "ready"
 	}
 	if rec.Verification != nil {
-		v.InventoryDigest, v.VerifiedBy, v.Enforced = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy, rec.Verification.Enforced
+		v.InventoryDigest, v.VerifiedBy, v.Protocol, v.Enforced = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy, rec.Verification.Protocol, rec.Verification.Enforced
 		for _, t := range rec.Verification.Inventory.Tools {
 			v.Tools = append(v.Tools, t.Name)
 		}
@@ -282,7 +360,12 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 		}
 		return nil
 	}
-	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n  command    %s (%d args)\n", v.Name, v.Connector, v.Revision, v.State, v.Config.Command, len(v.Config.Args))
+	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n", v.Name, v.Connector, v.Revision, v.State)
+	if r := v.Config.Remote; r != nil {
+		printRemote(out, r, v.Protocol)
+	} else {
+		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
+	}
 	if len(v.Config.Env) > 0 {
 		fmt.Fprintf(out, "  env        %s\n", strings.Join(v.Config.Env, ", "))
 	}
@@ -297,4 +380,32 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 		fmt.Fprintf(out, "  authority  %s\n  inventory  %s (verified by %s)\n  tools      %s\n", v.AuthorityDigest, v.InventoryDigest, v.VerifiedBy, strings.Join(v.Tools, ", "))
 	}
 	return nil
+}
+
+// printRemote shows a remote server: its URL, whether the traffic is
+// unencrypted, the authentication method and the header names (never a
+// value: the record holds none).
+func printRemote(out io.Writer, r *connector.Remote, protocol string) {
+	fmt.Fprintf(out, "  url        %s (Streamable HTTP)\n", r.URL)
+	if strings.HasPrefix(r.URL, "http://") {
+		why := "loopback"
+		if r.PlainHTTP {
+			why = "--plain-http"
+		}
+		fmt.Fprintf(out, "  plain-http yes: unencrypted (%s)\n", why)
+	}
+	auth := r.Auth
+	for i, h := range r.Headers {
+		if i == 0 {
+			auth += ":"
+		}
+		auth += " " + h.Name
+	}
+	fmt.Fprintf(out, "  auth       %s\n", auth)
+	if r.CAFile != "" {
+		fmt.Fprintln(out, "  ca         from a file")
+	}
+	if protocol != "" {
+		fmt.Fprintf(out, "  protocol   %s\n", protocol)
+	}
 }

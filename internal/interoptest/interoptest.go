@@ -9,8 +9,9 @@
 // place, so parallel test processes (go test ./... runs packages at once)
 // never see half a tool, and the one that loses the race uses the
 // winner's. `go run ./interoptest/cmd/interoptools` fills the cache ahead
-// of time (.ci/run does). OA_COSIGN, OA_COSIGN3, OA_ORAS, OA_CUE and
-// OA_INSPECTOR may point at installed binaries instead; OA_INTEROP_CACHE
+// of time (.ci/run does). OA_COSIGN, OA_COSIGN3, OA_ORAS, OA_CUE,
+// OA_INSPECTOR and OA_SERVER_EVERYTHING may point at installed binaries
+// instead; OA_INTEROP_CACHE
 // moves the cache.
 package interoptest
 
@@ -49,9 +50,10 @@ var tools = map[string]tool{
 	"cosign3": {module: "github.com/sigstore/cosign/v3", pkg: "github.com/sigstore/cosign/v3/cmd/cosign", version: "v3.1.3"},
 }
 
-// Names lists the stock tools Tool knows, sorted, and "inspector".
+// Names lists the stock tools Tool knows, sorted, "inspector" and
+// "server-everything".
 func Names() []string {
-	names := []string{InspectorName}
+	names := []string{InspectorName, EverythingName}
 	for n := range tools {
 		names = append(names, n)
 	}
@@ -159,31 +161,80 @@ func Inspector(t testing.TB) string {
 // EnsureInspector installs the pinned MCP Inspector into the cache when it
 // is not there yet and returns the path of its CLI entry.
 func EnsureInspector() (string, error) {
+	return ensureNPM(InspectorName, inspectorPackage, inspectorLock, "mcp-inspector")
+}
+
+// EverythingName is the name the stock MCP reference server
+// server-everything is filled under by interoptools.
+const EverythingName = "server-everything"
+
+// server-everything's pinned package files (npm/everything): npm ci
+// installs exactly the lock.
+var (
+	//go:embed npm/everything/package.json
+	everythingPackage []byte
+	//go:embed npm/everything/package-lock.json
+	everythingLock []byte
+)
+
+// Everything returns the path of the stock MCP reference server
+// (mcp-server-everything, run as `mcp-server-everything streamableHttp`),
+// at the version npm/everything/package-lock.json pins, installed with npm
+// ci into the cache the first time. OA_SERVER_EVERYTHING may name an
+// installed one. It skips the test when npm is not installed or the npm
+// registry cannot be reached for the first install.
+func Everything(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("OA_SERVER_EVERYTHING"); p != "" {
+		return p
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed (needed once, to install the pinned server-everything)")
+	}
+	p, err := EnsureEverything()
+	if err != nil {
+		if s := err.Error(); strings.Contains(s, "ENOTFOUND") || strings.Contains(s, "EAI_AGAIN") || strings.Contains(s, "ECONNREFUSED") || strings.Contains(s, "ETIMEDOUT") {
+			t.Skipf("npm registry unreachable for the first install of server-everything: %v", firstLine(s))
+		}
+		t.Fatalf("interoptest: %v", err)
+	}
+	return p
+}
+
+// EnsureEverything installs the pinned server-everything into the cache
+// when it is not there yet and returns the path of its entry.
+func EnsureEverything() (string, error) {
+	return ensureNPM(EverythingName, everythingPackage, everythingLock, "mcp-server-everything")
+}
+
+// ensureNPM installs a pinned npm package set (package.json and its lock)
+// into the cache under name, once, and returns the path of its bin entry.
+func ensureNPM(name string, pkg, lock []byte, entry string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := paths[InspectorName]; ok {
+	if p, ok := paths[name]; ok {
 		return p, nil
 	}
-	sum := sha256.Sum256(inspectorLock)
-	bin := filepath.Join("node_modules", ".bin", "mcp-inspector")
-	dir, err := cached(InspectorName+"-"+hex.EncodeToString(sum[:6]), bin, func(tmp string) error {
-		for name, b := range map[string][]byte{"package.json": inspectorPackage, "package-lock.json": inspectorLock} {
-			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+	sum := sha256.Sum256(lock)
+	bin := filepath.Join("node_modules", ".bin", entry)
+	dir, err := cached(name+"-"+hex.EncodeToString(sum[:6]), bin, func(tmp string) error {
+		for file, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+			if err := os.WriteFile(filepath.Join(tmp, file), b, 0o644); err != nil {
 				return err
 			}
 		}
 		cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = tmp
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("npm ci of the pinned MCP Inspector: %v\n%s", err, b)
+			return fmt.Errorf("npm ci of the pinned %s: %v\n%s", name, err, b)
 		}
 		return nil
 	})
 	if err != nil {
 		return "", err
 	}
-	paths[InspectorName] = filepath.Join(dir, bin)
-	return paths[InspectorName], nil
+	paths[name] = filepath.Join(dir, bin)
+	return paths[name], nil
 }
 
 // CacheDir is the folder the tools are cached in: $OA_INTEROP_CACHE, else

@@ -18,6 +18,12 @@ import (
 	"github.com/oa-dev/oa/internal/interoptest"
 )
 
+// npmTools are the tools installed with npm ci rather than built.
+var npmTools = map[string]func() (string, error){
+	interoptest.InspectorName:  interoptest.EnsureInspector,
+	interoptest.EverythingName: interoptest.EnsureEverything,
+}
+
 func main() {
 	env := flag.Bool("env", false, "print export OA_NAME=PATH lines")
 	flag.Parse()
@@ -28,13 +34,14 @@ func main() {
 	for _, name := range interoptest.Names() {
 		var path string
 		var err error
-		if name == interoptest.InspectorName {
-			if _, lerr := exec.LookPath("npm"); lerr != nil && os.Getenv("OA_INSPECTOR") == "" {
-				fmt.Fprintln(os.Stderr, "warning: npm is not installed: the MCP Inspector is not installed and its test will skip")
+		if ensure, ok := npmTools[name]; ok {
+			envName := "OA_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+			if _, lerr := exec.LookPath("npm"); lerr != nil && os.Getenv(envName) == "" {
+				fmt.Fprintf(os.Stderr, "warning: npm is not installed: %s is not installed and its tests will skip\n", name)
 				continue
 			}
-			if path = os.Getenv("OA_INSPECTOR"); path == "" {
-				path, err = interoptest.EnsureInspector()
+			if path = os.Getenv(envName); path == "" {
+				path, err = ensure()
 			}
 		} else {
 			path, err = interoptest.Ensure(name)
@@ -45,7 +52,7 @@ func main() {
 			continue
 		}
 		if *env {
-			fmt.Printf("export OA_%s=%s\n", strings.ToUpper(name), path)
+			fmt.Printf("export OA_%s=%s\n", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), path)
 		} else {
 			fmt.Printf("%-10s %s\n", name, path)
 		}

@@ -1,0 +1,487 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// Remote is how to reach a downstream MCP server over Streamable HTTP
+// instead of starting one. Like Config it never holds a secret value: it
+// names the 0600 files a header value or bearer token is read from when a
+// request is made.
+type Remote struct {
+	// URL is the server's MCP endpoint, normalized by NormalizeRemote.
+	URL string `json:"url"`
+	// PlainHTTP allows http:// to a host that is not a loopback address
+	// (shown wherever the connection is shown).
+	PlainHTTP bool `json:"plainHttp,omitempty"`
+	// Auth is the authentication method: AuthNone, AuthHeaders, AuthBearer
+	// or AuthOAuth. It is recorded so a change of method raises the
+	// revision; it is derived from the other fields, never set by hand.
+	Auth string `json:"auth"`
+	// Headers are extra request headers whose values are secrets.
+	Headers []RemoteHeader `json:"headers,omitempty"`
+	// BearerSecretFile is a 0600 file holding the bearer token sent as
+	// Authorization: Bearer.
+	BearerSecretFile string `json:"bearerSecretFile,omitempty"`
+	// CAFile is a PEM file of authorities trusted for this server, in
+	// addition to the system's.
+	CAFile string `json:"caFile,omitempty"`
+}
+
+// RemoteHeader is one request header whose value is read from a 0600 file
+// when a request is made.
+type RemoteHeader struct {
+	Name       string `json:"name"`
+	SecretFile string `json:"secretFile"`
+}
+
+// Authentication methods of a remote connection.
+const (
+	AuthNone    = "none"
+	AuthHeaders = "headers"
+	AuthBearer  = "bearer"
+	AuthOAuth   = "oauth"
+)
+
+// Limits and deadlines of a remote connection's HTTP traffic. A response
+// body or one server-sent event over maxRemoteBody ends the session; the
+// transport's own phases (dial, TLS) are bounded here, a whole request by
+// the caller's context (Options.Timeout, the coordinator's effect timeout).
+const (
+	maxRemoteBody      = 4 << 20
+	maxCAFile          = 1 << 20
+	remoteDialTimeout  = 10 * time.Second
+	remoteTLSTimeout   = 10 * time.Second
+	remoteIdlePerHost  = 8
+	remoteIdleTimeout  = 90 * time.Second
+	remoteHeaderMaxLen = 8 << 10
+)
+
+// reservedHeaders are set by the MCP transport or by oa itself; a
+// connection may not override them.
+var reservedHeaders = map[string]bool{
+	"Accept": true, "Authorization": true, "Connection": true, "Content-Length": true, "Content-Type": true,
+	"Host": true, "Last-Event-Id": true, "Mcp-Protocol-Version": true, "Mcp-Session-Id": true,
+	"Te": true, "Transfer-Encoding": true, "Upgrade": true,
+}
+
+// NormalizeRemote checks r and returns it normalized: the URL with a
+// lower-case scheme and host, no default port and at least "/" as path,
+// and Auth derived from the credentials given. http:// is refused unless
+// the host is a loopback address or PlainHTTP is set. A refusal names the
+// field (url, headers[i], …) and the rule, never a value.
+func NormalizeRemote(r Remote) (Remote, error) {
+	var refused blocking.List
+	bad := func(path, format string, args ...any) {
+		refused = append(refused, blocking.New(blocking.ConnectorConfigInvalid, format, args...).At("", "remote."+path))
+	}
+	u, err := url.Parse(r.URL)
+	switch {
+	case r.URL == "" || err != nil:
+		bad("url", "give the server's MCP endpoint as an absolute https:// URL")
+	case u.Scheme != "https" && u.Scheme != "http", u.Hostname() == "", u.Opaque != "":
+		bad("url", "the URL must be absolute and start with https:// (or http:// for a loopback address)")
+	case u.User != nil:
+		bad("url", "the URL holds a user name or password; pass credentials with --header NAME --secret-file F or --bearer-secret-file F")
+	case u.Fragment != "" || strings.Contains(r.URL, "#"):
+		bad("url", "the URL has a #fragment, which HTTP never sends; remove it")
+	default:
+		u.Scheme = strings.ToLower(u.Scheme)
+		u.Host = strings.ToLower(u.Host)
+		if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+			u.Host = strings.TrimSuffix(u.Host, ":"+p)
+		}
+		if u.Path == "" {
+			u.Path = "/"
+		}
+		switch {
+		case u.Scheme == "https" && r.PlainHTTP:
+			bad("plainHttp", "--plain-http is for an http:// URL; an https:// URL is always encrypted")
+		case u.Scheme == "http" && !r.PlainHTTP && !IsLoopback(u.Hostname()):
+			bad("url", "http:// is unencrypted: use https://, or pass --plain-http to accept plain HTTP to this host (shown in the plan)")
+		}
+		r.URL = u.String()
+	}
+	if r.CAFile != "" && strings.HasPrefix(r.URL, "http://") {
+		bad("caFile", "--ca-file is for an https:// URL")
+	}
+	seen := map[string]bool{}
+	for i, hd := range r.Headers {
+		name := http.CanonicalHeaderKey(hd.Name)
+		switch {
+		case !httpguts.ValidHeaderFieldName(hd.Name) || len(hd.Name) > 128:
+			bad(headerPath(i), "a header name is an HTTP token (letters, digits and !#$%%&'*+-.^_`|~)")
+		case reservedHeaders[name]:
+			bad(headerPath(i), "header %s is set by the MCP transport or oa; pass a bearer token with --bearer-secret-file", name)
+		case seen[name]:
+			bad(headerPath(i), "header %s is given twice", name)
+		case hd.SecretFile == "":
+			bad(headerPath(i), "each --header NAME needs its --secret-file F (a 0600 file holding the value)")
+		}
+		seen[name] = true
+		r.Headers[i].Name = name
+	}
+	r.Auth = AuthNone
+	switch {
+	case r.BearerSecretFile != "":
+		r.Auth = AuthBearer
+	case len(r.Headers) > 0:
+		r.Auth = AuthHeaders
+	}
+	return r, refused.Err()
+}
+
+func headerPath(i int) string { return "headers[" + itoa(i) + "]" }
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// IsLoopback reports whether host (a name or an address, without port)
+// is this machine: localhost, 127.0.0.0/8 or ::1.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && a.IsLoopback()
+}
+
+// readSecretValue reads one secret value: a 0600 file holding it, one
+// trailing line end dropped. A value with a line end, CR or NUL inside is
+// refused: it would split the header it is sent in.
+func readSecretValue(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be opened")
+	}
+	defer f.Close()
+	if err := checkSecretFileInfo(f); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, remoteHeaderMaxLen+3))
+	if err != nil {
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
+	}
+	data = bytes.TrimSuffix(bytes.TrimSuffix(data, []byte("\n")), []byte("\r"))
+	switch {
+	case len(data) == 0:
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is empty")
+	case len(data) > remoteHeaderMaxLen:
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret value is longer than %d bytes", remoteHeaderMaxLen)
+	case bytes.ContainsAny(data, "\r\n\x00"):
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file holds more than one line; it holds the value only")
+	case !httpguts.ValidHeaderFieldValue(string(data)):
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret value is not a valid HTTP header value")
+	}
+	return string(data), nil
+}
+
+// sendTrace is what the transport saw of one operation's requests: whether
+// any was written to the server, and the refusal that explains a failure
+// (401, 403, an unreachable or untrusted server, an oversized answer).
+type sendTrace struct {
+	mu    sync.Mutex
+	wrote bool
+	code  blocking.Code
+}
+
+type traceKey struct{}
+
+func withTrace(ctx context.Context) (context.Context, *sendTrace) {
+	t := &sendTrace{}
+	return context.WithValue(ctx, traceKey{}, t), t
+}
+
+func traceOf(ctx context.Context) *sendTrace {
+	t, _ := ctx.Value(traceKey{}).(*sendTrace)
+	return t
+}
+
+func (t *sendTrace) note(code blocking.Code) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.code == "" {
+		t.code = code
+	}
+	t.mu.Unlock()
+}
+
+func (t *sendTrace) sent() {
+	if t != nil {
+		t.mu.Lock()
+		t.wrote = true
+		t.mu.Unlock()
+	}
+}
+
+// state returns whether anything was written and the noted refusal.
+func (t *sendTrace) state() (bool, blocking.Code) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wrote, t.code
+}
+
+// remoteTransport adds a remote connection's secrets to every request as
+// it is made (read from their files then, never kept), notes in the
+// operation's sendTrace whether the request was written and why it failed,
+// and holds every response body to maxRemoteBody.
+type remoteTransport struct {
+	base   *http.Transport
+	remote Remote
+}
+
+func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr := traceOf(req.Context())
+	req = req.Clone(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { tr.sent() },
+	}))
+	if err := t.addSecrets(req.Header); err != nil {
+		tr.note(blocking.ConnectorSecretUnavailable)
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		tr.note(transportCode(err))
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		tr.note(blocking.RemoteUnauthorized)
+	case http.StatusForbidden:
+		tr.note(blocking.RemoteForbidden)
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxRemoteBody, trace: tr}
+	return resp, nil
+}
+
+// addSecrets sets the connection's secret headers, read now.
+func (t *remoteTransport) addSecrets(h http.Header) error {
+	for _, hd := range t.remote.Headers {
+		v, err := readSecretValue(hd.SecretFile)
+		if err != nil {
+			return err
+		}
+		h.Set(hd.Name, v)
+	}
+	if t.remote.BearerSecretFile != "" {
+		v, err := readSecretValue(t.remote.BearerSecretFile)
+		if err != nil {
+			return err
+		}
+		h.Set("Authorization", "Bearer "+v)
+	}
+	return nil
+}
+
+// transportCode names why a request could not be made: the server could
+// not be reached, or its certificate was not trusted. Anything else (a
+// reset mid-answer) is left to the caller, which knows whether the request
+// was written.
+func transportCode(err error) blocking.Code {
+	var (
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		certErr *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		alert   tls.AlertError
+		recErr  tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &certErr), errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid), errors.As(err, &alert), errors.As(err, &recErr):
+		return blocking.RemoteTLSUntrusted
+	case errors.As(err, &dnsErr):
+		return blocking.RemoteUnreachable
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return blocking.RemoteUnreachable
+	}
+	return ""
+}
+
+// cappedBody fails a read past its limit, so neither a JSON answer nor an
+// event stream can make oa buffer more than maxRemoteBody of one response
+// (the go-sdk reads a JSON answer whole).
+type cappedBody struct {
+	io.ReadCloser
+	left  int64
+	trace *sendTrace
+}
+
+var errTooLarge = errors.New("connector: remote response over the size limit")
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.trace.note(blocking.RemoteTooLarge)
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// newRemoteHTTP returns the HTTP client of one remote session: its own
+// pooled transport (closed with the session), TLS 1.2 or later with the
+// connection's authorities added to the system's, bounded dial and
+// handshake, no redirects (a redirect could carry the secret headers to
+// another host).
+func newRemoteHTTP(r Remote) (*http.Client, *http.Transport, error) {
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if r.CAFile != "" {
+		pool, err := loadCAFile(r.CAFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		tlsConf.RootCAs = pool
+	}
+	base := &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: remoteDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:        tlsConf,
+		TLSHandshakeTimeout:    remoteTLSTimeout,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConnsPerHost:    remoteIdlePerHost,
+		IdleConnTimeout:        remoteIdleTimeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	client := &http.Client{
+		Transport: &remoteTransport{base: base, remote: r},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return client, base, nil
+}
+
+// loadCAFile reads a PEM file of authorities (at most maxCAFile) into a
+// copy of the system pool.
+func loadCAFile(path string) (*x509.CertPool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, blocking.New(blocking.RemoteCAInvalid, "the CA file cannot be opened")
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCAFile+1))
+	if err != nil || len(data) > maxCAFile {
+		return nil, blocking.New(blocking.RemoteCAInvalid, "the CA file cannot be read or is larger than 1 MiB")
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, blocking.New(blocking.RemoteCAInvalid, "the CA file holds no PEM certificate")
+	}
+	return pool, nil
+}
+
+// remoteConn is what a remote session holds beyond the MCP session.
+type remoteConn struct {
+	transport *http.Transport
+}
+
+// openRemote connects to a remote server over Streamable HTTP and runs the
+// initialize handshake. The standalone event stream is not opened (oa
+// re-lists tools itself, and a server's requests during a call come on
+// that call's stream), and a broken stream is never resumed by repeating
+// a request: oa decides what a lost answer means.
+func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
+	r, err := NormalizeRemote(*cfg.Remote)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" {
+		return nil, blocking.New(blocking.ConnectorConfigInvalid, "a remote connection takes no command, args, env or secret file")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxRefusal(err)
+	}
+	client, base, err := newRemoteHTTP(r)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tctx, tr := withTrace(octx)
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
+	router := &elicitRouter{}
+	cs, err := newClient(router).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		base.CloseIdleConnections()
+		if _, code := tr.state(); code != "" {
+			return nil, remoteRefusal(code, true)
+		}
+		return nil, startError(octx, ctx)
+	}
+	s := &Session{cs: cs, remote: &remoteConn{transport: base}, elicit: router, timeout: timeout, ended: make(chan struct{})}
+	s.watch(ctx)
+	return s, nil
+}
+
+// remoteRefusal is the refusal for a noted transport failure.
+func remoteRefusal(code blocking.Code, starting bool) error {
+	switch code {
+	case blocking.RemoteUnreachable:
+		return blocking.New(code, "no connection could be made to the server")
+	case blocking.RemoteTLSUntrusted:
+		return blocking.New(code, "the server's certificate did not verify")
+	case blocking.RemoteUnauthorized:
+		return blocking.New(code, "the server answered 401")
+	case blocking.RemoteForbidden:
+		return blocking.New(code, "the server answered 403")
+	case blocking.RemoteTooLarge:
+		return blocking.New(code, "a response was larger than %d bytes", maxRemoteBody)
+	case blocking.ConnectorSecretUnavailable:
+		return blocking.New(code, "a secret header or token could not be read")
+	}
+	if starting {
+		return blocking.New(blocking.ConnectorStartFailed, "the server did not complete the MCP initialize handshake")
+	}
+	return blocking.New(blocking.ConnectorCallFailed, "the request failed")
+}
+
+// remoteFailure explains a failed request on a remote session from what
+// its transport saw: a noted refusal first (401, 403, unreachable,
+// untrusted, too large, a secret unreadable), else remote_not_sent when
+// nothing was written — whatever the context says, since a request never
+// written changed nothing. ok is false when neither applies.
+func remoteFailure(tr *sendTrace) (error, bool) {
+	wrote, code := tr.state()
+	if code != "" {
+		return remoteRefusal(code, false), true
+	}
+	if !wrote {
+		return blocking.New(blocking.RemoteNotSent, "the request was not written to the server"), true
+	}
+	return nil, false
+}
