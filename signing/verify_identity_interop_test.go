@@ -40,6 +40,10 @@ type identityCase struct {
 	// falls back to the current time), where oa asks for the policy's
 	// explicit certificate_valid_now.
 	cosignLenient bool
+	// cosignV1Issuer marks a certificate with the issuer only in extension
+	// 1.3.6.1.4.1.57264.1.8: cosign v2 reads only the deprecated …1.1 for
+	// legacy signatures and refuses it; sigstore-go (and so oa) reads both.
+	cosignV1Issuer bool
 }
 
 // cosignArgs are the cosign verify flags of c.
@@ -103,6 +107,7 @@ func TestIdentityInteropCosign(t *testing.T) {
 	ca.StampAt(time.Time{})
 	expiredBare := sign(t, "id-expired-bare", expired, false)
 	expiredLate := sign(t, "id-expired-late", expired, true)
+	v2Only := sign(t, "id-v2-only", ca.LeafV2Only(t, idSubject, idIssuer, now.Add(-time.Hour), now.Add(time.Hour)), true)
 
 	exact := Identity{Subject: idSubject, Issuer: idIssuer}
 	for _, c := range []struct {
@@ -121,12 +126,13 @@ func TestIdentityInteropCosign(t *testing.T) {
 		{identityCase{name: "expired, timestamp inside its window", identity: exact, root: rootFile}, expiredStamped},
 		{identityCase{name: "expired, no timestamp", identity: exact, root: rootFile, code: blocking.CertificateTimeUnproven}, expiredBare},
 		{identityCase{name: "expired, no timestamp, valid now allowed", identity: exact, root: rootFile, validNow: true, code: blocking.CertificateTimeUnproven}, expiredBare},
+		{identityCase{name: "issuer only in extension 1.8", identity: exact, root: rootFile, cosignV1Issuer: true}, v2Only},
 		{identityCase{name: "expired, timestamp after its window", identity: exact, root: rootFile, code: blocking.CertificateTimeUnproven}, expiredLate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ref := st.repo + "@" + c.desc.Digest.String()
 			out, cosignErr := cs.run(append([]string{"verify"}, append(c.cosignArgs(), ref)...)...)
-			if wantCosign := c.code == "" || c.cosignLenient; (cosignErr == nil) != wantCosign {
+			if wantCosign := (c.code == "" || c.cosignLenient) && !c.cosignV1Issuer; (cosignErr == nil) != wantCosign {
 				t.Fatalf("stock cosign verify: err=%v, want accepted=%v\n%s", cosignErr, wantCosign, out)
 			}
 			rootBytes, err := os.ReadFile(c.root)
