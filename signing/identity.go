@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 
 	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
@@ -103,6 +105,25 @@ func LoadTrustedRoot(raw []byte) (*TrustedRoot, error) {
 	}
 	sum := sha256.Sum256(raw)
 	return &TrustedRoot{material: tr, digest: "sha256:" + hex.EncodeToString(sum[:])}, nil
+}
+
+// ReadTrustedRoot reads and parses the trusted_root.json at path: a
+// regular file of at most MaxTrustedRootBytes (trusted_root_invalid
+// otherwise, naming neither the path nor the system's error text).
+func ReadTrustedRoot(path string) (*TrustedRoot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, blocking.New(blocking.TrustedRootInvalid, "the trusted root file cannot be opened")
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, blocking.New(blocking.TrustedRootInvalid, "the trusted root is not a regular file")
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxTrustedRootBytes+1))
+	if err != nil {
+		return nil, blocking.New(blocking.TrustedRootInvalid, "the trusted root file cannot be read")
+	}
+	return LoadTrustedRoot(raw)
 }
 
 // Digest is the sha256 of the trusted root's file bytes: admission records
