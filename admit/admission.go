@@ -92,7 +92,7 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 	rec := &Record{
 		Type: RecordType, Host: h.Policy.Host, Package: w.Name, Version: w.Version,
 		ArtifactDigest: desc.Digest.String(), WorkerIRDigest: d.Artifact.IRDigest,
-		Publisher: KeyRef{Name: d.Publisher, KeyID: d.PublisherKeyID, Signer: d.PublisherSigner, TrustedRootDigest: h.Policy.Publishers[d.Publisher].TrustedRootDigest},
+		Publisher:    KeyRef{Name: d.Publisher, KeyID: d.PublisherKeyID, Signer: d.PublisherSigner, TrustedRootDigest: h.Policy.Publishers[d.Publisher].TrustedRootDigest},
 		PolicyDigest: h.Policy.Digest(), Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
 		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime), Warnings: d.Warnings,
 	}

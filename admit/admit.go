@@ -77,7 +77,7 @@ type Decision struct {
 	// Warnings are the failures of attestation rules in warn mode: the
 	// rule and the failing field, never a value.
 	Warnings []string `json:"warnings,omitempty"`
-	Profile     string   `json:"profile"`
+	Profile  string   `json:"profile"`
 	// Lifetime is how long an admission made now would last.
 	Lifetime time.Duration `json:"-"`
 }
