@@ -134,6 +134,17 @@ func printDecision(cmd *cobra.Command, ref oci.Ref, d *admit.Decision, rec *admi
 		}
 		fmt.Fprintf(out, "  %-26s %s\n", c.Name, state)
 	}
+	if d.PublisherSigner != nil {
+		fmt.Fprintf(out, "publisher %s signed as %s\n", d.Publisher, d.PublisherSigner)
+	}
+	for _, a := range d.Authorities {
+		if s := d.AuthoritySigners[a]; s != nil {
+			fmt.Fprintf(out, "authority %s attested as %s\n", a, s)
+		}
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+	}
 	if rec != nil {
 		fmt.Fprintf(out, "admitted %s@%s as #%d by %s until %s\n", rec.Package, rec.Version, rec.Seq, rec.AdmittedBy, rec.ExpiresAt.Format(time.RFC3339))
 	}
@@ -291,6 +302,9 @@ func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 		// Names end in one column however deep the branch.
 		fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 44-len(indent)), l.Name, state, l.Detail)
 		indent += "    "
+	}
+	for _, w := range in.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 }
 
