@@ -36,7 +36,7 @@ const (
 
 // vsRoot is the trusted root of the virtual Sigstore, as a file would
 // hold it (round-tripped through trusted_root.json).
-func vsRoot(t *testing.T, vs *ca.VirtualSigstore) *TrustedRoot {
+func vsRoot(t testing.TB, vs *ca.VirtualSigstore) *TrustedRoot {
 	t.Helper()
 	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), rawLogIDs(t, vs.CTLogs()), vs.TimestampingAuthorities(), rawLogIDs(t, vs.RekorLogs()))
 	if err != nil {
@@ -56,7 +56,7 @@ func vsRoot(t *testing.T, vs *ca.VirtualSigstore) *TrustedRoot {
 // rawLogIDs copies logs with their IDs as the raw key ids a
 // trusted_root.json holds: the virtual Sigstore keeps them as hex text,
 // which would be written as the bytes of that text.
-func rawLogIDs(t *testing.T, logs map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
+func rawLogIDs(t testing.TB, logs map[string]*root.TransparencyLog) map[string]*root.TransparencyLog {
 	t.Helper()
 	out := map[string]*root.TransparencyLog{}
 	for k, l := range logs {
@@ -79,7 +79,7 @@ const vsTamper = "tamper"
 // pushes it as a bundle referrer of subject; keep says which proofs of
 // time the bundle carries ("tlog", "tsa"), and vsTamper damages the log
 // entry's inclusion proof.
-func vsBundle(t *testing.T, vs *ca.VirtualSigstore, st csStore, subject ocispec.Descriptor, identity string, stmt []byte, keep ...string) {
+func vsBundle(t testing.TB, vs *ca.VirtualSigstore, st csStore, subject ocispec.Descriptor, identity string, stmt []byte, keep ...string) {
 	t.Helper()
 	ent, err := vs.AttestAtTime(identity, vsIssuer, stmt, time.Now().Add(5*time.Minute), true)
 	if err != nil {
@@ -132,7 +132,7 @@ func vsBundle(t *testing.T, vs *ca.VirtualSigstore, st csStore, subject ocispec.
 // its canonical body, integrated time, the log's signed entry timestamp
 // and an inclusion proof with a signed checkpoint, all by the virtual
 // Sigstore's log.
-func vsTlogEntry(t *testing.T, vs *ca.VirtualSigstore, ent *ca.TestEntity) *protorekor.TransparencyLogEntry {
+func vsTlogEntry(t testing.TB, vs *ca.VirtualSigstore, ent *ca.TestEntity) *protorekor.TransparencyLogEntry {
 	t.Helper()
 	entries, _ := ent.TlogEntries()
 	e := entries[0]
@@ -158,7 +158,7 @@ func vsTlogEntry(t *testing.T, vs *ca.VirtualSigstore, ent *ca.TestEntity) *prot
 }
 
 // vsStatement is an in-toto statement of predicateType about subject.
-func vsStatement(t *testing.T, subject ocispec.Descriptor, predicateType string, predicate any) []byte {
+func vsStatement(t testing.TB, subject ocispec.Descriptor, predicateType string, predicate any) []byte {
 	t.Helper()
 	b, err := json.Marshal(map[string]any{
 		"_type": inTotoStatementV1, "predicateType": predicateType, "predicate": predicate,
