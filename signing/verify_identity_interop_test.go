@@ -10,6 +10,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/internal/sigstoretest"
 )
 
@@ -72,7 +73,6 @@ func (c identityCase) cosignArgs() []string {
 func TestIdentityInteropCosign(t *testing.T) {
 	cs := csNeedCosign(t)
 	st := csRegistry(t)
-	ctx := context.Background()
 	ca := sigstoretest.NewCA(t)
 	tsa := ca.ServeTSA(t)
 	rootFile := cs.file(t, "trusted_root.json", ca.TrustedRoot(t, true))
@@ -130,37 +130,70 @@ func TestIdentityInteropCosign(t *testing.T) {
 		{identityCase{name: "expired, timestamp after its window", identity: exact, root: rootFile, code: blocking.CertificateTimeUnproven}, expiredLate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ref := st.repo + "@" + c.desc.Digest.String()
-			out, cosignErr := cs.run(append([]string{"verify"}, append(c.cosignArgs(), ref)...)...)
-			if wantCosign := (c.code == "" || c.cosignLenient) && !c.cosignV1Issuer; (cosignErr == nil) != wantCosign {
-				t.Fatalf("stock cosign verify: err=%v, want accepted=%v\n%s", cosignErr, wantCosign, out)
-			}
-			rootBytes, err := os.ReadFile(c.root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := LoadTrustedRoot(rootBytes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := NewIdentityVerifier(c.identity, tr, IdentityOptions{CertificateValidNow: c.validNow})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := VerifySignature(ctx, st.target, c.desc, v)
-			if c.code == "" {
-				if err != nil {
-					t.Fatalf("oa refused what cosign accepted: %v", err)
-				}
-				if res.Signer == nil || res.Signer.Subject != idSubject || res.Signer.Issuer != idIssuer || res.Form != FormLegacy {
-					t.Fatalf("signer %+v form %s", res.Signer, res.Form)
-				}
-				return
-			}
-			if r := blocking.Refusals(err); len(r) != 1 || r[0].Code != c.code {
-				t.Fatalf("oa: %v; want %s", err, c.code)
-			}
+			checkIdentityCase(t, cs, st, c.identityCase, c.desc, FormLegacy)
 		})
+	}
+
+	// cosign v3 writes a sigstore bundle with the certificate and the
+	// timestamp; the same identities verify it, and cosign v3 agrees. With
+	// --certificate-chain, cosign v3.1.3 puts the chain in a v0.3 bundle,
+	// which the bundle spec forbids: neither cosign v3 nor oa reads it.
+	cs3 := &csCosign{bin: interoptest.Tool(t, "cosign3"), env: cs.env, dir: cs.dir}
+	cert, chain, key := good.WriteFiles(t, t.TempDir())
+	sign3 := func(name string, extra ...string) ocispec.Descriptor {
+		a := csPushWorker(t, st.target, name)
+		args := append([]string{"sign", "--key", key, "--certificate", cert, "--tlog-upload=false", "--use-signing-config=false", "--timestamp-server-url", tsa, "-y"}, extra...)
+		cs3.withPassword(sigstoretest.Password).must(t, append(args, st.repo+"@"+a.Digest.String())...)
+		return a
+	}
+	v3, v3chain := sign3("id-v3"), sign3("id-v3-chain", "--certificate-chain", chain)
+	for _, c := range []struct {
+		identityCase
+		desc ocispec.Descriptor
+	}{
+		{identityCase{name: "v3 bundle, right identity", identity: exact, root: rootFile}, v3},
+		{identityCase{name: "v3 bundle, wrong identity", identity: Identity{Subject: "https://github.com/evil/x", Issuer: idIssuer}, root: rootFile, code: blocking.CertificateIdentityMismatch}, v3},
+		{identityCase{name: "v3 bundle, CA outside the root", identity: exact, root: cs.file(t, "other_root.json", sigstoretest.NewCA(t).TrustedRoot(t, true)), code: blocking.CertificateUntrusted}, v3},
+		{identityCase{name: "v3 bundle with a chain", identity: exact, root: rootFile, code: blocking.SignatureUntrusted}, v3chain},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkIdentityCase(t, cs3, st, c.identityCase, c.desc, FormBundle) })
+	}
+}
+
+// checkIdentityCase asks stock cosign (cs) and VerifySignature the same
+// identity question about desc, whose signature is in form.
+func checkIdentityCase(t *testing.T, cs *csCosign, st csStore, c identityCase, desc ocispec.Descriptor, form string) {
+	t.Helper()
+	ctx := context.Background()
+	ref := st.repo + "@" + desc.Digest.String()
+	out, cosignErr := cs.run(append([]string{"verify"}, append(c.cosignArgs(), ref)...)...)
+	if wantCosign := (c.code == "" || c.cosignLenient) && !c.cosignV1Issuer; (cosignErr == nil) != wantCosign {
+		t.Fatalf("stock cosign verify: err=%v, want accepted=%v\n%s", cosignErr, wantCosign, out)
+	}
+	rootBytes, err := os.ReadFile(c.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := LoadTrustedRoot(rootBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewIdentityVerifier(c.identity, tr, IdentityOptions{CertificateValidNow: c.validNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := VerifySignature(ctx, st.target, desc, v)
+	if c.code == "" {
+		if err != nil {
+			t.Fatalf("oa refused what cosign accepted: %v", err)
+		}
+		if res.Signer == nil || res.Signer.Subject != idSubject || res.Signer.Issuer != idIssuer || res.Form != form {
+			t.Fatalf("signer %+v form %s", res.Signer, res.Form)
+		}
+		return
+	}
+	if r := blocking.Refusals(err); len(r) != 1 || r[0].Code != c.code {
+		t.Fatalf("oa: %v; want %s", err, c.code)
 	}
 }
 
