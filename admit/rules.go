@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	cuejson "cuelang.org/go/encoding/json"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -114,7 +115,7 @@ func Satisfies(constraint cue.Value, predicate []byte) (field string, ok bool) {
 	if err != nil {
 		return ".", false
 	}
-	data := constraint.Context().BuildExpr(expr)
+	data := cuecontext.New().BuildExpr(expr)
 	if data.Err() != nil {
 		return ".", false
 	}

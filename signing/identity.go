@@ -208,8 +208,14 @@ var errNoProvenTime = errors.New("no transparency-log entry or timestamp")
 // (the log's integrated time or a trusted timestamp) must; with neither,
 // the current time only when the options allow it.
 func (c *identityCheck) verifierFor(entity verify.SignedEntity) (*verify.Verifier, error) {
-	entries, _ := entity.TlogEntries()
-	stamps, _ := entity.Timestamps()
+	entries, err := entity.TlogEntries()
+	if err != nil {
+		return nil, err // a log entry that cannot be read never counts as none
+	}
+	stamps, err := entity.Timestamps()
+	if err != nil {
+		return nil, err
+	}
 	var opts []verify.VerifierOption
 	if len(entries) > 0 {
 		opts = append(opts, verify.WithTransparencyLog(1))
@@ -234,16 +240,11 @@ func (c *identityCheck) check(entity verify.SignedEntity, cert *x509.Certificate
 	if cert == nil {
 		return verdictUntrusted, nil
 	}
-	v, err := c.verifierFor(entity)
-	if err == nil {
-		var res *verify.VerificationResult
-		res, err = v.Verify(entity, verify.NewPolicy(artifact, verify.WithCertificateIdentity(c.matcher)))
+	if v, err := c.verifierFor(entity); err == nil {
+		res, err := v.Verify(entity, verify.NewPolicy(artifact, verify.WithCertificateIdentity(c.matcher)))
 		if err == nil && res.Signature != nil && res.Signature.Certificate != nil {
 			s := res.Signature.Certificate
 			return verdictOK, &CertIdentity{Subject: s.SubjectAlternativeName, Issuer: s.Issuer}
-		}
-		if err == nil {
-			err = errors.New("verified without a certificate")
 		}
 	}
 	return c.classify(cert), nil

@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 
 	cbundle "github.com/sigstore/cosign/v2/pkg/cosign/bundle"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"github.com/sigstore/sigstore-go/pkg/verify"
@@ -27,7 +30,13 @@ type legacyEntity struct {
 	content verify.SignatureContent
 	stamps  [][]byte
 	entries []*tlog.Entry
+	// badEntry is set when the rekor bundle annotation cannot be decoded:
+	// the entity then has a log entry that cannot verify.
+	badEntry bool
 }
+
+// errBadLogEntry is what TlogEntries returns for an undecodable entry.
+var errBadLogEntry = errors.New("the transparency-log bundle annotation cannot be decoded")
 
 // legacyCertificate is the certificate a layer's annotations carry, or nil.
 func legacyCertificate(annotations map[string]string) *x509.Certificate {
@@ -62,34 +71,46 @@ func newLegacyEntity(annotations map[string]string, content verify.SignatureCont
 		}
 	}
 	if raw := annotations[static.BundleAnnotationKey]; raw != "" {
-		e.entries = []*tlog.Entry{rekorEntry(raw)}
+		if entry := rekorEntry(raw); entry != nil {
+			e.entries = []*tlog.Entry{entry}
+		} else {
+			e.badEntry = true
+		}
 	}
 	return e
 }
 
 // rekorEntry decodes cosign's rekor bundle annotation into a log entry
-// with its inclusion promise (SET); an undecodable one is an empty entry,
-// which fails verification.
+// with its inclusion promise (SET); nil when it cannot be decoded.
 func rekorEntry(raw string) *tlog.Entry {
 	var rb cbundle.RekorBundle
 	if json.Unmarshal([]byte(raw), &rb) != nil {
-		return &tlog.Entry{}
+		return nil
 	}
 	body, _ := rb.Payload.Body.(string)
 	bodyBytes, err1 := base64.StdEncoding.DecodeString(body)
 	logID, err2 := hex.DecodeString(rb.Payload.LogID)
-	if err1 != nil || err2 != nil {
-		return &tlog.Entry{}
+	var kind struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
 	}
-	entry, err := tlog.NewEntry(bodyBytes, rb.Payload.IntegratedTime, rb.Payload.LogIndex, logID, rb.SignedEntryTimestamp, nil)
+	if err1 != nil || err2 != nil || json.Unmarshal(bodyBytes, &kind) != nil {
+		return nil
+	}
+	entry, err := tlog.NewTlogEntry(&protorekor.TransparencyLogEntry{
+		LogIndex: rb.Payload.LogIndex, LogId: &protocommon.LogId{KeyId: logID},
+		KindVersion:    &protorekor.KindVersion{Kind: kind.Kind, Version: kind.APIVersion},
+		IntegratedTime: rb.Payload.IntegratedTime, CanonicalizedBody: bodyBytes,
+		InclusionPromise: &protorekor.InclusionPromise{SignedEntryTimestamp: rb.SignedEntryTimestamp},
+	})
 	if err != nil {
-		return &tlog.Entry{}
+		return nil
 	}
 	return entry
 }
 
 // HasInclusionPromise is true when the layer carries a rekor bundle.
-func (e *legacyEntity) HasInclusionPromise() bool { return len(e.entries) > 0 }
+func (e *legacyEntity) HasInclusionPromise() bool { return len(e.entries) > 0 || e.badEntry }
 
 // VerificationContent is the layer's certificate.
 func (e *legacyEntity) VerificationContent() (verify.VerificationContent, error) {
@@ -102,8 +123,14 @@ func (e *legacyEntity) SignatureContent() (verify.SignatureContent, error) { ret
 // Timestamps are the layer's RFC 3161 timestamps.
 func (e *legacyEntity) Timestamps() ([][]byte, error) { return e.stamps, nil }
 
-// TlogEntries are the layer's transparency-log entries.
-func (e *legacyEntity) TlogEntries() ([]*tlog.Entry, error) { return e.entries, nil }
+// TlogEntries are the layer's transparency-log entries; an error when its
+// rekor bundle cannot be decoded.
+func (e *legacyEntity) TlogEntries() ([]*tlog.Entry, error) {
+	if e.badEntry {
+		return nil, errBadLogEntry
+	}
+	return e.entries, nil
+}
 
 // Version is the bundle version whose verification rules apply.
 func (e *legacyEntity) Version() (string, error) { return "v0.3", nil }
