@@ -32,8 +32,14 @@ func FuzzLegacyCertificateLayer(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(string(leaf.CertPEM), `{"SignedRFC3161Timestamp":"AAAA"}`, `{"SignedEntryTimestamp":"AAAA","Payload":{"body":"e30=","integratedTime":1,"logIndex":1,"logID":"00"}}`, []byte("payload"))
-	f.Add(string(leaf.CertPEM), "", "", []byte(`{"critical":{"type":"cosign container image signature","image":{"docker-manifest-digest":"`+csFuzzSubject.String()+`"}}}`))
+	naming := []byte(`{"critical":{"type":"cosign container image signature","image":{"docker-manifest-digest":"` + csFuzzSubject.String() + `"}}}`)
+	// The real certificate, a payload naming the subject: accepted only
+	// without proofs; a damaged timestamp or log entry refuses it.
+	f.Add(string(leaf.CertPEM), "", "", naming)
+	f.Add(string(leaf.CertPEM), `{"SignedRFC3161Timestamp":"AAAA"}`, "", naming)
+	f.Add(string(leaf.CertPEM), "", `{"SignedEntryTimestamp":"AAAA","Payload":{"body":"e30=","integratedTime":1,"logIndex":1,"logID":"00"}}`, naming)
+	f.Add(string(leaf.CertPEM), "", `{"Payload":{"body":7}}`, naming)
+	f.Add(string(leaf.CertPEM), "", "", []byte("payload"))
 	f.Add("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "{", "[", []byte{})
 	leafSigner, err := cosign.LoadPrivateKey(leaf.KeyPEM, []byte(sigstoretest.Password), nil)
 	if err != nil {
