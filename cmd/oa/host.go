@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -78,7 +80,20 @@ func newPolicyCmd() *cobra.Command {
 			if wantJSON(cmd) {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
+			for _, g := range []struct {
+				kind string
+				m    map[string]host.TrustedKey
+			}{{"publisher", p.Publishers}, {"authority", p.Authorities}} {
+				for _, name := range slices.Sorted(maps.Keys(g.m)) {
+					fmt.Fprintf(out, "  %s %s: %s\n", g.kind, name, g.m[name].Describe())
+				}
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.AttestationRules)) {
+				r := p.AttestationRules[name]
+				fmt.Fprintf(out, "  attestation rule %s: %s (%s)\n", name, r.PredicateType, r.Mode)
+			}
 			return nil
 		},
 	})

@@ -133,6 +133,9 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.policyWith("")
+	if out := k.ok("policy", "check"); !strings.Contains(out, "publisher ci: identity ~^https://github") || !strings.Contains(out, "authority authority: sha256:") {
+		t.Fatalf("policy check does not describe the signers:\n%s", out)
+	}
 	out = k.ok("admit", pinned, "--as", "Dr Ada")
 	if !strings.Contains(out, "admitted clinic-triage@1.2.0 as #1") || !strings.Contains(out, "publisher ci signed as "+klSubject) {
 		t.Fatalf("admit:\n%s", out)
