@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/signing"
 )
 
 // RecordType is the type of an admission record.
@@ -40,12 +41,21 @@ type Record struct {
 	OSAccount      string    `json:"osAccount"`
 	AdmittedAt     time.Time `json:"admittedAt"`
 	ExpiresAt      time.Time `json:"expiresAt"`
+	// Warnings are the attestation rules in warn mode that failed, each
+	// naming the rule and the failing field; absent when none did.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
-// KeyRef names a trusted key by its policy name and key id.
+// KeyRef names a trusted signer by its policy name and key id (for an
+// identity, its identity id). For a signer trusted by certificate identity
+// it also names the identity the certificate named and the digest of the
+// trusted root it chained to; both are absent for a key, so records of
+// keys keep their bytes.
 type KeyRef struct {
-	Name  string `json:"name"`
-	KeyID string `json:"keyId"`
+	Name              string                `json:"name"`
+	KeyID             string                `json:"keyId"`
+	Signer            *signing.CertIdentity `json:"signer,omitempty"`
+	TrustedRootDigest string                `json:"trustedRootDigest,omitempty"`
 }
 
 // AdmitOptions are the person's choices for one admission.
@@ -82,12 +92,13 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 	rec := &Record{
 		Type: RecordType, Host: h.Policy.Host, Package: w.Name, Version: w.Version,
 		ArtifactDigest: desc.Digest.String(), WorkerIRDigest: d.Artifact.IRDigest,
-		Publisher: KeyRef{d.Publisher, d.PublisherKeyID}, PolicyDigest: h.Policy.Digest(),
-		Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
-		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime),
+		Publisher:    KeyRef{Name: d.Publisher, KeyID: d.PublisherKeyID, Signer: d.PublisherSigner, TrustedRootDigest: h.Policy.Publishers[d.Publisher].TrustedRootDigest},
+		PolicyDigest: h.Policy.Digest(), Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
+		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime), Warnings: d.Warnings,
 	}
 	for _, name := range d.Authorities {
-		rec.Authorities = append(rec.Authorities, KeyRef{name, h.Policy.Authorities[name].Verifier().KeyID()})
+		a := h.Policy.Authorities[name]
+		rec.Authorities = append(rec.Authorities, KeyRef{Name: name, KeyID: a.Verifier().KeyID(), Signer: d.AuthoritySigners[name], TrustedRootDigest: a.TrustedRootDigest})
 	}
 	// Decrypt the key before taking the store's write lock, not under it.
 	if err := h.PrepareSigner(); err != nil {

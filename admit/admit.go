@@ -39,6 +39,9 @@ const (
 	CheckEvaluators   = "evaluator_authorities"
 	CheckComponents   = "components_pure"
 	CheckCeiling      = "capability_ceiling"
+	// CheckAttestationRules runs the policy's attestation rules (only when
+	// it has some).
+	CheckAttestationRules = "attestation_rules"
 	// CheckHistory is run by Host.Admit: the digest is not revoked and no
 	// admission of another release of the package came after its own.
 	CheckHistory = "not_revoked_or_rolled_back"
@@ -62,10 +65,19 @@ type Decision struct {
 	// verified with.
 	Publisher      string `json:"publisher,omitempty"`
 	PublisherKeyID string `json:"publisherKeyId,omitempty"`
+	// PublisherSigner is the identity the publisher's certificate named,
+	// when the publisher is trusted by identity.
+	PublisherSigner *signing.CertIdentity `json:"publisherSigner,omitempty"`
 	// Authorities are the trusted authorities whose attestations verified,
 	// by name, sorted.
 	Authorities []string `json:"authorities,omitempty"`
-	Profile     string   `json:"profile"`
+	// AuthoritySigners are the identities the certificates of authorities
+	// trusted by identity named, by authority name.
+	AuthoritySigners map[string]*signing.CertIdentity `json:"authoritySigners,omitempty"`
+	// Warnings are the failures of attestation rules in warn mode: the
+	// rule and the failing field, never a value.
+	Warnings []string `json:"warnings,omitempty"`
+	Profile  string   `json:"profile"`
 	// Lifetime is how long an admission made now would last.
 	Lifetime time.Duration `json:"-"`
 }
@@ -134,6 +146,11 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 	if err := d.add(CheckAttestations, d.countAttestations(attested, desc, policy, now)); err != nil {
 		return nil, err
 	}
+	if len(policy.AttestationRules) > 0 {
+		if err := d.add(CheckAttestationRules, d.checkRules(ctx, target, desc, policy, now)); err != nil {
+			return nil, err
+		}
+	}
 	if art == nil {
 		return d, nil // the host checks need the IR
 	}
@@ -161,12 +178,12 @@ func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarg
 	var firstErr error
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		key := policy.Publishers[name]
-		_, err := signing.VerifySignature(ctx, target, desc, key.Verifier())
+		res, err := signing.VerifySignature(ctx, target, desc, key.Verifier())
 		if err == nil && !key.ValidAt(now) {
 			err = blocking.New(blocking.PublisherKeyOutsideWindow, "publisher %s's key is not valid now", name)
 		}
 		if err == nil {
-			d.Publisher, d.PublisherKeyID = name, key.Verifier().KeyID()
+			d.Publisher, d.PublisherKeyID, d.PublisherSigner = name, key.Verifier().KeyID(), res.Signer
 			return key.Verifier(), nil
 		}
 		if firstErr == nil || worse(err, firstErr) {
@@ -191,7 +208,8 @@ func worse(a, b error) bool {
 		case blocking.PublisherKeyOutsideWindow, blocking.AuthorityKeyOutsideWindow:
 			return 4
 		case blocking.SignatureWrongSubject, blocking.AttestationWrongSubject, blocking.LayerDigestMismatch,
-			blocking.AttestationByPublisher, blocking.AttestationIRMismatch, blocking.AttestationPredicateBad:
+			blocking.AttestationByPublisher, blocking.AttestationIRMismatch, blocking.AttestationPredicateBad,
+			blocking.CertificateUntrusted, blocking.CertificateIdentityMismatch, blocking.CertificateTimeUnproven:
 			return 3
 		case blocking.SignatureUntrusted, blocking.AttestationUntrusted:
 			return 2
@@ -245,6 +263,12 @@ func (d *Decision) countAttestations(attested []attestation, desc ocispec.Descri
 		}
 		if err == nil {
 			d.Authorities = append(d.Authorities, a.name)
+			if a.res.Signer != nil {
+				if d.AuthoritySigners == nil {
+					d.AuthoritySigners = map[string]*signing.CertIdentity{}
+				}
+				d.AuthoritySigners[a.name] = a.res.Signer
+			}
 			continue
 		}
 		if firstErr == nil || worse(err, firstErr) {

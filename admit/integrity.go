@@ -2,6 +2,7 @@ package admit
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Link is one link of a release's integrity chain on this host.
@@ -24,6 +26,8 @@ type Link struct {
 type Integrity struct {
 	Links  []Link  `json:"links"`
 	Status *Status `json:"status"`
+	// Warnings are the failures of attestation rules in warn mode.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // IntegrityOf checks the release's chain under the host policy at now and
@@ -45,9 +49,13 @@ func IntegrityOf(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, 
 	in.Links = append(in.Links,
 		Link{Name: "artifact", Detail: desc.Digest.String(), Refusal: byName[CheckArtifact]},
 		Link{Name: "worker_ir", Detail: irDigest, Refusal: byName[CheckArtifact]},
-		Link{Name: "publisher_signature", Detail: d.Publisher, Refusal: byName[CheckSignature]},
-		Link{Name: "conformance_attestations", Detail: strings.Join(d.Authorities, ", "), Refusal: byName[CheckAttestations]},
+		Link{Name: "publisher_signature", Detail: signerDetail(d.Publisher, d.PublisherSigner, h.Policy.Publishers), Refusal: byName[CheckSignature]},
+		Link{Name: "conformance_attestations", Detail: authoritiesDetail(d, h.Policy), Refusal: byName[CheckAttestations]},
 	)
+	if n := len(h.Policy.AttestationRules); n > 0 {
+		in.Links = append(in.Links, Link{Name: "attestation_rules", Detail: fmt.Sprintf("%d rule(s), %d warning(s)", n, len(d.Warnings)), Refusal: byName[CheckAttestationRules]})
+		in.Warnings = d.Warnings
+	}
 	st, err := StatusOf(ctx, h, desc.Digest.String(), now)
 	if err != nil {
 		return nil, err
@@ -66,4 +74,31 @@ func (in *Integrity) Err() error {
 		}
 	}
 	return l.Err()
+}
+
+// signerDetail names a trusted signer for the chain: its policy name, the
+// identity its certificate named when it is trusted by identity, and that
+// the policy accepts its certificate as valid now when it does (an
+// explicit choice a person should see).
+func signerDetail(name string, signer *signing.CertIdentity, trusted map[string]host.TrustedKey) string {
+	if name == "" {
+		return ""
+	}
+	d := name
+	if signer != nil {
+		d += " (" + signer.String() + ")"
+	}
+	if trusted[name].CertificateValidNow {
+		d += " [certificate valid now accepted]"
+	}
+	return d
+}
+
+// authoritiesDetail names the authorities whose attestations verified.
+func authoritiesDetail(d *Decision, p *host.Policy) string {
+	names := make([]string, len(d.Authorities))
+	for i, a := range d.Authorities {
+		names[i] = signerDetail(a, d.AuthoritySigners[a], p.Authorities)
+	}
+	return strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -44,6 +45,9 @@ type Policy struct {
 	// Confinement is the policy's confinement section; nil when it has
 	// none (left out of the digest, like Fleet).
 	Confinement *ConfinementPolicy `json:"confinement,omitempty"`
+	// AttestationRules say what trusted attestations must say, by rule
+	// name; nil when the policy has none (left out of the digest).
+	AttestationRules map[string]AttestationRule `json:"attestation_rules,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -58,13 +62,58 @@ type FleetTrust struct {
 	PreApprove bool                  `json:"pre_approve"`
 }
 
-// TrustedKey is a trusted public key with its optional validity window.
+// TrustedKey is a trusted signer with its optional validity window: a
+// public key (Key), or a certificate identity (Identity) with the trusted
+// root of its CA.
 type TrustedKey struct {
-	Key       string     `json:"key"`
+	Key       string     `json:"key,omitempty"`
 	NotBefore *time.Time `json:"not_before,omitempty"`
 	NotAfter  *time.Time `json:"not_after,omitempty"`
+	// Identity, TrustedRoot (a path relative to the policy's folder) and
+	// CertificateValidNow trust a certificate identity; empty for a key.
+	Identity            *signing.Identity `json:"identity,omitempty"`
+	TrustedRoot         string            `json:"trusted_root,omitempty"`
+	CertificateValidNow bool              `json:"certificate_valid_now,omitempty"`
+	// TrustedRootDigest is the sha256 of the trusted root file as read
+	// when the policy was loaded: part of the policy digest, so a changed
+	// root is a changed policy. Set by LoadPolicy, never by the file.
+	TrustedRootDigest string `json:"trusted_root_digest,omitempty"`
 
 	verifier *signing.Verifier
+}
+
+// AttestationRule is one rule on what trusted attestations of a predicate
+// type must say.
+type AttestationRule struct {
+	PredicateType string `json:"predicate_type"`
+	// Constraint is CUE the predicate must satisfy (unify with).
+	Constraint string `json:"constraint"`
+	// Mode is RuleEnforce or RuleWarn.
+	Mode string `json:"mode"`
+
+	compiled cue.Value
+}
+
+// Modes of an attestation rule.
+const (
+	RuleEnforce = "enforce"
+	RuleWarn    = "warn"
+)
+
+// Compiled is the rule's constraint, compiled when the policy loaded.
+func (r AttestationRule) Compiled() cue.Value { return r.compiled }
+
+// Describe says what the signer is, for people: the key id or the
+// identity, and whether a certificate valid now is accepted.
+func (k TrustedKey) Describe() string {
+	if k.Identity == nil {
+		return k.verifier.KeyID()
+	}
+	d := "identity " + k.Identity.String()
+	if k.CertificateValidNow {
+		d += " (certificate valid now accepted)"
+	}
+	return d
 }
 
 // Ceiling is the most any admitted package may ask for on the host.
@@ -176,7 +225,10 @@ func LoadPolicy(path string) (*Policy, error) {
 	if err := v.Decode(&p); err != nil {
 		return nil, fmt.Errorf("host: decoding a policy that passed the schema: %w", err)
 	}
-	if err := p.loadKeys(posOf); err != nil {
+	if err := p.loadKeys(filepath.Dir(path), posOf); err != nil {
+		return nil, err
+	}
+	if err := p.compileRules(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {
@@ -201,21 +253,25 @@ func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Valu
 	return schemas.LoadConfig(path, schemas.ConfigFile{Package: PolicyPackage, Schema: schemas.Host, Def: def, Unreadable: unreadable, Invalid: invalid})
 }
 
-// loadKeys parses every trusted key and refuses an authority that shares
-// a key with a publisher, and a fleet key that is a publisher's or an
-// authority's; posOf locates a field in the policy file.
-func (p *Policy) loadKeys(posOf Locator) error {
+// loadKeys parses every trusted key, reads the trusted root of every
+// trusted identity (relative to dir), and refuses an authority that is a
+// publisher, and a fleet key that is a publisher's or an authority's;
+// posOf locates a field in the policy file.
+func (p *Policy) loadKeys(dir string, posOf Locator) error {
 	var refused blocking.List
 	load := func(group string, keys map[string]TrustedKey) map[string]string {
 		ids := map[string]string{}
 		for _, name := range slices.Sorted(maps.Keys(keys)) {
 			k := keys[name]
-			v, err := signing.LoadVerifier([]byte(k.Key))
+			v, err := k.load(dir)
 			if err != nil {
-				refused = append(refused, blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key").At(posOf(group, name, "key"), group+"."+name+".key"))
+				refused = append(refused, locate(err, posOf, group, name, k))
 				continue
 			}
 			k.verifier = v
+			if tr := v.TrustedRoot(); tr != nil {
+				k.TrustedRootDigest = tr.Digest()
+			}
 			keys[name] = k
 			ids[v.KeyID()] = name
 		}
@@ -247,8 +303,47 @@ func (p *Policy) loadKeys(posOf Locator) error {
 	}
 	for id, name := range authorities {
 		if pub, clash := publishers[id]; clash {
-			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s has the key of publisher %s", name, pub).At(posOf("authorities", name, "key"), "authorities."+name+".key"))
+			refused = append(refused, blocking.New(blocking.PolicyAuthorityIsPublisher, "authority %s is trusted as publisher %s is", name, pub).At(posOf("authorities", name), "authorities."+name))
 		}
 	}
 	return refused.Err()
+}
+
+// load is the verifier of a trusted key or identity; an identity's
+// trusted root is read from dir.
+func (k TrustedKey) load(dir string) (*signing.Verifier, error) {
+	if k.Identity == nil {
+		if k.Key == "" {
+			return nil, blocking.New(blocking.PolicyKeyInvalid, "neither a key nor an identity")
+		}
+		return signing.LoadVerifier([]byte(k.Key))
+	}
+	if err := k.Identity.Check(); err != nil {
+		return nil, err
+	}
+	path := k.TrustedRoot
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	tr, err := signing.ReadTrustedRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	return signing.NewIdentityVerifier(*k.Identity, tr, signing.IdentityOptions{CertificateValidNow: k.CertificateValidNow})
+}
+
+// locate places a refusal of trusted signer name of group in the file:
+// a key's at its key, an identity's at its trusted root or identity.
+func locate(err error, posOf Locator, group, name string, k TrustedKey) *blocking.Error {
+	at := func(e *blocking.Error, field string) *blocking.Error {
+		return e.At(posOf(group, name, field), group+"."+name+"."+field)
+	}
+	r := blocking.Refusals(err)
+	switch {
+	case k.Identity == nil || r == nil:
+		return at(blocking.New(blocking.PolicyKeyInvalid, "not a PEM public key"), "key")
+	case r[0].Code == blocking.TrustedRootInvalid:
+		return at(r[0], "trusted_root")
+	}
+	return at(r[0], "identity")
 }

@@ -3,6 +3,7 @@ package signing
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 
@@ -10,6 +11,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"oras.land/oras-go/v2"
 
@@ -138,11 +140,53 @@ func (b sigBundle) envelope() []byte {
 
 // checkBundleSignature verifies a signature bundle with v and checks that
 // it binds want: a message signature over a message whose sha256 is want,
-// or a DSSE `cosign sign` statement whose subject has want's sha256.
-func checkBundleSignature(b sigBundle, want digest.Digest, v *Verifier) verdict {
+// or a DSSE `cosign sign` statement whose subject has want's sha256. For
+// an identity verifier it returns the identity that signed.
+func checkBundleSignature(b sigBundle, want digest.Digest, v *Verifier) (verdict, *CertIdentity) {
 	if b.parsed == nil {
-		return verdictUntrusted
+		return verdictUntrusted, nil
 	}
+	if v.ident == nil {
+		return checkKeyBundleSignature(b, want, v), nil
+	}
+	cert := b.certificate()
+	if cert == nil {
+		return verdictUntrusted, nil
+	}
+	kv, err := newVerifier(cert.PublicKey)
+	if err != nil {
+		return verdictUntrusted, nil
+	}
+	got := checkKeyBundleSignature(b, want, kv)
+	if got == verdictUntrusted {
+		return got, nil
+	}
+	artifact := verify.WithoutArtifactUnsafe()
+	if ms := b.parsed.GetMessageSignature(); ms != nil {
+		artifact = verify.WithArtifactDigest("sha256", ms.GetMessageDigest().GetDigest())
+	}
+	idv, signer := v.ident.check(b.parsed, cert, artifact)
+	if idv != verdictOK {
+		return idv, nil
+	}
+	return got, signer
+}
+
+// certificate is the bundle's signing certificate, or nil when it is
+// signed with a key.
+func (b sigBundle) certificate() *x509.Certificate {
+	if b.parsed == nil {
+		return nil
+	}
+	vc, err := b.parsed.VerificationContent()
+	if err != nil {
+		return nil
+	}
+	return vc.Certificate()
+}
+
+// checkKeyBundleSignature is checkBundleSignature with a key verifier.
+func checkKeyBundleSignature(b sigBundle, want digest.Digest, v *Verifier) verdict {
 	if ms := b.parsed.GetMessageSignature(); ms != nil {
 		return checkMessageSignature(ms.GetMessageDigest(), ms.GetSignature(), want, v)
 	}

@@ -28,7 +28,10 @@ type Link struct {
 	Digest string `json:"digest,omitempty"`
 	// Form is the form a signature or attestation link held in (FormLegacy
 	// or FormBundle); empty for other links and for links that fail.
-	Form    string          `json:"form,omitempty"`
+	Form string `json:"form,omitempty"`
+	// Signer is the identity the certificate of a signature or
+	// attestation names, when it was trusted by identity.
+	Signer  *CertIdentity   `json:"signer,omitempty"`
 	Refusal *blocking.Error `json:"refusal,omitempty"`
 }
 
@@ -79,6 +82,7 @@ func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 	c.add(LinkSignature, publisher.KeyID(), err)
 	if err == nil {
 		c.Links[len(c.Links)-1].Form = sig.Form
+		c.Links[len(c.Links)-1].Signer = sig.Signer
 	}
 
 	var att *AttestationResult
@@ -92,6 +96,7 @@ func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.D
 	c.add(LinkAttestation, authority.KeyID(), err)
 	if err == nil {
 		c.Links[len(c.Links)-1].Form = att.Form
+		c.Links[len(c.Links)-1].Signer = att.Signer
 	}
 	return c
 }

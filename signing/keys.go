@@ -38,6 +38,9 @@ type Verifier struct {
 	v     signature.Verifier
 	pub   crypto.PublicKey
 	keyID string
+	// ident is set, and v and pub nil, when the verifier trusts a
+	// certificate identity instead of a key (NewIdentityVerifier).
+	ident *identityCheck
 }
 
 // GenerateKeys makes a new ECDSA P-256 key pair exactly as
@@ -200,7 +203,9 @@ func (s *Signer) PublicKey() crypto.PublicKey { return s.verifier.pub }
 func (s *Signer) Verifier() *Verifier { return s.verifier }
 
 // KeyID is the stable id of the public key: "sha256:<hex>" of its PKIX DER
-// encoding. Admission records name keys by it.
+// encoding. Admission records name keys by it. For an identity verifier it
+// is "identity:sha256:<hex>" of the identity, its trusted root's digest and
+// whether a certificate valid now is accepted.
 func (v *Verifier) KeyID() string { return v.keyID }
 
 // PublicKey is the verifier's public key.
@@ -232,5 +237,8 @@ func (s *Signer) SignBytes(msg []byte) ([]byte, error) {
 
 // VerifyBytes checks a signature SignBytes made over msg.
 func (v *Verifier) VerifyBytes(sig, msg []byte) error {
+	if v.v == nil {
+		return errors.New("signing: an identity verifier cannot verify host records")
+	}
 	return v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg))
 }

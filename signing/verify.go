@@ -3,6 +3,7 @@ package signing
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 	"oras.land/oras-go/v2"
 
@@ -37,6 +40,9 @@ type SignatureResult struct {
 	// Verified counts the signatures that verified for the subject, in
 	// every form.
 	Verified int
+	// Signer is the identity the certificate of the signature that
+	// verified names; nil when the verifier is a key.
+	Signer *CertIdentity
 }
 
 // VerifySignature checks the publisher signature of manifest subject in
@@ -74,11 +80,11 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 			continue
 		}
 		candidates++
-		got, ref := checkSignatureLayer(l, img.blobs[i], subject.Digest, v)
+		got, ref, signer := checkSignatureLayer(l, img.blobs[i], subject.Digest, v)
 		best = max(best, got)
 		if got == verdictOK {
 			res.Verified++
-			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference = FormLegacy, img.desc, l.Digest, ref
+			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference, res.Signer = FormLegacy, img.desc, l.Digest, ref, signer
 		}
 	}
 	for _, b := range bundles {
@@ -86,11 +92,11 @@ func VerifySignature(ctx context.Context, target oras.ReadOnlyTarget, subject oc
 			continue
 		}
 		candidates++
-		got := checkBundleSignature(b, subject.Digest, v)
+		got, signer := checkBundleSignature(b, subject.Digest, v)
 		best = max(best, got)
 		if got == verdictOK {
 			res.Verified++
-			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference = FormBundle, b.manifest, b.layer.Digest, ""
+			res.Form, res.Manifest, res.PayloadDigest, res.DockerReference, res.Signer = FormBundle, b.manifest, b.layer.Digest, "", signer
 		}
 	}
 	if candidates == 0 {
@@ -113,9 +119,15 @@ func missingSignature(img cosignImage) error {
 // verdict ranks how far a layer got through verification.
 type verdict int
 
-// Verdicts, worst first.
+// Verdicts, worst first. The certificate verdicts come from identity
+// verifiers only: the signature verifies with its certificate's key, but
+// the certificate is not trusted (a CA outside the trusted root, another
+// identity, no proven time inside its window).
 const (
 	verdictUntrusted verdict = iota
+	verdictCertUntrusted
+	verdictIdentityMismatch
+	verdictTimeUnproven
 	verdictWrongSubject
 	verdictPredicateInvalid
 	verdictOK
@@ -129,18 +141,55 @@ func signatureRefusal(best verdict) error {
 		return nil
 	case verdictWrongSubject:
 		return blocking.New(blocking.SignatureWrongSubject, "a signature by the trusted key names another manifest digest")
+	case verdictCertUntrusted, verdictIdentityMismatch, verdictTimeUnproven:
+		return identityRefusal(best, "signature")
 	default:
 		return blocking.New(blocking.SignatureUntrusted, "no signature layer verifies with the trusted key")
 	}
 }
 
 // checkSignatureLayer verifies one simple-signing layer with v and checks
-// that its payload names want. It returns the docker-reference on success.
-func checkSignatureLayer(l ocispec.Descriptor, blob []byte, want digest.Digest, v *Verifier) (verdict, string) {
+// that its payload names want. It returns the docker-reference on success,
+// and for an identity verifier the identity that signed.
+func checkSignatureLayer(l ocispec.Descriptor, blob []byte, want digest.Digest, v *Verifier) (verdict, string, *CertIdentity) {
 	sig, err := base64.StdEncoding.DecodeString(l.Annotations[SignatureAnnotation])
 	if err != nil || len(sig) == 0 {
-		return verdictUntrusted, ""
+		return verdictUntrusted, "", nil
 	}
+	if v.ident != nil {
+		return checkCertSignatureLayer(l, blob, sig, want, v)
+	}
+	got, ref := checkKeySignatureLayer(blob, sig, want, v)
+	return got, ref, nil
+}
+
+// checkCertSignatureLayer checks a legacy layer signed with a certificate
+// against an identity: first the signature and subject with the
+// certificate's key, then the certificate with sigstore-go.
+func checkCertSignatureLayer(l ocispec.Descriptor, blob, sig []byte, want digest.Digest, v *Verifier) (verdict, string, *CertIdentity) {
+	sum := sha256.Sum256(blob)
+	ent := newLegacyEntity(l.Annotations, bundle.NewMessageSignature(sum[:], "SHA2_256", sig))
+	if ent == nil {
+		return verdictUntrusted, "", nil
+	}
+	kv, err := newVerifier(ent.cert.PublicKey)
+	if err != nil {
+		return verdictUntrusted, "", nil
+	}
+	got, ref := checkKeySignatureLayer(blob, sig, want, kv)
+	if got == verdictUntrusted {
+		return got, "", nil
+	}
+	idv, signer := v.ident.check(ent, ent.cert, verify.WithArtifact(bytes.NewReader(blob)))
+	if idv != verdictOK {
+		return idv, "", nil
+	}
+	return got, ref, signer
+}
+
+// checkKeySignatureLayer verifies sig over a simple-signing blob with key
+// verifier v and checks the payload names want.
+func checkKeySignatureLayer(blob, sig []byte, want digest.Digest, v *Verifier) (verdict, string) {
 	if v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(blob)) != nil {
 		return verdictUntrusted, ""
 	}
@@ -161,7 +210,7 @@ func VerifyIndependent(publisher, authority *Verifier) error {
 		return errors.New("signing: VerifyIndependent needs both keys")
 	}
 	if publisher.keyID == authority.keyID {
-		return blocking.New(blocking.AttestationByPublisher, "the authority key is the publisher key")
+		return blocking.New(blocking.AttestationByPublisher, "the authority is trusted as the publisher is (%s)", authority.describe())
 	}
 	return nil
 }

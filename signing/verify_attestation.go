@@ -2,10 +2,15 @@ package signing
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/verify"
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
@@ -33,6 +38,9 @@ type AttestationResult struct {
 	Manifest ocispec.Descriptor
 	// Verified counts the envelopes that verified for subject and type.
 	Verified int
+	// Signer is the identity the certificate of the envelope that verified
+	// names; nil when the verifier is a key.
+	Signer *CertIdentity
 }
 
 // AttestationOption adjusts VerifyAttestation.
@@ -102,6 +110,11 @@ type envelope struct {
 	manifest ocispec.Descriptor
 	layer    digest.Digest
 	blob     []byte
+	// annotations are a legacy layer's (its certificate, timestamp and log
+	// entry); signed is the bundle an envelope came from. Identity
+	// verifiers read the certificate material from them.
+	annotations map[string]string
+	signed      *bundle.Bundle
 }
 
 // legacyEnvelopes are the DSSE layers of a `.att` manifest.
@@ -109,7 +122,7 @@ func legacyEnvelopes(img cosignImage) []envelope {
 	var out []envelope
 	for i, l := range img.layers {
 		if l.MediaType == oci.DSSEMediaType {
-			out = append(out, envelope{FormLegacy, img.desc, l.Digest, img.blobs[i]})
+			out = append(out, envelope{form: FormLegacy, manifest: img.desc, layer: l.Digest, blob: img.blobs[i], annotations: l.Annotations})
 		}
 	}
 	return out
@@ -121,10 +134,62 @@ func bundleEnvelopes(bundles []sigBundle) []envelope {
 	var out []envelope
 	for _, b := range bundles {
 		if b.kind()&bundleAttestation != 0 {
-			out = append(out, envelope{FormBundle, b.manifest, b.layer.Digest, b.envelope()})
+			out = append(out, envelope{form: FormBundle, manifest: b.manifest, layer: b.layer.Digest, blob: b.envelope(), signed: b.parsed})
 		}
 	}
 	return out
+}
+
+// open verifies e's signature with v and returns the decoded payload. For
+// an identity verifier the envelope's certificate must verify under the
+// identity with sigstore-go (chain, time, identity), and the identity that
+// signed is returned.
+func (e envelope) open(v *Verifier) ([]byte, verdict, *CertIdentity) {
+	if e.blob == nil {
+		return nil, verdictUntrusted, nil
+	}
+	if v.ident == nil {
+		decoded, ok := openEnvelope(e.blob, v)
+		if !ok {
+			return nil, verdictUntrusted, nil
+		}
+		return decoded, verdictOK, nil
+	}
+	entity, cert := e.certified()
+	if cert == nil {
+		return nil, verdictUntrusted, nil
+	}
+	kv, err := newVerifier(cert.PublicKey)
+	if err != nil {
+		return nil, verdictUntrusted, nil
+	}
+	decoded, ok := openEnvelope(e.blob, kv)
+	if !ok {
+		return nil, verdictUntrusted, nil
+	}
+	got, signer := v.ident.check(entity, cert, verify.WithoutArtifactUnsafe())
+	if got != verdictOK {
+		return nil, got, nil
+	}
+	return decoded, verdictOK, signer
+}
+
+// certified is the signed entity and certificate of the envelope, or a
+// nil certificate when it was signed with a key.
+func (e envelope) certified() (verify.SignedEntity, *x509.Certificate) {
+	if e.signed != nil {
+		b := sigBundle{parsed: e.signed}
+		return e.signed, b.certificate()
+	}
+	var env dsse.Envelope
+	if json.Unmarshal(e.blob, &env) != nil {
+		return nil, nil
+	}
+	ent := newLegacyEntity(e.annotations, legacyEnvelopeContent{Envelope: &bundle.Envelope{Envelope: &env}, raw: e.blob})
+	if ent == nil {
+		return nil, nil
+	}
+	return ent, ent.cert
 }
 
 // checkAttestationInputs checks the subject and the keys' independence.
@@ -149,15 +214,15 @@ func verifyEnvelopes(envs []envelope, want digest.Digest, v *Verifier, predicate
 	best := verdictUntrusted
 	for _, e := range envs {
 		for _, p := range cfg.publishers {
-			if publisherAttested(e.blob, p, predicateType) {
-				return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies with the publisher key")
+			if publisherAttested(e, p, predicateType) {
+				return nil, blocking.New(blocking.AttestationByPublisher, "an attestation of the predicate type verifies as the publisher's (%s)", p.describe())
 			}
 		}
-		got, predicate := checkEnvelope(e.blob, want, v, predicateType)
+		got, predicate, signer := checkEnvelope(e, want, v, predicateType)
 		best = max(best, got)
 		if got == verdictOK {
 			res.Verified++
-			res.Form, res.Manifest, res.Predicate, res.EnvelopeDigest = e.form, e.manifest, predicate, e.layer
+			res.Form, res.Manifest, res.Predicate, res.EnvelopeDigest, res.Signer = e.form, e.manifest, predicate, e.layer, signer
 		}
 	}
 	if err := attestationRefusal(best); err != nil {
@@ -169,12 +234,9 @@ func verifyEnvelopes(envs []envelope, want digest.Digest, v *Verifier, predicate
 // publisherAttested reports whether env verifies with the publisher's key
 // and carries predicateType. Other predicate types (the publisher's own
 // provenance, say) are the publisher's to sign.
-func publisherAttested(env []byte, publisher *Verifier, predicateType string) bool {
-	if env == nil {
-		return false
-	}
-	decoded, ok := openEnvelope(env, publisher)
-	if !ok {
+func publisherAttested(e envelope, publisher *Verifier, predicateType string) bool {
+	decoded, got, _ := e.open(publisher)
+	if got != verdictOK {
 		return false
 	}
 	st, err := parseStatement(decoded)
@@ -183,25 +245,22 @@ func publisherAttested(env []byte, publisher *Verifier, predicateType string) bo
 
 // checkEnvelope verifies one envelope with v and checks its statement in
 // the order cosign does: signature, subject digest, predicate type.
-func checkEnvelope(env []byte, want digest.Digest, v *Verifier, predicateType string) (verdict, []byte) {
-	if env == nil {
-		return verdictUntrusted, nil
-	}
-	decoded, ok := openEnvelope(env, v)
-	if !ok {
-		return verdictUntrusted, nil
+func checkEnvelope(e envelope, want digest.Digest, v *Verifier, predicateType string) (verdict, []byte, *CertIdentity) {
+	decoded, got, signer := e.open(v)
+	if got != verdictOK {
+		return got, nil, nil
 	}
 	st, err := parseStatement(decoded)
 	if err != nil {
-		return verdictPredicateInvalid, nil
+		return verdictPredicateInvalid, nil, nil
 	}
 	if !namesDigest(st.Subject, want) {
-		return verdictWrongSubject, nil
+		return verdictWrongSubject, nil, nil
 	}
 	if st.PredicateType != predicateType || !isJSONObject(st.Predicate) {
-		return verdictPredicateInvalid, nil
+		return verdictPredicateInvalid, nil, nil
 	}
-	return verdictOK, append([]byte(nil), st.Predicate...)
+	return verdictOK, append([]byte(nil), st.Predicate...), signer
 }
 
 // namesDigest reports whether a subject has want's sha256 (names are not
@@ -225,6 +284,8 @@ func attestationRefusal(best verdict) error {
 		return blocking.New(blocking.AttestationPredicateBad, "the trusted attestation for the digest has another predicate type or a predicate that is not a JSON object")
 	case verdictWrongSubject:
 		return blocking.New(blocking.AttestationWrongSubject, "an attestation by the trusted key names another manifest digest")
+	case verdictCertUntrusted, verdictIdentityMismatch, verdictTimeUnproven:
+		return identityRefusal(best, "attestation")
 	default:
 		return blocking.New(blocking.AttestationUntrusted, "no attestation envelope verifies with the trusted key")
 	}

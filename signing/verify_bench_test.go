@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 )
 
 // csBenchArtifact pushes an artifact signed by the publisher key and
@@ -91,4 +92,47 @@ func BenchmarkCosignVerify(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(st.reg.Requests())/float64(b.N), "requests/op")
 	b.ReportMetric(float64(st.reg.BytesServed())/float64(b.N), "served-B/op")
+}
+
+// BenchmarkVerifySignatureIdentity measures VerifySignature of a sigstore
+// bundle signed with a certificate, with a transparency-log entry
+// (inclusion proof and SET) and an RFC 3161 timestamp, by certificate
+// identity against the virtual Sigstore's trusted root.
+func BenchmarkVerifySignatureIdentity(b *testing.B) {
+	ctx := context.Background()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := csRegistry(b)
+	a := csPushWorker(b, st.target, "bench")
+	vsBundle(b, vs, st, a, vsSubject, vsStatement(b, a, CosignSignPredicateType, map[string]any{}), "tlog", "tsa")
+	v, err := NewIdentityVerifier(Identity{Subject: vsSubject, Issuer: vsIssuer}, vsRoot(b, vs), IdentityOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := VerifySignature(ctx, st.target, a, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifySignatureKeyBundle is the same read with a bundle signed
+// by a key, for comparison.
+func BenchmarkVerifySignatureKeyBundle(b *testing.B) {
+	ctx := context.Background()
+	st := csRegistry(b)
+	a := csPushWorker(b, st.target, "bench")
+	pub := csKey(b, 0)
+	if _, err := SignBundle(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := VerifySignature(ctx, st.target, a, pub.verifier); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

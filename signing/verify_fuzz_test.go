@@ -27,14 +27,14 @@ func FuzzVerifySignaturePayload(f *testing.F) {
 			t.Fatal(err)
 		}
 		layer := newCosignLayer(oci.SimpleSigningMediaType, pl, map[string]string{SignatureAnnotation: base64.StdEncoding.EncodeToString(sig)})
-		got, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, k.verifier)
+		got, _, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, k.verifier)
 		var sci payload.SimpleContainerImage
 		named := json.Unmarshal(pl, &sci) == nil && sci.Critical.Type == payload.CosignSignatureType &&
 			sci.Critical.Image.DockerManifestDigest == csFuzzSubject.String()
 		if (got == verdictOK) != named {
 			t.Fatalf("verdict %d for payload naming subject=%v", got, named)
 		}
-		if other, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, csKey(t, 2).verifier); other != verdictUntrusted {
+		if other, _, _ := checkSignatureLayer(layer.desc, pl, csFuzzSubject, csKey(t, 2).verifier); other != verdictUntrusted {
 			t.Fatal("a payload verified with another key")
 		}
 		_ = claimedSubject(oci.SimpleSigningMediaType, pl)
@@ -52,7 +52,7 @@ func FuzzVerifyStatement(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, predicate := checkEnvelope(env, csFuzzSubject, k.verifier, ConformancePredicateType)
+		got, predicate, _ := checkEnvelope(envelope{blob: env}, csFuzzSubject, k.verifier, ConformancePredicateType)
 		if got != verdictOK {
 			return
 		}
@@ -68,7 +68,7 @@ func FuzzVerifyStatement(f *testing.F) {
 func FuzzUnverifiedEnvelope(f *testing.F) {
 	k := csKey(f, 1)
 	f.Fuzz(func(t *testing.T, env []byte) {
-		if got, _ := checkEnvelope(env, csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
+		if got, _, _ := checkEnvelope(envelope{blob: env}, csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
 			t.Fatalf("unsigned envelope reached verdict %d", got)
 		}
 		_ = claimedSubject(oci.DSSEMediaType, env)
@@ -84,10 +84,10 @@ func FuzzUnverifiedBundle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		b := sigBundle{parsed: parseBundle(raw)}
 		_ = b.kind()
-		if got := checkBundleSignature(b, csFuzzSubject, k.verifier); got != verdictUntrusted {
+		if got, _ := checkBundleSignature(b, csFuzzSubject, k.verifier); got != verdictUntrusted {
 			t.Fatalf("an unsigned bundle reached signature verdict %d", got)
 		}
-		if got, _ := checkEnvelope(b.envelope(), csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
+		if got, _, _ := checkEnvelope(envelope{blob: b.envelope()}, csFuzzSubject, k.verifier, ConformancePredicateType); got != verdictUntrusted {
 			t.Fatalf("an unsigned bundle reached attestation verdict %d", got)
 		}
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -78,7 +80,20 @@ func newPolicyCmd() *cobra.Command {
 			if wantJSON(cmd) {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
+			for _, g := range []struct {
+				kind string
+				m    map[string]host.TrustedKey
+			}{{"publisher", p.Publishers}, {"authority", p.Authorities}} {
+				for _, name := range slices.Sorted(maps.Keys(g.m)) {
+					fmt.Fprintf(out, "  %s %s: %s\n", g.kind, name, g.m[name].Describe())
+				}
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.AttestationRules)) {
+				r := p.AttestationRules[name]
+				fmt.Fprintf(out, "  attestation rule %s: %s (%s)\n", name, r.PredicateType, r.Mode)
+			}
 			return nil
 		},
 	})
@@ -133,6 +148,17 @@ func printDecision(cmd *cobra.Command, ref oci.Ref, d *admit.Decision, rec *admi
 			state = "✗ " + string(c.Refusal.Code)
 		}
 		fmt.Fprintf(out, "  %-26s %s\n", c.Name, state)
+	}
+	if d.PublisherSigner != nil {
+		fmt.Fprintf(out, "publisher %s signed as %s\n", d.Publisher, d.PublisherSigner)
+	}
+	for _, a := range d.Authorities {
+		if s := d.AuthoritySigners[a]; s != nil {
+			fmt.Fprintf(out, "authority %s attested as %s\n", a, s)
+		}
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
 	if rec != nil {
 		fmt.Fprintf(out, "admitted %s@%s as #%d by %s until %s\n", rec.Package, rec.Version, rec.Seq, rec.AdmittedBy, rec.ExpiresAt.Format(time.RFC3339))
@@ -291,6 +317,9 @@ func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 		// Names end in one column however deep the branch.
 		fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 44-len(indent)), l.Name, state, l.Detail)
 		indent += "    "
+	}
+	for _, w := range in.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 }
 

@@ -1,0 +1,87 @@
+package fleet_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/sigstoretest"
+)
+
+// TestProvisionKeylessPublisher: a host whose policy trusts the publisher
+// by certificate identity (not by key) is provisioned like any other: the
+// release, signed by stock cosign with a certificate of a test CA and a
+// timestamp, is copied with its signature, admitted under the host's own
+// policy and bound inside the envelope's ceiling; the admission names the
+// identity that signed.
+func TestProvisionKeylessPublisher(t *testing.T) {
+	ctx := context.Background()
+	f := fleettest.New(t)
+	ca := sigstoretest.NewCA(t)
+	tsa := ca.ServeTSA(t)
+	now := time.Now()
+	const subject, issuer = "https://github.com/acme/workers/.github/workflows/release.yml@refs/tags/v1.2.0", "https://token.actions.githubusercontent.com"
+	leaf := ca.Leaf(t, subject, issuer, now.Add(-time.Hour), now.Add(time.Hour))
+	cert, chain, key := leaf.WriteFiles(t, t.TempDir())
+	cmd := exec.Command(interoptest.Tool(t, "cosign"), "sign", "--key", key, "--certificate", cert, "--certificate-chain", chain,
+		"--tlog-upload=false", "--timestamp-server-url", tsa, "-y", f.Release)
+	cmd.Env = interoptest.Env(t, "COSIGN_PASSWORD="+sigstoretest.Password)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cosign sign: %v\n%s", err, out)
+	}
+
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	policy := filepath.Join(h.Home, host.PolicyFile)
+	b, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyLine := regexp.MustCompile(`(?m)^\tpublisher: key: .*$`)
+	if !keyLine.Match(b) {
+		t.Fatalf("the starter policy has no publisher key line:\n%s", b)
+	}
+	b = keyLine.ReplaceAll(b, []byte("\tci: {identity: {issuer: \""+issuer+"\", subject: \""+subject+"\"}, trusted_root: \"roots/ci.json\"}"))
+	if err := os.MkdirAll(filepath.Join(h.Home, "roots"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.Home, "roots", "ci.json"), ca.TrustedRoot(t, true), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := provision(t, f, h)
+	if err != nil || r.Status.State != fleet.Bound || !r.Admitted {
+		t.Fatalf("provision: %v %+v", err, r)
+	}
+	opened, err := host.Open(ctx, h.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	st, err := admit.StatusOf(ctx, opened, f.Desc.Digest.String(), time.Now())
+	if err != nil || st.State != admit.Active {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	p := st.Record.Publisher
+	if p.Name != "ci" || p.Signer == nil || p.Signer.Subject != subject || p.Signer.Issuer != issuer || p.TrustedRootDigest == "" {
+		t.Fatalf("the admission does not name the identity: %+v", p)
+	}
+}
