@@ -205,7 +205,7 @@ var fixedCopy = map[string]bool{
 	"-32700 Parse error": true, "-32600 Invalid Request": true, "-32601 Method not found": true,
 	"-32602 Invalid params": true, "-32603 Internal error": true,
 	"-32602 no such tool, or the call's parameters are malformed; see tools/list": true,
-	"-32603 the call could not be served": true,
+	"-32603 the call could not be served":                                         true,
 }
 
 // testErrorsAreFixedCopy (D10): requests whose params, method names and
