@@ -349,7 +349,7 @@ func TestAuditRefusesReceiptsSwappedFromAnotherHost(t *testing.T) {
 func TestAuditStreamedDocumentsMustBeCanonical(t *testing.T) {
 	f := newFixture(t)
 	for name, edit := range map[string]func([]byte) []byte{
-		"space between rows": func(b []byte) []byte { return replaceIn(t, b, "},{", "}, {") },
+		"space between rows":    func(b []byte) []byte { return replaceIn(t, b, "},{", "}, {") },
 		"a row of another type": func(b []byte) []byte { return replaceIn(t, b, "[{", `["x",{`) },
 		"not a list":            func(b []byte) []byte { return []byte(`{"runs":[]}`) },
 	} {
