@@ -258,19 +258,20 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	}
 	c.bytes[DocCheckpointFile] = cp
 	var dump *store.Dump
-	for _, name := range []string{DocRuns, DocReceipts} {
+	for name := range streamedDocs {
 		if c.files[name], err = newArrayFile(filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
 		defer c.files[name].f.Close()
 	}
 	err = h.StreamDump(ctx, func(d *store.Dump) error { dump = d; return nil },
+		func(v *store.Version) error { return c.files[DocCheckpoints].add(v) },
 		func(r *store.Run) error { return c.files[DocRuns].add(r) },
 		func(r *store.Receipt) error { return c.files[DocReceipts].add(r) })
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{DocRuns, DocReceipts} {
+	for name := range streamedDocs {
 		if err := c.files[name].finish(); err != nil {
 			return nil, err
 		}
@@ -286,7 +287,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 			HostPublicKey: string(hostPub), ReceiptPublicKey: string(receiptPub), ExportedAt: now.UTC().Truncate(time.Millisecond)},
 		DocAdmissions: dump.Admissions, DocRevocations: dump.Revocations,
 		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
-		DocBindings: byKind[store.KindBinding], DocCheckpoints: byKind[store.KindCheckpoint], DocOtherRecords: byKind[""],
+		DocBindings: byKind[store.KindBinding], DocOtherRecords: byKind[""],
 		DocProjection: proj.Manifest(), DocPlan: b.Plan,
 	}
 	for name, v := range values {

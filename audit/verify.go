@@ -107,7 +107,7 @@ type bundle struct {
 }
 
 // streamedDocs are the documents read a row at a time.
-var streamedDocs = map[string]bool{DocRuns: true, DocReceipts: true}
+var streamedDocs = map[string]bool{DocCheckpoints: true, DocRuns: true, DocReceipts: true}
 
 // Verify checks the bundle at path offline with keys: every digest
 // recomputed, every signature checked with the keys given (never with a
@@ -304,9 +304,9 @@ func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []oc
 
 // decode reads the JSON documents strictly.
 func (b *bundle) decode() error {
-	var regs, conns, binds, cps, other []store.Version
+	var regs, conns, binds, other []store.Version
 	targets := map[string]any{DocHost: &b.host, DocAdmissions: &b.dump.Admissions, DocRevocations: &b.dump.Revocations,
-		DocRegistrySignatures: &regs, DocConnections: &conns, DocBindings: &binds, DocCheckpoints: &cps, DocOtherRecords: &other}
+		DocRegistrySignatures: &regs, DocConnections: &conns, DocBindings: &binds, DocOtherRecords: &other}
 	for name, v := range targets {
 		if err := canonical.DecodeStrict(b.docs[name], v); err != nil {
 			return blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", name)
@@ -315,15 +315,27 @@ func (b *bundle) decode() error {
 	if b.host.Type != HostType || b.host.ArtifactDigest != b.subject.Digest.String() {
 		return blocking.New(blocking.AuditBundleInvalid, "document %s does not name the bundle's release", DocHost)
 	}
-	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds, store.KindCheckpoint: cps} {
+	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds} {
 		for _, v := range vs {
 			if v.Kind != kind {
 				return blocking.New(blocking.AuditBundleInvalid, "a %s record is filed among the %s records", v.Kind, kind)
 			}
 		}
 	}
-	b.dump.Versions = slices.Concat(regs, conns, binds, cps, other)
+	b.dump.Versions = slices.Concat(regs, conns, binds, other)
 	return nil
+}
+
+// checkpoints is the RowSource of the checkpoints document.
+func (b *bundle) checkpoints(ctx context.Context) store.RowSource[store.Version] {
+	return func(add func(*store.Version) error) error {
+		return streamArray(ctx, b.docTarget, DocCheckpoints, b.streamed[DocCheckpoints], func(v *store.Version) error {
+			if v.Kind != store.KindCheckpoint {
+				return &documentError{blocking.New(blocking.AuditBundleInvalid, "a %s record is filed among the %s records", v.Kind, store.KindCheckpoint)}
+			}
+			return add(v)
+		})
+	}
 }
 
 // runs is the RowSource of the runs document.
@@ -435,7 +447,7 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	if err != nil {
 		return nil, err
 	}
-	err = db.RestoreStream(ctx, &b.dump, b.runs(ctx), b.receipts(ctx))
+	err = db.RestoreStream(ctx, &b.dump, b.checkpoints(ctx), b.runs(ctx), b.receipts(ctx))
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

@@ -64,7 +64,7 @@ func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error,
 // row as it is (nothing is judged here: the stages that read the rows
 // verify them). It refuses a database that holds any row.
 func (db *DB) Restore(ctx context.Context, d *Dump) error {
-	return db.RestoreStream(ctx, d, eachOf(d.Runs), eachOf(d.Receipts))
+	return db.RestoreStream(ctx, d, eachOf[Version](nil), eachOf(d.Runs), eachOf(d.Receipts))
 }
 
 // RowSource hands its rows, one at a time, to add, stopping at add's
@@ -84,9 +84,10 @@ func eachOf[T any](rows []T) RowSource[T] {
 }
 
 // RestoreStream is Restore with d's runs and receipts ignored and read
-// instead from runs and receipts, a row at a time, into one transaction:
-// memory stays bounded whatever the history's length.
-func (db *DB) RestoreStream(ctx context.Context, d *Dump, runs RowSource[Run], receipts RowSource[Receipt]) error {
+// instead from runs and receipts, and more versions (the checkpoints)
+// read from versions, a row at a time, into one transaction: memory
+// stays bounded whatever the history's length.
+func (db *DB) RestoreStream(ctx context.Context, d *Dump, versions RowSource[Version], runs RowSource[Run], receipts RowSource[Receipt]) error {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: restore: %w", err)
@@ -128,6 +129,20 @@ func (db *DB) RestoreStream(ctx context.Context, d *Dump, runs RowSource[Run], r
 		if err := exec(`INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
 			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
 		}
+	}
+	insertVersion, err := tx.PrepareContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer insertVersion.Close()
+	err = versions(func(v *Version) error {
+		if _, err := insertVersion.ExecContext(ctx, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
+			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	insertRun, err := tx.PrepareContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`)
 	if err != nil {
