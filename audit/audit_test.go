@@ -155,10 +155,7 @@ func TestAuditVerifiesAfterTheHostFolderIsDeleted(t *testing.T) {
 func rewrite(t *testing.T, src string, edit func(docs map[string][]byte)) string {
 	t.Helper()
 	ctx := context.Background()
-	b, err := openBundle(ctx, src, t.TempDir(), Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openWhole(t, src)
 	edit(b.docs)
 	dir := t.TempDir()
 	layout, err := orasoci.NewWithContext(ctx, dir)
@@ -180,6 +177,24 @@ func rewrite(t *testing.T, src string, edit func(docs map[string][]byte)) string
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// openWhole opens the bundle at path with every document in memory, the
+// streamed ones (runs, receipts) read whole too, for tests that edit
+// them.
+func openWhole(t *testing.T, path string) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	b, err := openBundle(ctx, path, t.TempDir(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, desc := range b.streamed {
+		if b.docs[name], err = oci.FetchBlob(ctx, b.docTarget, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
 }
 
 // editDoc decodes document name into a value of type T, edits it and
@@ -323,14 +338,30 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 
 func TestAuditRefusesReceiptsSwappedFromAnotherHost(t *testing.T) {
 	a, b := newFixture(t), newFixture(t)
-	other, err := openBundle(context.Background(), b.bundle, t.TempDir(), Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := openWhole(t, b.bundle)
 	swapped := rewrite(t, a.bundle, func(d map[string][]byte) {
 		for _, name := range []string{DocReceipts, DocCheckpoints, DocCheckpointFile, DocRuns} {
 			d[name] = other.docs[name]
 		}
 	})
 	wantBroken(t, verify(t, swapped, a.keys), LinkReceipts, blocking.ReceiptCheckpointMismatch)
+}
+
+// TestAuditStreamedDocumentsMustBeCanonical: the runs and receipts
+// documents are read a row at a time, and believed only when the rows
+// rebuild the document's exact canonical bytes: a document with a space
+// between rows (its layer digest recomputed to match) or with a row
+// that is not an object of the row type is the bundle's refusal.
+func TestAuditStreamedDocumentsMustBeCanonical(t *testing.T) {
+	f := newFixture(t)
+	for name, edit := range map[string]func([]byte) []byte{
+		"space between rows":    func(b []byte) []byte { return replaceIn(t, b, "},{", "}, {") },
+		"a row of another type": func(b []byte) []byte { return replaceIn(t, b, "[{", `["x",{`) },
+		"not a list":            func(b []byte) []byte { return []byte(`{"runs":[]}`) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			edited := rewrite(t, f.bundle, func(d map[string][]byte) { d[DocRuns] = edit(d[DocRuns]) })
+			wantBroken(t, verify(t, edited, f.keys), LinkBundle, blocking.AuditBundleInvalid)
+		})
+	}
 }

@@ -22,6 +22,7 @@ package audit
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -160,7 +162,12 @@ func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
-	docs, err := collect(ctx, h, b, art, opts.Now)
+	streamed, err := os.MkdirTemp("", "oa-audit-docs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(streamed)
+	docs, err := collect(ctx, h, b, art, opts.Now, streamed)
 	if err != nil {
 		return nil, err
 	}
@@ -210,15 +217,18 @@ func copyRelease(ctx context.Context, home string, b *bind.Binding, dst oras.Tar
 	return art, nil
 }
 
-// collected holds the documents by name.
+// collected holds the documents by name: the small ones in memory, the
+// two that grow with history (runs, receipts) in files.
 type collected struct {
 	bytes          map[string][]byte
+	files          map[string]*arrayFile
 	receipts, runs int
 }
 
-// collect reads every document of the bundle from the host.
-func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifact, now time.Time) (*collected, error) {
-	c := &collected{bytes: map[string][]byte{}}
+// collect reads every document of the bundle from the host; the runs and
+// receipts are streamed to files under dir, a row at a time.
+func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifact, now time.Time, dir string) (*collected, error) {
+	c := &collected{bytes: map[string][]byte{}, files: map[string]*arrayFile{}}
 	read := func(name string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(h.Home, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -247,11 +257,26 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 		cp = []byte("null")
 	}
 	c.bytes[DocCheckpointFile] = cp
-	dump, err := h.Dump(ctx)
+	var dump *store.Dump
+	for name := range streamedDocs {
+		if c.files[name], err = newArrayFile(filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+		defer c.files[name].f.Close()
+	}
+	err = h.StreamDump(ctx, func(d *store.Dump) error { dump = d; return nil },
+		func(v *store.Version) error { return c.files[DocCheckpoints].add(v) },
+		func(r *store.Run) error { return c.files[DocRuns].add(r) },
+		func(r *store.Receipt) error { return c.files[DocReceipts].add(r) })
 	if err != nil {
 		return nil, err
 	}
-	c.receipts, c.runs = len(dump.Receipts), len(dump.Runs)
+	for name := range streamedDocs {
+		if err := c.files[name].finish(); err != nil {
+			return nil, err
+		}
+	}
+	c.runs, c.receipts = c.files[DocRuns].n, c.files[DocReceipts].n
 	proj, err := projection.Project(art.Worker, art.Descriptor.Digest.String(), art.IRDigest)
 	if err != nil {
 		return nil, err
@@ -262,8 +287,8 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 			HostPublicKey: string(hostPub), ReceiptPublicKey: string(receiptPub), ExportedAt: now.UTC().Truncate(time.Millisecond)},
 		DocAdmissions: dump.Admissions, DocRevocations: dump.Revocations,
 		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
-		DocBindings: byKind[store.KindBinding], DocCheckpoints: byKind[store.KindCheckpoint], DocOtherRecords: byKind[""],
-		DocRuns: dump.Runs, DocReceipts: dump.Receipts, DocProjection: proj.Manifest(), DocPlan: b.Plan,
+		DocBindings: byKind[store.KindBinding], DocOtherRecords: byKind[""],
+		DocProjection: proj.Manifest(), DocPlan: b.Plan,
 	}
 	for name, v := range values {
 		if c.bytes[name], err = canonical.Marshal(v); err != nil {
@@ -297,14 +322,17 @@ func splitVersions(vs []store.Version) map[string][]store.Version {
 func packAudit(ctx context.Context, layout *orasoci.Store, subject ocispec.Descriptor, docs *collected, now time.Time) (ocispec.Descriptor, error) {
 	layers := make([]ocispec.Descriptor, 0, len(documents))
 	for _, d := range documents {
-		data := docs.bytes[d.name]
-		if data == nil {
-			data = []byte{}
+		desc, body, err := docs.open(d.name, d.mediaType)
+		if err != nil {
+			return ocispec.Descriptor{}, err
 		}
-		desc := content.NewDescriptorFromBytes(d.mediaType, data)
 		desc.Annotations = map[string]string{ocispec.AnnotationTitle: d.name}
 		// Equal documents (two empty lists) are one blob.
-		if err := layout.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+		err = layout.Push(ctx, desc, body)
+		if c, ok := body.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
 			return ocispec.Descriptor{}, err
 		}
 		layers = append(layers, desc)
@@ -337,17 +365,106 @@ func writeTar(w io.Writer, dir string, now time.Time) error {
 	sort.Strings(files)
 	tw := tar.NewWriter(w)
 	for _, name := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: now.UTC().Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if _, err := tw.Write(data); err != nil {
+		if err := writeTarFile(tw, filepath.Join(dir, filepath.FromSlash(name)), name, now); err != nil {
 			return err
 		}
 	}
 	return tw.Close()
+}
+
+// writeTarFile copies one file into the tar, streamed: a document of a
+// long history is never held whole.
+func writeTarFile(tw *tar.Writer, path, name string, now time.Time) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	hdr := &tar.Header{Name: name, Mode: 0o644, Size: st.Size(), ModTime: now.UTC().Truncate(time.Second), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	n, err := io.Copy(tw, f)
+	if err == nil && n != st.Size() {
+		err = fmt.Errorf("audit: %s changed while it was written", name)
+	}
+	return err
+}
+
+// open returns the descriptor and the bytes of document name: from
+// memory, or from its file.
+func (c *collected) open(name, mediaType string) (ocispec.Descriptor, io.Reader, error) {
+	if af := c.files[name]; af != nil {
+		f, err := os.Open(af.f.Name())
+		if err != nil {
+			return ocispec.Descriptor{}, nil, err
+		}
+		return ocispec.Descriptor{MediaType: mediaType, Digest: af.digest, Size: af.size}, f, nil
+	}
+	data := c.bytes[name]
+	if data == nil {
+		data = []byte{}
+	}
+	return content.NewDescriptorFromBytes(mediaType, data), bytes.NewReader(data), nil
+}
+
+// arrayFile writes a canonical JSON array one element at a time to a
+// file, digesting it as it goes: "[" + the canonical JSON of each element
+// joined by "," + "]" is the canonical JSON of the whole list (RFC 8785
+// has no whitespace), so the document is byte for byte what
+// canonical.Marshal of the list would give, without the list.
+type arrayFile struct {
+	f      *os.File
+	buf    *bufio.Writer
+	digest digest.Digest
+	sha    digest.Digester
+	size   int64
+	n      int
+}
+
+func newArrayFile(path string) (*arrayFile, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	a := &arrayFile{f: f, sha: digest.SHA256.Digester()}
+	a.buf = bufio.NewWriterSize(io.MultiWriter(f, a.sha.Hash()), 64<<10)
+	return a, a.write([]byte("["))
+}
+
+func (a *arrayFile) write(p []byte) error {
+	n, err := a.buf.Write(p)
+	a.size += int64(n)
+	return err
+}
+
+// add appends v's canonical JSON.
+func (a *arrayFile) add(v any) error {
+	b, err := canonical.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if a.n > 0 {
+		if err := a.write([]byte(",")); err != nil {
+			return err
+		}
+	}
+	a.n++
+	return a.write(b)
+}
+
+// finish closes the list and the file's writes.
+func (a *arrayFile) finish() error {
+	if err := a.write([]byte("]")); err != nil {
+		return err
+	}
+	if err := a.buf.Flush(); err != nil {
+		return err
+	}
+	a.digest = a.sha.Digest()
+	return a.f.Sync()
 }

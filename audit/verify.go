@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 
@@ -97,7 +99,15 @@ type bundle struct {
 	docs    map[string][]byte
 	host    HostDoc
 	dump    store.Dump
+	// docTarget reads the document layers; streamed holds the layers of
+	// the documents that grow with history (streamedDocs), read a row at
+	// a time as the host is rebuilt, never whole.
+	docTarget oci.Target
+	streamed  map[string]ocispec.Descriptor
 }
+
+// streamedDocs are the documents read a row at a time.
+var streamedDocs = map[string]bool{DocCheckpoints: true, DocRuns: true, DocReceipts: true}
 
 // Verify checks the bundle at path offline with keys: every digest
 // recomputed, every signature checked with the keys given (never with a
@@ -130,10 +140,27 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 		r.add(LinkBundle, path, err)
 		return r.finish(), nil
 	}
+	// The host is rebuilt first: its runs and receipts are read from the
+	// bundle only as they go into its store, so a document that turns out
+	// malformed there is the bundle's refusal.
+	home, err := os.MkdirTemp("", "oa-audit-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(home)
+	h, rebuildErr := rebuildHost(ctx, home, b, hostKey)
+	if h != nil {
+		defer h.Close()
+	}
+	var streamErr *documentError
+	if errors.As(rebuildErr, &streamErr) {
+		r.add(LinkBundle, path, streamErr.err)
+		return r.finish(), nil
+	}
 	// The host name is host.json's word until a host-signed record
 	// confirms it (hostChecks): never printed unverified.
 	r.Deployment, r.ArtifactDigest = b.host.Deployment, b.subject.Digest.String()
-	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs), b.subject.Digest), nil)
+	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs)+len(b.streamed), b.subject.Digest), nil)
 	chain := signing.VerifyChain(ctx, b.layout, b.subject, pub, auth)
 	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
 		return nil, err
@@ -141,20 +168,13 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 	for _, l := range chain.Links {
 		r.Links = append(r.Links, Link{Name: l.Name, Detail: l.Digest, Refusal: l.Refusal})
 	}
-	home, err := os.MkdirTemp("", "oa-audit-verify-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(home)
-	h, err := rebuildHost(ctx, home, b, hostKey)
-	if err != nil {
-		if blocking.Refusals(err) == nil {
-			return nil, err
+	if rebuildErr != nil {
+		if blocking.Refusals(rebuildErr) == nil {
+			return nil, rebuildErr
 		}
-		r.add(LinkAdmission, "the host's policy and records", err)
+		r.add(LinkAdmission, "the host's policy and records", rebuildErr)
 		return r.finish(), nil
 	}
-	defer h.Close()
 	hostChecks(ctx, r, h, b, chain.Artifact, pub, auth)
 	return r.finish(), nil
 }
@@ -220,7 +240,7 @@ func openBundle(ctx context.Context, path, dir string, lim Limits) (*bundle, err
 	if err := json.Unmarshal(raw, &m); err != nil || m.ArtifactType != ArtifactType || m.Subject == nil {
 		return nil, invalidf("the audit manifest is not an %s manifest with a subject", ArtifactType)
 	}
-	b := &bundle{layout: layout, subject: *m.Subject, docs: map[string][]byte{}}
+	b := &bundle{layout: layout, subject: *m.Subject, docs: map[string][]byte{}, docTarget: docs, streamed: map[string]ocispec.Descriptor{}}
 	if release, err := layout.Resolve(ctx, ReleaseTag); err != nil || release.Digest != b.subject.Digest {
 		return nil, invalidf("the release tagged %q is not the audit manifest's subject", ReleaseTag)
 	}
@@ -252,11 +272,19 @@ func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []oc
 	}
 	for _, l := range layers {
 		name := l.Annotations[ocispec.AnnotationTitle]
-		if want[name] != l.MediaType || b.docs[name] != nil {
+		_, seen := b.streamed[name]
+		if want[name] != l.MediaType || b.docs[name] != nil || seen {
 			return invalidf("layer %s is not a bundle document, or is repeated", l.Digest)
 		}
 		if l.Size > lim.DocumentBytes {
 			return tooLarge("document "+name, l.Size, lim.DocumentBytes, FlagMaxDocumentBytes)
+		}
+		if streamedDocs[name] {
+			if l.Digest.Validate() != nil || l.Digest.Algorithm() != digest.SHA256 {
+				return invalidf("document %s is missing or does not match its digest and size", name)
+			}
+			b.streamed[name] = l
+			continue
 		}
 		data, err := oci.FetchBlob(ctx, docs, l)
 		if err != nil {
@@ -268,7 +296,7 @@ func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []oc
 		b.docs[name] = data
 	}
 	for _, d := range documents {
-		if b.docs[d.name] == nil {
+		if _, ok := b.streamed[d.name]; b.docs[d.name] == nil && !ok {
 			return invalidf("document %s is missing", d.name)
 		}
 	}
@@ -277,10 +305,9 @@ func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []oc
 
 // decode reads the JSON documents strictly.
 func (b *bundle) decode() error {
-	var regs, conns, binds, cps, other []store.Version
+	var regs, conns, binds, other []store.Version
 	targets := map[string]any{DocHost: &b.host, DocAdmissions: &b.dump.Admissions, DocRevocations: &b.dump.Revocations,
-		DocRegistrySignatures: &regs, DocConnections: &conns, DocBindings: &binds, DocCheckpoints: &cps, DocOtherRecords: &other,
-		DocRuns: &b.dump.Runs, DocReceipts: &b.dump.Receipts}
+		DocRegistrySignatures: &regs, DocConnections: &conns, DocBindings: &binds, DocOtherRecords: &other}
 	for name, v := range targets {
 		if err := canonical.DecodeStrict(b.docs[name], v); err != nil {
 			return blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", name)
@@ -289,18 +316,110 @@ func (b *bundle) decode() error {
 	if b.host.Type != HostType || b.host.ArtifactDigest != b.subject.Digest.String() {
 		return blocking.New(blocking.AuditBundleInvalid, "document %s does not name the bundle's release", DocHost)
 	}
-	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds, store.KindCheckpoint: cps} {
+	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds} {
 		for _, v := range vs {
 			if v.Kind != kind {
 				return blocking.New(blocking.AuditBundleInvalid, "a %s record is filed among the %s records", v.Kind, kind)
 			}
 		}
 	}
-	b.dump.Versions = slices.Concat(regs, conns, binds, cps, other)
-	for i, rc := range b.dump.Receipts {
-		if rc.Seq != int64(i+1) {
-			return blocking.New(blocking.ReceiptChainBroken, "document %s lists receipt #%d at place %d", DocReceipts, rc.Seq, i+1)
+	b.dump.Versions = slices.Concat(regs, conns, binds, other)
+	return nil
+}
+
+// checkpoints is the RowSource of the checkpoints document.
+func (b *bundle) checkpoints(ctx context.Context) store.RowSource[store.Version] {
+	return func(add func(*store.Version) error) error {
+		return streamArray(ctx, b.docTarget, DocCheckpoints, b.streamed[DocCheckpoints], func(v *store.Version) error {
+			if v.Kind != store.KindCheckpoint {
+				return &documentError{blocking.New(blocking.AuditBundleInvalid, "a %s record is filed among the %s records", v.Kind, store.KindCheckpoint)}
+			}
+			return add(v)
+		})
+	}
+}
+
+// runs is the RowSource of the runs document.
+func (b *bundle) runs(ctx context.Context) store.RowSource[store.Run] {
+	return func(add func(*store.Run) error) error {
+		return streamArray(ctx, b.docTarget, DocRuns, b.streamed[DocRuns], add)
+	}
+}
+
+// receipts is the RowSource of the receipts document, each receipt at its
+// place in the chain.
+func (b *bundle) receipts(ctx context.Context) store.RowSource[store.Receipt] {
+	return func(add func(*store.Receipt) error) error {
+		place := int64(0)
+		return streamArray(ctx, b.docTarget, DocReceipts, b.streamed[DocReceipts], func(rc *store.Receipt) error {
+			place++
+			if rc.Seq != place {
+				return &documentError{blocking.New(blocking.ReceiptChainBroken, "document %s lists receipt #%d at place %d", DocReceipts, rc.Seq, place)}
+			}
+			return add(rc)
+		})
+	}
+}
+
+// documentError is a refusal of a streamed document, met while the host
+// is rebuilt from it: the bundle link's.
+type documentError struct{ err error }
+
+func (e *documentError) Error() string { return e.err.Error() }
+func (e *documentError) Unwrap() error { return e.err }
+
+// streamArray reads the document of layer desc, a JSON array, one
+// element at a time: each element decoded strictly and handed to add.
+// The document is believed only whole: the canonical bytes rebuilt from
+// the elements ("[" + elements joined by "," + "]") must have the layer's
+// digest and size, else the document is refused (rows already added go
+// with the rebuilt host, which a refusal discards).
+func streamArray[T any](ctx context.Context, docs oci.Target, name string, desc ocispec.Descriptor, add func(*T) error) error {
+	refused := func() error {
+		return &documentError{blocking.New(blocking.AuditBundleInvalid, "document %s is missing, is not its canonical JSON, or does not match its digest and size", name)}
+	}
+	rc, err := docs.Fetch(ctx, desc)
+	if err != nil {
+		if errors.Is(err, errdef.ErrNotFound) {
+			return refused()
 		}
+		return err
+	}
+	defer rc.Close()
+	sum := digest.SHA256.Digester()
+	size := int64(0)
+	write := func(p []byte) {
+		sum.Hash().Write(p)
+		size += int64(len(p))
+	}
+	dec := json.NewDecoder(io.LimitReader(rc, desc.Size+1))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return refused()
+	}
+	write([]byte("["))
+	for n := 0; dec.More(); n++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return refused()
+		}
+		if n > 0 {
+			write([]byte(","))
+		}
+		write(raw)
+		var row T
+		if canonical.DecodeStrict(raw, &row) != nil {
+			return refused()
+		}
+		if err := add(&row); err != nil {
+			return err
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return refused()
+	}
+	write([]byte("]"))
+	if _, err := dec.Token(); err != io.EOF || size != desc.Size || sum.Digest() != desc.Digest {
+		return refused()
 	}
 	return nil
 }
@@ -329,9 +448,13 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	if err != nil {
 		return nil, err
 	}
-	err = db.Restore(ctx, &b.dump)
+	err = db.RestoreStream(ctx, &b.dump, b.checkpoints(ctx), b.runs(ctx), b.receipts(ctx))
 	if cerr := db.Close(); err == nil {
 		err = cerr
+	}
+	var docErr *documentError
+	if errors.As(err, &docErr) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, blocking.New(blocking.AuditBundleInvalid, "the bundle's records do not fit one store (a key is repeated)")

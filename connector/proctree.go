@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/stdioconn"
 	"github.com/oa-dev/oa/internal/store"
 )
 
@@ -484,7 +485,9 @@ func (p *process) endTree(cs *mcp.ClientSession) error {
 	return t.release()
 }
 
-// treeTransport is the go-sdk CommandTransport, started into the tree.
+// treeTransport is the stdio client transport (internal/stdioconn: the
+// go-sdk's CommandTransport with lines read into one reused buffer),
+// started into the tree.
 type treeTransport struct {
 	newCmd func(cgroupFD int) *exec.Cmd
 	proc   *process
@@ -498,12 +501,12 @@ type treeTransport struct {
 func (t *treeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	tr := t.proc.tree
 	cmd := t.newCmd(tr.cgroupFD())
-	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: termGrace}).Connect(ctx)
+	conn, err := (&stdioconn.Command{Cmd: cmd, TerminateDuration: termGrace}).Connect(ctx)
 	if err != nil && cmd.Process == nil && tr.cgroup != "" {
 		tr.dropCgroup()
 		tr.forget() // the cgroup row; the tree is recorded again as processes
 		cmd = t.newCmd(-1)
-		conn, err = (&mcp.CommandTransport{Command: cmd, TerminateDuration: termGrace}).Connect(ctx)
+		conn, err = (&stdioconn.Command{Cmd: cmd, TerminateDuration: termGrace}).Connect(ctx)
 		if cmd.Process != nil {
 			disableCgroups()
 		}

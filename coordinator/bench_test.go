@@ -23,7 +23,7 @@ import (
 	"github.com/oa-dev/oa/resolve"
 )
 
-// Benchmarks of issue 6 (docs/PERFORMANCE.md, "Coordinator (issue 6)").
+// Benchmarks of the coordinator rows of docs/PERFORMANCE.md ("Current figures").
 // They assert results, never times.
 
 // benchDeployment is a bound clinic deployment whose records connection

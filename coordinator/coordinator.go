@@ -152,11 +152,9 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	if !opts.NoProbe {
-		for _, e := range plan.Capabilities {
-			if _, err := c.session(ctx, e, 0); err != nil {
-				c.Close()
-				return nil, err
-			}
+		if err := c.probe(ctx, plan); err != nil {
+			c.Close()
+			return nil, err
 		}
 	}
 	if err := c.buildReadTools(ctx, plan); err != nil {
@@ -165,6 +163,50 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	}
 	return c, nil
 }
+
+// probe starts every connection of the plan and holds its live tool list
+// to the plan before the session is served. The connections start at
+// once, each in its own goroutine, so a session start waits for the
+// slowest server rather than for the sum of them; each connection is
+// listed once, and its other capabilities are held to that same listing
+// (Fresh within probeReuse). The refusal returned is that of the first
+// capability, in plan order, whose check failed.
+func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
+	byConnection := map[string][]int{}
+	var order []string
+	for i, e := range plan.Capabilities {
+		if byConnection[e.ConnectionID] == nil {
+			order = append(order, e.ConnectionID)
+		}
+		byConnection[e.ConnectionID] = append(byConnection[e.ConnectionID], i)
+	}
+	errs := make([]error, len(plan.Capabilities))
+	var wg sync.WaitGroup
+	for _, id := range order {
+		wg.Go(func() {
+			for n, i := range byConnection[id] {
+				maxAge := time.Duration(0) // the first lists the tools
+				if n > 0 {
+					maxAge = probeReuse
+				}
+				if _, errs[i] = c.session(ctx, plan.Capabilities[i], maxAge); errs[i] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeReuse is how old the listing of a connection may be for its other
+// capabilities at session start: the same start's listing.
+const probeReuse = time.Minute
 
 func (c *Coordinator) now() time.Time {
 	if c.opts.Now != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -67,5 +68,44 @@ func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
 	}
 	if !strings.Contains(operator.String(), "connection records lists other tools") {
 		t.Fatalf("the operator was not told which connection drifted:\n%s", operator.String())
+	}
+}
+
+// TestStartRefusesChangedInventory: a downstream server whose tools
+// changed after the binding is refused at session start
+// (connection_inventory_changed), with every connection of the plan
+// probed at once; nothing is served.
+func TestStartRefusesChangedInventory(t *testing.T) {
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	specs := []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	}
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	write := func(specs []connectortest.ToolSpec) {
+		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(specs)
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}})
+	h.Bind(host, "claude-test")
+	specs[0].Description = "Read a record, and more."
+	write(specs)
+	var operator strings.Builder
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
+	if err == nil {
+		c.Close()
+		t.Fatal("a session started on a server whose tools changed")
+	}
+	if rs := blocking.Refusals(err); len(rs) != 1 || rs[0].Code != blocking.ConnectionInventoryChanged {
+		t.Fatalf("refusal: %v", err)
+	}
+	if !strings.Contains(operator.String(), "connection records lists other tools") {
+		t.Fatalf("operator:\n%s", operator.String())
 	}
 }

@@ -94,14 +94,20 @@ func fixedProtocolErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if err == nil || method != "tools/call" {
 			return res, err
 		}
-		fixed := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the call could not be served"}
+		fixed := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: callNotServed}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams {
-			fixed = &jsonrpc.Error{Code: we.Code, Message: "no such tool, or the call's parameters are malformed; see tools/list"}
+			fixed = &jsonrpc.Error{Code: we.Code, Message: invalidToolCall}
 		}
 		return nil, fixed
 	}
 }
+
+// The fixed copy of tools/call's protocol errors.
+const (
+	callNotServed   = "the call could not be served"
+	invalidToolCall = "no such tool, or the call's parameters are malformed; see tools/list"
+)
 
 type toolDef struct {
 	tool   *mcp.Tool

@@ -75,6 +75,18 @@ type rawSession struct {
 
 func startRaw(t *testing.T, oa, home string, extra ...string) *rawSession {
 	t.Helper()
+	s := startUninitialized(t, oa, home, extra...)
+	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}}`)
+	if m := s.next(); string(m.ID) != `"init"` || m.Error != nil {
+		t.Fatalf("initialize: %+v\nstderr:\n%s", m, s.stderr)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+// startUninitialized starts `oa coordinator serve` and sends nothing.
+func startUninitialized(t *testing.T, oa, home string, extra ...string) *rawSession {
+	t.Helper()
 	cmd := exec.Command(oa, append([]string{"coordinator", "serve", "--deployment", "clinic"}, extra...)...)
 	cmd.Env = append(os.Environ(), "OA_HOME="+home)
 	s := &rawSession{t: t, cmd: cmd, stderr: &strings.Builder{}}
@@ -99,11 +111,6 @@ func startRaw(t *testing.T, oa, home string, extra ...string) *rawSession {
 			_ = cmd.Wait()
 		}
 	})
-	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}}`)
-	if m := s.next(); string(m.ID) != `"init"` || m.Error != nil {
-		t.Fatalf("initialize: %+v\nstderr:\n%s", m, s.stderr)
-	}
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
 }
 
@@ -124,6 +131,23 @@ type wireMessage struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// nextRaw reads the next answer's line as written (notifications from
+// the server skipped).
+func (s *rawSession) nextRaw() []byte {
+	s.t.Helper()
+	for s.out.Scan() {
+		var m wireMessage
+		if err := json.Unmarshal(s.out.Bytes(), &m); err != nil || m.JSONRPC != "2.0" {
+			s.t.Fatalf("the coordinator wrote a line that is not JSON-RPC 2.0: %q", s.out.Text())
+		}
+		if m.Method == "" {
+			return slices.Clone(s.out.Bytes())
+		}
+	}
+	s.t.Fatalf("stdout ended: %v\nstderr:\n%s", s.out.Err(), s.stderr)
+	return nil
 }
 
 // next reads the next answer (notifications from the server skipped).
@@ -167,6 +191,93 @@ func TestServeRobust(t *testing.T) {
 	t.Run("MalformedLines", func(t *testing.T) { testMalformedLines(t, oa(t)) })
 	t.Run("ClientGoneMidEffect", func(t *testing.T) { testClientGoneMidEffect(t, oa(t)) })
 	t.Run("TwoCoordinatorsWait", func(t *testing.T) { testTwoCoordinatorsWait(t, oa(t)) })
+	t.Run("ErrorsAreFixedCopy", func(t *testing.T) { testErrorsAreFixedCopy(t, oa(t)) })
+}
+
+// planted is the secret the client plants in what it sends; no answer
+// may carry it anywhere but in the id it chose.
+const planted = "sk_live_SECRETVALUE"
+
+// fixedCopy is every error the coordinator may answer: the standard
+// JSON-RPC 2.0 codes under their standard words, and its own fixed copy
+// of tools/call's protocol errors.
+var fixedCopy = map[string]bool{
+	"-32700 Parse error": true, "-32600 Invalid Request": true, "-32601 Method not found": true,
+	"-32602 Invalid params": true, "-32603 Internal error": true,
+	"-32602 no such tool, or the call's parameters are malformed; see tools/list": true,
+	"-32603 the call could not be served":                                         true,
+}
+
+// testErrorsAreFixedCopy (D10): requests whose params, method names and
+// ids carry a planted secret, each answered by the go-sdk itself with an
+// error, over a real stdio session: every error answer is fixed copy
+// under a standard code, carries no data, and the secret appears in no
+// answer but as the id the client chose; initialize's own failures
+// included.
+func testErrorsAreFixedCopy(t *testing.T, oa string) {
+	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	check := func(t *testing.T, s *rawSession, line, wantID string, wantCode int64) {
+		t.Helper()
+		s.send(line)
+		raw := s.nextRaw()
+		var m wireMessage
+		if err := json.Unmarshal(raw, &m); err != nil || m.Error == nil || string(m.ID) != wantID {
+			t.Fatalf("%s: answered %s", line, raw)
+		}
+		withoutID := strings.Replace(string(raw), `"id":`+wantID, "", 1)
+		if strings.Contains(withoutID, "sk_live") || strings.Contains(withoutID, "SECRET") {
+			t.Fatalf("%s: the answer echoes the request: %s", line, raw)
+		}
+		if strings.Contains(string(raw), `"data"`) {
+			t.Fatalf("%s: the answer carries data: %s", line, raw)
+		}
+		if got := fmt.Sprintf("%d %s", m.Error.Code, m.Error.Message); !fixedCopy[got] || m.Error.Code != wantCode {
+			t.Fatalf("%s: answered %q, want fixed copy under %d", line, got, wantCode)
+		}
+	}
+	t.Run("Initialize", func(t *testing.T) {
+		s := startUninitialized(t, oa, h.Home)
+		for i, params := range []string{
+			`"` + planted + `"`,
+			`{"protocolVersion":{"` + planted + `":1},"capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}`,
+			`{"protocolVersion":"2025-06-18","capabilities":"` + planted + `","clientInfo":{"name":"raw","version":"v1"}}`,
+		} {
+			check(t, s, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":%s}`, i, params), fmt.Sprint(i), jsonrpc.CodeInvalidParams)
+		}
+		s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}}`)
+		if m := s.next(); string(m.ID) != `"init"` || m.Error != nil {
+			t.Fatalf("initialize after the refused ones: %+v", m)
+		}
+	})
+	t.Run("Session", func(t *testing.T) {
+		s := startRaw(t, oa, h.Home)
+		cases := []struct {
+			line, id string
+			code     int64
+		}{
+			{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"` + planted + `"}`, "1", jsonrpc.CodeInvalidParams},
+			{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + planted + `","arguments":{}}}`, "2", jsonrpc.CodeInvalidParams},
+			{`{"jsonrpc":"2.0","id":4,"method":"` + planted + `"}`, "4", jsonrpc.CodeMethodNotFound},
+			{`{"jsonrpc":"2.0","id":"` + planted + `","method":"tools/` + planted + `","params":{"x":"` + planted + `"}}`, `"` + planted + `"`, jsonrpc.CodeMethodNotFound},
+			{`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"` + planted + `"}}`, "6", jsonrpc.CodeInvalidParams},
+			{`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"file:///` + planted + `"}}`, "7", jsonrpc.CodeInvalidParams},
+			{`{"jsonrpc":"2.0","id":9,"method":"ping","params":"` + planted + `"}`, "9", jsonrpc.CodeInvalidParams},
+			{`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"` + planted + `","capabilities":{},"clientInfo":{"name":"raw","version":"v1"}}}`, "10", jsonrpc.CodeInvalidParams},
+		}
+		for _, tc := range cases {
+			check(t, s, tc.line, tc.id, tc.code)
+		}
+		// Arguments of the wrong type reach the tool, which answers a
+		// tool error in its own fixed copy.
+		s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_workflows","arguments":"` + planted + `"}}`)
+		if raw := s.nextRaw(); strings.Contains(string(raw), "sk_live") || !strings.Contains(string(raw), `"isError":true`) {
+			t.Fatalf("arguments of the wrong type: %s", raw)
+		}
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, contract.ToolListWorkflows))
+		if m := s.next(); string(m.ID) != "99" || m.Error != nil {
+			t.Fatalf("the session after the refusals: %+v", m)
+		}
+	})
 }
 
 // testMalformedLines: each malformed line is answered with its JSON-RPC

@@ -48,6 +48,17 @@ const (
 	maxDocument = 4 << 20
 )
 
+// maxEmbedded bounds a payload embedded in its manifest's layer
+// descriptor (image-spec's "data" member, base64): every document the
+// fleet writes is far smaller, and a manifest with it stays well under
+// maxManifest. A reader then has the document with the manifest, one
+// request, instead of a second request for the blob, which a registry
+// serves at far more cost than a manifest (distribution/v3 allocates a
+// 4 MiB read buffer per blob it serves; see docs/PERFORMANCE.md). The
+// blob is pushed all the same: the manifest refers to it, and readers
+// of old documents fetch it.
+const maxEmbedded = 16 << 10
+
 // document is a signed document read from the registry, not yet verified.
 type document struct {
 	Desc      ocispec.Descriptor
@@ -89,6 +100,9 @@ func pushDocument(ctx context.Context, target oras.Target, artifactType, tag str
 // two requests fewer per document when publishing a fleet.
 func pushHinted(ctx context.Context, target oras.Target, artifactType, tag string, payload, sig []byte, keyID string, publicPEM []byte, hints map[string]string, configPresent bool) (ocispec.Descriptor, error) {
 	layer := content.NewDescriptorFromBytes(artifactType+"+json", payload)
+	if len(payload) <= maxEmbedded {
+		layer.Data = payload
+	}
 	layer.Annotations = map[string]string{
 		AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
 		AnnotationKeyID:     keyID,
@@ -135,7 +149,8 @@ func readDocument(ctx context.Context, target oras.ReadOnlyTarget, artifactType,
 // caller expects given the layer's hint annotations: when its bytes have
 // the layer's digest they are the layer (content addressing makes them
 // so) and the blob is not fetched, so an unchanged document costs one
-// manifest request. The signature is checked by the caller either way.
+// manifest request; so does a document whose manifest embeds its layer.
+// The signature is checked by the caller either way.
 func readHinted(ctx context.Context, target oras.ReadOnlyTarget, artifactType, tag string, guess func(hints map[string]string) []byte) (*document, error) {
 	desc, raw, err := oras.FetchBytes(ctx, target, tag, oras.FetchBytesOptions{MaxBytes: maxManifest})
 	switch {
@@ -162,6 +177,11 @@ func readHinted(ctx context.Context, target oras.ReadOnlyTarget, artifactType, t
 		if p := guess(l.Annotations); p != nil && int64(len(p)) == l.Size && digest.FromBytes(p) == l.Digest {
 			return newDocument(desc, p, sig, l.Annotations), nil
 		}
+	}
+	// Embedded bytes of the layer's digest are the layer (content
+	// addressing); other embedded bytes are ignored and the blob read.
+	if len(l.Data) > 0 && int64(len(l.Data)) == l.Size && digest.FromBytes(l.Data) == l.Digest {
+		return newDocument(desc, l.Data, sig, l.Annotations), nil
 	}
 	payload, err := content.FetchAll(ctx, target, l)
 	switch {

@@ -140,6 +140,13 @@ func (h *Host) SignedStamp(ctx context.Context) (store.Stamp, error) { return h.
 // one read transaction, byte for byte, for an audit bundle.
 func (h *Host) Dump(ctx context.Context) (*store.Dump, error) { return h.db.Dump(ctx) }
 
+// StreamDump is Dump with the checkpoints, runs and receipts handed over
+// one row at a time (store.DB.StreamDump): for exports of any length of
+// history.
+func (h *Host) StreamDump(ctx context.Context, head func(*store.Dump) error, checkpoint func(*store.Version) error, run func(*store.Run) error, receipt func(*store.Receipt) error) error {
+	return h.db.StreamDump(ctx, head, checkpoint, run, receipt)
+}
+
 // Store is the handle the stages' own typed stores are built on (admit's
 // admissions, the coordinator's runs); every other use of the host's
 // state goes through those stores or the methods above, but for the

@@ -6,7 +6,12 @@
 package fleettest
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +24,14 @@ import (
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/internal/hosttest"
 
+	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/canonical"
 
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/connector"
@@ -204,8 +216,13 @@ func FleetSection(name string, pub []byte, preApprove bool) string {
 // Spec renders a fleet file for hosts, every host labelled site: north
 // and one deployment "clinic" of release selecting them all.
 func (f *Fleet) Spec(release string, hosts []string, ceiling string) string {
+	return f.SpecIn(f.Repository, release, hosts, ceiling)
+}
+
+// SpecIn is Spec for the fleet repository repo (HOST/REPO).
+func (f *Fleet) SpecIn(repo, release string, hosts []string, ceiling string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "package fleet\n\nname: \"clinics\"\nregistry: %q\nhosts: {\n", f.Repository)
+	fmt.Fprintf(&b, "package fleet\n\nname: \"clinics\"\nregistry: %q\nhosts: {\n", repo)
 	for _, id := range hosts {
 		fmt.Fprintf(&b, "\t%q: labels: {site: \"north\"}\n", id)
 	}
@@ -246,4 +263,79 @@ func OtherKey(t testing.TB) pipeline.Keys {
 		t.Fatal(err)
 	}
 	return pipeline.Keys{Signer: s, Public: pub}
+}
+
+// PushStatuses pushes, for each of hosts, the signed status its
+// `oa provision` would push (bound, seen at lastSeen), signed by key with
+// its public key beside it, 16 at a time: a fleet of thousands of hosts
+// without running thousands of provisions. The document is the one
+// fleet's reader expects: an image-spec manifest with the empty config
+// and one layer, the status's canonical JSON, annotated with its
+// signature, key id and public key.
+func (f *Fleet) PushStatuses(hosts []string, key pipeline.Keys, lastSeen time.Time) {
+	f.T.Helper()
+	ctx := context.Background()
+	ref, err := oci.ParseRef(f.Repository, oci.RefOptions{})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	if _, err := oci.PushIfMissing(ctx, target, ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data); err != nil {
+		f.T.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, 16)
+		mu    sync.Mutex
+		first error
+	)
+	for _, id := range hosts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := pushStatus(ctx, target, f.Repository, id, key, lastSeen); err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		f.T.Fatal(first)
+	}
+}
+
+// pushStatus pushes one host's status document.
+func pushStatus(ctx context.Context, target oci.Target, repo, id string, key pipeline.Keys, lastSeen time.Time) error {
+	st := fleet.Status{Type: fleet.StatusType, Fleet: "clinics", Host: id, EnvelopeSeq: 1, Deployment: "clinic", State: fleet.Bound,
+		Blocking: []blocking.Code{}, Versions: fleet.Versions{OA: "test", Protocol: "test"}, LastSeen: lastSeen.UTC()}
+	payload, err := canonical.Marshal(st)
+	if err != nil {
+		return err
+	}
+	sig, err := key.Signer.SignBytes(payload)
+	if err != nil {
+		return err
+	}
+	layer := content.NewDescriptorFromBytes(fleet.StatusArtifactType+"+json", payload)
+	layer.Data = payload // as fleet writes it: the document embedded in its manifest
+	layer.Annotations = map[string]string{
+		fleet.AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
+		fleet.AnnotationKeyID:     key.Signer.KeyID(),
+		fleet.AnnotationPublicKey: string(key.Public),
+	}
+	if err := target.Push(ctx, layer, bytes.NewReader(payload)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+		return err
+	}
+	manifest, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
+		ArtifactType: fleet.StatusArtifactType, Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		return err
+	}
+	_, err = oras.TagBytes(ctx, target, ocispec.MediaTypeImageManifest, manifest, fleet.StatusTag(id))
+	return err
 }

@@ -64,6 +64,30 @@ func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error,
 // row as it is (nothing is judged here: the stages that read the rows
 // verify them). It refuses a database that holds any row.
 func (db *DB) Restore(ctx context.Context, d *Dump) error {
+	return db.RestoreStream(ctx, d, eachOf[Version](nil), eachOf(d.Runs), eachOf(d.Receipts))
+}
+
+// RowSource hands its rows, one at a time, to add, stopping at add's
+// first error: how RestoreStream reads the tables that grow with history.
+type RowSource[T any] func(add func(*T) error) error
+
+// eachOf is the RowSource of a list.
+func eachOf[T any](rows []T) RowSource[T] {
+	return func(add func(*T) error) error {
+		for i := range rows {
+			if err := add(&rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// RestoreStream is Restore with d's runs and receipts ignored and read
+// instead from runs and receipts, and more versions (the checkpoints)
+// read from versions, a row at a time, into one transaction: memory
+// stays bounded whatever the history's length.
+func (db *DB) RestoreStream(ctx context.Context, d *Dump, versions RowSource[Version], runs RowSource[Run], receipts RowSource[Receipt]) error {
 	tx, err := db.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("store: restore: %w", err)
@@ -106,15 +130,47 @@ func (db *DB) Restore(ctx context.Context, d *Dump) error {
 			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
 		}
 	}
-	for _, r := range d.Runs {
-		if err := exec(`INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State); err != nil {
+	insertVersion, err := tx.PrepareContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer insertVersion.Close()
+	err = versions(func(v *Version) error {
+		if _, err := insertVersion.ExecContext(ctx, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
+			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	insertRun, err := tx.PrepareContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer insertRun.Close()
+	err = runs(func(r *Run) error {
+		if _, err := insertRun.ExecContext(ctx, r.RunID, r.Deployment, r.RequestID, r.State); err != nil {
 			return fmt.Errorf("store: restore run: %w", err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for _, r := range d.Receipts {
-		if err := exec(`INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?, ?)`, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
+	insertReceipt, err := tx.PrepareContext(ctx, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer insertReceipt.Close()
+	err = receipts(func(r *Receipt) error {
+		if _, err := insertReceipt.ExecContext(ctx, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
 			return fmt.Errorf("store: restore receipt #%d: %w", r.Seq, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return tx.Commit()
 }
