@@ -23,6 +23,8 @@ require (
 	oras.land/oras-go/v2 v2.7.0
 )
 
+require github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f // indirect
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.18.2 // indirect
