@@ -17,8 +17,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/telemetry"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 func newCoordinatorCmd() *cobra.Command {
