@@ -20,9 +20,9 @@ const (
 func init() {
 	register(
 		Entry{HarnessClientUnknown, StageHarness, "the harness client is not one oa installs into",
-			"Give --client claude-code (a project .mcp.json and .claude/skills) or --client generic (a standalone MCP server file and projection folder)."},
+			"Give --client with one of claude-code, claude-desktop, cursor, vscode, codex, gemini-cli, windsurf, zed (each written in that client's own configuration file) or generic (a standalone MCP server file and projection folder); oa harness install --help lists the file each one writes."},
 		Entry{HarnessClientConfigInvalid, StageHarness, "the client's MCP configuration cannot be merged",
-			"The existing MCP configuration file is not a JSON object whose mcpServers is an object; fix or move the file by hand (oa never rewrites a file it cannot read) and run oa harness install again."},
+			"The client's configuration file (named with its line and column) does not parse, or its servers key is not an object or table, or it holds the entry in a form oa does not edit; fix or move the file by hand (oa never rewrites a file it cannot read) and run oa harness install again."},
 		Entry{HarnessInstallDirInvalid, StageHarness, "the installation cannot be written there",
 			"The install folder must be writable, and a skill folder oa would replace must be empty or hold only an earlier oa installation of the same skill; move your own skill of that name aside and run oa harness install again."},
 		Entry{HarnessNotInstalled, StageHarness, "the deployment is not installed in this client",

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 // SandboxCommand is the Command of a connection to the built-in sandbox
@@ -382,7 +383,9 @@ func (s *Session) listAll(ctx context.Context) ([]*mcp.Tool, error) {
 // the tool's input schema (checked before anything is sent). A call that
 // outlives ctx ends the server's process tree and refuses with
 // connector_timeout (or connector_cancelled): its effect is then unknown.
-func (s *Session) Call(ctx context.Context, tool string, args any) (*CallResult, error) {
+func (s *Session) Call(ctx context.Context, tool string, args any) (res *CallResult, err error) {
+	ctx, span := telemetry.StartCall(ctx, tool)
+	defer func() { span.End(telemetry.CallCode(err, res != nil && res.IsError)) }()
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
@@ -399,11 +402,12 @@ func (s *Session) Call(ctx context.Context, tool string, args any) (*CallResult,
 	}
 	ctx = s.traced(ctx)
 	defer s.elicit.enter(ctx)()
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(in)})
+	// The call's trace context goes downstream in _meta (traceparent).
+	out, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: telemetry.ToMeta(ctx, nil), Name: tool, Arguments: json.RawMessage(in)})
 	if err != nil {
 		return nil, s.failed(ctx, err)
 	}
-	return checkResult(c, res)
+	return checkResult(c, out)
 }
 
 // checker returns the resolved schemas of tool from the last inventory,

@@ -47,8 +47,11 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 
 // finish makes a run this process executes terminal and seals its
 // receipt in the same write.
-func (c *Coordinator) finish(runID string, reason contract.Reason) {
-	err := c.update(context.Background(), runID, func(cur *runState) error {
+func (c *Coordinator) finish(ctx context.Context, runID string, reason contract.Reason) {
+	// The write happens even when the coordinator is closing; ctx only
+	// carries the run's trace context.
+	ctx = context.WithoutCancel(ctx)
+	err := c.update(ctx, runID, func(cur *runState) error {
 		if cur.Status != stateRunning {
 			return errNotContinued // decided or settled meanwhile: leave it
 		}
@@ -56,7 +59,7 @@ func (c *Coordinator) finish(runID string, reason contract.Reason) {
 		return nil
 	})
 	if err == nil {
-		_, err = sealRun(context.Background(), c.host, c.receipts, runID, c.now())
+		_, err = sealRun(ctx, c.host, c.receipts, runID, c.now())
 	}
 	if err != nil && !errors.Is(err, errNotContinued) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 // MaxAttempts is how many times one request may be attempted; only
@@ -209,7 +210,7 @@ func (c *Coordinator) isActive(runID string) bool {
 func (c *Coordinator) launch(ctx context.Context, runID string, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	go func() {
 		defer c.release(runID, done)
-		c.execute(runID, inputs)
+		c.execute(telemetry.Detach(c.life, ctx), runID, inputs)
 	}()
 	return c.wait(ctx, runID, wait)
 }

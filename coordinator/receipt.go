@@ -18,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 // ReceiptType is the type of a receipt record.
@@ -50,7 +51,9 @@ type Receipt struct {
 // head checkpoint, in one write; then it writes the checkpoint file. An
 // attempt already sealed is left as it is. A chain shorter than the last
 // checkpoint is never extended. It returns the run as stored.
-func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (*runState, error) {
+func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (sealed *runState, err error) {
+	ctx, span := telemetry.StartSeal(ctx, runID)
+	defer func() { span.Sealed(receiptOf(sealed)); span.End(telemetry.Code(err)) }()
 	r, err := readRun(ctx, h, runID)
 	if err != nil {
 		return nil, err

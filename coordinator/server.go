@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 // The MCP layer of the coordinator: the six coordinator tools of
@@ -43,6 +44,8 @@ const MetaCapability = "dev.oa/capability"
 // Serve serves c's tools over t (stdio in production) until the client
 // goes away or ctx ends.
 func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
+	ctx, span := telemetry.StartSession(ctx, c.Deployment(), c.PlanDigest())
+	defer span.End("")
 	return NewServer(c).Run(ctx, t)
 }
 
@@ -235,7 +238,8 @@ func (s *mcpServer) guard(name string, h func(context.Context, *mcp.CallToolRequ
 		if !conformsTo(ts.inRes, args) {
 			return toolError(errArguments), nil
 		}
-		return h(ctx, req, args), nil
+		// A traceparent the client sent in _meta parents what this call does.
+		return h(telemetry.FromMeta(ctx, req.Params.Meta), req, args), nil
 	}
 }
 
@@ -263,6 +267,7 @@ func (s *mcpServer) answer(tool string, v any) *mcp.CallToolResult {
 func (s *mcpServer) fail(tool string, err error) *mcp.CallToolResult {
 	if refusals := blocking.Refusals(err); len(refusals) > 0 {
 		code := refusals[0].Code
+		telemetry.Refused(context.Background(), string(code))
 		if te, ok := toolErrorsByCode[code]; ok {
 			return toolError(te)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 // stop ends execution of a run with a reason, or pauses it.
@@ -26,17 +27,19 @@ func (s *stop) Error() string { return string(s.reason) }
 // execute runs the job's steps for one attempt. Reads and guards run
 // again on every attempt and resume (what they saw may have changed while
 // the run waited); an effect that completed is never sent again.
+// ctx is the coordinator's life carrying the caller's trace context.
 //
 // A run waits for one of the process's slots (Options.MaxRuns) before its
 // first step; a coordinator closing meanwhile ends it interrupted before
 // any effect.
-func (c *Coordinator) execute(runID string, inputs []byte) {
-	ctx := c.life
+func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) {
+	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
+	defer c.endRun(span, runID)
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	case <-ctx.Done():
-		c.finish(runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption(runID))
 		return
 	}
 	r, err := c.read(ctx, runID)
@@ -44,20 +47,21 @@ func (c *Coordinator) execute(runID string, inputs []byte) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 		return
 	}
+	span.Describe(r.Workflow, r.Attempt)
 	err = c.steps(ctx, r, inputs)
 	var s *stop
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
 		return // waiting for a person (or decided meanwhile): nothing to finish
 	case errors.As(err, &s):
-		c.finish(runID, s.reason)
+		c.finish(ctx, runID, s.reason)
 	case ctx.Err() != nil:
-		c.finish(runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption(runID))
 	case err != nil:
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-		c.finish(runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption(runID))
 	default:
-		c.finish(runID, c.verdict(runID))
+		c.finish(ctx, runID, c.verdict(runID))
 	}
 }
 
@@ -138,7 +142,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			}
 			seen[s.ID] = res
 		case ir.StepGuard:
+			_, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, "")
 			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, nil)
+			span.End(guardCode(ok, err))
 			if err != nil {
 				return c.evalFailed(ctx, err, failed)
 			}
@@ -192,7 +198,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 // readStep calls a read-only capability with the step's arguments, after
 // the plan check: a read never reaches a downstream server under a plan
 // no person approved. The error is for program faults only.
-func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, contract.Reason, error) {
+func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (_ json.RawMessage, reason contract.Reason, err error) {
+	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
+	defer func() { span.End(stepCode(reason, err)) }()
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return nil, reason, err
 	}
@@ -233,7 +241,9 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 // server: "" when the plan is the bound one, else not_admitted or
 // plan_changed. The error is for program faults only.
 func (c *Coordinator) planReason(ctx context.Context) (contract.Reason, error) {
+	ctx, span := telemetry.StartPlanCheck(ctx, c.binding.PlanDigest)
 	_, err := c.checkPlan(ctx)
+	span.End(telemetry.Code(err))
 	switch {
 	case err == nil:
 		return "", nil
@@ -257,7 +267,9 @@ func orStop(err error, reason contract.Reason) error {
 // approval where it is required, only after the plan and the downstream
 // tool list are checked again, and recorded as in flight before it is
 // sent, so a crash mid-call reads as not_sure_if_saved.
-func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen map[string]json.RawMessage) error {
+func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (err error) {
+	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
+	defer func() { span.End(stopCode(err)) }()
 	entry, ok := c.binding.Plan.Entry(s.Capability)
 	if !ok {
 		return &stop{reason: contract.ReasonPlanChanged}

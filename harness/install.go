@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -42,6 +43,11 @@ type ServerRecord struct {
 	File  string      `json:"file"`
 	Name  string      `json:"name"`
 	Entry ServerEntry `json:"entry"`
+	// Created says install created the file, AddedKey that it added the
+	// servers container: uninstall removes them again when they are left
+	// empty.
+	Created  bool `json:"created,omitempty"`
+	AddedKey bool `json:"addedKey,omitempty"`
 }
 
 // Record is the install record: what Prepare installed, so that Inspect
@@ -72,8 +78,16 @@ type Record struct {
 	SkillDir      string `json:"skillDir,omitempty"`
 	// Files maps every installed file (slash-separated, relative to the
 	// install folder) to its digest.
-	Files       map[string]string `json:"files"`
-	InstalledAt time.Time         `json:"installedAt"`
+	Files map[string]string `json:"files"`
+	// CreatedFolders lists the folders (relative to the install folder)
+	// that did not exist before the first install: uninstall removes them
+	// when they are empty.
+	CreatedFolders []string `json:"createdFolders,omitempty"`
+	// CreatedRootLevels is how many folders of a user-level client's own
+	// folder, counting up from it, install created (at most
+	// maxRootLevels); uninstall removes them again when they are empty.
+	CreatedRootLevels int       `json:"createdRootLevels,omitempty"`
+	InstalledAt       time.Time `json:"installedAt"`
 }
 
 func digest(b []byte) string { return ir.DigestBytes(b) }
@@ -123,6 +137,14 @@ func (m *MCPClient) readRecord(path, deployment string) (*Record, *blocking.Erro
 	case rec.Server.File != l.ServerFile || rec.Server.Name != ServerName(deployment) || rec.ProjectionDir != l.ProjectionDir || rec.SkillDir != l.SkillDir:
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record names places this client's layout does not use")
 	}
+	if rec.CreatedRootLevels < 0 || rec.CreatedRootLevels > maxRootLevels {
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record says it created more folders above the client's than the client has")
+	}
+	for _, dir := range rec.CreatedFolders {
+		if !l.ancestorOf(dir) {
+			return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record lists a created folder this client's layout does not use")
+		}
+	}
 	for name := range rec.Files {
 		if !within(name, rec.ProjectionDir) && !(rec.SkillDir != "" && within(name, rec.SkillDir)) {
 			return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record lists a file outside the installed folders")
@@ -136,72 +158,75 @@ func within(name, dir string) bool {
 	return path.Clean(name) == name && !path.IsAbs(name) && strings.HasPrefix(name, dir+"/") && !slices.Contains(strings.Split(name, "/"), "..")
 }
 
-// parseConfig decodes an MCP configuration file: a JSON object whose
-// mcpServers, when present, is an object. Other keys and servers are kept
-// as they are.
-func parseConfig(b []byte) (top, servers map[string]json.RawMessage, err error) {
-	if err := json.Unmarshal(b, &top); err != nil || top == nil {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	servers = map[string]json.RawMessage{}
-	if raw, ok := top["mcpServers"]; ok {
-		if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
-			return nil, nil, errors.New("mcpServers is not an object")
-		}
-	}
-	return top, servers, nil
-}
+// maxConfigBytes bounds the client configuration file oa reads.
+const maxConfigBytes = 4 << 20
 
-// loadConfig reads the client's shared MCP configuration for merging:
-// every key and server it holds, and its file mode. A missing file is
-// empty; a file that is not a JSON object whose mcpServers is an object is
-// refused, and never rewritten.
-func (m *MCPClient) loadConfig(l layout) (top, servers map[string]json.RawMessage, perm os.FileMode, err error) {
-	top, servers, perm = map[string]json.RawMessage{}, map[string]json.RawMessage{}, 0o644
-	if !l.Merge {
-		return top, servers, perm, nil
-	}
+// readConfig reads the client's configuration file: its bytes (nil when
+// it does not exist yet) and mode. A file that is not a regular file (a
+// link, say) or is over maxConfigBytes is refused, never rewritten.
+func (m *MCPClient) readConfig(l layout) (b []byte, exists bool, perm os.FileMode, err error) {
 	file := m.path(l.ServerFile)
 	fi, err := os.Lstat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return top, servers, perm, nil
+		return nil, false, 0o644, nil
 	case err != nil:
-		return nil, nil, 0, dirInvalid(err, "the MCP configuration cannot be read")
+		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
 	case !fi.Mode().IsRegular():
-		return nil, nil, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is not a regular file")
+		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is a symbolic link or not a regular file").At(file, "")
+	case fi.Size() > maxConfigBytes:
+		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
 	}
-	b, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if err != nil {
-		return nil, nil, 0, dirInvalid(err, "the MCP configuration cannot be read")
+		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
 	}
-	if top, servers, err = parseConfig(b); err != nil {
-		return nil, nil, 0, blocking.New(blocking.HarnessClientConfigInvalid, "%v", err)
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
 	}
-	return top, servers, fi.Mode().Perm(), nil
+	if len(b) > maxConfigBytes {
+		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
+	}
+	return b, true, fi.Mode().Perm(), nil
 }
 
-// writeServerEntry writes the deployment's server entry: merged into the
-// client's shared configuration (every other key and server kept), or as
-// a standalone file.
-func (m *MCPClient) writeServerEntry(l layout, srv ServerRecord) error {
-	top, servers, perm, err := m.loadConfig(l)
+// serverEdit is the client's configuration file as install will write it.
+type serverEdit struct {
+	out  []byte
+	perm os.FileMode
+	// created says the file did not exist; addedKey that its servers
+	// container did not.
+	created, addedKey bool
+}
+
+// planServerEntry computes the configuration file with the deployment's
+// entry: merged into the client's configuration (every other key, server
+// and comment kept), or, for a generic client, a standalone file. A file
+// that does not parse is refused with its path and line.
+func (m *MCPClient) planServerEntry(l layout, srv ServerRecord) (*serverEdit, error) {
+	if !l.Merge {
+		return &serverEdit{out: m.spec.format.fresh(srv.Name, srv.Entry), perm: 0o644, created: true}, nil
+	}
+	b, exists, perm, err := m.readConfig(l)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	entry, err := marshal(srv.Entry, "")
+	out, added, err := m.spec.format.put(m.path(l.ServerFile), b, srv.Name, srv.Entry)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	servers[srv.Name] = entry
-	if top["mcpServers"], err = marshal(servers, ""); err != nil {
-		return err
-	}
-	out, err := marshal(top, "  ")
+	return &serverEdit{out: out, perm: perm, created: !exists, addedKey: added}, nil
+}
+
+// writeServerEntry writes the deployment's server entry, atomically.
+func (m *MCPClient) writeServerEntry(l layout, srv ServerRecord) (*serverEdit, error) {
+	edit, err := m.planServerEntry(l, srv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return writeFileAtomic(m.path(l.ServerFile), append(out, '\n'), perm)
+	return edit, writeFileAtomic(m.path(l.ServerFile), edit.out, edit.perm)
 }
 
 // marshal encodes v without HTML escaping, indented when indent is set.
@@ -220,21 +245,28 @@ func marshal(v any, indent string) ([]byte, error) {
 // deployment's entry, serving this deployment from this host with the
 // installed executable.
 func (m *MCPClient) checkServerEntry(rec *Record, deployment string) *blocking.Error {
-	b, err := os.ReadFile(m.path(rec.Server.File))
+	l := m.layout(deployment, "")
+	b, exists, _, err := m.readConfig(l)
 	if err != nil {
-		return blocking.New(blocking.HarnessServerEntryMissing, "the MCP configuration file is missing or unreadable")
+		refusal, _ := asRefusal(err)
+		if refusal == nil {
+			refusal = blocking.New(blocking.HarnessServerEntryMissing, "the MCP configuration file is unreadable")
+		}
+		return refusal
 	}
-	_, servers, err := parseConfig(b)
+	if !exists {
+		return blocking.New(blocking.HarnessServerEntryMissing, "the MCP configuration file is missing")
+	}
+	e, err := m.spec.format.get(m.path(rec.Server.File), b, rec.Server.Name)
 	if err != nil {
-		return blocking.New(blocking.HarnessClientConfigInvalid, "%v", err)
+		refusal, _ := asRefusal(err)
+		if refusal == nil {
+			refusal = blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration cannot be read")
+		}
+		return refusal
 	}
-	raw, ok := servers[rec.Server.Name]
-	if !ok {
-		return blocking.New(blocking.HarnessServerEntryMissing, "no %s entry in mcpServers", rec.Server.Name)
-	}
-	var e ServerEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return blocking.New(blocking.HarnessServerEntryChanged, "the entry is not a command entry")
+	if e == nil {
+		return blocking.New(blocking.HarnessServerEntryMissing, "no %s entry in %s", rec.Server.Name, rec.Server.File)
 	}
 	want := m.serverEntry(deployment)
 	switch {

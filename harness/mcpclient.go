@@ -18,28 +18,24 @@ import (
 	"github.com/oa-dev/oa/projection"
 )
 
-// Clients an MCPClient installs into.
-const (
-	// ClientClaudeCode is Claude Code: the server entry is merged into the
-	// project's .mcp.json and the skill goes to .claude/skills/<package>.
-	ClientClaudeCode = "claude-code"
-	// ClientGeneric is any MCP client: a standalone server file and a
-	// projection folder to point the client at.
-	ClientGeneric = "generic"
-)
-
-// Clients lists the clients MCPClient knows, in the order shown to people.
-var Clients = []string{ClientClaudeCode, ClientGeneric}
-
 // MCPClientOptions say where an MCPClient installs and what it installs.
 type MCPClientOptions struct {
 	// Home is $OA_HOME of the host serving the deployment.
 	Home string
-	// Client is ClientClaudeCode or ClientGeneric.
+	// Client is one of Clients.
 	Client string
-	// Dir is the folder installed into: the project folder for Claude
-	// Code, any folder for a generic client.
+	// Dir is the folder installed into: the project folder of a
+	// project-level client, any folder for a generic client. A user-level
+	// client (UserLevel) installs into its own per-user folder instead and
+	// ignores Dir.
 	Dir string
+	// Getenv reads the environment the per-user folders come from (HOME,
+	// USERPROFILE, APPDATA, XDG_CONFIG_HOME, CODEX_HOME); nil means
+	// os.Getenv.
+	Getenv func(string) string
+	// GOOS is the operating system whose paths are used; empty means this
+	// one.
+	GOOS string
 	// Executable is the oa executable the client starts; it is made
 	// absolute.
 	Executable string
@@ -51,6 +47,10 @@ type MCPClientOptions struct {
 // from one goroutine at a time per installation folder.
 type MCPClient struct {
 	opts MCPClientOptions
+	spec clientSpec
+	// root is the folder every installed path is relative to: Dir, or a
+	// user-level client's own folder.
+	root string
 }
 
 var _ Runtime = (*MCPClient)(nil)
@@ -61,22 +61,39 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 	if !slices.Contains(Clients, opts.Client) {
 		return nil, blocking.New(blocking.HarnessClientUnknown, "the client is not one of %v", Clients)
 	}
-	if opts.Home == "" || opts.Dir == "" {
+	spec := clientSpecs[opts.Client]
+	if opts.Home == "" || (opts.Dir == "" && spec.userRoot == nil) {
 		return nil, errors.New("runtime: Home and Dir are required")
 	}
 	var err error
 	if opts.Home, err = filepath.Abs(opts.Home); err != nil {
 		return nil, err
 	}
-	if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
+	root := opts.Dir
+	if spec.userRoot != nil {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		root, err = spec.userRoot(clientEnv{getenv: getenv, goos: defaultGOOS(opts.GOOS)})
+		if err != nil {
+			return nil, blocking.New(blocking.HarnessClientHomeUnknown, "the %s configuration folder cannot be found: %v", opts.Client, err)
+		}
+	}
+	if root, err = filepath.Abs(root); err != nil {
 		return nil, err
+	}
+	if opts.Dir != "" {
+		if opts.Dir, err = filepath.Abs(opts.Dir); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Executable != "" {
 		if opts.Executable, err = filepath.Abs(opts.Executable); err != nil {
 			return nil, err
 		}
 	}
-	return &MCPClient{opts: opts}, nil
+	return &MCPClient{opts: opts, spec: spec, root: root}, nil
 }
 
 // Kind is "mcp-client/" followed by the client.
@@ -114,19 +131,25 @@ type layout struct {
 }
 
 func (m *MCPClient) layout(deployment, pkg string) layout {
-	if m.opts.Client == ClientClaudeCode {
-		l := layout{ServerFile: ".mcp.json", Merge: true, ProjectionDir: ".claude/oa/" + deployment, RecordFile: ".claude/oa/" + deployment + recordSuffix, RecordGlob: ".claude/oa/*" + recordSuffix}
-		if pkg != "" {
-			l.SkillDir = ".claude/skills/" + pkg
-		}
-		return l
+	if m.opts.Client == ClientGeneric {
+		return layout{ServerFile: "oa-" + deployment + ".mcp.json", ProjectionDir: "oa-" + deployment, RecordFile: "oa-" + deployment + recordSuffix, RecordGlob: "oa-*" + recordSuffix}
 	}
-	return layout{ServerFile: "oa-" + deployment + ".mcp.json", ProjectionDir: "oa-" + deployment, RecordFile: "oa-" + deployment + recordSuffix, RecordGlob: "oa-*" + recordSuffix}
+	s := m.spec
+	l := layout{ServerFile: s.serverFile, Merge: true, ProjectionDir: s.oaDir + "/" + deployment, RecordFile: s.oaDir + "/" + deployment + recordSuffix, RecordGlob: s.oaDir + "/*" + recordSuffix}
+	if s.skills != "" && pkg != "" {
+		l.SkillDir = s.skills + "/" + pkg
+	}
+	return l
 }
 
+// path is rel (slash-separated) under the install root.
 func (m *MCPClient) path(rel string) string {
-	return filepath.Join(m.opts.Dir, filepath.FromSlash(rel))
+	return filepath.Join(m.root, filepath.FromSlash(rel))
 }
+
+// Root is the folder the installation's paths are relative to: the
+// project folder, or a user-level client's own configuration folder.
+func (m *MCPClient) Root() string { return m.root }
 
 // ServerName is the name of a deployment's entry in the client's MCP
 // configuration.
@@ -201,8 +224,16 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 			return nil, err
 		}
 	}
-	if _, _, _, err := m.loadConfig(l); err != nil {
+	if _, err := m.planServerEntry(l, rec.Server); err != nil {
 		return nil, err
+	}
+	// What an earlier install created stays created: uninstall removes it.
+	prev, _ := m.readRecord(m.path(l.RecordFile), deployment)
+	rec.CreatedFolders = m.createdFolders(l)
+	rec.CreatedRootLevels = m.createdRootLevels()
+	if prev != nil {
+		rec.CreatedRootLevels = max(rec.CreatedRootLevels, prev.CreatedRootLevels)
+		rec.CreatedFolders = slices.Compact(slices.Sorted(slices.Values(append(rec.CreatedFolders, prev.CreatedFolders...))))
 	}
 	if err := m.clearProjection(l, deployment); err != nil {
 		return nil, err
@@ -215,8 +246,14 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 			return nil, err
 		}
 	}
-	if err := m.writeServerEntry(l, rec.Server); err != nil {
+	edit, err := m.writeServerEntry(l, rec.Server)
+	if err != nil {
 		return nil, err
+	}
+	rec.Server.Created, rec.Server.AddedKey = edit.created, edit.addedKey
+	if prev != nil {
+		rec.Server.Created = rec.Server.Created || prev.Server.Created
+		rec.Server.AddedKey = rec.Server.AddedKey || prev.Server.AddedKey
 	}
 	if err := writeRecord(m.path(l.RecordFile), rec); err != nil {
 		return nil, err
@@ -302,7 +339,7 @@ func (m *MCPClient) Inspect(ctx context.Context, deployment string) (*Installati
 }
 
 func (m *MCPClient) inspect(ctx context.Context, h *host.Host, deployment string) (*Installation, error) {
-	inst := &Installation{Kind: m.Kind(), Client: m.opts.Client, Deployment: deployment, Dir: m.opts.Dir, Checks: []Check{}}
+	inst := &Installation{Kind: m.Kind(), Client: m.opts.Client, Deployment: deployment, Dir: m.root, Checks: []Check{}}
 	b, err := bind.Current(ctx, h, deployment)
 	refusal, err := asRefusal(err)
 	if err != nil {

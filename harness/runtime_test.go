@@ -300,7 +300,7 @@ func TestInstallRefusals(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	exe, _ := os.Executable()
-	if _, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: "cursor", Dir: t.TempDir(), Executable: exe}); !hosttest.HasCode(t, err, blocking.HarnessClientUnknown) {
+	if _, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: "notepad", Dir: t.TempDir(), Executable: exe}); !hosttest.HasCode(t, err, blocking.HarnessClientUnknown) {
 		t.Fatalf("unknown client: %v", err)
 	}
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
+	"github.com/oa-dev/oa/telemetry"
 )
 
 func newCoordinatorCmd() *cobra.Command {
@@ -52,6 +53,13 @@ first use exactly as oa quickstart prepares one.`,
 				}
 				opts.Home, opts.Deployment, opts.Mode = home, demo.Deployment, coordinator.ModeSandbox
 			}
+			// Traces and metrics go out only when the OTEL_* variables ask;
+			// they are flushed when the session ends (EOF or a signal).
+			tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceVersion: oaVersion()})
+			if err != nil {
+				return err
+			}
+			defer flushTelemetry(cmd, tel)
 			c, err := coordinator.Open(ctx, opts)
 			if err != nil {
 				return err
@@ -75,6 +83,20 @@ first use exactly as oa quickstart prepares one.`,
 	serve.Flags().IntVar(&maxRuns, "max-runs", coordinator.DefaultMaxRuns, "how many runs execute at once; more wait their turn (answered running until they end)")
 	cmd.AddCommand(serve)
 	return cmd
+}
+
+// telemetryFlush bounds how long the coordinator waits, when it ends, for
+// the collector to take what is left.
+const telemetryFlush = 5 * time.Second
+
+// flushTelemetry flushes and stops telemetry export; a collector that
+// cannot be reached is said on the operator's channel, never fatal.
+func flushTelemetry(cmd *cobra.Command, tel *telemetry.Telemetry) {
+	ctx, cancel := context.WithTimeout(context.Background(), telemetryFlush)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: telemetry: not everything was exported before the end (%s)\n", telemetry.Code(err))
+	}
 }
 
 // sandboxHome returns the demo host under $OA_HOME, preparing it (as

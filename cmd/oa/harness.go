@@ -16,17 +16,48 @@ import (
 func newHarnessCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "harness",
-		Short: "Install a bound deployment into an MCP client, inspect the installation, read its runs",
+		Short: "Install a bound deployment into an MCP client, inspect or uninstall it, read its runs",
 		Long: `The harness owns the agent session (the model loop); oa only installs a
 bound deployment into it and reads back what happened. For an MCP client
-(--client claude-code or generic) install writes the client's MCP server
-entry for oa coordinator serve, the projection of the bound release with its
-Agent Skills folder, and an install record; inspect compares them with the
-binding; transcript lists the deployment's runs from this host's store.`,
+(--client ` + strings.Join(harness.Clients, ", ") + `) install writes the
+client's MCP server entry for oa coordinator serve in the client's own
+configuration file, the projection of the bound release with its Agent
+Skills folder, and an install record; inspect compares them with the
+binding; uninstall removes exactly what install wrote; transcript lists the
+deployment's runs from this host's store.`,
 	}
-	cmd.AddCommand(newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessTranscriptCmd())
+	cmd.AddCommand(newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessUninstallCmd(), newHarnessTranscriptCmd())
 	return cmd
 }
+
+// clientFiles is the help text naming what install writes for each client.
+const clientFiles = `Each client gets its entry in its own file (project-level ones under DIR,
+user-level ones under the user's home, from HOME and the client's own
+variables):
+
+  claude-code     DIR/.mcp.json (mcpServers); skill in DIR/.claude/skills/PACKAGE;
+                  projection and record in DIR/.claude/oa
+  claude-desktop  claude_desktop_config.json (mcpServers) in ~/Library/Application
+                  Support/Claude (macOS), %APPDATA%\Claude (Windows) or
+                  $XDG_CONFIG_HOME/Claude, default ~/.config/Claude (Linux); no
+                  skill folder: the skill is in the projection, oa/NAME/skills
+  cursor          DIR/.cursor/mcp.json (mcpServers); skill in DIR/.cursor/skills
+  vscode          DIR/.vscode/mcp.json (servers, "type": "stdio"; comments kept);
+                  skill in DIR/.github/skills
+  codex           $CODEX_HOME/config.toml (default ~/.codex) as a
+                  [mcp_servers.oa-NAME] table; skill in $CODEX_HOME/skills
+  gemini-cli      DIR/.gemini/settings.json (mcpServers); skill in DIR/.gemini/skills
+  windsurf        ~/.codeium/windsurf/mcp_config.json (mcpServers); skill in
+                  ~/.codeium/windsurf/skills
+  zed             DIR/.zed/settings.json (context_servers, "source": "custom";
+                  comments kept); no skill folder: the skill is in the projection,
+                  DIR/.zed/oa/NAME/skills
+  generic         DIR/oa-NAME.mcp.json (a standalone mcpServers file), the
+                  projection in DIR/oa-NAME (skills under skills/PACKAGE)
+
+Every other server, setting and comment in the file is kept; a file that
+does not parse is refused with its path and line and left as it is; each
+file is replaced atomically.`
 
 // harnessFlags are the flags of install and inspect.
 type harnessFlags struct {
@@ -36,9 +67,9 @@ type harnessFlags struct {
 }
 
 func (f *harnessFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, " or "))
+	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, ", "))
 	cmd.Flags().StringVar(&f.deployment, "deployment", "", "the bound deployment")
-	cmd.Flags().StringVar(&f.dir, "dir", ".", "the folder to install into: the project folder for claude-code")
+	cmd.Flags().StringVar(&f.dir, "dir", "", "the project folder to install into (default: the current folder); not for a user-level client (claude-desktop, codex, windsurf)")
 	_ = cmd.MarkFlagRequired("client")
 	_ = cmd.MarkFlagRequired("deployment")
 }
@@ -48,30 +79,38 @@ func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return harness.NewMCPClient(harness.MCPClientOptions{Home: oaHome(), Client: f.client, Dir: f.dir, Executable: exe})
+	dir := f.dir
+	if harness.UserLevel(f.client) {
+		if dir != "" {
+			return nil, usageError{fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", f.client)}
+		}
+	} else if dir == "" {
+		dir = "."
+	}
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: oaHome(), Client: f.client, Dir: dir, Executable: exe})
 }
 
 func newHarnessInstallCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "install --client claude-code|generic --deployment NAME [--dir DIR]",
+		Use:   "install --client CLIENT --deployment NAME [--dir DIR]",
 		Short: "Install a bound deployment into an MCP client: server entry, skill folder, install record",
 		Long: `Install writes what an MCP client needs to work with the deployment, once
-its binding verifies and its release is actively admitted:
+its binding verifies and its release is actively admitted: the oa-NAME
+server entry, the projection of the bound release, its Agent Skills folder
+where the client reads skills, and an install record.
 
-  claude-code  the oa-NAME server in DIR/.mcp.json (merged: every other
-               server and setting is kept), the projection of the bound
-               release in DIR/.claude/oa/NAME, its Agent Skills folder in
-               DIR/.claude/skills/PACKAGE, and DIR/.claude/oa/NAME.install.json
-  generic      DIR/oa-NAME.mcp.json (a standalone mcpServers file), the
-               projection in DIR/oa-NAME (skills under skills/PACKAGE) and
-               DIR/oa-NAME.install.json
+` + clientFiles + `
 
 The server entry runs this oa executable as coordinator serve --deployment
-NAME with OA_HOME set to this host. A file oa did not write is never
+NAME with OA_HOME set to this host. A skill folder oa did not write is never
 replaced. Installing again replaces the installation whole.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The entry names this executable; go run's is deleted when it ends.
+			if exe, _ := os.Executable(); isGoRunBuild(exe) {
+				return usageError{fmt.Errorf("this oa runs under go run, from a temporary file the client could not start later: install oa first (go install ./cmd/oa), then run the installed oa")}
+			}
 			m, err := f.open()
 			if err != nil {
 				return err
@@ -98,7 +137,7 @@ replaced. Installing again replaces the installation whole.`,
 func newHarnessInspectCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "inspect --client claude-code|generic --deployment NAME [--dir DIR]",
+		Use:   "inspect --client CLIENT --deployment NAME [--dir DIR]",
 		Short: "Report what of a deployment is installed in an MCP client and whether it matches the binding",
 		Long: `Inspect reads the install record and checks, each by name: the binding
 verifies (binding) and its release is actively admitted (admission), the
@@ -143,6 +182,8 @@ func printInstallation(w io.Writer, inst *harness.Installation) {
 		fmt.Fprintf(w, "  server       %s in %s: %s %s\n", r.Server.Name, r.Server.File, r.Server.Entry.Command, strings.Join(r.Server.Entry.Args, " "))
 		if r.SkillDir != "" {
 			fmt.Fprintf(w, "  skill        %s\n", r.SkillDir)
+		} else {
+			fmt.Fprintf(w, "  skill        %s/skills/%s (in the projection: %s reads no skill folder of its own)\n", r.ProjectionDir, r.Package, inst.Client)
 		}
 		fmt.Fprintf(w, "  projection   %s\n", r.ProjectionDir)
 		fmt.Fprintf(w, "  files        %d, each recorded with its digest\n", len(r.Files))
@@ -160,6 +201,53 @@ func printInstallation(w io.Writer, inst *harness.Installation) {
 		}
 		fmt.Fprintf(w, "  CHANGED  %s: %s [%s]\n", c.Name, c.Detail, c.Code)
 	}
+}
+
+func newHarnessUninstallCmd() *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "uninstall --client CLIENT --deployment NAME [--dir DIR]",
+		Short: "Remove exactly what oa harness install wrote for a deployment",
+		Long: `Uninstall removes what the install record lists, as long as it is still as
+install wrote it: the oa-NAME server entry (and the configuration file or
+its servers key, when install created them and nothing else is left in
+them), the projection and skill files, the folders install created, and
+last the install record. Every other server, setting and comment stays.
+
+Anything changed since install (an edited entry, an altered file, a file
+added beside them) is left in place and named, with the install record;
+exit status 2 (harness_uninstall_incomplete). A configuration file that does
+not parse is refused and nothing is removed. The host is not consulted:
+a deployment can be uninstalled after it was unbound.`,
+		Args: wantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := f.open()
+			if err != nil {
+				return err
+			}
+			r, err := m.Uninstall(cmd.Context(), f.deployment)
+			if err != nil {
+				return err
+			}
+			if wantJSON(cmd) {
+				if err := printJSON(cmd.OutOrStdout(), r); err != nil {
+					return err
+				}
+				return r.Err()
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "uninstalled deployment %s from %s (%s)\n", r.Deployment, r.Client, r.Dir)
+			for _, p := range r.Removed {
+				fmt.Fprintf(w, "  removed  %s\n", p)
+			}
+			for _, p := range r.Left {
+				fmt.Fprintf(w, "  LEFT     %s\n", p)
+			}
+			return r.Err()
+		},
+	}
+	f.register(cmd)
+	return cmd
 }
 
 func newHarnessTranscriptCmd() *cobra.Command {

@@ -112,7 +112,9 @@ func TestHarnessRefusals(t *testing.T) {
 		args []string
 		code string
 	}{
-		{[]string{"harness", "install", "--client", "cursor", "--deployment", "clinic", "--dir", dir}, "harness_client_unknown"},
+		{[]string{"harness", "install", "--client", "notepad", "--deployment", "clinic", "--dir", dir}, "harness_client_unknown"},
+		{[]string{"harness", "install", "--client", "codex", "--deployment", "clinic", "--dir", dir}, "--dir is for project-level clients"},
+		{[]string{"harness", "uninstall", "--client", "cursor", "--deployment", "clinic", "--dir", dir}, "harness_not_installed"},
 		{[]string{"harness", "install", "--client", "generic", "--deployment", "nowhere", "--dir", dir}, "binding_missing"},
 		{[]string{"harness", "inspect", "--client", "generic", "--deployment", "clinic", "--dir", dir}, "harness_not_installed"},
 		{[]string{"harness", "transcript", "--deployment", "Not A Name"}, "deployment_invalid"},
@@ -132,6 +134,49 @@ func TestHarnessRefusals(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("refused installs wrote %d entries", len(entries))
+	}
+}
+
+// TestHarnessUserLevelClient installs into Codex's config.toml under
+// CODEX_HOME, beside a person's settings and comments, inspects and
+// uninstalls it, and gets the file back byte for byte.
+func TestHarnessUserLevelClient(t *testing.T) {
+	boundHost(t)
+	codexHome := t.TempDir()
+	t.Setenv("CODEX_HOME", codexHome)
+	cfg := filepath.Join(codexHome, "config.toml")
+	const mine = "# my settings\nmodel = \"gpt-5-codex\"\n\n[mcp_servers.docs]\ncommand = \"docs\" # the docs server\n"
+	if err := os.WriteFile(cfg, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic")
+	if code != 0 || !strings.Contains(out, "config.toml") || !strings.Contains(out, "skills/") {
+		t.Fatalf("install: %d %s %s", code, out, errOut)
+	}
+	b, _ := os.ReadFile(cfg)
+	if !strings.HasPrefix(string(b), mine) || !strings.Contains(string(b), "[mcp_servers.oa-clinic]") {
+		t.Fatalf("config.toml:\n%s", b)
+	}
+	if out, errOut, code = runCLI(t, "harness", "inspect", "--client", "codex", "--deployment", "clinic"); code != 0 {
+		t.Fatalf("inspect: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "harness", "uninstall", "--client", "codex", "--deployment", "clinic")
+	if code != 0 || !strings.Contains(out, "removed  oa-clinic in config.toml") {
+		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != mine {
+		t.Fatalf("uninstall did not give config.toml back:\n%s", b)
+	}
+	// A broken config.toml is refused with its path and line, unchanged.
+	const broken = "model = \"gpt-5-codex\n"
+	if err := os.WriteFile(cfg, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code = runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic"); code != 2 || !strings.Contains(errOut, cfg+":1:") || !strings.Contains(errOut, "harness_client_config_invalid") {
+		t.Fatalf("broken config.toml: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != broken {
+		t.Fatal("a broken config.toml was rewritten")
 	}
 }
 

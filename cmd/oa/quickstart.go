@@ -101,19 +101,61 @@ func quickstartDir(args []string) (string, error) {
 }
 
 // printContinue tells the person how to keep using the quickstart host:
-// every later command needs OA_HOME to name it.
+// every later command needs OA_HOME to name it, and each line is one the
+// person can paste: it starts oa the way this oa was started.
 func printContinue(out io.Writer, dir string) {
+	exe, _ := os.Executable()
+	oa, goRun := continueCommand(exe, exec.LookPath)
 	home := "OA_HOME=" + shellQuote(dir)
 	fmt.Fprintf(out, "\nthe host stays in %s; continue with it:\n", dir)
 	for _, line := range []string{
-		"oa receipts verify",
-		"oa receipts list",
-		"oa attention list --all",
-		"oa bind inspect " + demo.Deployment,
-		"oa harness install --client claude-code --deployment " + demo.Deployment + " --dir PROJECT_FOLDER",
+		"receipts verify",
+		"receipts list",
+		"attention list --all",
+		"bind inspect " + demo.Deployment,
 	} {
-		fmt.Fprintf(out, "  %s oa %s\n", home, strings.TrimPrefix(line, "oa "))
+		fmt.Fprintf(out, "  %s %s %s\n", home, oa, line)
 	}
+	install := "harness install --client claude-code --deployment " + demo.Deployment + " --dir PROJECT_FOLDER"
+	if goRun {
+		fmt.Fprintf(out, "these lines use go run ./cmd/oa: run them from this checkout, or install oa once\n"+
+			"(go install ./cmd/oa puts it in $(go env GOPATH)/bin) and type oa instead. An MCP client\n"+
+			"starts the installed oa, so install it before:\n  %s oa %s\n", home, install)
+		return
+	}
+	fmt.Fprintf(out, "  %s %s %s\n", home, oa, install)
+}
+
+// continueCommand is how a shell starts this oa again: "oa" when the oa
+// on PATH is this executable, "go run ./cmd/oa" (goRun) when it is a
+// temporary go run build, else its path.
+func continueCommand(exe string, lookPath func(string) (string, error)) (cmd string, goRun bool) {
+	if isGoRunBuild(exe) {
+		return "go run ./cmd/oa", true
+	}
+	if p, err := lookPath("oa"); err == nil && sameFile(p, exe) {
+		return "oa", false
+	}
+	if exe == "" {
+		return "oa", false
+	}
+	return shellQuote(exe), false
+}
+
+// isGoRunBuild reports whether exe is the temporary binary go run builds
+// (…/go-build…/b001/exe/NAME), which is deleted when go run ends.
+func isGoRunBuild(exe string) bool {
+	dir := filepath.Dir(exe)
+	return filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(dir), "/go-build")
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain

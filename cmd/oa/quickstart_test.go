@@ -68,7 +68,8 @@ func TestQuickstartHonoursOAHome(t *testing.T) {
 	bin := oaBinary(t)
 	home := filepath.Join(t.TempDir(), "my host")
 	cmd := exec.Command(bin, "quickstart")
-	cmd.Env = append(os.Environ(), "OA_HOME="+home)
+	// The oa on PATH is this one, so the closing lines say oa.
+	cmd.Env = append(os.Environ(), "OA_HOME="+home, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -51,6 +51,10 @@ A publisher writes a workflow bundle in CUE; oa compile turns it into
 canonical Worker IR. Every refusal is a blocking code: oa explain CODE says
 what it means and how to resolve it.
 
+New here? oa quickstart runs the whole pipeline once on embedded defaults
+(go run ./cmd/oa quickstart from a checkout; go install ./cmd/oa puts oa
+in $(go env GOPATH)/bin).
+
 Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 1 program fault.`,
 		SilenceUsage:  true,
@@ -63,10 +67,43 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
 	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
 	root.AddCommand(newAuditCmd())
+	groupCommands(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
 	return root
+}
+
+// commandGroups sorts the top-level commands by who uses them, in the
+// order oa --help shows them; a command in no group (explain, version,
+// help, completion) is listed under cobra's "Additional Commands".
+var commandGroups = []struct {
+	id, title string
+	commands  []string
+}{
+	{"publish", "Publish a worker package (publishers, conformance authorities):", []string{"init", "compile", "inspect", "push", "pull", "copy", "keys", "sign", "attest", "verify"}},
+	{"host", "Host it (operators: admit, resolve, bind, install into clients):", []string{"host", "policy", "admit", "admissions", "revoke", "status", "project", "registry", "connection", "resolve", "bind", "harness"}},
+	{"run", "Run it (operators and the people who decide on paused runs):", []string{"quickstart", "coordinator", "attention"}},
+	{"fleet", "Run a fleet of hosts from one registry (fleet operators):", []string{"fleet", "provision", "agent"}},
+	{"audit", "Audit it (auditors):", []string{"receipts", "audit"}},
+}
+
+// groupCommands gives every grouped top-level command its group; within
+// a group commands stay in the order they were added, the pipeline's.
+func groupCommands(root *cobra.Command) {
+	cobra.EnableCommandSorting = false
+	byName := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, g := range commandGroups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, name := range g.commands {
+			if c, ok := byName[name]; ok {
+				c.GroupID = g.id
+			}
+		}
+	}
 }
 
 // wrapArgs makes positional-argument mistakes usage errors (exit 2).

@@ -24,6 +24,7 @@
 //	                      " SETSIDPID" with --spawn-setsid (0: not started)
 //	--env-file FILE       write the environment received, as a JSON array
 //	--call-file FILE      append the tool's name to FILE when a call arrives
+//	--meta-file FILE      append each call's _meta, as a JSON line, to FILE
 //	--stderr-text TEXT    write TEXT to stderr at start
 package main
 
@@ -69,6 +70,7 @@ var (
 	pidFile     = flag.String("pid-file", "", "write pids here")
 	envFile     = flag.String("env-file", "", "write the environment here")
 	callFile    = flag.String("call-file", "", "append each called tool's name here")
+	metaFile    = flag.String("meta-file", "", "append each call's _meta here, one JSON line each")
 	stderrText  = flag.String("stderr-text", "", "write this to stderr")
 )
 
@@ -201,6 +203,7 @@ func newServer(specs []spec) *mcp.Server {
 func callHandler(sp spec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		noteCall(sp.Name)
+		noteMeta(req.Params.Meta)
 		if *crashOnCall {
 			os.Exit(3)
 		}
@@ -220,6 +223,24 @@ func callHandler(sp spec) mcp.ToolHandler {
 			IsError:           sp.IsError,
 		}, nil
 	}
+}
+
+// noteMeta appends a call's _meta to the --meta-file, so a test sees what
+// the client passed downstream.
+func noteMeta(meta mcp.Meta) {
+	if *metaFile == "" {
+		return
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(*metaFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, string(b))
 }
 
 // noteCall appends name to the --call-file, so a test knows a call has
