@@ -55,6 +55,6 @@ larger than hosts accept by default (limits.ir_bytes, 4 MiB) is refused
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the IR (- for standard output)")
-	budget.register(cmd)
+	budget.register(cmd, "")
 	return cmd
 }

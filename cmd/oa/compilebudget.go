@@ -19,9 +19,11 @@ type compileFlags struct {
 	maxIRBytes int64
 }
 
-func (f *compileFlags) register(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&f.timeout, "timeout", compiler.DefaultCompileTime, "how long compiling the bundle may take")
-	cmd.Flags().Int64Var(&f.memory, "max-memory-bytes", compiler.DefaultCompileMemory, "how much memory compiling the bundle may use")
+// register adds the flags to cmd, each name after prefix: `oa push` says
+// "compile-", since its --timeout is the registry operation's.
+func (f *compileFlags) register(cmd *cobra.Command, prefix string) {
+	cmd.Flags().DurationVar(&f.timeout, prefix+"timeout", compiler.DefaultCompileTime, "how long compiling the bundle may take")
+	cmd.Flags().Int64Var(&f.memory, prefix+"max-memory-bytes", compiler.DefaultCompileMemory, "how much memory compiling the bundle may use")
 	cmd.Flags().Int64Var(&f.maxIRBytes, "max-ir-bytes", oci.DefaultIRBytes, "the largest IR to publish: hosts refuse a larger one unless their policy's limits.ir_bytes was raised")
 }
 

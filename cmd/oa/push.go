@@ -73,7 +73,7 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 		},
 	}
 	refs.register(cmd)
-	budget.register(cmd)
+	budget.register(cmd, "compile-")
 	cmd.Flags().StringVar(&source, "source", "", "URL of the bundle's source, for the org.opencontainers.image.source annotation")
 	return cmd
 }
