@@ -110,6 +110,7 @@ var irToBundle = map[string]string{
 	"inputSchema":      "inputs",
 	"maxRisk":          "max_risk",
 	"requiredFeatures": "requires",
+	"skippableWhile":   "skippable_while",
 }
 
 // bundlePath maps an IR problem path to the bundle field it came from.

@@ -44,12 +44,13 @@ type inputSource struct {
 }
 
 type stepSource struct {
-	ID         string `json:"id"`
-	Kind       string `json:"kind"`
-	Capability string `json:"capability"`
-	Args       string `json:"args"`
-	Predicate  string `json:"predicate"`
-	Evidence   string `json:"evidence"`
+	ID             string `json:"id"`
+	Kind           string `json:"kind"`
+	Capability     string `json:"capability"`
+	Args           string `json:"args"`
+	Predicate      string `json:"predicate"`
+	Evidence       string `json:"evidence"`
+	SkippableWhile string `json:"skippable_while"`
 }
 
 type outcomeSource struct {

@@ -125,6 +125,13 @@ type Step struct {
 	Arguments  string   `json:"arguments,omitempty"`
 	Predicate  string   `json:"predicate,omitempty"`
 	Evidence   string   `json:"evidence,omitempty"`
+	// SkippableWhile, when set, lets a person skip this step of a paused
+	// run instead of approving it, but only while the named guard step (an
+	// earlier guard of the same job) holds. Only read and check steps and
+	// effects through a read_only capability may carry it: a consequential
+	// effect or a guard is never skippable. Absent, the canonical IR is as
+	// it was before the field existed.
+	SkippableWhile string `json:"skippableWhile,omitempty"`
 }
 
 // OutcomeRule maps evidence to outcome when not all required evidence holds

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,6 +166,7 @@ func (v *validator) job(j Job) {
 		}
 		seenStep[s.ID] = true
 		v.step(s, here)
+		v.skippable(j, i, s, here)
 		if s.Kind == StepCheck {
 			if produced[s.Evidence] {
 				v.add(blocking.DuplicateName, at(here, "evidence"), "evidence produced by an earlier check")
@@ -207,6 +209,28 @@ func (v *validator) step(s Step, here []string) {
 	}
 	v.evaluatorRef(s.Arguments, EvaluatorArguments, at(here, "arguments"))
 	v.evaluatorRef(s.Predicate, EvaluatorPredicate, at(here, "predicate"))
+}
+
+// skippable checks a step's skippable_while: never on a guard or a
+// consequential effect, and naming a guard step that comes earlier in the
+// same job (so the guard has been evaluated, in the same attempt, every
+// time the run reaches the step).
+func (v *validator) skippable(j Job, i int, s Step, here []string) {
+	if s.SkippableWhile == "" {
+		return
+	}
+	path := at(here, "skippableWhile")
+	if s.Kind == StepGuard {
+		v.add(blocking.StepSkipConsequential, path, "a guard step is never skippable")
+		return
+	}
+	if c, ok := v.w.Capability(s.Capability); ok && s.Kind == StepEffect && c.Risk != ReadOnly {
+		v.add(blocking.StepSkipConsequential, path, "an effect through a consequential capability is never skippable")
+		return
+	}
+	if !slices.ContainsFunc(j.Steps[:i], func(g Step) bool { return g.Kind == StepGuard && g.ID == s.SkippableWhile }) {
+		v.add(blocking.StepSkipGuardUnknown, path, "names no guard step earlier in this job")
+	}
 }
 
 func (v *validator) presence(needed bool, value, field string, here []string) {
