@@ -27,6 +27,14 @@ const (
 	// paused step; the run goes on when its caller asks again with the
 	// same request.
 	ReasonApprovedAwaitingCaller Reason = "approved_awaiting_caller"
+	// ReasonSkipAwaitingCaller (needs_review): a person chose to skip the
+	// paused step; the run goes on without it when its caller asks again
+	// with the same request.
+	ReasonSkipAwaitingCaller Reason = "skip_approved_awaiting_caller"
+	// ReasonSkippedNeedsReview (needs_review): a person skipped the step
+	// a required piece of evidence comes from, and the workflow asks a
+	// person to look when evidence is missing.
+	ReasonSkippedNeedsReview Reason = "skipped_evidence_needs_review"
 	// ReasonDuplicateRecord (needs_review): the app refused the change as a
 	// duplicate.
 	ReasonDuplicateRecord Reason = "duplicate_record"
@@ -50,6 +58,10 @@ const (
 	// ReasonNotConfirmed (not_sure_if_saved): the change was sent, reading
 	// it back did not show it.
 	ReasonNotConfirmed Reason = "not_confirmed"
+	// ReasonSkippedNotConfirmed (not_sure_if_saved): a person skipped the
+	// step a required piece of evidence comes from, so the run's change
+	// was never read back.
+	ReasonSkippedNotConfirmed Reason = "skipped_not_confirmed"
 	// ReasonEffectTimeout (not_sure_if_saved): the app did not answer in
 	// time after the change was sent.
 	ReasonEffectTimeout Reason = "effect_timeout"
@@ -179,6 +191,12 @@ var Reasons = []ReasonInfo{
 	{ReasonEscalated, OutcomeNeedsReview, ChangedNo, false,
 		"A person escalated the paused run; nothing was changed.",
 		"Leave it to the people it was escalated to. Do not retry."},
+	{ReasonSkipAwaitingCaller, OutcomeNeedsReview, ChangedNo, false,
+		"A person chose to skip the paused step; nothing has been changed yet.",
+		"Call run_workflow again with the same request_id and the same inputs to continue the run without that step."},
+	{ReasonSkippedNeedsReview, OutcomeNeedsReview, ChangedUnknown, false,
+		"A person skipped a step the workflow's evidence comes from, so the run could not confirm its result; the workflow asks a person to look.",
+		"Tell the person to check the record. Never retry it yourself."},
 	{ReasonDuplicateRecord, OutcomeNeedsReview, ChangedNo, false,
 		"The app refused the change as a duplicate; nothing was written.",
 		"Ask the person whether the existing entry is the one they meant."},
@@ -193,6 +211,9 @@ var Reasons = []ReasonInfo{
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonCheckOverBudget, OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The change was sent, but checking it took more time or memory than this host allows.",
+		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
+	{ReasonSkippedNotConfirmed, OutcomeNotSureIfSaved, ChangedUnknown, false,
+		"A person skipped a step the workflow's evidence comes from, so the change was not checked by reading it back.",
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonEffectTimeout, OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The app did not answer in time after the change was sent; it may have been saved.",

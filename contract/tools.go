@@ -108,7 +108,13 @@ const (
 	DecisionReject = "reject"
 	// DecisionEscalate keeps the run stopped for others to decide.
 	DecisionEscalate = "escalate"
+	// DecisionSkip lets the run go on without the paused step, where the
+	// package declares the step skippable and while its guard holds.
+	DecisionSkip = "skip"
+	// DecisionTeach records a request for a revised package version on
+	// the item and leaves the pause as it is.
+	DecisionTeach = "teach"
 )
 
 // Decisions lists the decisions ToolDecide accepts.
-var Decisions = []string{DecisionApprove, DecisionReject, DecisionEscalate}
+var Decisions = []string{DecisionApprove, DecisionReject, DecisionEscalate, DecisionSkip, DecisionTeach}

@@ -72,7 +72,7 @@ type AttentionItem struct {
 	Step       string  `json:"step"`
 	Capability string  `json:"capability"`
 	Risk       ir.Risk `json:"risk"`
-	// State is open, approved, rejected or escalated.
+	// State is open, approved, rejected, escalated or skipped.
 	State string `json:"state"`
 	// Question is fixed copy naming the step and capability, never values.
 	Question  string           `json:"question"`
@@ -81,6 +81,12 @@ type AttentionItem struct {
 	CreatedAt time.Time        `json:"created_at"`
 	DecidedAt *time.Time       `json:"decided_at,omitempty"`
 	Outcome   contract.Outcome `json:"outcome"`
+	// Skippable is whether the package declares the step skippable
+	// (skippableWhile), recorded from the IR when the run paused.
+	Skippable bool `json:"skippable,omitempty"`
+	// TeachRequests counts the teach requests attached to the item; their
+	// text is operator text, read with TeachRequestsOf, never shown here.
+	TeachRequests int `json:"teach_requests,omitempty"`
 }
 
 // Attention states.
@@ -89,6 +95,7 @@ const (
 	AttentionApproved  = "approved"
 	AttentionRejected  = "rejected"
 	AttentionEscalated = "escalated"
+	AttentionSkipped   = "skipped"
 )
 
 // Decision is a person's decision on an attention item.
@@ -101,6 +108,10 @@ type Decision struct {
 	// rejection or escalation relayed by the calling agent).
 	By      string
 	Channel string
+	// Text is a teach decision's request: operator text, bounded by
+	// MaxTeachText and scanned for customer state, never shown to the
+	// calling agent.
+	Text string
 }
 
 // ReadResult is the answer of a read-only capability tool: the downstream

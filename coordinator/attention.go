@@ -23,7 +23,8 @@ import (
 func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
 	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: risk,
 		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
-		Question: fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability)}, Deployment: r.Deployment}
+		Question:  fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability),
+		Skippable: s.SkippableWhile != ""}, Deployment: r.Deployment}
 	b, err := json.Marshal(item)
 	if err != nil {
 		return err
@@ -172,17 +173,23 @@ func getAttention(ctx context.Context, h *host.Host, id string) (*attentionState
 // decide records the decision on the item and moves its run, in one
 // write, and only while the run waits on this very item: approve lets the
 // run resume when its caller asks again with the same request and inputs
-// (which are never stored); reject ends it; escalate leaves it waiting for
-// the people it was escalated to.
+// (which are never stored); skip lets it resume without the step, where
+// the package declares the step skippable; reject ends it; escalate
+// leaves it waiting for the people it was escalated to; teach (teach.go)
+// attaches a request for a revised package version and leaves the pause
+// as it is.
 func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
 	if clock == nil {
 		clock = time.Now
 	}
 	if !slices.Contains(contract.Decisions, d.Decision) || strings.TrimSpace(d.By) == "" {
-		return nil, blocking.New(blocking.DecisionInvalid, "a decision is approve, reject or escalate, by a named person")
+		return nil, blocking.New(blocking.DecisionInvalid, "a decision is approve, reject, escalate, skip or teach, by a named person")
 	}
 	if _, err := getAttention(ctx, h, d.AttentionID); err != nil {
 		return nil, err
+	}
+	if d.Decision == contract.DecisionTeach {
+		return teach(ctx, h, signer, d, clock().UTC())
 	}
 	now := clock().UTC()
 	key, err := runKey(h.Home)
@@ -207,7 +214,11 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
-		item.State = map[string]string{contract.DecisionApprove: AttentionApproved, contract.DecisionReject: AttentionRejected, contract.DecisionEscalate: AttentionEscalated}[d.Decision]
+		if d.Decision == contract.DecisionSkip && !item.Skippable {
+			return nil, nil, blocking.New(blocking.SkipNotDeclared, "the package does not declare step %s skippable", item.Step)
+		}
+		item.State = map[string]string{contract.DecisionApprove: AttentionApproved, contract.DecisionReject: AttentionRejected,
+			contract.DecisionEscalate: AttentionEscalated, contract.DecisionSkip: AttentionSkipped}[d.Decision]
 		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
 		switch d.Decision {
 		case contract.DecisionApprove:
@@ -221,6 +232,14 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
 		case contract.DecisionEscalate:
 			r.Reason = contract.ReasonEscalated
+		case contract.DecisionSkip:
+			// Whether the declared guard still holds is decided when the
+			// run reaches the step again (see skipStep): inputs are never
+			// stored, so the guard can only be evaluated with the caller's.
+			if !r.skipAllowed(item.Step) {
+				r.SkipAllowed = append(r.SkipAllowed, item.Step)
+			}
+			r.Reason = contract.ReasonSkipAwaitingCaller
 		}
 		r.UpdatedAt = now
 		run = r

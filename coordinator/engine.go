@@ -60,7 +60,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		return nil, err
 	}
 	switch {
-	case r.Status == statePaused && r.approved(r.PausedAt):
+	case r.Status == statePaused && r.decidedAt():
 		return c.continueRun(ctx, r, inputs, req.Wait, false)
 	case r.Status == stateTerminal && r.SafeToRetry() && r.Attempt < MaxAttempts:
 		return c.continueRun(ctx, r, inputs, req.Wait, true)
@@ -145,16 +145,16 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 		switch {
 		case retry && (cur.Status != stateTerminal || !cur.SafeToRetry() || cur.Attempt != r.Attempt):
 			return errNotContinued
-		case !retry && (cur.Status != statePaused || !cur.approved(cur.PausedAt)):
+		case !retry && (cur.Status != statePaused || !cur.decidedAt()):
 			return errNotContinued
 		}
 		if retry {
 			cur.Attempt++
-			cur.Evidence, cur.Digests, cur.InFlight = []string{}, map[string]string{}, ""
+			cur.Evidence, cur.Digests, cur.InFlight, cur.Skipped = []string{}, map[string]string{}, "", nil
 		}
 		if cur.PlanDigest != c.binding.PlanDigest {
 			// Approvals were given for another plan: ask again under this one.
-			cur.Approved, cur.PlanDigest, cur.Binding = []string{}, c.binding.PlanDigest, c.bindingDigest
+			cur.Approved, cur.SkipAllowed, cur.PlanDigest, cur.Binding = []string{}, nil, c.binding.PlanDigest, c.bindingDigest
 		}
 		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, c.me, "", ""
 		return nil

@@ -41,9 +41,12 @@ type Receipt struct {
 	Reason          contract.Reason   `json:"reason"`
 	Evidence        []string          `json:"evidence"`
 	EvidenceDigests map[string]string `json:"evidenceDigests"`
-	PlanDigest      string            `json:"planDigest"`
-	BindingDigest   string            `json:"bindingDigest"`
-	At              time.Time         `json:"at"`
+	// Skipped lists the steps a person chose to skip and the run passed
+	// over; absent when none was.
+	Skipped       []string  `json:"skipped,omitempty"`
+	PlanDigest    string    `json:"planDigest"`
+	BindingDigest string    `json:"bindingDigest"`
+	At            time.Time `json:"at"`
 }
 
 // sealRun appends the receipt of the run's current attempt, which must be
@@ -83,7 +86,7 @@ func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 	_, cp, err := storeOf(h).SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
-			EvidenceDigests: r.Digests, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
+			EvidenceDigests: r.Digests, Skipped: r.Skipped, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
 		if prev != nil {
 			rec.Prev = ir.DigestBytes(prev.Record)
 		}

@@ -43,7 +43,12 @@ type runState struct {
 	InFlight  string   `json:"in_flight,omitempty"`
 	// Approved lists steps a person approved; PausedAt is the step the
 	// run waits at while paused.
-	Approved    []string          `json:"approved"`
+	Approved []string `json:"approved"`
+	// SkipAllowed lists steps a person chose to skip; Skipped the steps
+	// the run passed over for it (each only while its declared guard held
+	// in the same attempt). Both absent in runs without a skip.
+	SkipAllowed []string          `json:"skip_allowed,omitempty"`
+	Skipped     []string          `json:"skipped,omitempty"`
 	PausedAt    string            `json:"paused_at,omitempty"`
 	AttentionID string            `json:"attention_id,omitempty"`
 	Evidence    []string          `json:"evidence"`
@@ -129,6 +134,13 @@ func (r *runState) afterChange(reason contract.Reason) contract.Reason {
 }
 func (r *runState) approved(step string) bool { return slices.Contains(r.Approved, step) }
 
+// skipAllowed reports whether a person chose to skip step.
+func (r *runState) skipAllowed(step string) bool { return slices.Contains(r.SkipAllowed, step) }
+
+// decidedAt reports whether a person let the paused run go on: approved
+// or skipped the step it waits at.
+func (r *runState) decidedAt() bool { return r.approved(r.PausedAt) || r.skipAllowed(r.PausedAt) }
+
 // result is what the calling agent sees of the run.
 func (r *runState) result() *Result {
 	res := newResult(r.Reason)
@@ -145,6 +157,8 @@ func (r *runState) result() *Result {
 type attentionState struct {
 	AttentionItem
 	Deployment string `json:"deployment"`
+	// Teach holds the item's signed teach requests (operator text).
+	Teach []SignedTeachRequest `json:"teach,omitempty"`
 }
 
 // readRun reads a run's state from the host's store, its MAC checked.

@@ -182,7 +182,7 @@ func (s *mcpServer) tools() []toolDef {
 		attention, local("Get an attention item"), s.getAttention)
 
 	s.add(&defs, contract.ToolDecide,
-		"Relay a person's decision on a paused run: approve, reject or escalate. Approval always comes from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot approve (the person uses `oa attention approve ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval, call run_workflow again with the same request_id and the same inputs to continue the run.",
+		"Relay a person's decision on a paused run: approve, reject, escalate, skip or teach. Approve, skip (only where the item says skippable) and teach (a request for a revised package version, which leaves the run paused) always come from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot make them (the person uses `oa attention approve|skip|teach ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval or a skip, call run_workflow again with the same request_id and the same inputs to continue the run.",
 		obj(map[string]any{
 			contract.ArgAttentionID: idString("The attention item's id."),
 			contract.ArgDecision:    enum("The decision.", decisionValues()),
@@ -292,7 +292,7 @@ var (
 	errArguments = toolErr{"arguments_invalid", "The arguments do not match this tool's inputSchema; nothing was done. Check the required arguments, their types and limits."}
 	errInternal  = toolErr{"internal_error", "The coordinator could not answer this call; nothing more is known here. The operator can see why on the host."}
 	errCancelled = toolErr{"cancelled", "The call ended before an answer. For a run, ask get_run (or run_workflow with the same request_id) what happened."}
-	errNeedsUser = toolErr{"approval_needs_person", "Approval must come from a person, and this client offers no form elicitation to ask them. The person approves on the host with `oa attention approve ID --as NAME`; reject and escalate can be relayed here."}
+	errNeedsUser = toolErr{"approval_needs_person", "Approve, skip and teach must come from a person, and this client offers no form elicitation to ask them. The person decides on the host with `oa attention approve|skip|teach ID --as NAME`; reject and escalate can be relayed here."}
 	errState     = toolErr{string(blocking.RequestStateInvalid), "The approval answer was refused: its request state is missing, forged, changed, expired or already used, so no decision was recorded. Call the tool again to ask the person afresh."}
 )
 
@@ -301,7 +301,9 @@ var toolErrorsByCode = map[blocking.Code]toolErr{
 	blocking.RunUnknown:          {string(blocking.RunUnknown), "There is no run with that run_id on this deployment. Use a run_id returned by run_workflow."},
 	blocking.AttentionUnknown:    {string(blocking.AttentionUnknown), "There is no attention item with that attention_id on this deployment. See list_needs_attention."},
 	blocking.AttentionDecided:    {string(blocking.AttentionDecided), "That attention item was already decided; a decision is final. See get_attention_item or get_run."},
-	blocking.DecisionInvalid:     {string(blocking.DecisionInvalid), "That decision cannot be made this way. Decide with approve, reject or escalate; approval needs the person."},
+	blocking.DecisionInvalid:     {string(blocking.DecisionInvalid), "That decision cannot be made this way. Decide with approve, reject, escalate, skip or teach; approve, skip and teach need the person."},
+	blocking.SkipNotDeclared:     {string(blocking.SkipNotDeclared), "The package does not let this step be skipped; nothing was recorded. The person may approve, reject, escalate or teach."},
+	blocking.TeachTextInvalid:    {string(blocking.TeachTextInvalid), "The person's request could not be recorded (empty, too long, or holding customer data); nothing was recorded. Ask the person to give it again without customer data."},
 	blocking.RequestIDInvalid:    {string(blocking.RequestIDInvalid), "request_id is missing or malformed: give 1 to 128 letters, digits and . _ : - ."},
 }
 
@@ -351,7 +353,18 @@ type approvalState struct {
 	Workflow    string `json:"workflow"`
 	RequestID   string `json:"request_id,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Form is the form the person was shown: formDecision (the default)
+	// or formTeach.
+	Form string `json:"form,omitempty"`
+	// Skippable says the decision form offered skip.
+	Skippable bool `json:"skippable,omitempty"`
 }
+
+// Forms of an approval round.
+const (
+	formDecision = ""
+	formTeach    = "teach"
+)
 
 // requestFingerprint is a keyed fingerprint of a run request, bound into
 // its approval state so an answer cannot be carried over to other inputs.
@@ -385,8 +398,8 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return toolError(errState)
 		}
 		answered, askedFor = true, st.AttentionID
-		if decision != "" {
-			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !isCode(err, blocking.AttentionDecided) {
+		if decision != nil {
+			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !isCode(err, blocking.AttentionDecided) {
 				return s.fail(contract.ToolRunWorkflow, err)
 			}
 		}
@@ -404,7 +417,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return s.fail(contract.ToolRunWorkflow, err)
 		}
 		if item.State == AttentionOpen {
-			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp}, item)
+			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable}, item)
 		}
 	}
 	return s.answer(contract.ToolRunWorkflow, s.shown(res))
@@ -481,7 +494,12 @@ var decideNext = map[string]string{
 	AttentionApproved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
 	AttentionRejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
 	AttentionEscalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
+	AttentionSkipped:   "Skipped. Call run_workflow again with the same request_id and the same inputs to continue the run without that step.",
 }
+
+// teachNext is the fixed next action after a teach request: the pause is
+// as it was.
+const teachNext = "The person's request for a revised package version was recorded for the operator; the run still waits for a decision."
 
 func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
 	var a attentionArgs
@@ -498,17 +516,18 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if st.AttentionID != a.AttentionID {
 			return toolError(errState)
 		}
-		if decision == "" {
+		if decision == nil {
 			item, err := s.c.AttentionItem(ctx, a.AttentionID)
 			if err != nil {
 				return s.fail(contract.ToolDecide, err)
 			}
 			return s.answer(contract.ToolDecide, decided{item, decideNext[item.State]})
 		}
-		d.Decision, d.By, d.Channel = decision, ByElicitation, ChannelElicitation
-	case a.Decision == contract.DecisionApprove:
-		// The calling agent cannot approve: only the person can, asked
-		// in a form.
+		d.Decision, d.Text, d.By, d.Channel = decision.decision, decision.text, ByElicitation, ChannelElicitation
+	case a.Decision == contract.DecisionApprove || a.Decision == contract.DecisionSkip || a.Decision == contract.DecisionTeach:
+		// The calling agent cannot approve, skip or teach: only the
+		// person can, asked in a form (a teach request's text goes from
+		// the person to the coordinator, never through the agent).
 		if !elicitationOffered(req) {
 			return toolError(errNeedsUser)
 		}
@@ -516,14 +535,24 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if err != nil {
 			return s.fail(contract.ToolDecide, err)
 		}
-		if item.State != AttentionOpen {
+		if item.State != AttentionOpen && (a.Decision != contract.DecisionTeach || item.State != AttentionEscalated) {
 			return toolError(toolErrorsByCode[blocking.AttentionDecided])
 		}
-		return s.ask(contract.ToolDecide, approvalState{Tool: contract.ToolDecide, RunID: item.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow}, item)
+		if a.Decision == contract.DecisionSkip && !item.Skippable {
+			return toolError(toolErrorsByCode[blocking.SkipNotDeclared])
+		}
+		st := approvalState{Tool: contract.ToolDecide, RunID: item.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, Skippable: item.Skippable}
+		if a.Decision == contract.DecisionTeach {
+			st.Form = formTeach
+		}
+		return s.ask(contract.ToolDecide, st, item)
 	}
 	item, err := s.c.Decide(ctx, d)
 	if err != nil {
 		return s.fail(contract.ToolDecide, err)
+	}
+	if d.Decision == contract.DecisionTeach {
+		return s.answer(contract.ToolDecide, decided{item, teachNext})
 	}
 	return s.answer(contract.ToolDecide, decided{item, decideNext[item.State]})
 }
@@ -582,14 +611,44 @@ func (s *mcpServer) ask(tool string, st approvalState, item *AttentionItem) *mcp
 	if err != nil {
 		return s.fail(tool, err)
 	}
+	message, form := approvalMessage(item), decisionForm(st.Skippable)
+	if st.Form == formTeach {
+		message, form = teachMessage(item), teachForm
+	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
 			Mode:            "form",
-			Message:         approvalMessage(item),
-			RequestedSchema: approvalForm,
+			Message:         message,
+			RequestedSchema: form,
 		}},
 		RequestState: token,
 	}
+}
+
+// teachMessage is fixed copy naming the workflow and step of a teach form.
+func teachMessage(item *AttentionItem) string {
+	return fmt.Sprintf("Workflow %q is paused before step %q. Describe how the package should change (at most %d characters, no customer data): your request goes to the host's audit record for the package's publisher. The run stays paused; nothing else happens.", item.Workflow, item.Step, MaxTeachText)
+}
+
+// teachForm asks the person for the text of a teach request.
+var teachForm = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"text":{"type":"string","title":"Request for a revised package","description":"How the package should change, without customer data.","minLength":1,"maxLength":%d}},"required":["text"]}`, MaxTeachText))
+
+// decisionForm is the approval form, offering skip only where the
+// package declares the step skippable.
+func decisionForm(skippable bool) json.RawMessage {
+	if skippable {
+		return approvalFormSkip
+	}
+	return approvalForm
+}
+
+// formDecisions are the decisions a decision form offers.
+func formDecisions(skippable bool) []string {
+	out := []string{contract.DecisionApprove, contract.DecisionReject, contract.DecisionEscalate}
+	if skippable {
+		out = append(out, contract.DecisionSkip)
+	}
+	return out
 }
 
 // approvalMessage is fixed copy naming the workflow, step and capability:
@@ -600,36 +659,50 @@ func approvalMessage(item *AttentionItem) string {
 
 var approvalForm = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run make the change; reject stops it with nothing written; escalate hands it to others.","enum":["approve","reject","escalate"]}},"required":["decision"]}`)
 
+var approvalFormSkip = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run make the change; reject stops it with nothing written; escalate hands it to others; skip lets the run go on without this step (while its guard holds).","enum":["approve","reject","escalate","skip"]}},"required":["decision"]}`)
+
+// answered is a person's answer to an approval round.
+type answered struct {
+	decision string
+	// text is a teach request's text (operator text).
+	text string
+}
+
 // openAnswer verifies the second round of an approval: a valid state made
-// for this tool, and the form's answer. decision is "" when the person
-// declined or cancelled the form.
-func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, tool string) (*approvalState, string, *mcp.CallToolResult) {
+// for this tool, and the answer to the form that state says was shown.
+// The answer is nil when the person declined or cancelled the form.
+func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, tool string) (*approvalState, *answered, *mcp.CallToolResult) {
 	if req.Params.RequestState == "" {
 		// Input responses without a state: never trusted.
-		return nil, "", toolError(errState)
+		return nil, nil, toolError(errState)
 	}
 	var st approvalState
 	if err := s.c.OpenState(ctx, req.Params.RequestState, &st); err != nil {
 		if isCode(err, blocking.RequestStateInvalid) {
-			return nil, "", toolError(errState)
+			return nil, nil, toolError(errState)
 		}
-		return nil, "", s.fail(tool, err)
+		return nil, nil, s.fail(tool, err)
 	}
 	if st.Tool != tool {
-		return nil, "", toolError(errState)
+		return nil, nil, toolError(errState)
 	}
 	resp, ok := req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
 	if !ok || len(req.Params.InputResponses) != 1 {
-		return nil, "", toolError(errState)
+		return nil, nil, toolError(errState)
 	}
 	if resp.Action != "accept" {
-		return &st, "", nil
+		return &st, nil, nil
+	}
+	if st.Form == formTeach {
+		text, _ := resp.Content["text"].(string)
+		if len(resp.Content) != 1 || text == "" {
+			return nil, nil, toolError(errState)
+		}
+		return &st, &answered{decision: contract.DecisionTeach, text: text}, nil
 	}
 	d, _ := resp.Content["decision"].(string)
-	for _, v := range contract.Decisions {
-		if d == v {
-			return &st, d, nil
-		}
+	if len(resp.Content) == 1 && slices.Contains(formDecisions(st.Skippable), d) {
+		return &st, &answered{decision: d}, nil
 	}
-	return nil, "", toolError(errState)
+	return nil, nil, toolError(errState)
 }

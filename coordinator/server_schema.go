@@ -139,7 +139,7 @@ func workflowsSchema() map[string]any {
 }
 
 func attentionSchema() map[string]any {
-	states := []string{AttentionOpen, AttentionApproved, AttentionRejected, AttentionEscalated}
+	states := []string{AttentionOpen, AttentionApproved, AttentionRejected, AttentionEscalated, AttentionSkipped}
 	dateTime := func(d string) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time", "description": d}
 	}
@@ -157,6 +157,9 @@ func attentionSchema() map[string]any {
 		"created_at":   dateTime("When the run paused."),
 		"decided_at":   dateTime("When it was decided."),
 		"outcome":      enum("The run's outcome.", outcomeValues()),
+		"skippable":    map[string]any{"type": "boolean", "description": "The package lets a person skip this step (while its guard holds)."},
+		"teach_requests": map[string]any{"type": "integer", "minimum": 0,
+			"description": "How many requests for a revised package version people attached to this item; their text is for the operator only."},
 	}, "attention_id", "run_id", "workflow", "step", "capability", "risk", "state", "question", "created_at", "outcome")
 }
 

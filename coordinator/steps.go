@@ -80,6 +80,14 @@ func (c *Coordinator) verdict(runID string) contract.Reason {
 	job, _ := c.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
 		if !slices.Contains(cur.Evidence, need) {
+			if skippedCheck(job, cur, need) {
+				// Nothing was read back because a person skipped the
+				// check: the same outcome rule, with copy that says so.
+				if job.OutcomeRule.MissingEvidence == string(contract.OutcomeNeedsReview) {
+					return contract.ReasonSkippedNeedsReview
+				}
+				return contract.ReasonSkippedNotConfirmed
+			}
 			if job.OutcomeRule.MissingEvidence == string(contract.OutcomeNeedsReview) {
 				return contract.ReasonEvidenceReview
 			}
@@ -87,6 +95,17 @@ func (c *Coordinator) verdict(runID string) contract.Reason {
 		}
 	}
 	return contract.ReasonVerified
+}
+
+// skippedCheck reports whether the check producing evidence need was
+// skipped in r.
+func skippedCheck(job ir.Job, r *runState, need string) bool {
+	for _, s := range job.Steps {
+		if s.Kind == ir.StepCheck && s.Evidence == need && slices.Contains(r.Skipped, s.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Coordinator) interruption(runID string) contract.Reason {
@@ -124,9 +143,16 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
 	}
+	held := map[string]bool{} // guards that held in this attempt
 	for _, s := range job.Steps {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if skip, err := c.skipStep(ctx, r, s, held); skip || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		switch s.Kind {
 		case ir.StepRead:
@@ -157,6 +183,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 				}
 				return &stop{reason: contract.ReasonGuardFailed}
 			}
+			held[s.ID] = true
 		case ir.StepEffect:
 			if r.completed(s.ID) {
 				continue
@@ -193,6 +220,30 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		}
 	}
 	return nil
+}
+
+// skipStep passes over step s when a person chose to skip it, the
+// package (the admitted IR, not the item) declares it skippable, and the
+// guard it names held in this very attempt — evaluated again with the
+// caller's inputs after the decision, since the guard runs before the
+// step on every attempt and a guard that fails stops the run first. A
+// skipped step is recorded in the run (and so in its receipt); it yields
+// no result and no evidence.
+func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held map[string]bool) (bool, error) {
+	if !r.skipAllowed(s.ID) || s.SkippableWhile == "" || !held[s.SkippableWhile] {
+		return false, nil
+	}
+	if slices.Contains(r.Skipped, s.ID) {
+		return true, nil
+	}
+	err := c.update(ctx, r.RunID, func(cur *runState) error {
+		if !slices.Contains(cur.Skipped, s.ID) {
+			cur.Skipped = append(cur.Skipped, s.ID)
+		}
+		*r = *cur
+		return nil
+	})
+	return err == nil, err
 }
 
 // readStep calls a read-only capability with the step's arguments, after
