@@ -80,6 +80,10 @@ const (
 	DocCheckpointFile     = "checkpoint.json"
 	DocProjection         = "projection.json"
 	DocPlan               = "plan.json"
+	// DocTeachRequests holds the deployment's signed teach requests
+	// (coordinator.SignedTeachRequest); a bundle from before teach
+	// requests has none.
+	DocTeachRequests = "teach-requests.json"
 )
 
 // documents lists every document in layer order with its media type.
@@ -99,7 +103,11 @@ var documents = []struct{ name, mediaType string }{
 	{DocCheckpointFile, "application/vnd.oa.audit.checkpoint-file.v1+json"},
 	{DocProjection, "application/vnd.oa.audit.projection.v1+json"},
 	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
+	{DocTeachRequests, "application/vnd.oa.audit.teach-requests.v1+json"},
 }
+
+// optionalDocs may be missing from a bundle (made before they existed).
+var optionalDocs = map[string]bool{DocTeachRequests: true}
 
 // HostDoc names what the bundle is of. Its keys are data for the auditor
 // to compare with the keys they trust; verify never trusts them (the
@@ -281,6 +289,10 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
+	teach, err := coordinator.TeachRequestsOf(ctx, h, b.Deployment)
+	if err != nil {
+		return nil, err
+	}
 	byKind := splitVersions(dump.Versions)
 	values := map[string]any{
 		DocHost: HostDoc{Type: HostType, Host: h.Policy.Host, Deployment: b.Deployment, ArtifactDigest: b.ArtifactDigest,
@@ -288,7 +300,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 		DocAdmissions: dump.Admissions, DocRevocations: dump.Revocations,
 		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
 		DocBindings: byKind[store.KindBinding], DocOtherRecords: byKind[""],
-		DocProjection: proj.Manifest(), DocPlan: b.Plan,
+		DocProjection: proj.Manifest(), DocPlan: b.Plan, DocTeachRequests: teach,
 	}
 	for name, v := range values {
 		if c.bytes[name], err = canonical.Marshal(v); err != nil {

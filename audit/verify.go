@@ -40,6 +40,7 @@ const (
 	LinkPlan        = "plan"
 	LinkBinding     = "binding"
 	LinkReceipts    = "receipts"
+	LinkTeach       = "teach"
 )
 
 // Keys are the public keys (cosign PEM) the auditor trusts.
@@ -296,7 +297,7 @@ func (b *bundle) readDocuments(ctx context.Context, docs oci.Target, layers []oc
 		b.docs[name] = data
 	}
 	for _, d := range documents {
-		if _, ok := b.streamed[d.name]; b.docs[d.name] == nil && !ok {
+		if _, ok := b.streamed[d.name]; b.docs[d.name] == nil && !ok && !optionalDocs[d.name] {
 			return invalidf("document %s is missing", d.name)
 		}
 	}
@@ -493,6 +494,24 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 	}
 	r.add(LinkBinding, bindDetail, bindErr)
 	r.add(receiptsLink(ctx, r, h, b))
+	r.add(teachLink(ctx, h, b))
+}
+
+// teachLink verifies the bundle's teach requests: each signed by a
+// receipt key the host pinned, of this host and a run in its records.
+func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, error) {
+	var reqs []coordinator.SignedTeachRequest
+	if doc := b.docs[DocTeachRequests]; doc != nil {
+		if err := canonical.DecodeStrict(doc, &reqs); err != nil {
+			return LinkTeach, "", blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocTeachRequests)
+		}
+	}
+	for _, t := range reqs {
+		if t.Request.Deployment != b.host.Deployment {
+			return LinkTeach, "", blocking.New(blocking.TeachRequestInvalid, "a teach request of another deployment is in the bundle")
+		}
+	}
+	return LinkTeach, fmt.Sprintf("%d teach requests", len(reqs)), coordinator.CheckTeachRequests(ctx, h, reqs)
 }
 
 // checkHostName holds the host name host.json gives to the host-signed
