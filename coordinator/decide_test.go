@@ -28,7 +28,19 @@ func readApprovalRegistry() string {
 // confirm_note (skippable), after the note was appended.
 func serveSkippable(t *testing.T) *served {
 	t.Helper()
-	s := &served{Host: hosttest.New(t, func(dir string) {
+	s := &served{Host: hosttest.New(t, skippableCheck(t))}
+	s.WriteRegistry(readApprovalRegistry())
+	s.host = s.Open()
+	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	s.Bind(s.host, "claude-test")
+	s.c = s.open(t)
+	return s
+}
+
+// skippableCheck edits clinic-triage so that confirm_note may be skipped
+// while record_open holds.
+func skippableCheck(t *testing.T) func(dir string) {
+	return func(dir string) {
 		p := filepath.Join(dir, "jobs.cue")
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -41,13 +53,7 @@ func serveSkippable(t *testing.T) *served {
 		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	})}
-	s.WriteRegistry(readApprovalRegistry())
-	s.host = s.Open()
-	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	s.Bind(s.host, "claude-test")
-	s.c = s.open(t)
-	return s
+	}
 }
 
 // pausedAtCheck runs request id on record up to the pause at

@@ -411,7 +411,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 	// Ask the person when the run waits for an approval and the client can
 	// ask — but not again for the item just answered without a decision
 	// (declined or cancelled form): that run stays needs_review.
-	if res.Reason == contract.ReasonApprovalRequired && res.AttentionID != "" && elicitationOffered(req) && !(answered && res.AttentionID == askedFor) {
+	if (res.Reason == contract.ReasonApprovalRequired || res.Reason == contract.ReasonApprovalAfterChange) && res.AttentionID != "" && elicitationOffered(req) && !(answered && res.AttentionID == askedFor) {
 		item, err := s.c.AttentionItem(ctx, res.AttentionID)
 		if err != nil {
 			return s.fail(contract.ToolRunWorkflow, err)
