@@ -139,6 +139,41 @@ func TestAttentionCLI(t *testing.T) {
 	}
 }
 
+func TestAttentionSkipAndTeachCLI(t *testing.T) {
+	h := coordinatorHost(t, true)
+	c := openCoordinator(t, h)
+	paused := runClinic(t, c, "req-1", "AB-1234")
+	// append_note is a consequential effect: never skippable.
+	cliRefused(t, "skip_not_declared", "attention", "skip", paused.AttentionID, "--as", "Dr Ada")
+	if out := cliOK(t, "explain", "skip_not_declared"); !strings.Contains(out, "skippable_while") {
+		t.Fatalf("explain skip_not_declared:\n%s", out)
+	}
+	cliRefused(t, "teach_text_invalid", "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text", "Call +44 20 7946 0958 first.")
+	cliRefused(t, "teach_text_invalid", "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text", "a", "--text-file", "x")
+	file := filepath.Join(t.TempDir(), "teach.txt")
+	if err := os.WriteFile(file, []byte("Ask for the ward before the note.\nIt saves a call."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var it coordinator.AttentionItem
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text-file", file, "--json")), &it); err != nil ||
+		it.State != coordinator.AttentionOpen || it.TeachRequests != 1 {
+		t.Fatalf("attention teach: %v %+v", err, it)
+	}
+	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "Ask for the ward") || !strings.Contains(show, "teach") {
+		t.Fatalf("attention show does not give the operator the teach request:\n%s", show)
+	}
+	var shown struct {
+		State string                           `json:"state"`
+		Teach []coordinator.SignedTeachRequest `json:"teach"`
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "show", paused.AttentionID, "--json")), &shown); err != nil || shown.State != "open" || len(shown.Teach) != 1 || shown.Teach[0].Request.By != "Dr Ada" {
+		t.Fatalf("attention show --json: %v %+v", err, shown)
+	}
+	if res := runClinic(t, c, "req-1", "AB-1234"); res.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("the pause changed after a teach request: %+v", res)
+	}
+}
+
 func TestReceiptsCLI(t *testing.T) {
 	h := coordinatorHost(t, false)
 	if out := cliOK(t, "receipts", "verify"); !strings.Contains(out, "0 receipts") {
