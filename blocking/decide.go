@@ -15,6 +15,9 @@ const (
 	// TeachTextInvalid: a teach request's text is empty, too long, not
 	// UTF-8, or holds customer state.
 	TeachTextInvalid Code = "teach_text_invalid"
+	// TeachRequestsFull: the item already holds the most teach requests
+	// one item may.
+	TeachRequestsFull Code = "teach_requests_full"
 	// TeachRequestInvalid: a teach request in the records (an audit
 	// bundle) does not verify.
 	TeachRequestInvalid Code = "teach_request_invalid"
@@ -30,6 +33,8 @@ func init() {
 			"The package does not declare this step skippable (skippable_while), so only approve, reject, escalate or teach apply. To allow skipping it, publish a package version that declares it (a teach request asks the publisher for one)."},
 		Entry{TeachTextInvalid, StageCoordinator, "the teach request's text cannot be recorded",
 			"Give a non-empty UTF-8 text of at most 4096 bytes describing how the package should change, without customer data (no e-mail addresses, phone numbers, card or account numbers, tokens): teach requests are audited and exported."},
+		Entry{TeachRequestsFull, StageCoordinator, "the attention item holds the most teach requests it may",
+			"One paused run takes at most 16 teach requests. Read them with `oa attention show ID`, and gather further requests into one message to the package's publisher."},
 		Entry{TeachRequestInvalid, StageCoordinator, "a recorded teach request does not verify",
 			"The teach request's signature does not verify with a receipt key the host pinned, or it names another host or a run not in the records: it was changed or added outside the coordinator. Treat the bundle's teach requests as untrusted and ask the host's operator for a fresh export."},
 	)

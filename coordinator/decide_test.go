@@ -203,7 +203,15 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	if strings.Contains(string(shown), "ward before") || !strings.Contains(string(shown), `"teach_requests":1`) {
 		t.Fatalf("attention list as the agent sees it: %s", shown)
 	}
-	// The approval still works after a teach request.
+	for i := 1; i < coordinator.MaxTeachPerItem; i++ {
+		if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); err != nil {
+			t.Fatalf("teach request %d: %v", i+1, err)
+		}
+	}
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !hasCode(err, blocking.TeachRequestsFull) {
+		t.Fatalf("teach request over the bound: %v", err)
+	}
+	// The approval still works after teach requests.
 	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}

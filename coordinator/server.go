@@ -303,6 +303,7 @@ var toolErrorsByCode = map[blocking.Code]toolErr{
 	blocking.AttentionDecided:    {string(blocking.AttentionDecided), "That attention item was already decided; a decision is final. See get_attention_item or get_run."},
 	blocking.DecisionInvalid:     {string(blocking.DecisionInvalid), "That decision cannot be made this way. Decide with approve, reject, escalate, skip or teach; approve, skip and teach need the person."},
 	blocking.SkipNotDeclared:     {string(blocking.SkipNotDeclared), "The package does not let this step be skipped; nothing was recorded. The person may approve, reject, escalate or teach."},
+	blocking.TeachRequestsFull:   {string(blocking.TeachRequestsFull), "This paused run already holds the most requests for a revised package it may; nothing was recorded. The operator reads them on the host."},
 	blocking.TeachTextInvalid:    {string(blocking.TeachTextInvalid), "The person's request could not be recorded (empty, too long, or holding customer data); nothing was recorded. Ask the person to give it again without customer data."},
 	blocking.RequestIDInvalid:    {string(blocking.RequestIDInvalid), "request_id is missing or malformed: give 1 to 128 letters, digits and . _ : - ."},
 }

@@ -32,6 +32,10 @@ const TeachRequestType = "oa.teach-request/v1"
 // MaxTeachText bounds a teach request's text, in bytes.
 const MaxTeachText = 4096
 
+// MaxTeachPerItem bounds the teach requests one attention item holds, so
+// an item (read whole by every listing) stays small.
+const MaxTeachPerItem = 16
+
 // TeachRequest is one request for a revised package version.
 type TeachRequest struct {
 	Type          string    `json:"type"`
@@ -103,6 +107,9 @@ func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
+		}
+		if len(item.Teach) >= MaxTeachPerItem {
+			return nil, nil, blocking.New(blocking.TeachRequestsFull, "the item holds %d teach requests", len(item.Teach))
 		}
 		signed, err := signTeach(signer, TeachRequest{Type: TeachRequestType, Host: h.Policy.Host, Deployment: item.Deployment,
 			AttentionID: item.ID, RunID: item.RunID, Workflow: item.Workflow, Step: item.Step, Capability: item.Capability,
