@@ -391,7 +391,11 @@ func (c *chainCheck) checkRuns(ctx context.Context, tx *sql.Tx) error {
 		return nil
 	}
 	err = store.Each(ctx, tx, func(r store.Row, v *storedRun) error {
-		return r.Scan(&v.rowID, &v.row.RunID, &v.row.Deployment, &v.row.RequestID, &v.row.State)
+		if err := r.Scan(&v.rowID, &v.row.RunID, &v.row.Deployment, &v.row.RequestID, &v.row.State); err != nil {
+			return err
+		}
+		v.row.State = store.Unpack(v.row.State)
+		return nil
 	}, func(v *storedRun) error {
 		batch = append(batch, *v)
 		if len(batch) < chainBatch {
@@ -443,6 +447,7 @@ func (m *runMerge) peek() (*runOf, error) {
 	if err := m.receipts.Scan(&r.seq, &r.runID, &r.attempt, &r.record); err != nil {
 		return nil, err
 	}
+	r.record = store.Unpack(r.record)
 	m.cur = &r
 	return m.cur, nil
 }

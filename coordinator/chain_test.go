@@ -1,6 +1,7 @@
 package coordinator_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
 )
@@ -65,7 +67,7 @@ func editRunState(t *testing.T, db *sql.DB, seq int, edit func(map[string]any)) 
 		t.Fatal(err)
 	}
 	var m map[string]any
-	if err := json.Unmarshal(state, &m); err != nil {
+	if err := json.Unmarshal(store.Unpack(state), &m); err != nil {
 		t.Fatal(err)
 	}
 	edit(m)
@@ -98,9 +100,20 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 2100`).Scan(&record); err != nil {
 		t.Fatal(err)
 	}
-	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'append_triage_note', 'append_triage_NOTE') AS BLOB) WHERE seq = 2100`)
+	editReceipt(t, db, 2100, "append_triage_note", "append_triage_NOTE")
 	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
 		t.Fatalf("edited receipt: %+v", r)
+	}
+	// The same receipt's packed bytes edited: it no longer unpacks to
+	// what was signed.
+	if record[0] != 0x01 {
+		t.Fatalf("receipt #2100 is not stored packed: %q", record[:1])
+	}
+	flipped := bytes.Clone(record)
+	flipped[len(flipped)/2] ^= 0x10
+	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, flipped)
+	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
+		t.Fatalf("packed receipt edited: %+v", r)
 	}
 	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, record)
 

@@ -264,6 +264,7 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 		if err := rows.Scan(&seq, &record); err != nil {
 			return nil, err
 		}
+		record = store.Unpack(record)
 		if seq != want {
 			return broken(want, blocking.ReceiptChainBroken, "receipt #%d is missing", want), nil
 		}
