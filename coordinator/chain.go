@@ -233,7 +233,11 @@ func (c *chainCheck) checkLinks(ctx context.Context, tx *sql.Tx, file *Checkpoin
 		batch = batch[:0]
 		return nil
 	}
-	err := store.Each(ctx, tx, store.ScanReceipt, func(r *store.Receipt) error {
+	// The records are read as stored and unpacked by the batch's workers.
+	scan := func(r store.Row, v *store.Receipt) error {
+		return r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature)
+	}
+	err := store.Each(ctx, tx, scan, func(r *store.Receipt) error {
 		batch = append(batch, checkedReceipt{row: *r})
 		if len(batch) < chainBatch {
 			return nil
@@ -252,6 +256,7 @@ func (c *chainCheck) checkLinks(ctx context.Context, tx *sql.Tx, file *Checkpoin
 func (c *chainCheck) checkReceipts(batch []checkedReceipt) {
 	parallel(len(batch), func(i int) {
 		b := &batch[i]
+		b.row.Record = store.Unpack(b.row.Record)
 		b.signed = c.in.ReceiptKey.VerifyBytes(b.row.Signature, b.row.Record) == nil
 		b.decoded = canonical.DecodeStrict(b.row.Record, &b.rec) == nil
 		b.digest = ir.DigestBytes(b.row.Record)
@@ -349,6 +354,11 @@ type storedRun struct {
 	row   store.Run
 	state *runState
 	err   error
+	// named is the stored record of the receipt of the run's attempt,
+	// when the run names one and the chain holds one for its attempt;
+	// matches says whether it is the receipt the run names.
+	named   []byte
+	matches bool
 }
 
 // runOf is a receipt row as the merge with the runs reads it.
@@ -380,22 +390,28 @@ func (c *chainCheck) checkRuns(ctx context.Context, tx *sql.Tx) error {
 	batch := make([]storedRun, 0, chainBatch)
 	flush := func() error {
 		parallel(len(batch), func(i int) {
-			batch[i].state, batch[i].err = decodeRunUnkeyed(c.in.RunKey, &batch[i].row)
+			b := &batch[i]
+			b.row.State = store.Unpack(b.row.State)
+			b.state, b.err = decodeRunUnkeyed(c.in.RunKey, &b.row)
 		})
 		for i := range batch {
 			if err := m.merge(&batch[i]); err != nil {
 				return err
 			}
 		}
+		parallel(len(batch), func(i int) {
+			if b := &batch[i]; b.named != nil {
+				b.matches = receiptMatches(store.Unpack(b.named), b.state)
+			}
+		})
+		for i := range batch {
+			m.judge(&batch[i])
+		}
 		batch = batch[:0]
 		return nil
 	}
 	err = store.Each(ctx, tx, func(r store.Row, v *storedRun) error {
-		if err := r.Scan(&v.rowID, &v.row.RunID, &v.row.Deployment, &v.row.RequestID, &v.row.State); err != nil {
-			return err
-		}
-		v.row.State = store.Unpack(v.row.State)
-		return nil
+		return r.Scan(&v.rowID, &v.row.RunID, &v.row.Deployment, &v.row.RequestID, &v.row.State)
 	}, func(v *storedRun) error {
 		batch = append(batch, *v)
 		if len(batch) < chainBatch {
@@ -447,7 +463,6 @@ func (m *runMerge) peek() (*runOf, error) {
 	if err := m.receipts.Scan(&r.seq, &r.runID, &r.attempt, &r.record); err != nil {
 		return nil, err
 	}
-	r.record = store.Unpack(r.record)
 	m.cur = &r
 	return m.cur, nil
 }
@@ -469,9 +484,8 @@ func (m *runMerge) failed(r *storedRun, code blocking.Code, detail string) {
 
 // merge takes run r (the runs come in run-id order): the receipts of run
 // ids before it have no run; its own receipts must not be of a later
-// attempt, and the one of its attempt must be the receipt it names.
+// attempt; the one of its attempt is kept in r.named, for judge.
 func (m *runMerge) merge(r *storedRun) error {
-	found := false
 	for {
 		rec, err := m.peek()
 		if err != nil {
@@ -488,16 +502,22 @@ func (m *runMerge) merge(r *storedRun) error {
 		case rec.attempt > r.state.Attempt:
 			m.orphaned(rec.seq)
 		case rec.attempt == r.state.Attempt && r.state.Receipt != "":
-			found = receiptMatches(rec, r.state)
+			r.named = rec.record
 		}
 	}
+	return nil
+}
+
+// judge notes run r's problem, once its named receipt is compared: a run
+// that does not verify, or one that names a receipt the chain does not
+// hold for its run and attempt.
+func (m *runMerge) judge(r *storedRun) {
 	switch {
 	case r.err != nil:
 		m.failed(r, blocking.RunRecordTampered, fmt.Sprintf("run %s: %s", r.row.RunID, detailOf(r.err)))
-	case r.state.Receipt != "" && !found:
+	case r.state.Receipt != "" && !r.matches:
 		m.failed(r, blocking.ReceiptRunsDisagree, fmt.Sprintf("run %s names a receipt the chain does not hold for it", r.row.RunID))
 	}
-	return nil
 }
 
 // rest notes every receipt after the last run as one without its run.
@@ -512,15 +532,15 @@ func (m *runMerge) rest() error {
 	}
 }
 
-// receiptMatches reports whether rec is the receipt run r names: its
+// receiptMatches reports whether record is the receipt run r names: its
 // digest, and the outcome and reason it signed.
-func receiptMatches(rec *runOf, r *runState) bool {
-	if ir.DigestBytes(rec.record) != r.Receipt {
+func receiptMatches(record []byte, r *runState) bool {
+	if ir.DigestBytes(record) != r.Receipt {
 		return false
 	}
 	var signed struct {
 		Outcome contract.Outcome `json:"outcome"`
 		Reason  contract.Reason  `json:"reason"`
 	}
-	return json.Unmarshal(rec.record, &signed) == nil && signed.Outcome == r.Outcome && signed.Reason == r.Reason
+	return json.Unmarshal(record, &signed) == nil && signed.Outcome == r.Outcome && signed.Reason == r.Reason
 }

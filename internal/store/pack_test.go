@@ -92,3 +92,28 @@ func FuzzUnpack(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUnpack: unpacking a run state, a receipt and a checkpoint,
+// what reading one run's rows costs on top of SQLite.
+func BenchmarkUnpack(b *testing.B) {
+	var rows [][]byte
+	for _, doc := range packSamples {
+		rows = append(rows, Pack([]byte(doc)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range rows {
+			Unpack(r)
+		}
+	}
+}
+
+// BenchmarkPack: packing the same three documents.
+func BenchmarkPack(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, doc := range packSamples {
+			Pack([]byte(doc))
+		}
+	}
+}
