@@ -95,6 +95,24 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	}
 	db := rawDB(t, s.Home)
 
+	// Rows as a database from before packing holds them (plain JSON)
+	// verify beside packed ones: the first run's and the 1,000th's.
+	for _, seq := range []int{1, 1000} {
+		var runID string
+		var record, state []byte
+		if err := db.QueryRow(`SELECT c.record, r.run_id, r.state FROM receipts c JOIN runs r ON r.run_id = c.run_id WHERE c.seq = ?`, seq).Scan(&record, &runID, &state); err != nil {
+			t.Fatal(err)
+		}
+		if record[0] == '{' || state[0] == '{' {
+			t.Fatalf("receipt #%d or its run is not stored packed", seq)
+		}
+		sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, store.Unpack(record), seq)
+		sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Unpack(state), runID)
+	}
+	if r, code := verifyCode(t, s); !r.OK || r.Receipts != total {
+		t.Fatalf("plain rows among packed ones: %+v (%s)", r, code)
+	}
+
 	// A receipt edited in the third batch: its signature fails there.
 	var record []byte
 	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 2100`).Scan(&record); err != nil {
