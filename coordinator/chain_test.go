@@ -96,15 +96,16 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	db := rawDB(t, s.Home)
 
 	// Rows as a database from before packing holds them (plain JSON)
-	// verify beside packed ones: the first run's and the 1,000th's.
+	// verify beside packed ones: the first run's and the 1,000th's (and
+	// their receipts, stored plain, written back as they are).
 	for _, seq := range []int{1, 1000} {
 		var runID string
 		var record, state []byte
 		if err := db.QueryRow(`SELECT c.record, r.run_id, r.state FROM receipts c JOIN runs r ON r.run_id = c.run_id WHERE c.seq = ?`, seq).Scan(&record, &runID, &state); err != nil {
 			t.Fatal(err)
 		}
-		if record[0] == '{' || state[0] == '{' {
-			t.Fatalf("receipt #%d or its run is not stored packed", seq)
+		if state[0] == '{' {
+			t.Fatalf("the run of receipt #%d is not stored packed", seq)
 		}
 		sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, store.Unpack(record), seq)
 		sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Unpack(state), runID)
@@ -122,18 +123,24 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
 		t.Fatalf("edited receipt: %+v", r)
 	}
-	// The same receipt's packed bytes edited: it no longer unpacks to
-	// what was signed.
-	if record[0] != 0x01 {
-		t.Fatalf("receipt #2100 is not stored packed: %q", record[:1])
-	}
-	flipped := bytes.Clone(record)
-	flipped[len(flipped)/2] ^= 0x10
-	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, flipped)
-	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
-		t.Fatalf("packed receipt edited: %+v", r)
-	}
 	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, record)
+	// A run's packed state edited in its bytes: it no longer unpacks to
+	// what the host MACed.
+	var runID string
+	var state []byte
+	if err := db.QueryRow(`SELECT r.run_id, r.state FROM runs r JOIN receipts c ON c.run_id = r.run_id WHERE c.seq = 2200`).Scan(&runID, &state); err != nil {
+		t.Fatal(err)
+	}
+	if state[0] != 0x01 {
+		t.Fatalf("run %s is not stored packed: %q", runID, state[:1])
+	}
+	flipped := bytes.Clone(state)
+	flipped[len(flipped)/2] ^= 0x10
+	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, flipped, runID)
+	if r, code := verifyCode(t, s); code != blocking.RunRecordTampered || !strings.Contains(r.Problem, runID) {
+		t.Fatalf("packed run state edited: %+v", r)
+	}
+	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, state, runID)
 
 	// A receipt removed from the second batch: the gap is named.
 	sqlExec(t, db, `CREATE TABLE kept AS SELECT * FROM receipts WHERE seq = 1500`)

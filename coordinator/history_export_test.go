@@ -131,7 +131,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 				if _, err := runStmt.ExecContext(ctx, r.run.RunID, deployment, r.run.RequestID, store.Pack(r.state)); err != nil {
 					return err
 				}
-				if _, err := recStmt.ExecContext(ctx, seq-int64(len(rows)-1-i), r.run.RunID, 1, r.prevDig, store.Pack(r.rec), r.sig, deployment, r.run.RequestID); err != nil {
+				if _, err := recStmt.ExecContext(ctx, seq-int64(len(rows)-1-i), r.run.RunID, 1, r.prevDig, r.rec, r.sig, deployment, r.run.RequestID); err != nil {
 					return err
 				}
 			}
