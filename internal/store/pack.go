@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// The rows that grow with a host's history — each run's state, each
-// receipt's record, each checkpoint's record — are JSON documents that
-// repeat the same keys and constants in every row. They are stored
-// packed: one format byte, then the document deflated against a fixed
+// Rows that grow with a host's history — each run's state, each
+// checkpoint's record (the coordinator packs these two; receipts stay
+// plain, see coordinator/store.go) — are JSON documents that repeat the
+// same keys and constants in every row. They are stored packed: one format byte, then the document deflated against a fixed
 // dictionary of those keys. Unpacking gives back the exact bytes that were
 // packed, so every signature and MAC is checked over the same bytes as
 // before, and a packed row edited behind the store's back unpacks to
@@ -28,7 +28,8 @@ const maxPacked = 4 << 20
 
 // packDictV1 holds the keys and constant values of the run states,
 // receipts and checkpoints the coordinator stores, in the order they
-// appear (deflate finds later matches more cheaply).
+// appear (deflate finds later matches more cheaply). It never changes:
+// rows packed with it are read with it.
 const packDictV1 = `"type":"oa.receipt-checkpoint/v2","host":"","seq":,"head":"sha256:","runs":,"deployment":"","receiptKey":"sha256:","at":"2026-` +
 	`{"at":"2026-T:.Z","attempt":1,"bindingDigest":"sha256:","deployment":"","evidence":[""],"evidenceDigests":{"":"sha256:"},` +
 	`"fingerprint":"hmac-sha256:","host":"","job":"","outcome":"done","planDigest":"sha256:","prev":"sha256:","reason":"verified","runId":"run_","seq":,"type":"oa.receipt/v1"}` +

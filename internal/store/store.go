@@ -250,9 +250,9 @@ ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 	// 6: taken by another branch; this placeholder (no change) keeps the
 	// numbering until that migration takes its place.
 	`-- 6: placeholder`,
-	// 7: history rows may be packed (see pack.go): run states, receipt
-	// records and checkpoint records written from this version on are
-	// deflated against a fixed dictionary. Nothing in the tables changes
+	// 7: history rows may be packed (see pack.go): run states and
+	// checkpoint records written from this version on are deflated
+	// against a fixed dictionary. Nothing in the tables changes
 	// (rows stored before stay as they are and are read as they are); the
 	// version is raised so that a program from before refuses the
 	// database (ErrSchemaTooNew) instead of reading packed rows as edited
