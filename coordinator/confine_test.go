@@ -3,6 +3,9 @@ package coordinator_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,5 +81,69 @@ func TestLooserConfinementChangesThePlan(t *testing.T) {
 	}
 	if report.Approved || !named {
 		t.Fatalf("bind.Check: approved %v, changes %+v; want the confinement link named", report.Approved, report.Changes)
+	}
+}
+
+// TestLooserConfinementByCLI is the operator's path of the same change:
+// while `oa coordinator serve` runs a deployment whose connection is
+// confined, the operator loosens the profile with `oa connection add
+// --replace … --net any` and verifies it; the running coordinator refuses
+// the next run before it reaches the server (did_not_run, plan_changed)
+// and `oa bind inspect` exits 2 naming the confinement link.
+func TestLooserConfinementByCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa")
+	}
+	h := &mcpHost{Host: hosttest.New(t, nil), oa: theOA.get(t)}
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	})
+	server := connectortest.Server(t)
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: server, Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))})
+	h.Bind(host, "claude-test")
+	c := h.connect(t, clientOpts{})
+	if res := c.run("confined", triage("AB-1234", "A note.")); res["outcome"] != string(contract.OutcomeNotSureIfSaved) {
+		t.Fatalf("under the approved profile: %v", res)
+	}
+
+	oa := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(h.oa, args...)
+		cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("oa %v: %v", args, err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := oa("connection", "add", "records", "--replace", "--connector", resolve.SandboxConnector, "--as", "Dr Ada",
+		"--write", filepath.Dir(tools), "--net", "any", "--", server, "--tools", tools); code != 0 {
+		t.Fatalf("oa connection add --replace: exit %d\n%s", code, out)
+	}
+	if out, code := oa("connection", "verify", "records", "--as", "Dr Ada"); code != 0 || !strings.Contains(out, "confined") {
+		t.Fatalf("oa connection verify: exit %d\n%s", code, out)
+	}
+	want(t, "after loosening", c.run("loosened", triage("AB-1234", "Another note.")), contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
+
+	out, code := oa("bind", "inspect", "clinic", "--json")
+	var report struct {
+		Approved bool `json:"approved"`
+		Changes  []struct{ Link, Detail string }
+	}
+	if i := strings.Index(out, "{"); i >= 0 {
+		_ = json.NewDecoder(strings.NewReader(out[i:])).Decode(&report)
+	}
+	named := false
+	for _, ch := range report.Changes {
+		named = named || (ch.Link == string(bind.LinkConfinement) && strings.Contains(ch.Detail, "tcp any"))
+	}
+	if code != 2 || report.Approved || !named {
+		t.Fatalf("oa bind inspect: exit %d, want 2 naming the confinement link\n%s", code, out)
 	}
 }
