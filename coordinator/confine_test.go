@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/confine/launcher"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/connectortest"
@@ -145,5 +146,37 @@ func TestLooserConfinementByCLI(t *testing.T) {
 	}
 	if code != 2 || report.Approved || !named {
 		t.Fatalf("oa bind inspect: exit %d, want 2 naming the confinement link\n%s", code, out)
+	}
+}
+
+// TestLauncherRunsEarly: the oa binary started as the confinement launcher
+// takes over before the package inits a launcher does not need — CUE's
+// decimal tables, protobuf descriptors, SQLite's support packages — as
+// GODEBUG=inittrace=1 shows (a launcher given a bad spec stops at once,
+// exit 126, after the inits that ran before it). Without package
+// launcher's early place in the init order it ran after all of them.
+func TestLauncherRunsEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa")
+	}
+	cmd := exec.Command(theOA.get(t), launcher.Arg, "not a spec", "/bin/true", "true")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != launcher.ExitFailed || !strings.Contains(string(out), "confined start failed") {
+		t.Fatalf("the launcher did not run: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+	inited := map[string]bool{}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			inited[f[1]] = true
+		}
+	}
+	if !inited["github.com/landlock-lsm/go-landlock/landlock"] {
+		t.Fatalf("no inittrace of the launcher's own imports:\n%s", out)
+	}
+	for _, heavy := range []string{"github.com/cockroachdb/apd/v3", "google.golang.org/protobuf/reflect/protodesc", "google.golang.org/protobuf/types/descriptorpb", "modernc.org/mathutil", "github.com/oa-dev/oa/blocking"} {
+		if inited[heavy] {
+			t.Errorf("%s was initialized before the launcher took over", heavy)
+		}
 	}
 }
