@@ -65,13 +65,13 @@ func disabledTools() string {
 
 // useBundle replaces the example bundle hosttest.New writes with the
 // testdata bundle called name.
-func useBundle(name string) func(string) {
+func useBundle(t *testing.T, name string) func(string) {
 	return func(dir string) {
 		if err := os.RemoveAll(dir); err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
 		if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", name))); err != nil {
-			panic(err)
+			t.Fatal(err)
 		}
 	}
 }
@@ -109,7 +109,7 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 		}
 	}
 
-	h := &mcpHost{Host: hosttest.New(t, useBundle("confined-npm")), oa: theOA.get(t)}
+	h := &mcpHost{Host: hosttest.New(t, useBundle(t, "confined-npm")), oa: theOA.get(t)}
 	h.WriteRegistry(confinedNpmRegistry())
 	host := h.Open()
 	h.AddConnection(host, "memory", "npm.memory", connector.Config{Command: node, Args: []string{servers.Memory}, Env: []string{"MEMORY_FILE_PATH"},
