@@ -167,7 +167,7 @@ func TestBundleDocumentClaimingHugeSizeIsRefusedBeforeReading(t *testing.T) {
 		m.Layers[len(m.Layers)-1].Size = 1 << 40
 	})
 	_, err := openCrafted(t, entries, Limits{})
-	wantRefused(t, err, blocking.AuditBundleTooLarge, "document "+DocPlan, "--max-document-bytes")
+	wantRefused(t, err, blocking.AuditBundleTooLarge, "document "+documents[len(documents)-1].name, "--max-document-bytes")
 }
 
 func TestBundleDocumentOverALowerLimitIsRefused(t *testing.T) {
