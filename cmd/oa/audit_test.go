@@ -44,14 +44,14 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	// The auditor's machine: the host folder is gone.
 	t.Setenv("OA_HOME", filepath.Join(t.TempDir(), "absent"))
 	out := cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
-	for _, want := range []string{"└── bundle", "publisher_signature", "conformance_attestation", "admission", "plan", "└── receipts", "audit ok"} {
+	for _, want := range []string{"└── bundle", "publisher_signature", "conformance_attestation", "admission", "plan", "└── receipts", "└── teach", "audit ok"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("verify tree lacks %q:\n%s", want, out)
 		}
 	}
 	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	var r audit.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 12 || r.Receipts == nil || r.Receipts.Receipts != 2 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 13 || r.Receipts == nil || r.Receipts.Receipts != 2 {
 		t.Fatalf("verify --json: %v %s", err, out)
 	}
 	// Keys swapped: the publisher key is not the one that signed.
