@@ -35,6 +35,7 @@ func (s *stop) Error() string { return string(s.reason) }
 func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) {
 	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
 	defer c.endRun(span, runID)
+	defer c.questions.forget(runID)
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
@@ -299,7 +300,10 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 		return err
 	}
 	r.InFlight = s.ID
-	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
+	// The call's timeout stops while its app's question waits for a
+	// person (effectquestion.go).
+	call := c.newEffectCall(r, s, entry)
+	callCtx, cancel := call.context(ctx)
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
@@ -314,6 +318,14 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	c.tell(s.ID, err)
 	if err != nil {
 		c.dropSession(entry.ConnectionID, session)
+	}
+	if id := call.unanswered(); id != "" {
+		if !provenByApp(reason) {
+			return c.questionUnanswered(r, s, id)
+		}
+		if err := c.questionLapsed(ctx, id); err != nil {
+			return err
+		}
 	}
 	// Record the answer even when the coordinator is closing: the effect
 	// was sent.
