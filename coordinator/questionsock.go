@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -207,4 +209,47 @@ type hostStore struct {
 	h      *host.Host
 	signer *signing.Signer
 	live   func(id string) bool
+}
+
+// FormContent builds an accept's content from NAME=VALUE fields, typed by
+// the app's requested form (string, integer, number, boolean): a field
+// the form does not ask for, or a value of another type, is refused by
+// name. The coordinator checks the content against the form again.
+func (q *QuestionShown) FormContent(fields []string) (map[string]any, error) {
+	var form struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	if len(q.Schema) > 0 {
+		if err := json.Unmarshal(q.Schema, &form); err != nil {
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+		}
+	}
+	out := map[string]any{}
+	for _, f := range fields {
+		name, value, ok := strings.Cut(f, "=")
+		prop, known := form.Properties[name]
+		switch {
+		case !ok || name == "":
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "a field is given as NAME=VALUE")
+		case !known:
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "the app's form has no field %q", name)
+		}
+		var err error
+		switch prop.Type {
+		case "integer":
+			out[name], err = strconv.ParseInt(value, 10, 64)
+		case "number":
+			out[name], err = strconv.ParseFloat(value, 64)
+		case "boolean":
+			out[name], err = strconv.ParseBool(value)
+		default:
+			out[name] = value
+		}
+		if err != nil {
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "field %q takes a %s", name, prop.Type)
+		}
+	}
+	return out, nil
 }

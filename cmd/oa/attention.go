@@ -67,7 +67,7 @@ operator can always decide here, whatever the MCP client can do.`,
 			})
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, newQuestionCmd(), newAnswerCmd())
 	for _, d := range contract.Decisions {
 		cmd.AddCommand(newDecisionCmd(d))
 	}
