@@ -61,8 +61,8 @@ const (
 )
 
 // questionTTL bounds how long an effect's call waits for a person's
-// answer to its app's question.
-const questionTTL = 10 * time.Minute
+// answer to its app's question (a variable for tests only).
+var questionTTL = 10 * time.Minute
 
 // liveQuestion is a question an app asked during an effect of this
 // process, waiting for its answer.

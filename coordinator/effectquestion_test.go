@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,16 +40,23 @@ var questionForm = json.RawMessage(`{"type":"object","properties":{"ward":{"type
 // got and appends; on decline it refuses (an error that proves nothing to
 // an untrusted caller); on cancel it appends anyway — the app's own
 // answer decides. A call whose question is never answered waits.
-func askingRecords(t *testing.T) string {
+func askingRecords(t *testing.T) (string, *atomic.Bool) {
 	t.Helper()
+	cancelFails := &atomic.Bool{}
 	srv := sandbox.NewServer("")
+	// A question still waiting when the test ends is let go, so the
+	// server's sessions can close.
+	stop, release := context.WithCancel(context.Background())
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
 			if method != "tools/call" || !ok || call.Params.Name != "append_note" {
 				return next(ctx, method, req)
 			}
-			res, err := call.Session.Elicit(ctx, &mcp.ElicitParams{Message: plantedQuestion, RequestedSchema: questionForm})
+			ectx, done := context.WithCancel(ctx)
+			defer done()
+			defer context.AfterFunc(stop, done)()
+			res, err := call.Session.Elicit(ectx, &mcp.ElicitParams{Message: plantedQuestion, RequestedSchema: questionForm})
 			if err != nil {
 				return nil, err
 			}
@@ -61,24 +69,35 @@ func askingRecords(t *testing.T) string {
 			case "decline":
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "declined"}}}, nil
 			}
+			if cancelFails.Load() {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "cancelled"}}}, nil
+			}
 			return next(ctx, method, req)
 		}
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	t.Cleanup(release) // runs first
+	return ts.URL + "/mcp", cancelFails
 }
 
 // questionHost binds the clinic to the asking records server.
 func questionHost(t *testing.T) (*hosttest.Host, *lockedBuffer) {
+	h, operator, _ := questionHostFlag(t)
+	return h, operator
+}
+
+// questionHostFlag is questionHost whose app answers a cancelled
+// question with an error while the flag is set.
+func questionHostFlag(t *testing.T) (*hosttest.Host, *lockedBuffer, *atomic.Bool) {
 	t.Helper()
-	url := askingRecords(t)
+	url, cancelFails := askingRecords(t)
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
 	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: url}})
 	h.Bind(opened, "claude-test")
-	return h, &lockedBuffer{}
+	return h, &lockedBuffer{}, cancelFails
 }
 
 func openQuestionCoordinator(t *testing.T, h *hosttest.Host, operator *lockedBuffer) *coordinator.Coordinator {
@@ -324,4 +343,54 @@ func TestEffectQuestionAnsweredOnHost(t *testing.T) {
 	}
 	c.Close()
 	assertNoPlanted(t, h.Home, operator.String())
+}
+
+// TestEffectQuestionLapsed: when no one answers within the bound, the app
+// is answered cancel and its own answer decides: a change it then makes
+// and that reads back is done (the item lapses); an error, which proves
+// nothing, leaves the run needs_review (downstream_question_unanswered)
+// with the coordinator still serving, until a person closes it.
+func TestEffectQuestionLapsed(t *testing.T) {
+	defer coordinator.SetQuestionTTL(200 * time.Millisecond)()
+	h, operator, cancelFails := questionHostFlag(t)
+	c := openQuestionCoordinator(t, h, operator)
+	defer c.Close()
+	ctx := context.Background()
+	run := func(id string) *coordinator.Result {
+		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Inputs: inputs("AB-1234"), Wait: time.Minute})
+		if err != nil || res.Reason != contract.ReasonDownstreamQuestion {
+			t.Fatalf("%s: %v %+v", id, err, res)
+		}
+		// While the question waits, the run reads downstream_question at
+		// once; once it lapses, the app's answer decides.
+		for res.Reason == contract.ReasonDownstreamQuestion {
+			time.Sleep(50 * time.Millisecond)
+			if res, err = c.GetRun(ctx, res.RunID, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res
+	}
+	if res := run("lapse-done"); res.Outcome != contract.OutcomeDone {
+		t.Fatalf("the app went on after cancel: %+v", res)
+	} else if it, err := c.AttentionItem(ctx, res.AttentionID); err != nil || it.State != coordinator.AttentionLapsed {
+		t.Fatalf("item: %v %+v", err, it)
+	}
+	cancelFails.Store(true)
+	res := run("lapse-unknown")
+	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestionUnanswered {
+		t.Fatalf("the app's error after cancel: %+v", res)
+	}
+	if _, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionEscalate, By: "ops", Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Reason != contract.ReasonEscalated {
+		t.Fatalf("escalated: %+v", got)
+	}
+	if it, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); err != nil || it.State != coordinator.AttentionClosed {
+		t.Fatalf("reject: %v %+v", err, it)
+	}
+	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed {
+		t.Fatalf("closed: %+v", got)
+	}
 }

@@ -34,13 +34,19 @@ func askingClinic(t *testing.T) (h *hosttest.Host, got *map[string]any) {
 	t.Helper()
 	got = new(map[string]any)
 	srv := sandbox.NewServer("")
+	// A question still waiting when the test ends is let go, so the
+	// server's sessions can close.
+	stop, release := context.WithCancel(context.Background())
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			call, ok := req.(*mcp.CallToolRequest)
 			if method != "tools/call" || !ok || call.Params.Name != "append_note" {
 				return next(ctx, method, req)
 			}
-			res, err := call.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Which ward, please?",
+			ectx, done := context.WithCancel(ctx)
+			defer done()
+			defer context.AfterFunc(stop, done)()
+			res, err := call.Session.Elicit(ectx, &mcp.ElicitParams{Message: "Which ward, please?",
 				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"},"beds":{"type":"integer"}},"required":["ward"]}`)})
 			if err != nil || res.Action != "accept" {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no"}}}, nil
@@ -51,6 +57,7 @@ func askingClinic(t *testing.T) (h *hosttest.Host, got *map[string]any) {
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
+	t.Cleanup(release) // runs first
 	h = hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
