@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -444,6 +445,8 @@ func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runStat
 	err := c.update(ctx, r.RunID, func(cur *runState) error {
 		if gone(cur) {
 			cur.Reason = contract.ReasonDownstreamQuestionUnanswered
+			// A dead coordinator's socket answers no one.
+			_ = os.Remove(questionSocket(c.opts.Home, cur.AttentionID))
 		}
 		r = cur
 		return nil
