@@ -46,6 +46,9 @@ type Remote struct {
 	// CAFile is a PEM file of authorities trusted for this server, in
 	// addition to the system's.
 	CAFile string `json:"caFile,omitempty"`
+	// OAuth, when set, obtains the bearer token from an OAuth 2.1
+	// authorization server (see RemoteOAuth).
+	OAuth *RemoteOAuth `json:"oauth,omitempty"`
 }
 
 // RemoteHeader is one request header whose value is read from a 0600 file
@@ -143,6 +146,8 @@ func NormalizeRemote(r Remote) (Remote, error) {
 	}
 	r.Auth = AuthNone
 	switch {
+	case r.OAuth != nil:
+		normalizeOAuth(&r, bad)
 	case r.BearerSecretFile != "":
 		r.Auth = AuthBearer
 	case len(r.Headers) > 0:
@@ -207,6 +212,9 @@ type sendTrace struct {
 	mu    sync.Mutex
 	wrote bool
 	code  blocking.Code
+	// refusal is the refusal behind code when it came with its own detail
+	// (an OAuth token that could not be had).
+	refusal error
 }
 
 type traceKey struct{}
@@ -232,12 +240,34 @@ func (t *sendTrace) note(code blocking.Code) {
 	t.mu.Unlock()
 }
 
+// noteRefusal keeps err as the refusal of the noted code, for its detail.
+func (t *sendTrace) noteRefusal(err error) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.refusal == nil {
+		t.refusal = err
+	}
+	t.mu.Unlock()
+}
+
 func (t *sendTrace) sent() {
 	if t != nil {
 		t.mu.Lock()
 		t.wrote = true
 		t.mu.Unlock()
 	}
+}
+
+// refusalOr returns the refusal noted with its own detail, else fallback.
+func (t *sendTrace) refusalOr(fallback error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refusal != nil {
+		return t.refusal
+	}
+	return fallback
 }
 
 // state returns whether anything was written and the noted refusal.
@@ -254,6 +284,7 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 type remoteTransport struct {
 	base   *http.Transport
 	remote Remote
+	oauth  *oauthSource // nil unless the connection uses OAuth
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -265,6 +296,16 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tr.note(blocking.ConnectorSecretUnavailable)
 		return nil, err
 	}
+	var access string
+	if t.oauth != nil {
+		var err error
+		if access, err = t.oauth.token(req.Context()); err != nil {
+			tr.note(blocking.Refusals(err)[0].Code)
+			tr.noteRefusal(err)
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+access)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		tr.note(transportCode(err))
@@ -272,6 +313,11 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
+		if t.oauth != nil {
+			t.oauth.reject(access)
+			tr.note(blocking.OAuthTokenRejected)
+			break
+		}
 		tr.note(blocking.RemoteUnauthorized)
 	case http.StatusForbidden:
 		tr.note(blocking.RemoteForbidden)
@@ -430,6 +476,9 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	if err != nil {
 		return nil, err
 	}
+	if r.OAuth != nil {
+		client.Transport.(*remoteTransport).oauth = &oauthSource{remote: r, store: opts.Tokens, client: newOAuthHTTP(base)}
+	}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tctx, tr := withTrace(octx)
@@ -439,7 +488,7 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	if err != nil {
 		base.CloseIdleConnections()
 		if _, code := tr.state(); code != "" {
-			return nil, remoteRefusal(code, true)
+			return nil, tr.refusalOr(remoteRefusal(code, true))
 		}
 		return nil, startError(octx, ctx)
 	}
@@ -459,6 +508,8 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 		return blocking.New(code, "the server answered 401")
 	case blocking.RemoteForbidden:
 		return blocking.New(code, "the server answered 403")
+	case blocking.OAuthTokenRejected:
+		return blocking.New(code, "the server answered 401 to the connection's OAuth access token")
 	case blocking.RemoteTooLarge:
 		return blocking.New(code, "a response was larger than %d bytes", maxRemoteBody)
 	case blocking.ConnectorSecretUnavailable:
@@ -478,7 +529,7 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 func remoteFailure(tr *sendTrace) (error, bool) {
 	wrote, code := tr.state()
 	if code != "" {
-		return remoteRefusal(code, false), true
+		return tr.refusalOr(remoteRefusal(code, false)), true
 	}
 	if !wrote {
 		return blocking.New(blocking.RemoteNotSent, "the request was not written to the server"), true

@@ -1,0 +1,259 @@
+package connector
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/tokenstore"
+)
+
+// LoginOptions tune a person's OAuth login.
+type LoginOptions struct {
+	// Tokens is where the tokens are stored (required).
+	Tokens *tokenstore.Store
+	// Show gives the person the authorization URL to open (it holds no
+	// secret: the state and the PKCE challenge are single-use).
+	Show func(authorizationURL string)
+	// Wait bounds how long the person has to sign in; 0 is
+	// DefaultLoginWait.
+	Wait time.Duration
+}
+
+// Login runs the OAuth 2.1 authorization-code flow for the remote
+// connection cfg and stores the tokens sealed in opts.Tokens. It goes
+// through the go-sdk: the server's 401 starts its AuthorizationCodeHandler,
+// which discovers the protected-resource and authorization-server
+// metadata, uses the Client ID Metadata Document or pre-registered client
+// id (dynamic registration only when no client id is given), sends PKCE
+// (S256), state and the resource indicator, and exchanges the code with
+// golang.org/x/oauth2. The code comes back to a loopback listener that
+// takes only an answer carrying the request's state, for at most
+// opts.Wait. Nothing is stored unless the server then accepts the token.
+func Login(ctx context.Context, cfg Config, opts LoginOptions) error {
+	if cfg.Remote == nil {
+		return blocking.New(blocking.OAuthNotConfigured, "the connection is not a remote server")
+	}
+	r, err := NormalizeRemote(*cfg.Remote)
+	if err != nil {
+		return err
+	}
+	if r.OAuth == nil || r.OAuth.Grant != GrantAuthorizationCode {
+		return blocking.New(blocking.OAuthNotConfigured, "the connection has no OAuth authorization-code login")
+	}
+	if opts.Tokens == nil || opts.Show == nil {
+		return blocking.New(blocking.OAuthNotConfigured, "no token store or way to show the URL was given")
+	}
+	wait := opts.Wait
+	if wait <= 0 {
+		wait = DefaultLoginWait
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(r.OAuth.RedirectPort)))
+	if err != nil {
+		return blocking.New(blocking.OAuthLoginFailed, "the loopback redirect port cannot be listened on")
+	}
+	redirect := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + CallbackPath
+	cb := newCallback(ln)
+	defer cb.close()
+
+	client, base, err := newRemoteHTTP(r)
+	if err != nil {
+		return err
+	}
+	defer base.CloseIdleConnections()
+	oauthClient := newOAuthHTTP(base)
+	var (
+		mu      sync.Mutex
+		granted *storedGrant
+		shown   bool
+	)
+	handlerCfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:         redirect,
+		Client:              oauthClient,
+		RequestRefreshToken: true,
+		AuthorizationCodeFetcher: func(fctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			mu.Lock()
+			shown = true
+			mu.Unlock()
+			return cb.await(fctx, args.URL, opts.Show, wait)
+		},
+		NewTokenSource: func(tctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			mu.Lock()
+			granted = &storedGrant{Resource: r.URL, Grant: GrantAuthorizationCode, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, ClientID: c.ClientID, ClientSecret: c.ClientSecret, Token: tok}
+			mu.Unlock()
+			return oauth2.StaticTokenSource(tok), nil
+		},
+	}
+	if len(r.OAuth.Scopes) > 0 {
+		scopes := r.OAuth.Scopes
+		handlerCfg.ScopeFilter = func([]string) []string { return scopes }
+	}
+	switch id := r.OAuth.ClientID; {
+	case id == "":
+		handlerCfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code", "refresh_token"},
+			ResponseTypes: []string{"code"}, ClientName: "oa", Scope: strings.Join(r.OAuth.Scopes, " "),
+		}}
+	default:
+		handlerCfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: id}
+		if u, err := url.Parse(id); err == nil && u.Scheme == "https" && u.Path != "" && u.Path != "/" {
+			handlerCfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: id}
+		}
+	}
+	handler, err := auth.NewAuthorizationCodeHandler(handlerCfg)
+	if err != nil {
+		return blocking.New(blocking.OAuthLoginFailed, "the login could not be set up")
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait+2*oauthRequestTimeout)
+	defer cancel()
+	tctx, tr := withTrace(lctx)
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, OAuthHandler: handler, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
+	cs, err := newClient(&elicitRouter{}).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err == nil {
+		_ = cs.Close()
+	}
+	mu.Lock()
+	g, asked := granted, shown
+	mu.Unlock()
+	switch {
+	case cb.refusal() != nil:
+		return cb.refusal()
+	case err != nil && !asked:
+		if _, code := tr.state(); code == blocking.RemoteUnreachable || code == blocking.RemoteTLSUntrusted || code == blocking.ConnectorSecretUnavailable {
+			return remoteRefusal(code, true)
+		}
+		return blocking.New(blocking.OAuthDiscoveryFailed, "the server's OAuth metadata could not be found or verified, or no client could be registered")
+	case err != nil && g == nil:
+		return blocking.New(blocking.OAuthLoginFailed, "the authorization server did not exchange the code for a token")
+	case err != nil:
+		return blocking.New(blocking.OAuthLoginFailed, "the server did not accept the token it was issued")
+	case g == nil:
+		return blocking.New(blocking.OAuthLoginFailed, "the server accepted requests without a token: the connection needs no --oauth")
+	}
+	unlock, err := opts.Tokens.Lock()
+	if err != nil {
+		return storeRefusal(err)
+	}
+	defer unlock()
+	if err := saveGrant(opts.Tokens, g); err != nil {
+		return storeRefusal(err)
+	}
+	return nil
+}
+
+// callback is the login's loopback redirect: it serves CallbackPath and
+// hands the first answer carrying the request's state to await.
+type callback struct {
+	srv    *http.Server
+	mu     sync.Mutex
+	state  string
+	answer chan url.Values
+	err    error
+}
+
+func newCallback(ln net.Listener) *callback {
+	c := &callback{answer: make(chan url.Values, 1)}
+	mux := http.NewServeMux()
+	mux.HandleFunc(CallbackPath, c.serve)
+	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	go func() { _ = c.srv.Serve(ln) }()
+	return c
+}
+
+func (c *callback) close() { _ = c.srv.Close() }
+
+// serve takes one answer: a query with the expected state, carrying a code
+// or an error. Anything else is answered 400 and ignored, so a stray or
+// forged request cannot end the login.
+func (c *callback) serve(w http.ResponseWriter, req *http.Request) {
+	q := req.URL.Query()
+	c.mu.Lock()
+	want := c.state
+	c.mu.Unlock()
+	if want == "" || q.Get("state") != want || (q.Get("code") == "" && q.Get("error") == "") {
+		http.Error(w, "This is not the answer oa is waiting for.", http.StatusBadRequest)
+		return
+	}
+	select {
+	case c.answer <- q:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("oa received the answer; you can close this window.\n"))
+	default:
+		http.Error(w, "oa already has an answer.", http.StatusConflict)
+	}
+}
+
+// await shows the authorization URL and waits at most wait for the answer.
+func (c *callback) await(ctx context.Context, authURL string, show func(string), wait time.Duration) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(authURL)
+	if err != nil || u.Query().Get("state") == "" {
+		return nil, c.fail(blocking.New(blocking.OAuthLoginFailed, "the authorization URL holds no state"))
+	}
+	c.mu.Lock()
+	c.state = u.Query().Get("state")
+	c.mu.Unlock()
+	show(authURL)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case q := <-c.answer:
+		if e := q.Get("error"); e != "" {
+			return nil, c.fail(blocking.New(blocking.OAuthLoginDenied, "the redirect carried the error %s", safeWord(e)))
+		}
+		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+	case <-timer.C:
+		return nil, c.fail(blocking.New(blocking.OAuthLoginTimeout, "no answer reached the redirect within %s", wait))
+	case <-ctx.Done():
+		return nil, c.fail(blocking.New(blocking.OAuthLoginTimeout, "the login was cancelled or ran out of time"))
+	}
+}
+
+func (c *callback) fail(err error) error {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+	return err
+}
+
+func (c *callback) refusal() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// safeWord keeps an OAuth error code (RFC 6749: printable ASCII without
+// quote or backslash) short and shown only when it is one.
+func safeWord(s string) string {
+	if len(s) > 64 || !validScope(s) {
+		return "(not an OAuth error code)"
+	}
+	return s
+}
+
+// Logout removes the stored login of a connection; it reports whether
+// there was one.
+func Logout(store *tokenstore.Store) (bool, error) {
+	unlock, err := store.Lock()
+	if err != nil {
+		return false, storeRefusal(err)
+	}
+	defer unlock()
+	removed, err := store.Delete()
+	if err != nil {
+		return false, storeRefusal(err)
+	}
+	return removed, nil
+}
