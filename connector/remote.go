@@ -300,8 +300,10 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.oauth != nil {
 		var err error
 		if access, err = t.oauth.token(req.Context()); err != nil {
-			tr.note(blocking.Refusals(err)[0].Code)
-			tr.noteRefusal(err)
+			if r := blocking.Refusals(err); len(r) > 0 {
+				tr.note(r[0].Code)
+				tr.noteRefusal(err)
+			}
 			return nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+access)
