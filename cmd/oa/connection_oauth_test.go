@@ -24,7 +24,6 @@ type browser struct {
 	t    *testing.T
 	mu   sync.Mutex
 	text strings.Builder
-	done sync.WaitGroup
 }
 
 var authURL = regexp.MustCompile(`https?://\S+/authorize\?\S+`)

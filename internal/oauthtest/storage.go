@@ -19,8 +19,7 @@ import (
 // zitadel library's extension point; the endpoints, PKCE, client
 // authentication and token encoding are the library's.
 type storage struct {
-	issuerLogin func(id string) string // the login URL of an authorization request
-	expiresIn   time.Duration          // the lifetime told to clients
+	expiresIn time.Duration // the lifetime told to clients
 
 	mu        sync.Mutex
 	clients   map[string]*client
