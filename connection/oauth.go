@@ -53,3 +53,13 @@ func oauthLogin(rec *Record) error {
 	}
 	return nil
 }
+
+// StoredLogin is the state of connection rec's stored OAuth login on the
+// host at home (nil for a connection without OAuth). It shows no token.
+func StoredLogin(home string, rec *Record) *connector.LoginState {
+	if rec.Config.Remote == nil || rec.Config.Remote.OAuth == nil {
+		return nil
+	}
+	st := connector.StoredLogin(rec.Config, tokenstore.For(home, rec.Name))
+	return &st
+}

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -256,4 +257,34 @@ func Logout(store *tokenstore.Store) (bool, error) {
 		return false, storeRefusal(err)
 	}
 	return removed, nil
+}
+
+// LoginState is what can be said of a connection's stored login without
+// showing any of it.
+type LoginState struct {
+	// Stored is whether a login (or a client-credentials token) is stored
+	// for the connection's URL.
+	Stored bool `json:"stored"`
+	// Refreshable is whether it holds a refresh token.
+	Refreshable bool `json:"refreshable,omitempty"`
+	// AccessExpiry is when the stored access token expires (zero: unknown
+	// or none).
+	AccessExpiry time.Time `json:"accessExpiry,omitempty"`
+	// Problem names why a stored login cannot be used ("" when it can).
+	Problem blocking.Code `json:"problem,omitempty"`
+}
+
+// StoredLogin reports the state of the login stored for the OAuth connection
+// cfg; it reads the store and sends nothing.
+func StoredLogin(cfg Config, store *tokenstore.Store) LoginState {
+	g, err := loadGrant(store)
+	switch {
+	case errors.Is(err, tokenstore.ErrNone):
+		return LoginState{}
+	case err != nil:
+		return LoginState{Problem: blocking.OAuthTokenStoreInvalid}
+	case cfg.Remote == nil || g.Resource != cfg.Remote.URL:
+		return LoginState{Problem: blocking.RemoteLoginRequired}
+	}
+	return LoginState{Stored: true, Refreshable: g.Token.RefreshToken != "", AccessExpiry: g.Token.Expiry.UTC().Truncate(time.Second)}
 }

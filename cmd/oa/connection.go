@@ -283,7 +283,7 @@ func newConnectionShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printConnection(cmd, rec, "")
+				return printConnectionLogin(cmd, rec, "", connection.StoredLogin(h.Home, rec))
 			})
 		},
 	}
@@ -349,6 +349,9 @@ type connectionView struct {
 	// verification's start was confined.
 	Confinement string         `json:"confinement"`
 	Enforced    *confine.Level `json:"enforced,omitempty"`
+	// Login is the state of an OAuth connection's stored login (never a
+	// token), shown by oa connection show.
+	Login *connector.LoginState `json:"login,omitempty"`
 }
 
 func viewOf(name string, rec *connection.Record) connectionView {
@@ -379,7 +382,14 @@ func viewOf(name string, rec *connection.Record) connectionView {
 }
 
 func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) error {
+	return printConnectionLogin(cmd, rec, verb, nil)
+}
+
+// printConnectionLogin prints a connection and, for an OAuth connection
+// shown, the state of its stored login.
+func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState) error {
 	v := viewOf(rec.Name, rec)
+	v.Login = login
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), v)
 	}
@@ -394,6 +404,7 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n", v.Name, v.Connector, v.Revision, v.State)
 	if r := v.Config.Remote; r != nil {
 		printRemote(out, r, v.Protocol)
+		printLoginState(out, v.Name, r, v.Login)
 	} else {
 		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
 	}
@@ -520,4 +531,28 @@ func printLogin(cmd *cobra.Command, name, state string) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "connection %s: login %s\n", name, state)
 	return nil
+}
+
+// printLoginState shows whether an OAuth connection can get a token.
+func printLoginState(out io.Writer, name string, r *connector.Remote, l *connector.LoginState) {
+	if l == nil || r.OAuth == nil {
+		return
+	}
+	switch {
+	case l.Problem != "":
+		fmt.Fprintf(out, "  login      unusable (%s): oa connection logout %s, then oa connection login %s\n", l.Problem, name, name)
+	case !l.Stored && r.OAuth.Grant == connector.GrantClientCredentials:
+		fmt.Fprintln(out, "  login      none needed: a token is fetched with the client credentials")
+	case !l.Stored:
+		fmt.Fprintf(out, "  login      none: run oa connection login %s --as NAME\n", name)
+	default:
+		state := "stored"
+		if l.Refreshable {
+			state += ", refreshable"
+		}
+		if !l.AccessExpiry.IsZero() {
+			state += ", access token until " + l.AccessExpiry.Format(time.RFC3339)
+		}
+		fmt.Fprintf(out, "  login      %s\n", state)
+	}
 }

@@ -88,8 +88,9 @@ func TestConnectionOAuthCLI(t *testing.T) {
 
 	ok("connection", "add", "records", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--oauth", "--oauth-client-id", oauthtest.PublicClient, "--as", "Dr Ada")
 	refused("remote_login_required", "connection", "verify", "records", "--as", "Dr Ada")
-	if show := ok("connection", "show", "records"); !strings.Contains(show, "auth       oauth (authorization_code, client "+oauthtest.PublicClient+")") {
-		t.Fatalf("show does not name the OAuth method:\n%s", show)
+	if show := ok("connection", "show", "records"); !strings.Contains(show, "auth       oauth (authorization_code, client "+oauthtest.PublicClient+")") ||
+		!strings.Contains(show, "login      none: run oa connection login records --as NAME") {
+		t.Fatalf("show does not name the OAuth method and the missing login:\n%s", show)
 	}
 
 	var out strings.Builder
@@ -103,6 +104,9 @@ func TestConnectionOAuthCLI(t *testing.T) {
 	}
 
 	ok("connection", "verify", "records", "--as", "Dr Ada")
+	if show := ok("connection", "show", "records"); !strings.Contains(show, "login      stored, refreshable, access token until ") {
+		t.Fatalf("show does not say the login is stored:\n%s", show)
+	}
 	ok("connection", "show", "records", "--json")
 	ok("connection", "list", "--json")
 	plan := ok("resolve", h.Ref, "--deployment", "clinic")
