@@ -163,15 +163,26 @@ func TestOAuthRevoked(t *testing.T) {
 	}
 }
 
-// TestOAuthWrongAudience: a token issued for this URL, presented to a
-// server that accepts only another resource, is refused
+// TestOAuthWrongAudience: a login whose token the server does not accept
+// (it wants another audience) stores nothing; a token issued for this URL,
+// presented once the server accepts only another resource, is refused
 // oauth_token_rejected; and a stored login is never sent to another URL.
 func TestOAuthWrongAudience(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	cfg, opts := oauthConn(t, srv)
-	login(t, cfg, opts)
 	srv.SetAudience("http://127.0.0.1:1/other")
-	_, err := connector.Describe(context.Background(), cfg, opts)
+	err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
+	wantCode(t, err, blocking.OAuthLoginFailed)
+	if st := connector.StoredLogin(cfg, opts.Tokens); st.Stored {
+		t.Fatal("a login the server refused was stored")
+	}
+	srv.SetAudience(srv.MCPURL)
+	login(t, cfg, opts)
+	if st := connector.StoredLogin(cfg, opts.Tokens); !st.Stored || !st.Refreshable || st.Problem != "" {
+		t.Fatalf("stored login: %+v", st)
+	}
+	srv.SetAudience("http://127.0.0.1:1/other")
+	_, err = connector.Describe(context.Background(), cfg, opts)
 	wantCode(t, err, blocking.OAuthTokenRejected)
 
 	srv.SetAudience(srv.MCPURL)
