@@ -28,21 +28,22 @@ func Login(ctx context.Context, h *host.Host, name string, opts connector.LoginO
 	return connector.Login(ctx, rec.Config, opts)
 }
 
-// Logout removes connection name's stored OAuth login; it reports whether
-// there was one. The connection's requests are then refused
-// remote_login_required until someone logs in again.
-func Logout(ctx context.Context, h *host.Host, name string, c Change) (bool, error) {
+// Logout removes connection name's stored OAuth login, revoking its
+// refresh token at the authorization server where it can. The
+// connection's requests are then refused remote_login_required until
+// someone logs in again.
+func Logout(ctx context.Context, h *host.Host, name string, c Change) (connector.LogoutResult, error) {
 	if err := c.check(); err != nil {
-		return false, err
+		return connector.LogoutResult{}, err
 	}
 	rec, err := Get(ctx, h, name)
 	if err != nil {
-		return false, err
+		return connector.LogoutResult{}, err
 	}
 	if err := oauthLogin(rec); err != nil {
-		return false, err
+		return connector.LogoutResult{}, err
 	}
-	return connector.Logout(tokenstore.For(h.Home, name))
+	return connector.Logout(ctx, rec.Config, tokenstore.For(h.Home, name))
 }
 
 // oauthLogin refuses a connection that has no person's OAuth login.

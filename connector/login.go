@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -244,19 +245,73 @@ func safeWord(s string) string {
 	return s
 }
 
-// Logout removes the stored login of a connection; it reports whether
-// there was one.
-func Logout(store *tokenstore.Store) (bool, error) {
+// LogoutResult is what Logout did.
+type LogoutResult struct {
+	// Removed is whether a login was stored (and is now removed).
+	Removed bool `json:"removed"`
+	// Revoked is whether the authorization server confirmed revoking the
+	// refresh token (RFC 7009); false when it offers no revocation
+	// endpoint or did not answer, which leaves the token to expire there.
+	Revoked bool `json:"revoked"`
+}
+
+// Logout removes the stored login of connection cfg and, first, asks the
+// authorization server to revoke its refresh token where the server's
+// metadata names a revocation endpoint (RFC 7009; bounded like every
+// OAuth request). The file is removed whatever the server says.
+func Logout(ctx context.Context, cfg Config, store *tokenstore.Store) (LogoutResult, error) {
 	unlock, err := store.Lock()
 	if err != nil {
-		return false, storeRefusal(err)
+		return LogoutResult{}, storeRefusal(err)
 	}
 	defer unlock()
-	removed, err := store.Delete()
-	if err != nil {
-		return false, storeRefusal(err)
+	var res LogoutResult
+	if g, err := loadGrant(store); err == nil && g.Token.RefreshToken != "" && cfg.Remote != nil {
+		res.Revoked = revoke(ctx, *cfg.Remote, g)
 	}
-	return removed, nil
+	if res.Removed, err = store.Delete(); err != nil {
+		return res, storeRefusal(err)
+	}
+	return res, nil
+}
+
+// revoke asks the authorization server to revoke g's refresh token, and
+// with it (RFC 7009 §2.1) the access tokens issued from it. Neither the
+// go-sdk nor golang.org/x/oauth2 has a revocation call; this is its one
+// form POST.
+func revoke(ctx context.Context, r Remote, g *storedGrant) bool {
+	r, err := NormalizeRemote(r)
+	if err != nil || r.URL != g.Resource {
+		return false
+	}
+	_, base, err := newRemoteHTTP(r)
+	if err != nil {
+		return false
+	}
+	defer base.CloseIdleConnections()
+	client := newOAuthHTTP(base)
+	ctx, cancel := context.WithTimeout(ctx, oauthRequestTimeout)
+	defer cancel()
+	_, asm, err := discover(ctx, client, g.Resource)
+	if err != nil || asm.RevocationEndpoint == "" {
+		return false
+	}
+	form := url.Values{"token": {g.Token.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {g.ClientID}}
+	if g.ClientSecret != "" {
+		form.Set("client_secret", g.ClientSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.RevocationEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // LoginState is what can be said of a connection's stored login without

@@ -504,17 +504,20 @@ func newConnectionLogoutCmd() *cobra.Command {
 	var as string
 	cmd := &cobra.Command{
 		Use:   "logout NAME --as NAME",
-		Short: "Remove an OAuth connection's stored tokens",
+		Short: "Remove an OAuth connection's stored tokens, revoking the refresh token where the server offers that",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
-				removed, err := connection.Logout(cmd.Context(), h, args[0], connection.Change{By: as, Now: time.Now()})
+				res, err := connection.Logout(cmd.Context(), h, args[0], connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
 				}
-				state := "removed"
-				if !removed {
-					state = "none stored"
+				state := "none stored"
+				switch {
+				case res.Removed && res.Revoked:
+					state = "removed (refresh token revoked at the authorization server)"
+				case res.Removed:
+					state = "removed (not revoked at the authorization server: it offers no revocation or did not answer; the token expires there)"
 				}
 				return printLogin(cmd, args[0], state)
 			})

@@ -116,8 +116,15 @@ func TestConnectionOAuthCLI(t *testing.T) {
 	ok("resolve", h.Ref, "--deployment", "clinic", "--json")
 	ok("explain", "oauth_token_rejected")
 
-	if logout := ok("connection", "logout", "records", "--as", "Dr Ada"); !strings.Contains(logout, "login removed") {
+	if logout := ok("connection", "logout", "records", "--as", "Dr Ada"); !strings.Contains(logout, "login removed (refresh token revoked at the authorization server)") {
 		t.Fatalf("logout printed %q", logout)
+	}
+	rts := srv.RefreshTokens()
+	if srv.RefreshTokenActive(rts[len(rts)-1]) {
+		t.Fatal("logout left the refresh token active at the authorization server")
+	}
+	if logout := ok("connection", "logout", "records", "--as", "Dr Ada"); !strings.Contains(logout, "login none stored") {
+		t.Fatalf("second logout printed %q", logout)
 	}
 	refused("remote_login_required", "connection", "verify", "records", "--as", "Dr Ada")
 	ok("connection", "add", "plain", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--as", "Dr Ada")

@@ -255,11 +255,16 @@ func (s *storage) TerminateSession(context.Context, string, string) error { retu
 func (s *storage) RevokeToken(_ context.Context, tokenOrID, _, _ string) *oidc.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The library hands a refresh token over as the id of the access
+	// token issued with it: revoke both, and the grant's refresh token
+	// (RFC 7009 §2.1).
 	if t, ok := s.tokens[tokenOrID]; ok {
 		t.revoked = true
 	}
-	if rt, ok := s.refreshes[tokenOrID]; ok {
-		rt.revoked = true
+	for _, rt := range s.refreshes {
+		if rt.value == tokenOrID || rt.tokenID == tokenOrID {
+			rt.revoked = true
+		}
 	}
 	return nil
 }
