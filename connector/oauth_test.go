@@ -279,7 +279,9 @@ func TestOAuthTokenStoreTampered(t *testing.T) {
 
 // TestOAuthLoginRefusals: a person who declines is oauth_login_denied, one
 // who never answers oauth_login_timeout, and a stray request to the
-// loopback redirect (wrong state) is ignored rather than taken.
+// loopback redirect (wrong state) is ignored rather than taken; with no
+// client id where the server registers none, the login is refused before
+// any URL is shown.
 func TestOAuthLoginRefusals(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	cfg, opts := oauthConn(t, srv)
@@ -316,6 +318,12 @@ func TestOAuthLoginRefusals(t *testing.T) {
 	wantCode(t, err, blocking.OAuthLoginTimeout)
 	_, err = connector.Describe(context.Background(), cfg, opts)
 	wantCode(t, err, blocking.RemoteLoginRequired)
+
+	// No client id, and a server that offers neither dynamic registration
+	// nor Client ID Metadata Documents: nothing to log in as.
+	noID := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{}})
+	err = connector.Login(context.Background(), noID, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
+	wantCode(t, err, blocking.OAuthDiscoveryFailed)
 }
 
 func hasCode(err error, code blocking.Code) bool {
