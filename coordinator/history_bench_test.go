@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
@@ -79,9 +82,11 @@ func BenchmarkHistory(b *testing.B) {
 		}
 	}
 	b.Run("verify-full", func(b *testing.B) {
+		peak := watchHeap()
 		for b.Loop() {
 			verify(b, true)
 		}
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 	})
 	b.Run("verify-incremental-100-new", func(b *testing.B) {
 		for b.Loop() {
@@ -93,4 +98,36 @@ func BenchmarkHistory(b *testing.B) {
 			verify(b, false)
 		}
 	})
+}
+
+// watchHeap samples the live heap (bytes in heap objects) every
+// millisecond until the function it returns is called, which returns the
+// largest sample: the peak a verify holds, which grows with history when
+// something keeps every row.
+func watchHeap() func() uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return peak.Load()
+	}
 }

@@ -128,7 +128,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 			}
 			for i := range rows {
 				r := &rows[i]
-				if _, err := runStmt.ExecContext(ctx, r.run.RunID, deployment, r.run.RequestID, r.state); err != nil {
+				if _, err := runStmt.ExecContext(ctx, r.run.RunID, deployment, r.run.RequestID, store.Pack(r.state)); err != nil {
 					return err
 				}
 				if _, err := recStmt.ExecContext(ctx, seq-int64(len(rows)-1-i), r.run.RunID, 1, r.prevDig, r.rec, r.sig, deployment, r.run.RequestID); err != nil {
@@ -159,7 +159,9 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	v := store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: seq, Record: cp, Signature: sig}
-	if err := db.Write(ctx, "build history checkpoint", func(tx *sql.Tx) error { return store.InsertVersionTx(ctx, tx, v) }); err != nil {
+	packed := v
+	packed.Record = store.Pack(cp)
+	if err := db.Write(ctx, "build history checkpoint", func(tx *sql.Tx) error { return store.InsertVersionTx(ctx, tx, packed) }); err != nil {
 		return err
 	}
 	return writeCheckpointFile(home, &v)

@@ -135,10 +135,10 @@ LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, 
 	var v *store.Version
 	var last *store.Receipt
 	if vSeq.Valid {
-		v = &store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: vSeq.Int64, Record: vRec, Signature: vSig}
+		v = &store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: vSeq.Int64, Record: store.Unpack(vRec), Signature: vSig}
 	}
 	if rSeq.Valid {
-		last = &store.Receipt{Seq: rSeq.Int64, Record: rRec}
+		last = &store.Receipt{Seq: rSeq.Int64, Record: store.Unpack(rRec)}
 	}
 	return v, last, nil
 }

@@ -279,13 +279,13 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 1`).Scan(&first); err != nil {
 		t.Fatal(err)
 	}
-	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'oa.receipt/v1', 'oa.receipt/v9') AS BLOB) WHERE seq = 1`)
+	editReceipt(t, db, 1, "oa.receipt/v1", "oa.receipt/v9")
 	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 1 || !r.Incremental {
 		t.Fatalf("verify after an old receipt was edited: %+v", r)
 	}
 	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 1`, first)
 	// The receipt the mark ends at edited, or the newest removed: named.
-	sqlExec(t, db, `UPDATE receipts SET record = CAST(replace(CAST(record AS TEXT), 'oa.receipt/v1', 'oa.receipt/v9') AS BLOB) WHERE seq = 3`)
+	editReceipt(t, db, 3, "oa.receipt/v1", "oa.receipt/v9")
 	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 3 {
 		t.Fatalf("verify after the marked receipt was edited: %+v", r)
 	}

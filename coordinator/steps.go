@@ -405,13 +405,14 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 // request was not written.
 func notSent(err error) bool {
 	return isCode(err, blocking.RemoteUnreachable) || isCode(err, blocking.RemoteTLSUntrusted) || isCode(err, blocking.RemoteNotSent) ||
-		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable)
+		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable) || isCode(err, blocking.OAuthServerUnreachable)
 }
 
 // credentialsRefused reports whether a remote server refused the host's
 // credentials (401, 403) or the OAuth login is gone: nothing was done.
 func credentialsRefused(err error) bool {
-	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired)
+	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired) ||
+		isCode(err, blocking.OAuthTokenRejected) || isCode(err, blocking.OAuthClientRefused) || isCode(err, blocking.OAuthDiscoveryFailed) || isCode(err, blocking.OAuthTokenStoreInvalid)
 }
 
 // sessionReason is the reason for a downstream session that could not be

@@ -28,7 +28,7 @@ func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
 	// commit with their other writes.
 	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, store.Pack(r.State))
 		return err
 	})
 	if store.IsConstraint(err) {
@@ -144,15 +144,19 @@ func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
 		if err := tx.QueryRowContext(ctx, `SELECT state, deployment, request_id FROM runs WHERE run_id = ?`, runID).Scan(&state, &deployment, &requestID); err != nil {
 			return fmt.Errorf("store: seal run %s: %w", runID, err)
 		}
+		// The receipt is stored plain: an incremental verify hashes every
+		// receipt up to its mark, and unpacking each would cost more than
+		// the bytes it saves (docs/PERFORMANCE.md, note 8). Run states and
+		// checkpoints are packed.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature, deployment, requestID); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		next, err := mark(state, r.Record)
+		next, err := mark(store.Unpack(state), r.Record)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
 			return fmt.Errorf("store: seal run %s: %w", runID, err)
 		}
 		if cp, err = insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
@@ -181,7 +185,9 @@ func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpo
 	if v.Record, v.Signature, err = checkpoint(r, runs, prev); err != nil {
 		return nil, err
 	}
-	if err := store.InsertVersionTx(ctx, tx, v); err != nil {
+	packed := v
+	packed.Record = store.Pack(v.Record)
+	if err := store.InsertVersionTx(ctx, tx, packed); err != nil {
 		return nil, fmt.Errorf("store: seal run: checkpoint: %w", err)
 	}
 	return &v, nil
@@ -245,14 +251,14 @@ func (s coordStore) DecideAttention(ctx context.Context, id string, decide func(
 		if err := tx.QueryRowContext(ctx, `SELECT a.run_id, a.state, r.state FROM attention a JOIN runs r ON r.run_id = a.run_id WHERE a.id = ?`, id).Scan(&runID, &item, &run); err != nil {
 			return fmt.Errorf("store: decide %s: %w", id, err)
 		}
-		item, run, err := decide(item, run)
+		item, run, err := decide(item, store.Unpack(run))
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attention SET state = ? WHERE id = ?`, item, id); err != nil {
 			return fmt.Errorf("store: decide %s: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, run, runID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(run), runID); err != nil {
 			return fmt.Errorf("store: decide %s: %w", id, err)
 		}
 		return nil
@@ -264,11 +270,11 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE run_id = ?`, runID).Scan(&cur); err != nil {
 		return fmt.Errorf("store: update run %s: %w", runID, err)
 	}
-	next, err := update(cur)
+	next, err := update(store.Unpack(cur))
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
 		return fmt.Errorf("store: update run %s: %w", runID, err)
 	}
 	return nil

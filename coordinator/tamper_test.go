@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -17,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -44,6 +46,22 @@ func sqlExec(t *testing.T, db *sql.DB, query string, args ...any) {
 	if _, err := db.Exec(query, args...); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// editReceipt replaces old with new in receipt seq's record, as someone
+// editing the database would: the record unpacked, edited and written
+// back plain.
+func editReceipt(t *testing.T, db *sql.DB, seq int, old, new string) {
+	t.Helper()
+	var record []byte
+	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = ?`, seq).Scan(&record); err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(store.Unpack(record)), old, new, 1)
+	if edited == string(store.Unpack(record)) {
+		t.Fatalf("receipt #%d holds no %q", seq, old)
+	}
+	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, []byte(edited), seq)
 }
 
 func verifyCode(t *testing.T, s *served) (*coordinator.ChainReport, blocking.Code) {
@@ -79,7 +97,7 @@ func TestReceiptTamperedRunIsRefusedNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(state, &doc); err != nil {
+	if err := json.Unmarshal(store.Unpack(state), &doc); err != nil {
 		t.Fatal(err)
 	}
 	doc["outcome"], doc["reason"] = "did_not_run", "app_offline"

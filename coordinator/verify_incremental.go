@@ -252,27 +252,48 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 	if mark.Seq == 0 {
 		return nil, nil
 	}
-	rows, err := storeOf(h).db.QueryContext(ctx, `SELECT seq, record FROM receipts WHERE seq <= ? ORDER BY seq`, mark.Seq)
-	if err != nil {
-		return nil, err
+	type linked struct {
+		seq    int64
+		record []byte
+		digest string
 	}
-	defer rows.Close()
+	batch := make([]linked, 0, chainBatch)
 	want, prev := int64(1), ""
-	var record []byte
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq, &record); err != nil {
-			return nil, err
+	var report *ChainReport
+	flush := func() error {
+		// Unpacking and hashing, the cost of a long history, on every
+		// core; the links are then followed in order.
+		parallel(len(batch), func(i int) {
+			batch[i].record = store.Unpack(batch[i].record)
+			batch[i].digest = ir.DigestBytes(batch[i].record)
+		})
+		for _, b := range batch {
+			if b.seq != want {
+				report = broken(want, blocking.ReceiptChainBroken, "receipt #%d is missing", want)
+				return errChainStop
+			}
+			if b.seq > 1 && !bytes.Contains(b.record, []byte(`"prev":"`+prev+`"`)) {
+				report = broken(b.seq-1, blocking.ReceiptChainBroken, "it is not the receipt the next one links to")
+				return errChainStop
+			}
+			prev, want = b.digest, want+1
 		}
-		if seq != want {
-			return broken(want, blocking.ReceiptChainBroken, "receipt #%d is missing", want), nil
-		}
-		if seq > 1 && !bytes.Contains(record, []byte(`"prev":"`+prev+`"`)) {
-			return broken(seq-1, blocking.ReceiptChainBroken, "it is not the receipt the next one links to"), nil
-		}
-		prev, want = ir.DigestBytes(record), want+1
+		batch = batch[:0]
+		return nil
 	}
-	if err := rows.Err(); err != nil {
+	err := store.Each(ctx, storeOf(h).db, func(r store.Row, v *linked) error { return r.Scan(&v.seq, &v.record) }, func(v *linked) error {
+		if batch = append(batch, *v); len(batch) < chainBatch {
+			return nil
+		}
+		return flush()
+	}, `SELECT seq, record FROM receipts WHERE seq <= ? ORDER BY seq`, mark.Seq)
+	if err == nil {
+		err = flush()
+	}
+	if errors.Is(err, errChainStop) {
+		return report, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if want-1 != mark.Seq || prev != mark.Head {

@@ -22,6 +22,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -174,7 +175,7 @@ func TestReceiptsCLI(t *testing.T) {
 	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 2`).Scan(&rec); err != nil {
 		t.Fatal(err)
 	}
-	rec = bytes.Replace(rec, []byte(`"did_not_run"`), []byte(`"done"`), 1)
+	rec = bytes.Replace(store.Unpack(rec), []byte(`"did_not_run"`), []byte(`"done"`), 1)
 	if _, err := db.Exec(`DROP TRIGGER receipts_no_update`); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,8 @@ type Run struct {
 	RunID      string
 	Deployment string
 	RequestID  string
-	State      []byte
+	// State is the run's state document, unpacked (see Pack).
+	State []byte
 }
 
 // Attention is one stored attention item of the coordinator.
@@ -56,8 +57,10 @@ type Receipt struct {
 	RunID      string
 	Attempt    int
 	PrevDigest string
-	Record     []byte
-	Signature  []byte
+	// Record is the signed record, unpacked (see Pack): byte for byte
+	// what was signed.
+	Record    []byte
+	Signature []byte
 }
 
 // Row is what a scan reads one row from: *sql.Rows or *sql.Row.
@@ -85,10 +88,18 @@ func ScanRevocation(r Row, v *Revocation) error {
 
 // ScanRun scans one row of RunColumns.
 func ScanRun(r Row, v *Run) error {
-	return r.Scan(&v.RunID, &v.Deployment, &v.RequestID, &v.State)
+	if err := r.Scan(&v.RunID, &v.Deployment, &v.RequestID, &v.State); err != nil {
+		return err
+	}
+	v.State = Unpack(v.State)
+	return nil
 }
 
 // ScanReceipt scans one row of ReceiptColumns.
 func ScanReceipt(r Row, v *Receipt) error {
-	return r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature)
+	if err := r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature); err != nil {
+		return err
+	}
+	v.Record = Unpack(v.Record)
+	return nil
 }

@@ -247,6 +247,17 @@ CREATE INDEX receipts_by_request ON receipts (deployment, request_id);
 ALTER TABLE owned_processes ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0 CHECK (pgid >= 0);
 ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 `,
+	// 6: taken by another branch; this placeholder (no change) keeps the
+	// numbering until that migration takes its place.
+	`-- 6: placeholder`,
+	// 7: history rows may be packed (see pack.go): run states and
+	// checkpoint records written from this version on are deflated
+	// against a fixed dictionary. Nothing in the tables changes
+	// (rows stored before stay as they are and are read as they are); the
+	// version is raised so that a program from before refuses the
+	// database (ErrSchemaTooNew) instead of reading packed rows as edited
+	// ones.
+	`-- 7: packed history rows`,
 }
 
 // schemaVersion is the schema version this code writes and understands.

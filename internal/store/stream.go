@@ -69,3 +69,16 @@ func (db *DB) StreamDump(ctx context.Context, head func(d *Dump) error, checkpoi
 	}
 	return nil
 }
+
+// Snapshot runs fn in one read transaction, so every query fn makes
+// through tx sees the database at one moment, whatever is written
+// meanwhile (in WAL mode it never waits for, nor holds up, a writer).
+// Queries fn makes elsewhere (through db) are not part of the snapshot.
+func (db *DB) Snapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: read snapshot: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}

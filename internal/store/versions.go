@@ -126,7 +126,11 @@ func (s *Versions) LatestOfKind(ctx context.Context, kind string) ([]Version, er
 
 // scanVersion scans one row of versionColumns.
 func scanVersion(r Row, v *Version) error {
-	return r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature)
+	if err := r.Scan(&v.Kind, &v.Key, &v.Seq, &v.Record, &v.Signature); err != nil {
+		return err
+	}
+	v.Record = Unpack(v.Record)
+	return nil
 }
 
 func queryVersions(ctx context.Context, q Querier, query string, args ...any) ([]Version, error) {
