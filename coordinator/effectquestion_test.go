@@ -394,3 +394,46 @@ func TestEffectQuestionLapsed(t *testing.T) {
 		t.Fatalf("closed: %+v", got)
 	}
 }
+
+// TestEffectQuestionDecideTool: a run paused on an app's question by a
+// client without elicitation is answered later by a person behind
+// another client through decide_attention_item, shown the app's own form;
+// the answer reaches the app and the run ends done. Without elicitation
+// the tool answers a fixed error and nothing is answered for the person.
+func TestEffectQuestionDecideTool(t *testing.T) {
+	h, operator := questionHost(t)
+	c := openQuestionCoordinator(t, h, operator)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	agent := connectPerson(t, ctx, c, nil)
+	res, _ := runOverMCP(t, ctx, agent, "q-decide")
+	if res.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("paused: %+v", res)
+	}
+	args := map[string]any{contract.ArgAttentionID: res.AttentionID, contract.ArgDecision: contract.DecisionApprove}
+	if out, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolDecide, Arguments: args}); err != nil || !out.IsError {
+		t.Fatalf("decide without elicitation: %v %+v", err, out)
+	} else if b, _ := json.Marshal(out.Content); !strings.Contains(string(b), "question_needs_person") {
+		t.Fatalf("decide without elicitation answered %s", b)
+	}
+	var asked []string
+	person := connectPerson(t, ctx, c, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, nil
+	})
+	out, err := person.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolDecide, Arguments: args})
+	if err != nil || out.IsError {
+		t.Fatalf("decide: %v %+v", err, out)
+	}
+	raw, _ := json.Marshal(out.StructuredContent)
+	if !strings.Contains(string(raw), `"state":"answered"`) || len(asked) != 1 || !strings.Contains(asked[0], plantedQuestion) {
+		t.Fatalf("decide answered %s; the person was asked %q", raw, asked)
+	}
+	got, err := c.GetRun(ctx, res.RunID, time.Minute)
+	if err != nil || got.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: %v %+v", err, got)
+	}
+	c.Close()
+	assertNoPlanted(t, h.Home, string(raw), operator.String())
+}
