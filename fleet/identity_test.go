@@ -6,13 +6,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/internal/sigstoretest"
 )
@@ -22,7 +28,9 @@ import (
 // release, signed by stock cosign with a certificate of a test CA and a
 // timestamp, is copied with its signature, admitted under the host's own
 // policy and bound inside the envelope's ceiling; the admission names the
-// identity that signed.
+// identity that signed. An envelope whose ceiling names publishers
+// pre-approves only those: another identity, the identity under another
+// trusted root, or a key leave the release waiting for a person.
 func TestProvisionKeylessPublisher(t *testing.T) {
 	ctx := context.Background()
 	f := fleettest.New(t)
@@ -60,13 +68,41 @@ func TestProvisionKeylessPublisher(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
+	rootBytes, err := os.ReadFile(filepath.Join(h.Home, "roots", "ci.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
-		t.Fatal(err)
+	rootDigest := digest.FromBytes(rootBytes).String()
+	publish := func(publishers string) {
+		t.Helper()
+		ceiling := `{capabilities: ["*"], max_risk: "consequential", publishers: {` + publishers + `}}`
+		spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, ceiling)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fleet.Publish(ctx, spec, f.Key.Signer, fleet.Options{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+
+	// A ceiling naming another identity (or the right one under another
+	// trusted root, or a key) does not pre-approve the release: it waits
+	// for a person, unadmitted.
+	for _, other := range []string{
+		`ci: identity: {issuer: "` + issuer + `", subject: "https://github.com/evil/workers/.github/workflows/release.yml@refs/tags/v1.2.0"}`,
+		`ci: {identity: {issuer: "` + issuer + `", subject_regexp: "^https://github\\.com/acme/"}, trusted_root_digest: "sha256:` + strings.Repeat("0", 64) + `"}`,
+		`ci: key: ` + strconv.Quote(string(f.Publisher.Public)),
+	} {
+		publish(other)
+		r, err := provision(t, f, h)
+		if !hosttest.HasCode(t, err, blocking.FleetPublisherNotInCeiling) || r.Status.State != fleet.AwaitingApproval || r.Admitted || r.Bound {
+			t.Fatalf("a ceiling naming another publisher (%s): %v %+v", other, err, r)
+		}
+	}
+
+	// Named by identity (a regular expression) and trusted root digest,
+	// the release is admitted and bound.
+	publish(`ci: {identity: {issuer: "` + issuer + `", subject_regexp: "^https://github\\.com/acme/workers/"}, trusted_root_digest: "` + rootDigest + `"}`)
 	r, err := provision(t, f, h)
 	if err != nil || r.Status.State != fleet.Bound || !r.Admitted {
 		t.Fatalf("provision: %v %+v", err, r)
