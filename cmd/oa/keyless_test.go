@@ -168,6 +168,9 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 	if out := k.ok("status", pinned); !strings.Contains(out, "certificate valid now accepted") {
 		t.Fatalf("status does not show that a certificate valid now is accepted:\n%s", out)
 	}
+	if out := k.ok("status", pinned, "--json"); !strings.Contains(out, `"certificateValidNow": true`) {
+		t.Fatalf("status --json does not show that a certificate valid now is accepted:\n%s", out)
+	}
 
 	// Attestation rules on a SLSA provenance made by stock cosign attest.
 	k.cosign(append(append([]string{"attest"}, k.certFlags()...), "--type", "slsaprovenance1", "--predicate", k.provenance("https://github.com/acme/worker-sources"), pinned)...)
