@@ -243,6 +243,10 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 	if !strings.Contains(out, "signed by "+klSubject) || !strings.Contains(out, "signed by "+klAuthority+" @ "+klIssuer) {
 		t.Fatalf("verify does not name both signers:\n%s", out)
 	}
+	// Stock cosign agrees on the authority's attestation (v2 reads a
+	// trusted root only for new-format bundles: the CA chain instead).
+	k.cosign("verify-attestation", "--certificate-chain", authChain, "--insecure-ignore-tlog", "--insecure-ignore-sct",
+		"--type", "https://oa.dev/attestations/conformance/v1", "--certificate-identity", klAuthority, "--certificate-oidc-issuer", klIssuer, pinned)
 	k.refused("certificate_identity_mismatch", append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/evil/")...)...)
 	// The authority's own trusted root, when given, is the one used.
 	k.refused("trusted_root_invalid", append(append(append([]string{"verify", pinned}, publisherID...), authorityID("conformance")...), "--authority-trusted-root", k.path("missing.json"))...)
@@ -312,4 +316,9 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.refused("certificate_untrusted", append(auditArgs(pubID, authorityID("conformance")), "--trusted-root", otherRoot)...)
+
+	// A conformance attestation by the publisher's own certificate is
+	// never the authority's, whatever identity the authority is given.
+	k.cosign(append(append([]string{"attest"}, k.certFlags()...), "--type", "https://oa.dev/attestations/conformance/v1", "--predicate", predicate, pinned)...)
+	k.refused("attestation_by_publisher", append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/acme/")...)...)
 }
