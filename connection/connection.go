@@ -68,7 +68,11 @@ type Verification struct {
 	// Protocol is the MCP protocol version a remote server agreed to ("" for
 	// a stdio server, whose version oa chooses); a change raises the
 	// revision like a changed inventory.
-	Protocol   string    `json:"protocol,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	// Transport is how a remote server was reached (connector's
+	// TransportStreamable, or TransportSSE for a server of the older
+	// HTTP+SSE transport); a change raises the revision like the protocol.
+	Transport  string    `json:"transport,omitempty"`
 	VerifiedBy string    `json:"verifiedBy"`
 	VerifiedAt time.Time `json:"verifiedAt"`
 	// Enforced is how the server was confined when it was verified (see
@@ -323,10 +327,10 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		next := *prev
 		next.Online = probeErr == nil
 		if probeErr == nil {
-			if pv := prev.Verification; pv != nil && (pv.Inventory.Digest != desc.Inventory.Digest || pv.Protocol != desc.Protocol) {
+			if pv := prev.Verification; pv != nil && (pv.Inventory.Digest != desc.Inventory.Digest || pv.Protocol != desc.Protocol || pv.Transport != desc.Transport) {
 				next.Revision++
 			}
-			next.Verification = &Verification{Revision: next.Revision, Inventory: desc.Inventory, Protocol: desc.Protocol, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second), Enforced: &level}
+			next.Verification = &Verification{Revision: next.Revision, Inventory: desc.Inventory, Protocol: desc.Protocol, Transport: desc.Transport, VerifiedBy: c.By, VerifiedAt: c.Now.UTC().Truncate(time.Second), Enforced: &level}
 		}
 		rec = &next
 		return rec, nil

@@ -305,6 +305,9 @@ func Probe(ctx context.Context, cfg Config, opts Options) (*Inventory, error) {
 type Description struct {
 	Inventory Inventory
 	Protocol  string
+	// Transport is how a remote server was reached (TransportStreamable or
+	// TransportSSE); "" for a stdio server.
+	Transport string
 }
 
 // Describe opens the server, lists its tools, notes the protocol version
@@ -323,7 +326,7 @@ func Describe(ctx context.Context, cfg Config, opts Options) (*Description, erro
 	}
 	d := &Description{Inventory: *inv}
 	if s.remote != nil {
-		d.Protocol = s.Protocol()
+		d.Protocol, d.Transport = s.Protocol(), s.remote.kind
 	}
 	return d, nil
 }
@@ -553,6 +556,9 @@ func (s *Session) end() error {
 		}
 		_ = s.cs.Close()
 		if s.remote != nil {
+			if s.remote.endStream != nil {
+				s.remote.endStream()
+			}
 			s.remote.transport.CloseIdleConnections()
 			return
 		}

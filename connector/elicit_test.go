@@ -66,32 +66,58 @@ type answerOut struct {
 }
 
 // askingServer is a go-sdk remote server whose "ask" tool elicits a flat
-// form and answers with exactly what came back.
-func askingServer(t *testing.T) string {
+// form and answers with exactly what came back; a stateless one speaks
+// 2026-07-28, where the question comes back as an input-required result.
+func askingServer(t *testing.T, stateless bool) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "v1"}, nil)
+	form := &mcp.ElicitParams{Message: "Which ward?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)}
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the person.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, answerOut, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Which ward?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)})
-			if err != nil {
-				return nil, answerOut{}, err
+			if !stateless {
+				res, err := req.Session.Elicit(ctx, form)
+				if err != nil {
+					return nil, answerOut{}, err
+				}
+				return nil, answerOut{Action: res.Action, Content: res.Content}, nil
+			}
+			// 2026-07-28: the question is the result; the answer comes
+			// with the call made again.
+			res, ok := req.Params.InputResponses["ward"].(*mcp.ElicitResult)
+			if !ok || req.Params.RequestState != "asked-ward" {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"ward": form}, RequestState: "asked-ward"}, answerOut{}, nil
 			}
 			return nil, answerOut{Action: res.Action, Content: res.Content}, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 // TestElicitationAnswerUnchanged: what the Elicitor answers is what the
-// downstream server receives, for every action; no Elicitor is cancel.
+// downstream server receives, for every action; no Elicitor is cancel —
+// over a 2025-11-25 session (elicitation/create) and a stateless
+// 2026-07-28 server (an input-required result, the call made again with
+// the answer).
 func TestElicitationAnswerUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		stateless bool
+		protocol  string
+	}{{false, "2025-11-25"}, {true, "2026-07-28"}} {
+		t.Run(tc.protocol, func(t *testing.T) { elicitAnswerUnchanged(t, tc.stateless, tc.protocol) })
+	}
+}
+
+func elicitAnswerUnchanged(t *testing.T, stateless bool, protocol string) {
 	ctx := context.Background()
-	s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: askingServer(t)}}, connector.Options{Timeout: 10 * time.Second})
+	s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: askingServer(t, stateless)}}, connector.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if got := s.Protocol(); got != protocol {
+		t.Fatalf("protocol agreed %q, want %q", got, protocol)
+	}
 	for _, want := range []answerOut{{Action: "accept", Content: map[string]any{"ward": "B-4"}}, {Action: "decline"}, {Action: "cancel"}} {
 		elicitor := func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: want.Action, Content: want.Content}, nil

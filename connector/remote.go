@@ -77,6 +77,21 @@ const (
 	remoteHeaderMaxLen = 8 << 10
 )
 
+// Transports a remote server may be reached over (Description.Transport).
+const (
+	// TransportStreamable is MCP Streamable HTTP, what oa speaks first.
+	TransportStreamable = "streamable-http"
+	// TransportSSE is the older HTTP+SSE transport (protocol 2024-11-05),
+	// used only for a server that answers the Streamable HTTP POST 404 or
+	// 405, as the MCP specification's backwards-compatibility rule says.
+	TransportSSE = "sse"
+)
+
+// remoteProtocolVersion is the version oa asks a remote server for: the
+// newest (stateless, server/discover). The go-sdk falls back to the
+// 2025-11-25 session handshake for a server that does not speak it.
+const remoteProtocolVersion = "2026-07-28"
+
 // reservedHeaders are set by the MCP transport or by oa itself; a
 // connection may not override them.
 var reservedHeaders = map[string]bool{
@@ -207,6 +222,9 @@ type sendTrace struct {
 	mu    sync.Mutex
 	wrote bool
 	code  blocking.Code
+	// legacy is set when the server answered a request 404 or 405: a
+	// server of the HTTP+SSE transport, if nothing else works.
+	legacy bool
 }
 
 type traceKey struct{}
@@ -240,6 +258,22 @@ func (t *sendTrace) sent() {
 	}
 }
 
+// notLegacy notes a 404 or 405 answer.
+func (t *sendTrace) noteLegacy() {
+	if t != nil {
+		t.mu.Lock()
+		t.legacy = true
+		t.mu.Unlock()
+	}
+}
+
+// sawLegacy reports whether a request was answered 404 or 405.
+func (t *sendTrace) sawLegacy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.legacy
+}
+
 // state returns whether anything was written and the noted refusal.
 func (t *sendTrace) state() (bool, blocking.Code) {
 	t.mu.Lock()
@@ -254,10 +288,17 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 type remoteTransport struct {
 	base   *http.Transport
 	remote Remote
+	origin *url.URL // the connection URL's scheme and host
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceOf(req.Context())
+	// Secrets go only to the connection's own origin: an HTTP+SSE server
+	// names the address of its messages, and it may name another host.
+	if req.URL.Scheme != t.origin.Scheme || req.URL.Host != t.origin.Host {
+		tr.note(blocking.RemoteOriginChanged)
+		return nil, blocking.New(blocking.RemoteOriginChanged, "the server named another origin for its messages")
+	}
 	req = req.Clone(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { tr.sent() },
 	}))
@@ -275,9 +316,23 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tr.note(blocking.RemoteUnauthorized)
 	case http.StatusForbidden:
 		tr.note(blocking.RemoteForbidden)
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		tr.noteLegacy()
+	}
+	if isEventStream(req) {
+		// An HTTP+SSE session's one long stream carries every answer:
+		// each event is held to maxRemoteBody by the SSE client instead.
+		return resp, nil
 	}
 	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxRemoteBody, trace: tr}
 	return resp, nil
+}
+
+// isEventStream reports whether req opens a standalone event stream (a GET
+// for text/event-stream): only the HTTP+SSE transport makes one, since
+// oa's Streamable HTTP client does not open its standalone stream.
+func isEventStream(req *http.Request) bool {
+	return req.Method == http.MethodGet && req.Header.Get("Accept") == "text/event-stream"
 }
 
 // addSecrets sets the connection's secret headers, read now.
@@ -374,8 +429,12 @@ func newRemoteHTTP(r Remote) (*http.Client, *http.Transport, error) {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
+	origin, err := url.Parse(r.URL)
+	if err != nil {
+		return nil, nil, blocking.New(blocking.ConnectorConfigInvalid, "the URL does not parse")
+	}
 	client := &http.Client{
-		Transport: &remoteTransport{base: base, remote: r},
+		Transport: &remoteTransport{base: base, remote: r, origin: &url.URL{Scheme: origin.Scheme, Host: origin.Host}},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -408,6 +467,9 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 // remoteConn is what a remote session holds beyond the MCP session.
 type remoteConn struct {
 	transport *http.Transport
+	kind      string // TransportStreamable or TransportSSE
+	// endStream ends an HTTP+SSE session's long stream (nil otherwise).
+	endStream context.CancelFunc
 }
 
 // openRemote connects to a remote server over Streamable HTTP and runs the
@@ -432,21 +494,67 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tctx, tr := withTrace(octx)
-	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
 	router := &elicitRouter{}
-	cs, err := newClient(router).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	rc := &remoteConn{transport: base}
+	cs, err := rc.connect(octx, ctx, r, client, router)
 	if err != nil {
 		base.CloseIdleConnections()
+		return nil, err
+	}
+	s := &Session{cs: cs, remote: rc, elicit: router, timeout: timeout, ended: make(chan struct{})}
+	s.watch(ctx)
+	return s, nil
+}
+
+// connect runs the handshake over Streamable HTTP and, only when the
+// server answered that 404 or 405 and refused nothing by name, over the
+// HTTP+SSE transport. octx bounds the handshake, ctx is the caller's.
+func (rc *remoteConn) connect(octx, ctx context.Context, r Remote, client *http.Client, router *elicitRouter) (*mcp.ClientSession, error) {
+	tctx, tr := withTrace(octx)
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
+	cs, err := newClient(router).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: remoteProtocolVersion})
+	if err == nil {
+		rc.kind = TransportStreamable
+		return cs, nil
+	}
+	if _, code := tr.state(); code != "" {
+		return nil, remoteRefusal(code, true)
+	}
+	if !tr.sawLegacy() || octx.Err() != nil {
+		return nil, startError(octx, ctx)
+	}
+	return rc.connectSSE(octx, ctx, r, client, router)
+}
+
+// connectSSE runs the handshake over the HTTP+SSE transport. Its one
+// stream lives as long as the session, so it is opened under the caller's
+// context and ended with the session (endStream) — or when octx ends
+// before the handshake is done.
+func (rc *remoteConn) connectSSE(octx, ctx context.Context, r Remote, client *http.Client, router *elicitRouter) (*mcp.ClientSession, error) {
+	tctx, tr := withTrace(octx)
+	life, endStream := context.WithCancel(context.WithoutCancel(tctx))
+	stop := context.AfterFunc(octx, endStream)
+	sse := &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: client, MaxEventSize: maxRemoteBody}
+	cs, err := newClient(router).Connect(tctx, &streamIn{ctx: life, inner: sse}, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil || !stop() {
+		endStream()
 		if _, code := tr.state(); code != "" {
 			return nil, remoteRefusal(code, true)
 		}
 		return nil, startError(octx, ctx)
 	}
-	s := &Session{cs: cs, remote: &remoteConn{transport: base}, elicit: router, timeout: timeout, ended: make(chan struct{})}
-	s.watch(ctx)
-	return s, nil
+	rc.kind, rc.endStream = TransportSSE, endStream
+	return cs, nil
 }
+
+// streamIn connects inner under ctx instead of the handshake's context:
+// an HTTP+SSE stream must outlive the handshake.
+type streamIn struct {
+	ctx   context.Context
+	inner mcp.Transport
+}
+
+func (s *streamIn) Connect(context.Context) (mcp.Connection, error) { return s.inner.Connect(s.ctx) }
 
 // remoteRefusal is the refusal for a noted transport failure.
 func remoteRefusal(code blocking.Code, starting bool) error {
@@ -463,6 +571,8 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 		return blocking.New(code, "a response was larger than %d bytes", maxRemoteBody)
 	case blocking.ConnectorSecretUnavailable:
 		return blocking.New(code, "a secret header or token could not be read")
+	case blocking.RemoteOriginChanged:
+		return blocking.New(code, "the server named another origin for its messages; nothing was sent there")
 	}
 	if starting {
 		return blocking.New(blocking.ConnectorStartFailed, "the server did not complete the MCP initialize handshake")

@@ -3,6 +3,9 @@ package coordinator_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/confine/launcher"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/connectortest"
@@ -78,5 +82,101 @@ func TestLooserConfinementChangesThePlan(t *testing.T) {
 	}
 	if report.Approved || !named {
 		t.Fatalf("bind.Check: approved %v, changes %+v; want the confinement link named", report.Approved, report.Changes)
+	}
+}
+
+// TestLooserConfinementByCLI is the operator's path of the same change:
+// while `oa coordinator serve` runs a deployment whose connection is
+// confined, the operator loosens the profile with `oa connection add
+// --replace … --net any` and verifies it; the running coordinator refuses
+// the next run before it reaches the server (did_not_run, plan_changed)
+// and `oa bind inspect` exits 2 naming the confinement link.
+func TestLooserConfinementByCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa")
+	}
+	h := &mcpHost{Host: hosttest.New(t, nil), oa: theOA.get(t)}
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	})
+	server := connectortest.Server(t)
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: server, Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))})
+	h.Bind(host, "claude-test")
+	c := h.connect(t, clientOpts{})
+	if res := c.run("confined", triage("AB-1234", "A note.")); res["outcome"] != string(contract.OutcomeNotSureIfSaved) {
+		t.Fatalf("under the approved profile: %v", res)
+	}
+
+	oa := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(h.oa, args...)
+		cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("oa %v: %v", args, err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := oa("connection", "add", "records", "--replace", "--connector", resolve.SandboxConnector, "--as", "Dr Ada",
+		"--write", filepath.Dir(tools), "--net", "any", "--", server, "--tools", tools); code != 0 {
+		t.Fatalf("oa connection add --replace: exit %d\n%s", code, out)
+	}
+	if out, code := oa("connection", "verify", "records", "--as", "Dr Ada"); code != 0 || !strings.Contains(out, "confined") {
+		t.Fatalf("oa connection verify: exit %d\n%s", code, out)
+	}
+	want(t, "after loosening", c.run("loosened", triage("AB-1234", "Another note.")), contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
+
+	out, code := oa("bind", "inspect", "clinic", "--json")
+	var report struct {
+		Approved bool `json:"approved"`
+		Changes  []struct{ Link, Detail string }
+	}
+	if i := strings.Index(out, "{"); i >= 0 {
+		_ = json.NewDecoder(strings.NewReader(out[i:])).Decode(&report)
+	}
+	named := false
+	for _, ch := range report.Changes {
+		named = named || (ch.Link == string(bind.LinkConfinement) && strings.Contains(ch.Detail, "tcp any"))
+	}
+	if code != 2 || report.Approved || !named {
+		t.Fatalf("oa bind inspect: exit %d, want 2 naming the confinement link\n%s", code, out)
+	}
+}
+
+// TestLauncherRunsEarly: the oa binary started as the confinement launcher
+// takes over before the package inits a launcher does not need — CUE's
+// decimal tables, protobuf descriptors, SQLite's support packages — as
+// GODEBUG=inittrace=1 shows (a launcher given a bad spec stops at once,
+// exit 126, after the inits that ran before it). Without package
+// launcher's early place in the init order it ran after all of them.
+func TestLauncherRunsEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds oa")
+	}
+	cmd := exec.Command(theOA.get(t), launcher.Arg, "not a spec", "/bin/true", "true")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != launcher.ExitFailed || !strings.Contains(string(out), "confined start failed") {
+		t.Fatalf("the launcher did not run: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+	inited := map[string]bool{}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			inited[f[1]] = true
+		}
+	}
+	if !inited["github.com/landlock-lsm/go-landlock/landlock"] {
+		t.Fatalf("no inittrace of the launcher's own imports:\n%s", out)
+	}
+	for _, heavy := range []string{"github.com/cockroachdb/apd/v3", "google.golang.org/protobuf/reflect/protodesc", "google.golang.org/protobuf/types/descriptorpb", "modernc.org/mathutil", "github.com/oa-dev/oa/blocking"} {
+		if inited[heavy] {
+			t.Errorf("%s was initialized before the launcher took over", heavy)
+		}
 	}
 }

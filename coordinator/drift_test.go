@@ -92,7 +92,7 @@ func TestStartRefusesChangedInventory(t *testing.T) {
 		}
 	}
 	write(specs)
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}})
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
 	h.Bind(host, "claude-test")
 	specs[0].Description = "Read a record, and more."
 	write(specs)

@@ -53,6 +53,10 @@ func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) 
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
 		return // waiting for a person (or decided meanwhile): nothing to finish
+	case errors.As(err, &s) && s.reason == contract.ReasonReadFailed && ctx.Err() != nil:
+		// A read cut short because this coordinator is closing failed
+		// through no fault of the server: the run was interrupted.
+		c.finish(ctx, runID, c.interruption(runID))
 	case errors.As(err, &s):
 		c.finish(ctx, runID, s.reason)
 	case ctx.Err() != nil:

@@ -312,8 +312,10 @@ type connectionView struct {
 	Tools           []string `json:"tools,omitempty"`
 	VerifiedBy      string   `json:"verifiedBy,omitempty"`
 	// Protocol is the MCP version a remote server agreed to when verified.
-	Protocol string           `json:"protocol,omitempty"`
-	Config   connector.Config `json:"config"`
+	Protocol string `json:"protocol,omitempty"`
+	// Transport is how a remote server was reached when verified.
+	Transport string           `json:"transport,omitempty"`
+	Config    connector.Config `json:"config"`
 	// Confinement is the profile in words; Enforced is how the last
 	// verification's start was confined.
 	Confinement string         `json:"confinement"`
@@ -340,6 +342,7 @@ func viewOf(name string, rec *connection.Record) connectionView {
 	}
 	if rec.Verification != nil {
 		v.InventoryDigest, v.VerifiedBy, v.Protocol, v.Enforced = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy, rec.Verification.Protocol, rec.Verification.Enforced
+		v.Transport = rec.Verification.Transport
 		for _, t := range rec.Verification.Inventory.Tools {
 			v.Tools = append(v.Tools, t.Name)
 		}
@@ -362,7 +365,7 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 	}
 	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n", v.Name, v.Connector, v.Revision, v.State)
 	if r := v.Config.Remote; r != nil {
-		printRemote(out, r, v.Protocol)
+		printRemote(out, r, v.Protocol, v.Transport)
 	} else {
 		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
 	}
@@ -385,8 +388,12 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 // printRemote shows a remote server: its URL, whether the traffic is
 // unencrypted, the authentication method and the header names (never a
 // value: the record holds none).
-func printRemote(out io.Writer, r *connector.Remote, protocol string) {
-	fmt.Fprintf(out, "  url        %s (Streamable HTTP)\n", r.URL)
+func printRemote(out io.Writer, r *connector.Remote, protocol, transport string) {
+	kind := "Streamable HTTP"
+	if transport == connector.TransportSSE {
+		kind = "HTTP+SSE, the older transport: the server offers nothing else"
+	}
+	fmt.Fprintf(out, "  url        %s (%s)\n", r.URL, kind)
 	if strings.HasPrefix(r.URL, "http://") {
 		why := "loopback"
 		if r.PlainHTTP {

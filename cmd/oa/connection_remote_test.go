@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,5 +117,44 @@ func TestPlanShowsPlainHTTP(t *testing.T) {
 	out := cliOK(t, "resolve", h.Ref, "--deployment", "clinic")
 	if !strings.Contains(out, "connection records is remote: "+ts.URL+"/mcp") || !strings.Contains(out, "PLAIN HTTP: unencrypted (--plain-http)") {
 		t.Fatalf("the plan does not show the remote connection's plain HTTP:\n%s", out)
+	}
+}
+
+// TestConnectionRemoteTransportChange: a server that moves from Streamable
+// HTTP to the older HTTP+SSE transport (answering the Streamable POST
+// 405) is verified again over SSE, `show` says so, and the connection's
+// revision goes up as for a changed inventory.
+func TestConnectionRemoteTransportChange(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote-cli", Version: "v1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
+			return nil, echoOut(in), nil
+		})
+	getServer := func(*http.Request) *mcp.Server { return s }
+	streamable, sse := mcp.NewStreamableHTTPHandler(getServer, nil), mcp.NewSSEHandler(getServer, nil)
+	var legacy atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !legacy.Load():
+			streamable.ServeHTTP(w, r)
+		case r.Method == http.MethodPost && r.URL.RawQuery == "":
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		default:
+			sse.ServeHTTP(w, r)
+		}
+	}))
+	defer srv.Close()
+	p := newPublisher(t)
+	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
+	p.ok("connection", "add", "crm", "--connector", "crm.test", "--url", srv.URL+"/mcp", "--as", "Dr Ada")
+	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
+	if show := p.ok("connection", "show", "crm"); !strings.Contains(show, "(Streamable HTTP)") || !strings.Contains(show, "revision   1") {
+		t.Fatalf("first verification:\n%s", show)
+	}
+	legacy.Store(true)
+	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
+	show := p.ok("connection", "show", "crm")
+	if !strings.Contains(show, "HTTP+SSE") || !strings.Contains(show, "revision   2") {
+		t.Fatalf("after the server moved to HTTP+SSE:\n%s", show)
 	}
 }

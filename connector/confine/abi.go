@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine/launcher"
 )
 
 // ABIMaxEnv caps the Landlock ABI oa uses at a lower number than the
@@ -30,7 +31,7 @@ const (
 	// abiScoped: signals and abstract unix sockets scoped to the server's
 	// own domain, so it cannot signal oa or reach an abstract socket of
 	// another program.
-	abiScoped = 6
+	abiScoped = launcher.ABIScoped
 )
 
 // KernelABI is the Landlock ABI this process can use: 0 where there is

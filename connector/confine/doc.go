@@ -5,12 +5,13 @@
 // every process it starts inherit them.
 //
 // The launcher is the program that started the server, run again:
-// LauncherCommand gives the command line that re-executes the running
-// binary (/proc/self/exe, the same file even if the one on disk has been
-// replaced) with a hidden first argument. The package's init function
-// recognises that argument before anything else of the program runs,
-// restricts itself (rlimits, no_new_privs, Landlock) and executes the
-// server; it never returns to the program. Because it lives in init, any
+// LauncherArgs gives the arguments that re-execute the running binary
+// (Self, /proc/self/exe: the same file even if the one on disk has been
+// replaced) with a hidden first argument. The init function of package
+// launcher, which this package imports, recognises that argument before
+// the program's main and most of its package inits run, restricts itself
+// (rlimits, no_new_privs, Landlock) and executes the server; it never
+// returns to the program. Because it lives in init, any
 // binary that links the connector — oa itself, and every test binary of
 // a package that starts servers — is its own launcher, with no hook to
 // call from main or TestMain.

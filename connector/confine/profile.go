@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine/launcher"
 )
 
 // Profile is a connection's confinement profile as recorded in its signed
@@ -37,7 +38,7 @@ type Profile struct {
 }
 
 // NetAny is the Net value that leaves TCP unrestricted.
-const NetAny = "any"
+const NetAny = launcher.NetAny
 
 // Limits bound what a confined server's process tree may use. A zero
 // field means the default of DefaultLimits.

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/oa-dev/oa/connector/confine/launcher"
 )
 
 // DefaultReadPaths are what every confined server may read (and execute)
@@ -22,18 +24,13 @@ var DefaultReadPaths = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "
 // writing and which keeps nothing.
 var DefaultWritePaths = []string{"/dev/null"}
 
-// Spec is what the launcher applies: the profile resolved for one start.
-type Spec struct {
-	// ABI is the Landlock ABI the ruleset is built for (Require's answer).
-	ABI int `json:"abi"`
-	// Read and Write are absolute paths, files or folders.
-	Read  []string `json:"read"`
-	Write []string `json:"write"`
-	// Net is the profile's Net: "", NetAny or a port list.
-	Net         string `json:"net"`
-	OpenFiles   int64  `json:"openFiles"`
-	MemoryBytes int64  `json:"memoryBytes"`
-}
+// Spec is what the launcher applies: the profile resolved for one start
+// (package launcher).
+type Spec = launcher.Spec
+
+// ExitLauncherFailed is the exit status of a launcher that could not
+// confine itself; it never executes the server then.
+const ExitLauncherFailed = launcher.ExitFailed
 
 // Target is the server a Spec is built for.
 type Target struct {
@@ -117,10 +114,6 @@ func lookIn(name, path string) string {
 	return ""
 }
 
-// launcherArg is the hidden first argument that makes a program linking
-// this package the launcher (see the package comment).
-const launcherArg = "__oa_confined_exec"
-
 // Self is the running program as a path the launcher re-executes: the
 // same binary even after the file on disk is replaced.
 const Self = "/proc/self/exe"
@@ -132,5 +125,5 @@ func LauncherArgs(s *Spec, executable string, argv []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("confine: encoding the spec: %w", err)
 	}
-	return append([]string{launcherArg, string(b), executable}, argv...), nil
+	return append([]string{launcher.Arg, string(b), executable}, argv...), nil
 }

@@ -31,6 +31,13 @@ type Attempts struct {
 	Connect string `json:"connect,omitempty" jsonschema:"a TCP address to connect to"`
 	UDP     string `json:"udp,omitempty" jsonschema:"a UDP address to send a datagram to"`
 	Child   bool   `json:"child,omitempty" jsonschema:"make the attempts in a child process as well"`
+	// Allocate maps this many bytes of anonymous memory (without touching
+	// them): what RLIMIT_AS refuses.
+	Allocate int64 `json:"allocate,omitempty" jsonschema:"bytes of address space to map"`
+	// Files opens /dev/null this many times at once.
+	Files int `json:"files,omitempty" jsonschema:"how many files to hold open at once"`
+	// Spawn starts this many processes that live until all have started.
+	Spawn int `json:"spawn,omitempty" jsonschema:"how many processes to run at once"`
 }
 
 // Outcome is what the kernel said to each attempt: "allowed", "denied"
@@ -47,6 +54,12 @@ type Outcome struct {
 	Tmp          string `json:"tmp,omitempty"`
 	OpenFiles    uint64 `json:"openFiles,omitempty"`
 	HomeWritable bool   `json:"homeWritable,omitempty"`
+	// Allocate, Files and Spawn are "allowed" when the whole amount was
+	// had at once, else what stopped it: "no memory" (ENOMEM), "too many
+	// files" (EMFILE), "no more processes" (EAGAIN), or "error: …".
+	Allocate string `json:"allocate,omitempty"`
+	Files    string `json:"files,omitempty"`
+	Spawn    string `json:"spawn,omitempty"`
 }
 
 // Report is the answer of a probe call.
@@ -55,10 +68,17 @@ type Report struct {
 	Child  *Outcome `json:"child,omitempty"`
 }
 
-var attempt = flag.String("attempt", "", "make these attempts (JSON) and print the outcome (the child's mode)")
+var (
+	attempt = flag.String("attempt", "", "make these attempts (JSON) and print the outcome (the child's mode)")
+	hold    = flag.Bool("hold", false, "sleep a minute (a process of a spawn attempt, killed before that)")
+)
 
 func main() {
 	flag.Parse()
+	if *hold {
+		time.Sleep(time.Minute)
+		return
+	}
 	if *attempt != "" {
 		var a Attempts
 		if err := json.Unmarshal([]byte(*attempt), &a); err != nil {
@@ -94,7 +114,8 @@ func inChild(ctx context.Context, a Attempts) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(Attempts{Read: a.Read, Write: a.Write, Connect: a.Connect, UDP: a.UDP})
+	a.Child = false
+	b, _ := json.Marshal(a)
 	out, err := exec.CommandContext(ctx, self, "--attempt", string(b)).Output()
 	if err != nil {
 		return nil, fmt.Errorf("the child failed: %w", err)
@@ -135,7 +156,70 @@ func try(a Attempts) Outcome {
 		}
 		o.UDP = verdict(err)
 	}
+	if a.Allocate > 0 {
+		o.Allocate = allocate(a.Allocate)
+	}
+	if a.Files > 0 {
+		o.Files = openFiles(a.Files)
+	}
+	if a.Spawn > 0 {
+		o.Spawn = spawn(a.Spawn)
+	}
 	return o
+}
+
+// allocate maps n bytes of anonymous memory and unmaps them.
+func allocate(n int64) string {
+	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return verdict(err)
+	}
+	_ = syscall.Munmap(b)
+	return "allowed"
+}
+
+// openFiles holds n descriptors of /dev/null open at once.
+func openFiles(n int) string {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for range n {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return verdict(err)
+		}
+		files = append(files, f)
+	}
+	return "allowed"
+}
+
+// spawn runs n processes of this program at once (each would sleep a
+// minute), then kills and reaps them. They are started with no open
+// files, so the attempt counts processes, not descriptors.
+func spawn(n int) string {
+	self, err := os.Executable()
+	if err != nil {
+		return verdict(err)
+	}
+	var pids []int
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}()
+	for range n {
+		pid, err := syscall.ForkExec(self, []string{self, "--hold"}, &syscall.ProcAttr{})
+		if err != nil {
+			return verdict(err)
+		}
+		pids = append(pids, pid)
+	}
+	return "allowed"
 }
 
 // verdict names what the kernel said.
@@ -147,6 +231,12 @@ func verdict(err error) string {
 		return "denied"
 	case errors.Is(err, syscall.ENETUNREACH):
 		return "unreachable"
+	case errors.Is(err, syscall.ENOMEM):
+		return "no memory"
+	case errors.Is(err, syscall.EMFILE):
+		return "too many files"
+	case errors.Is(err, syscall.EAGAIN):
+		return "no more processes"
 	default:
 		return "error: " + err.Error()
 	}

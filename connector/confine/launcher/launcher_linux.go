@@ -1,4 +1,4 @@
-package confine
+package launcher
 
 import (
 	"bytes"
@@ -6,26 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 )
 
-// ExitLauncherFailed is the exit status of a launcher that could not
-// confine itself; it never executes the server then.
-const ExitLauncherFailed = 126
-
 // init makes this program the launcher when it was started as one (see
 // the package comment). It runs before main (and before a test binary's
 // flags are read) and does not return.
 func init() {
-	if len(os.Args) < 5 || os.Args[1] != launcherArg {
+	if len(os.Args) < 5 || os.Args[1] != Arg {
 		return
 	}
 	err := launch(os.Args[2], os.Args[3], os.Args[4:])
 	// Only the operator's stderr sees this; the server never started.
 	fmt.Fprintf(os.Stderr, "oa: confined start failed: %v\n", err)
-	os.Exit(ExitLauncherFailed)
+	os.Exit(ExitFailed)
 }
 
 // launch applies the spec to this process and executes the server; it
@@ -73,7 +71,7 @@ var configs = map[int]landlock.Config{3: landlock.V3, 4: landlock.V4, 5: landloc
 // and signals and abstract unix sockets scoped.
 func restrict(s *Spec) error {
 	base, ok := configs[s.ABI]
-	if !ok || s.ABI < abiScoped {
+	if !ok || s.ABI < ABIScoped {
 		return fmt.Errorf("no ruleset for ABI %d", s.ABI)
 	}
 	cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
@@ -110,4 +108,17 @@ func restrict(s *Spec) error {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// parsePorts reads the spec's port list (canonical: confine wrote it).
+func parsePorts(net string) ([]uint16, error) {
+	var ports []uint16
+	for part := range strings.SplitSeq(net, ",") {
+		n, err := strconv.ParseUint(part, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("the spec's port list %q is not canonical", net)
+		}
+		ports = append(ports, uint16(n))
+	}
+	return ports, nil
 }
