@@ -107,6 +107,7 @@ type TrustedRootDoc struct {
 var documents = []struct{ name, mediaType string }{
 	{DocHost, "application/vnd.oa.audit.host.v1+json"},
 	{DocPolicy, "application/vnd.oa.audit.policy.v1+cue"},
+	{DocTrustedRoots, "application/vnd.oa.audit.trusted-roots.v1+json"},
 	{DocRegistry, "application/vnd.oa.audit.registry.v1+cue"},
 	{DocAdmissions, "application/vnd.oa.audit.admissions.v1+json"},
 	{DocRevocations, "application/vnd.oa.audit.revocations.v1+json"},
@@ -120,7 +121,6 @@ var documents = []struct{ name, mediaType string }{
 	{DocCheckpointFile, "application/vnd.oa.audit.checkpoint-file.v1+json"},
 	{DocProjection, "application/vnd.oa.audit.projection.v1+json"},
 	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
-	{DocTrustedRoots, "application/vnd.oa.audit.trusted-roots.v1+json"},
 }
 
 // HostDoc names what the bundle is of. Its keys are data for the auditor
