@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,10 @@ type Link struct {
 	Name    string          `json:"link"`
 	Detail  string          `json:"detail,omitempty"`
 	Refusal *blocking.Error `json:"refusal,omitempty"`
+	// CertificateValidNow says a signer of this link is trusted by
+	// identity with the policy's explicit "certificate valid now" choice
+	// (a certificate valid now accepted without a proven signing time).
+	CertificateValidNow bool `json:"certificateValidNow,omitempty"`
 }
 
 // Integrity is the chain artifact → IR → publisher signature →
@@ -49,8 +54,10 @@ func IntegrityOf(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, 
 	in.Links = append(in.Links,
 		Link{Name: "artifact", Detail: desc.Digest.String(), Refusal: byName[CheckArtifact]},
 		Link{Name: "worker_ir", Detail: irDigest, Refusal: byName[CheckArtifact]},
-		Link{Name: "publisher_signature", Detail: signerDetail(d.Publisher, d.PublisherSigner, h.Policy.Publishers), Refusal: byName[CheckSignature]},
-		Link{Name: "conformance_attestations", Detail: authoritiesDetail(d, h.Policy), Refusal: byName[CheckAttestations]},
+		Link{Name: "publisher_signature", Detail: signerDetail(d.Publisher, d.PublisherSigner, h.Policy.Publishers), Refusal: byName[CheckSignature],
+			CertificateValidNow: d.Publisher != "" && h.Policy.Publishers[d.Publisher].CertificateValidNow},
+		Link{Name: "conformance_attestations", Detail: authoritiesDetail(d, h.Policy), Refusal: byName[CheckAttestations],
+			CertificateValidNow: slices.ContainsFunc(d.Authorities, func(a string) bool { return h.Policy.Authorities[a].CertificateValidNow })},
 	)
 	if n := len(h.Policy.AttestationRules); n > 0 {
 		in.Links = append(in.Links, Link{Name: "attestation_rules", Detail: fmt.Sprintf("%d rule(s), %d warning(s)", n, len(d.Warnings)), Refusal: byName[CheckAttestationRules]})

@@ -50,6 +50,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/signing"
 )
 
 // Bundle format.
@@ -84,12 +85,34 @@ const (
 	// (coordinator.SignedTeachRequest); a bundle from before teach
 	// requests has none.
 	DocTeachRequests = "teach-requests.json"
+	// DocTrustedRoots holds the trusted roots the policy names for the
+	// signers it trusts by certificate identity (TrustedRootDoc); only
+	// in bundles of such policies.
+	DocTrustedRoots = "trusted-roots.json"
 )
+
+// optionalDocs are the documents a bundle has only when it needs them:
+// the bundle of a host that trusts keys only stays what it was. Teach
+// requests are missing from bundles made before they existed.
+var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true}
+
+// TrustedRootDoc is one trusted root of the host's policy: the policy's
+// trusted_root string, the sha256 of the file as the policy read it, and
+// its bytes. The verifier rebuilds the host with these bytes (the policy
+// digest, which the host-signed admission names, covers their digests),
+// never with a file of the auditor's; the auditor's own trusted root is
+// what the signatures are verified with.
+type TrustedRootDoc struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+	Bytes  []byte `json:"bytes"`
+}
 
 // documents lists every document in layer order with its media type.
 var documents = []struct{ name, mediaType string }{
 	{DocHost, "application/vnd.oa.audit.host.v1+json"},
 	{DocPolicy, "application/vnd.oa.audit.policy.v1+cue"},
+	{DocTrustedRoots, "application/vnd.oa.audit.trusted-roots.v1+json"},
 	{DocRegistry, "application/vnd.oa.audit.registry.v1+cue"},
 	{DocAdmissions, "application/vnd.oa.audit.admissions.v1+json"},
 	{DocRevocations, "application/vnd.oa.audit.revocations.v1+json"},
@@ -105,9 +128,6 @@ var documents = []struct{ name, mediaType string }{
 	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
 	{DocTeachRequests, "application/vnd.oa.audit.teach-requests.v1+json"},
 }
-
-// optionalDocs may be missing from a bundle (made before they existed).
-var optionalDocs = map[string]bool{DocTeachRequests: true}
 
 // HostDoc names what the bundle is of. Its keys are data for the auditor
 // to compare with the keys they trust; verify never trusts them (the
@@ -265,6 +285,14 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 		cp = []byte("null")
 	}
 	c.bytes[DocCheckpointFile] = cp
+	if roots, err := trustedRoots(h); err != nil || roots != nil {
+		if err != nil {
+			return nil, err
+		}
+		if c.bytes[DocTrustedRoots], err = canonical.Marshal(roots); err != nil {
+			return nil, err
+		}
+	}
 	var dump *store.Dump
 	for name := range streamedDocs {
 		if c.files[name], err = newArrayFile(filepath.Join(dir, name)); err != nil {
@@ -310,6 +338,30 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	return c, nil
 }
 
+// trustedRoots reads the trusted roots the host's policy names, each held
+// to the digest the policy recorded when it was loaded (a root changed
+// since is refused: it would no longer be the policy the records name);
+// nil when the policy trusts no identity.
+func trustedRoots(h *host.Host) ([]TrustedRootDoc, error) {
+	var out []TrustedRootDoc
+	digests := map[string]string{}
+	for _, g := range []map[string]host.TrustedKey{h.Policy.Publishers, h.Policy.Authorities} {
+		for _, k := range g {
+			if k.Identity != nil {
+				digests[k.TrustedRoot] = k.TrustedRootDigest
+			}
+		}
+	}
+	for _, name := range h.Policy.TrustedRootNames() {
+		raw, err := os.ReadFile(host.TrustedRootPath(h.Home, name))
+		if err != nil || len(raw) > signing.MaxTrustedRootBytes || digest.FromBytes(raw).String() != digests[name] {
+			return nil, blocking.New(blocking.TrustedRootInvalid, "a trusted root of the policy changed or cannot be read since the host opened it")
+		}
+		out = append(out, TrustedRootDoc{Name: name, Digest: digests[name], Bytes: raw})
+	}
+	return out, nil
+}
+
 // documentKinds are the version kinds with a document of their own; the
 // others go to DocOtherRecords (key "").
 var documentKinds = map[string]bool{store.KindRegistry: true, store.KindConnection: true, store.KindBinding: true, store.KindCheckpoint: true}
@@ -334,6 +386,9 @@ func splitVersions(vs []store.Version) map[string][]store.Version {
 func packAudit(ctx context.Context, layout *orasoci.Store, subject ocispec.Descriptor, docs *collected, now time.Time) (ocispec.Descriptor, error) {
 	layers := make([]ocispec.Descriptor, 0, len(documents))
 	for _, d := range documents {
+		if optionalDocs[d.name] && docs.bytes[d.name] == nil {
+			continue
+		}
 		desc, body, err := docs.open(d.name, d.mediaType)
 		if err != nil {
 			return ocispec.Descriptor{}, err

@@ -43,9 +43,14 @@ const (
 	LinkTeach       = "teach"
 )
 
-// Keys are the public keys (cosign PEM) the auditor trusts.
+// Keys are the public keys (cosign PEM) the auditor trusts. A publisher
+// or authority the auditor trusts by certificate identity is given as
+// PublisherIdentity or AuthorityIdentity (signing.NewIdentityVerifier
+// with the auditor's own trusted root) instead of its PEM.
 type Keys struct {
 	Publisher, Authority, Host []byte
+	PublisherIdentity          *signing.Verifier
+	AuthorityIdentity          *signing.Verifier
 }
 
 // Link is one checked link of the chain; Refusal is nil when it holds.
@@ -53,6 +58,9 @@ type Link struct {
 	Name    string          `json:"link"`
 	Detail  string          `json:"detail,omitempty"`
 	Refusal *blocking.Error `json:"refusal,omitempty"`
+	// Signer is the identity the certificate of the signature or
+	// attestation named, when it was trusted by identity.
+	Signer *signing.CertIdentity `json:"signer,omitempty"`
 }
 
 // Report is the audit of one bundle.
@@ -105,6 +113,9 @@ type bundle struct {
 	// a time as the host is rebuilt, never whole.
 	docTarget oci.Target
 	streamed  map[string]ocispec.Descriptor
+	// roots are the trusted roots of the host's policy, by its
+	// trusted_root string (DocTrustedRoots).
+	roots map[string][]byte
 }
 
 // streamedDocs are the documents read a row at a time.
@@ -167,7 +178,7 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 		return nil, err
 	}
 	for _, l := range chain.Links {
-		r.Links = append(r.Links, Link{Name: l.Name, Detail: l.Digest, Refusal: l.Refusal})
+		r.Links = append(r.Links, Link{Name: l.Name, Detail: l.Digest, Refusal: l.Refusal, Signer: l.Signer})
 	}
 	if rebuildErr != nil {
 		if blocking.Refusals(rebuildErr) == nil {
@@ -191,13 +202,19 @@ func (r *Report) finish() *Report {
 	return r
 }
 
-// loadKeys parses the three trusted keys.
+// loadKeys parses the three trusted keys; an identity given stands for
+// the publisher's or authority's key.
 func loadKeys(k Keys) (pub, auth, host *signing.Verifier, err error) {
-	if pub, err = signing.LoadVerifier(k.Publisher); err != nil {
-		return nil, nil, nil, err
+	pub, auth = k.PublisherIdentity, k.AuthorityIdentity
+	if pub == nil {
+		if pub, err = signing.LoadVerifier(k.Publisher); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	if auth, err = signing.LoadVerifier(k.Authority); err != nil {
-		return nil, nil, nil, err
+	if auth == nil {
+		if auth, err = signing.LoadVerifier(k.Authority); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if host, err = signing.LoadVerifier(k.Host); err != nil {
 		return nil, nil, nil, err
@@ -325,6 +342,27 @@ func (b *bundle) decode() error {
 		}
 	}
 	b.dump.Versions = slices.Concat(regs, conns, binds, other)
+	return b.decodeRoots()
+}
+
+// decodeRoots reads the trusted roots document, when there is one: each
+// root named once and matching its digest.
+func (b *bundle) decodeRoots() error {
+	b.roots = map[string][]byte{}
+	raw := b.docs[DocTrustedRoots]
+	if raw == nil {
+		return nil
+	}
+	var roots []TrustedRootDoc
+	if err := canonical.DecodeStrict(raw, &roots); err != nil {
+		return blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocTrustedRoots)
+	}
+	for _, r := range roots {
+		if _, dup := b.roots[r.Name]; dup || digest.FromBytes(r.Bytes).String() != r.Digest {
+			return blocking.New(blocking.AuditBundleInvalid, "document %s repeats a root or holds one that does not match its digest", DocTrustedRoots)
+		}
+		b.roots[r.Name] = r.Bytes
+	}
 	return nil
 }
 
@@ -460,7 +498,9 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	if err != nil {
 		return nil, blocking.New(blocking.AuditBundleInvalid, "the bundle's records do not fit one store (a key is repeated)")
 	}
-	return host.Open(ctx, home)
+	// The policy's trusted roots are the bundle's, never files a bundle's
+	// policy could name on the auditor's machine.
+	return host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: b.roots})
 }
 
 // hostChecks checks the links after the artifact's on the rebuilt host.
@@ -528,22 +568,61 @@ func admissionDetail(st *admit.Status) string {
 	if st.Record == nil {
 		return string(st.State)
 	}
-	return fmt.Sprintf("%s, %s@%s #%d admitted by %s", st.State, st.Record.Package, st.Record.Version, st.Record.Seq, st.Record.AdmittedBy)
+	return fmt.Sprintf("%s, %s@%s #%d admitted by %s%s", st.State, st.Record.Package, st.Record.Version, st.Record.Seq, st.Record.AdmittedBy, admissionSigners(st))
 }
 
 // admissionErr refuses an admission not active when bound, or made with
-// other publisher or authority keys than the auditor's.
+// other publisher or authority keys than the auditor's; for a signer the
+// auditor trusts by identity, made with a signer whose certificate named
+// another identity (audit_identity_mismatch).
 func admissionErr(st *admit.Status, pub, auth *signing.Verifier) error {
 	if st.State != admit.Active {
 		return st.Why
 	}
-	if st.Record.Publisher.KeyID != pub.KeyID() {
+	if !sameSigner(st.Record.Publisher, pub) {
+		if pub.Identity() != nil {
+			return blocking.New(blocking.AuditIdentityMismatch, "the admission names a publisher whose certificate is not the identity given")
+		}
 		return blocking.New(blocking.AuditKeyMismatch, "the admission names another publisher key than --publisher-key")
 	}
-	if !slices.ContainsFunc(st.Record.Authorities, func(k admit.KeyRef) bool { return k.KeyID == auth.KeyID() }) {
+	if !slices.ContainsFunc(st.Record.Authorities, func(k admit.KeyRef) bool { return sameSigner(k, auth) }) {
+		if auth.Identity() != nil {
+			return blocking.New(blocking.AuditIdentityMismatch, "the admission names no attestation by the authority identity given")
+		}
 		return blocking.New(blocking.AuditKeyMismatch, "the admission names no attestation by --authority-key")
 	}
 	return nil
+}
+
+// sameSigner reports whether the admitted signer k is the one v trusts:
+// the same key, or for an identity a certificate identity recorded at
+// admission that v's identity matches (the auditor's trusted root may be
+// another file than the host's: the signature itself was verified with
+// the auditor's).
+func sameSigner(k admit.KeyRef, v *signing.Verifier) bool {
+	if v.Identity() == nil {
+		return k.KeyID == v.KeyID()
+	}
+	return k.Signer != nil && v.Identity().Matches(*k.Signer)
+}
+
+func admissionSigners(st *admit.Status) string {
+	if st.Record == nil {
+		return ""
+	}
+	var who []string
+	if s := st.Record.Publisher.Signer; s != nil {
+		who = append(who, "publisher "+st.Record.Publisher.Name+" as "+s.String())
+	}
+	for _, a := range st.Record.Authorities {
+		if a.Signer != nil {
+			who = append(who, "authority "+a.Name+" as "+a.Signer.String())
+		}
+	}
+	if len(who) == 0 {
+		return ""
+	}
+	return "; signed by " + strings.Join(who, ", ")
 }
 
 func registryLink(ctx context.Context, h *host.Host) (string, string, error) {

@@ -28,6 +28,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -256,12 +257,13 @@ func PrivateDir(home, name string) string {
 }
 
 // StartOptions are opts for starting connection name's server on the host
-// at home: its private folder set.
+// at home: its private folder and OAuth token store set.
 // A home of "" leaves opts as they are (each start then gets temporary
 // private folders).
 func StartOptions(home, name string, opts connector.Options) connector.Options {
 	if home != "" {
 		opts.PrivateDir = PrivateDir(home, name)
+		opts.Tokens = tokenstore.For(home, name)
 	}
 	return opts
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/telemetry"
 )
 
@@ -80,6 +81,10 @@ type Options struct {
 	// kept across starts; "" gives each start new ones, removed when it
 	// ends.
 	PrivateDir string
+	// Tokens is the token store of the connection's OAuth login, for a
+	// remote connection that authorizes with OAuth (nil: such a
+	// connection is refused remote_login_required).
+	Tokens *tokenstore.Store
 	// ownership is OwnershipPIDs to own the tree as a set of processes
 	// even where a cgroup could hold it (tests of that mode); "" chooses.
 	ownership string

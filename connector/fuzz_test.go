@@ -79,3 +79,48 @@ func FuzzNormalizeRemote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNormalizeOAuth: any OAuth settings either normalize (method oauth, a
+// grant derived, every scope an RFC 6749 scope-token, a fixed point) or
+// are refused connector_config_invalid at an oauth field, never quoting
+// the client id or a scope.
+func FuzzNormalizeOAuth(f *testing.F) {
+	f.Add("oa-cli", "mcp:read offline_access", 0, false)
+	f.Add("https://oa.example/client.json", "", 8123, false)
+	f.Add("machine", "a\"b", 0, true)
+	f.Add("", "", -1, true)
+	f.Add("bad id\x00", "ok", 70000, false)
+	f.Fuzz(func(t *testing.T, clientID, scopes string, port int, secret bool) {
+		o := &RemoteOAuth{ClientID: clientID, Scopes: strings.Split(scopes, " "), RedirectPort: port}
+		if scopes == "" {
+			o.Scopes = nil
+		}
+		if secret {
+			o.ClientSecretFile = "/run/secret"
+		}
+		r, err := NormalizeRemote(Remote{URL: "https://mcp.example.com/mcp", OAuth: o})
+		if err != nil {
+			for _, e := range blocking.Refusals(err) {
+				if e.Code != blocking.ConnectorConfigInvalid || !strings.HasPrefix(e.Path, "remote.oauth.") {
+					t.Fatalf("unexpected refusal: %v", err)
+				}
+				if (len(clientID) > 3 && strings.Contains(e.Detail, clientID)) || (len(scopes) > 3 && strings.Contains(e.Detail, scopes)) {
+					t.Fatalf("the refusal quotes the input: %v", e.Detail)
+				}
+			}
+			return
+		}
+		if r.Auth != AuthOAuth || (r.OAuth.Grant != GrantAuthorizationCode && r.OAuth.Grant != GrantClientCredentials) {
+			t.Fatalf("normalized to %+v %+v", r, r.OAuth)
+		}
+		for _, s := range r.OAuth.Scopes {
+			if !validScope(s) {
+				t.Fatalf("scope %q kept", s)
+			}
+		}
+		again, err := NormalizeRemote(r)
+		if err != nil || again.OAuth.Grant != r.OAuth.Grant {
+			t.Fatalf("not a fixed point: %v", err)
+		}
+	})
+}

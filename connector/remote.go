@@ -46,6 +46,9 @@ type Remote struct {
 	// CAFile is a PEM file of authorities trusted for this server, in
 	// addition to the system's.
 	CAFile string `json:"caFile,omitempty"`
+	// OAuth, when set, obtains the bearer token from an OAuth 2.1
+	// authorization server (see RemoteOAuth).
+	OAuth *RemoteOAuth `json:"oauth,omitempty"`
 }
 
 // RemoteHeader is one request header whose value is read from a 0600 file
@@ -158,6 +161,8 @@ func NormalizeRemote(r Remote) (Remote, error) {
 	}
 	r.Auth = AuthNone
 	switch {
+	case r.OAuth != nil:
+		normalizeOAuth(&r, bad)
 	case r.BearerSecretFile != "":
 		r.Auth = AuthBearer
 	case len(r.Headers) > 0:
@@ -222,6 +227,9 @@ type sendTrace struct {
 	mu    sync.Mutex
 	wrote bool
 	code  blocking.Code
+	// refusal is the refusal behind code when it came with its own detail
+	// (an OAuth token that could not be had).
+	refusal error
 	// legacy is set when the server answered a request 404 or 405: a
 	// server of the HTTP+SSE transport, if nothing else works.
 	legacy bool
@@ -250,12 +258,35 @@ func (t *sendTrace) note(code blocking.Code) {
 	t.mu.Unlock()
 }
 
+// noteRefusal notes code with err as its refusal (for its detail), unless
+// a code was noted before.
+func (t *sendTrace) noteRefusal(code blocking.Code, err error) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.code == "" {
+		t.code, t.refusal = code, err
+	}
+	t.mu.Unlock()
+}
+
 func (t *sendTrace) sent() {
 	if t != nil {
 		t.mu.Lock()
 		t.wrote = true
 		t.mu.Unlock()
 	}
+}
+
+// refusalOr returns the refusal noted with its own detail, else fallback.
+func (t *sendTrace) refusalOr(fallback error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.refusal != nil {
+		return t.refusal
+	}
+	return fallback
 }
 
 // notLegacy notes a 404 or 405 answer.
@@ -274,6 +305,14 @@ func (t *sendTrace) sawLegacy() bool {
 	return t.legacy
 }
 
+// stateOrNone is state, or nothing for an operation not traced.
+func (t *sendTrace) stateOrNone() (bool, blocking.Code) {
+	if t == nil {
+		return false, ""
+	}
+	return t.state()
+}
+
 // state returns whether anything was written and the noted refusal.
 func (t *sendTrace) state() (bool, blocking.Code) {
 	t.mu.Lock()
@@ -288,7 +327,8 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 type remoteTransport struct {
 	base   *http.Transport
 	remote Remote
-	origin *url.URL // the connection URL's scheme and host
+	oauth  *oauthSource // nil unless the connection uses OAuth
+	origin *url.URL     // the connection URL's scheme and host
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -306,6 +346,23 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tr.note(blocking.ConnectorSecretUnavailable)
 		return nil, err
 	}
+	var access string
+	if t.oauth != nil {
+		// Once the server refused a token in this operation, no other is
+		// fetched for it (the protocol's fallback request would otherwise
+		// refresh and try again): the operation is refused, not retried.
+		if _, code := tr.stateOrNone(); code == blocking.OAuthTokenRejected {
+			return nil, blocking.New(blocking.OAuthTokenRejected, "the server answered 401 to the connection's OAuth access token")
+		}
+		var err error
+		if access, err = t.oauth.token(req.Context()); err != nil {
+			if r := blocking.Refusals(err); len(r) > 0 {
+				tr.noteRefusal(r[0].Code, err)
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+access)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		tr.note(transportCode(err))
@@ -313,6 +370,11 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
+		if t.oauth != nil {
+			t.oauth.reject(access)
+			tr.note(blocking.OAuthTokenRejected)
+			break
+		}
 		tr.note(blocking.RemoteUnauthorized)
 	case http.StatusForbidden:
 		tr.note(blocking.RemoteForbidden)
@@ -492,6 +554,9 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	if err != nil {
 		return nil, err
 	}
+	if r.OAuth != nil {
+		client.Transport.(*remoteTransport).oauth = &oauthSource{remote: r, store: opts.Tokens, client: newOAuthHTTP(base)}
+	}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	router := &elicitRouter{}
@@ -518,7 +583,7 @@ func (rc *remoteConn) connect(octx, ctx context.Context, r Remote, client *http.
 		return cs, nil
 	}
 	if _, code := tr.state(); code != "" {
-		return nil, remoteRefusal(code, true)
+		return nil, tr.refusalOr(remoteRefusal(code, true))
 	}
 	if !tr.sawLegacy() || octx.Err() != nil {
 		return nil, startError(octx, ctx)
@@ -539,7 +604,7 @@ func (rc *remoteConn) connectSSE(octx, ctx context.Context, r Remote, client *ht
 	if err != nil || !stop() {
 		endStream()
 		if _, code := tr.state(); code != "" {
-			return nil, remoteRefusal(code, true)
+			return nil, tr.refusalOr(remoteRefusal(code, true))
 		}
 		return nil, startError(octx, ctx)
 	}
@@ -567,6 +632,8 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 		return blocking.New(code, "the server answered 401")
 	case blocking.RemoteForbidden:
 		return blocking.New(code, "the server answered 403")
+	case blocking.OAuthTokenRejected:
+		return blocking.New(code, "the server answered 401 to the connection's OAuth access token")
 	case blocking.RemoteTooLarge:
 		return blocking.New(code, "a response was larger than %d bytes", maxRemoteBody)
 	case blocking.ConnectorSecretUnavailable:
@@ -588,7 +655,7 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 func remoteFailure(tr *sendTrace) (error, bool) {
 	wrote, code := tr.state()
 	if code != "" {
-		return remoteRefusal(code, false), true
+		return tr.refusalOr(remoteRefusal(code, false)), true
 	}
 	if !wrote {
 		return blocking.New(blocking.RemoteNotSent, "the request was not written to the server"), true

@@ -55,6 +55,19 @@ const (
 	// retried.
 	ReasonRunRecordTampered Reason = "run_record_tampered"
 
+	// ReasonDownstreamQuestion (needs_review): while making the change,
+	// the app asked the person a question; the change waits for the
+	// answer.
+	ReasonDownstreamQuestion Reason = "downstream_question"
+	// ReasonDownstreamQuestionUnanswered (needs_review): the app asked a
+	// question during the change and its call ended (session over, or no
+	// answer in time) without a person's answer; the app was told cancel
+	// and what it did is unknown until a person looks.
+	ReasonDownstreamQuestionUnanswered Reason = "downstream_question_unanswered"
+
+	// ReasonDownstreamQuestionClosed (not_sure_if_saved): a person closed
+	// an unanswered downstream question; what the app did is unknown.
+	ReasonDownstreamQuestionClosed Reason = "downstream_question_closed"
 	// ReasonNotConfirmed (not_sure_if_saved): the change was sent, reading
 	// it back did not show it.
 	ReasonNotConfirmed Reason = "not_confirmed"
@@ -206,6 +219,15 @@ var Reasons = []ReasonInfo{
 	{ReasonEvidenceReview, OutcomeNeedsReview, ChangedUnknown, false,
 		"The change was sent but reading it back did not show it; the workflow asks a person to look.",
 		"Tell the person to check the record. Never retry it yourself."},
+	{ReasonDownstreamQuestion, OutcomeNeedsReview, ChangedUnknown, false,
+		"While making the change, the app asked the person a question; the change waits for their answer.",
+		"Tell the person the app is asking them something; they answer it through their MCP client (decide_attention_item) or on the host (oa attention answer). Do not retry."},
+	{ReasonDownstreamQuestionUnanswered, OutcomeNeedsReview, ChangedUnknown, false,
+		"The app asked the person a question during the change and no answer came before the call ended; the app was told the question was cancelled, and what it saved is not known.",
+		"Tell the person to check the record in the app, then close the item (oa attention reject ID). Never retry it yourself."},
+	{ReasonDownstreamQuestionClosed, OutcomeNotSureIfSaved, ChangedUnknown, false,
+		"The app asked a question during the change that no one answered in time; a person closed it. What the app saved is not known here.",
+		"Tell the person to check the record before anyone tries again. Never retry it yourself."},
 	{ReasonNotConfirmed, OutcomeNotSureIfSaved, ChangedUnknown, false,
 		"The change was sent, but reading the record back did not show it.",
 		"Tell the person to check the record before anyone tries again. Never retry it yourself."},

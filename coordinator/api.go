@@ -87,6 +87,17 @@ type AttentionItem struct {
 	// TeachRequests counts the teach requests attached to the item; their
 	// text is operator text, read with TeachRequestsOf, never shown here.
 	TeachRequests int `json:"teach_requests,omitempty"`
+	// Kind is "" for an approval and KindDownstreamQuestion for a
+	// question the app asked during a change. A question records only
+	// the connection it came from and digests of the app's message, of
+	// its requested form and of the person's answer; the answer's action
+	// (accept, decline, cancel) is a closed word.
+	Kind          string `json:"kind,omitempty"`
+	Connection    string `json:"connection,omitempty"`
+	MessageDigest string `json:"message_digest,omitempty"`
+	SchemaDigest  string `json:"schema_digest,omitempty"`
+	AnswerAction  string `json:"answer_action,omitempty"`
+	AnswerDigest  string `json:"answer_digest,omitempty"`
 }
 
 // Attention states.

@@ -96,8 +96,12 @@ func (c *Coordinator) AttentionItem(ctx context.Context, id string) (*AttentionI
 
 // Decide records a person's decision on one of this deployment's items.
 func (c *Coordinator) Decide(ctx context.Context, d Decision) (*AttentionItem, error) {
-	if _, err := c.AttentionItem(ctx, d.AttentionID); err != nil {
+	item, err := c.AttentionItem(ctx, d.AttentionID)
+	if err != nil {
 		return nil, err
+	}
+	if item.Kind == KindDownstreamQuestion {
+		return decideQuestion(ctx, hostStore{c.host, c.receipts, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
 	}
 	return decide(ctx, c.host, c.receipts, d, c.now)
 }
@@ -133,6 +137,9 @@ func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionI
 	signer, err := receiptKeys(h.Home, secret)
 	if err != nil {
 		return nil, err
+	}
+	if it, err := getAttention(ctx, h, d.AttentionID); err == nil && it.Kind == KindDownstreamQuestion {
+		return decideQuestion(ctx, hostStore{h, signer, func(string) bool { return false }}, d, nil)
 	}
 	return decide(ctx, h, signer, d, nil)
 }

@@ -66,6 +66,9 @@ type Coordinator struct {
 	// active holds a channel per run this process is executing, closed
 	// when the run stops (terminal or paused).
 	active map[string]chan struct{}
+	// questions holds the apps' questions waiting for a person
+	// (effectquestion.go).
+	questions questions
 }
 
 // ReadTool is a read-only capability served as its own tool, under the

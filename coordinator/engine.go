@@ -233,6 +233,7 @@ func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration) (
 		if done != nil {
 			select {
 			case <-done:
+			case <-c.questions.signal(runID): // paused on an app's question
 			case <-t.C:
 			case <-ctx.Done():
 			}
@@ -293,6 +294,10 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 // not_sure_if_saved unless provably no effect was sent; and seals a
 // terminal run whose receipt was never written.
 func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error) {
+	r, err := c.settleQuestion(ctx, r)
+	if err != nil {
+		return nil, err
+	}
 	orphan := func(cur *runState) bool {
 		return cur.Status == stateRunning && (!cur.Owner.alive() || (cur.Owner == c.me && !c.isActive(cur.RunID)))
 	}

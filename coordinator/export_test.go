@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/oa-dev/oa/resolve"
 )
@@ -28,4 +29,12 @@ func ResolveToolSchemas(c *Coordinator) (int, error) {
 		}
 	}
 	return len(defs), nil
+}
+
+// SetQuestionTTL sets how long an app's question waits for a person, for
+// one test.
+func SetQuestionTTL(d time.Duration) (restore func()) {
+	old := questionTTL
+	questionTTL = d
+	return func() { questionTTL = old }
 }

@@ -390,7 +390,17 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 
 	answered := false
 	var askedFor string
-	if isAnswer(req) {
+	if isQuestionAnswer(req) {
+		// The person answered the app's question (questionmcp.go): the
+		// run goes on; wait for it again below.
+		st, bad := s.questionAnswered(ctx, req, contract.ToolRunWorkflow)
+		if bad != nil {
+			return bad
+		}
+		if st.RequestID != a.RequestID || st.Fingerprint != fp {
+			return toolError(errState)
+		}
+	} else if isAnswer(req) {
 		st, decision, bad := s.openAnswer(ctx, req, contract.ToolRunWorkflow)
 		if bad != nil {
 			return bad
@@ -408,6 +418,11 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 	res, err := s.c.Run(ctx, rr)
 	if err != nil {
 		return s.fail(contract.ToolRunWorkflow, err)
+	}
+	if res.Reason == contract.ReasonDownstreamQuestion && res.AttentionID != "" {
+		if ask := s.askQuestion(req, questionState{Tool: contract.ToolRunWorkflow, AttentionID: res.AttentionID, RequestID: a.RequestID, Fingerprint: fp}); ask != nil {
+			return ask
+		}
 	}
 	// Ask the person when the run waits for an approval and the client can
 	// ask — but not again for the item just answered without a decision
@@ -506,6 +521,9 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 	var a attentionArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return toolError(errArguments)
+	}
+	if res := s.decideQuestionTool(ctx, req, a); res != nil {
+		return res
 	}
 	d := Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
 	switch {

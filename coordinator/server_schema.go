@@ -139,27 +139,32 @@ func workflowsSchema() map[string]any {
 }
 
 func attentionSchema() map[string]any {
-	states := []string{AttentionOpen, AttentionApproved, AttentionRejected, AttentionEscalated, AttentionSkipped}
+	states := []string{AttentionOpen, AttentionApproved, AttentionRejected, AttentionEscalated, AttentionSkipped, AttentionAnswered, AttentionClosed, AttentionLapsed}
 	dateTime := func(d string) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time", "description": d}
 	}
 	return obj(map[string]any{
-		"attention_id": idString("The item's id."),
-		"run_id":       str("The paused run."),
-		"workflow":     str("The run's workflow."),
-		"step":         str("The step waiting for a decision."),
-		"capability":   str("The capability the step uses."),
-		"risk":         enum("The capability's risk.", []ir.Risk{ir.ReadOnly, ir.Consequential}),
-		"state":        enum("open until a person decides.", states),
-		"question":     str("Fixed copy: the decision asked for."),
-		"decided_by":   str("Who decided."),
-		"channel":      str("How the decision was made."),
-		"created_at":   dateTime("When the run paused."),
-		"decided_at":   dateTime("When it was decided."),
-		"outcome":      enum("The run's outcome.", outcomeValues()),
-		"skippable":    map[string]any{"type": "boolean", "description": "The package lets a person skip this step (while its guard holds)."},
-		"teach_requests": map[string]any{"type": "integer", "minimum": 0,
-			"description": "How many requests for a revised package version people attached to this item; their text is for the operator only."},
+		"attention_id":   idString("The item's id."),
+		"run_id":         str("The paused run."),
+		"workflow":       str("The run's workflow."),
+		"step":           str("The step waiting for a decision."),
+		"capability":     str("The capability the step uses."),
+		"risk":           enum("The capability's risk.", []ir.Risk{ir.ReadOnly, ir.Consequential}),
+		"state":          enum("open until a person decides.", states),
+		"question":       str("Fixed copy: the decision asked for."),
+		"decided_by":     str("Who decided."),
+		"channel":        str("How the decision was made."),
+		"created_at":     dateTime("When the run paused."),
+		"decided_at":     dateTime("When it was decided."),
+		"outcome":        enum("The run's outcome.", outcomeValues()),
+		"kind":           enum("downstream_question for a question the app asked during a change; absent for an approval.", []string{KindDownstreamQuestion}),
+		"connection":     str("The connection whose app asked (a question)."),
+		"message_digest": str("Digest of the app's question; its text is never stored."),
+		"schema_digest":  str("Digest of the form the app asked for."),
+		"answer_action":  enum("How the person answered the app.", []string{"accept", "decline", "cancel"}),
+		"answer_digest":  str("Digest of the person's answer; its content is never stored."),
+		"skippable":      map[string]any{"type": "boolean", "description": "The package lets a person skip this step (while its guard holds)."},
+		"teach_requests": map[string]any{"type": "integer", "minimum": 0, "description": "How many requests for a revised package version people attached to this item; their text is for the operator only."},
 	}, "attention_id", "run_id", "workflow", "step", "capability", "risk", "state", "question", "created_at", "outcome")
 }
 

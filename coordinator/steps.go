@@ -35,6 +35,7 @@ func (s *stop) Error() string { return string(s.reason) }
 func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) {
 	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
 	defer c.endRun(span, runID)
+	defer c.questions.forget(runID)
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
@@ -350,7 +351,10 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 		return err
 	}
 	r.InFlight = s.ID
-	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
+	// The call's timeout stops while its app's question waits for a
+	// person (effectquestion.go).
+	call := c.newEffectCall(r, s, entry)
+	callCtx, cancel := call.context(ctx)
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
@@ -365,6 +369,14 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	c.tell(s.ID, err)
 	if err != nil {
 		c.dropSession(entry.ConnectionID, session)
+	}
+	if id := call.unanswered(); id != "" {
+		if !provenByApp(reason) {
+			return c.questionUnanswered(r, s, id)
+		}
+		if err := c.questionLapsed(ctx, id); err != nil {
+			return err
+		}
 	}
 	// Record the answer even when the coordinator is closing: the effect
 	// was sent.
@@ -444,13 +456,14 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 // request was not written.
 func notSent(err error) bool {
 	return isCode(err, blocking.RemoteUnreachable) || isCode(err, blocking.RemoteTLSUntrusted) || isCode(err, blocking.RemoteNotSent) ||
-		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable)
+		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable) || isCode(err, blocking.OAuthServerUnreachable)
 }
 
 // credentialsRefused reports whether a remote server refused the host's
 // credentials (401, 403) or the OAuth login is gone: nothing was done.
 func credentialsRefused(err error) bool {
-	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired)
+	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired) ||
+		isCode(err, blocking.OAuthTokenRejected) || isCode(err, blocking.OAuthClientRefused) || isCode(err, blocking.OAuthDiscoveryFailed) || isCode(err, blocking.OAuthTokenStoreInvalid)
 }
 
 // sessionReason is the reason for a downstream session that could not be

@@ -570,6 +570,15 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		if cur, err := bind.Current(ctx, p.h, env.Deployment); wait == nil && err == nil {
 			wait = p.mayRebind(cur, env)
 		}
+		if wait == nil && len(env.Ceiling.Publishers) > 0 {
+			// Which publisher signed is known once the host's checks ran:
+			// a dry run first, admitted only when the ceiling names it.
+			d, _, err := admit.Admit(ctx, p.h, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: true})
+			if err != nil {
+				return nil, ocispec.Descriptor{}, err
+			}
+			wait = p.publisherInCeiling(env, d.PublisherKeyID, d.PublisherSigner, p.h.Policy.Publishers[d.Publisher].TrustedRootDigest)
+		}
 		if _, _, err := admit.Admit(ctx, p.h, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
 			return nil, ocispec.Descriptor{}, err
 		}
@@ -607,11 +616,26 @@ func (p *provisioner) preApproves(env *Envelope, caps []capRisk) error {
 	return nil
 }
 
+// publisherInCeiling refuses fleet_publisher_not_in_ceiling where the
+// envelope's ceiling names publishers and the admitted one (its key id,
+// certificate identity and trusted root digest) is none of them.
+func (p *provisioner) publisherInCeiling(env *Envelope, keyID string, signer *signing.CertIdentity, rootDigest string) error {
+	if len(env.Ceiling.Publishers) == 0 {
+		return nil
+	}
+	for _, c := range env.Ceiling.Publishers {
+		if c.Admits(keyID, signer, rootDigest) {
+			return nil
+		}
+	}
+	return blocking.New(blocking.FleetPublisherNotInCeiling, "the release's publisher is none of the %d the envelope's ceiling names", len(env.Ceiling.Publishers))
+}
+
 // waiting reports whether err only says a person must approve.
 func waiting(err error) bool {
 	rs := blocking.Refusals(err)
 	for _, r := range rs {
-		if r.Code != blocking.AwaitingApproval && r.Code != blocking.FleetCeilingExceeded {
+		if r.Code != blocking.AwaitingApproval && r.Code != blocking.FleetCeilingExceeded && r.Code != blocking.FleetPublisherNotInCeiling {
 			return false
 		}
 	}
@@ -640,7 +664,21 @@ func (p *provisioner) mayBind(ctx context.Context, env *Envelope, plan *resolve.
 	for i, e := range plan.Capabilities {
 		caps[i] = capRisk{e.CapabilityKey, e.Risk}
 	}
-	return true, p.preApproves(env, caps)
+	if err := p.preApproves(env, caps); err != nil {
+		return true, err
+	}
+	if len(env.Ceiling.Publishers) == 0 {
+		return true, nil
+	}
+	st, err := admit.StatusOf(ctx, p.h, env.ArtifactDigest, p.now)
+	if err != nil {
+		return false, err
+	}
+	if st.Record == nil {
+		return true, blocking.New(blocking.AwaitingApproval, "the release has no admission on this host")
+	}
+	pub := st.Record.Publisher
+	return true, p.publisherInCeiling(env, pub.KeyID, pub.Signer, pub.TrustedRootDigest)
 }
 
 // mayRebind refuses to replace a binding a person approved with the

@@ -432,7 +432,7 @@ func located(err error, pos, path string) blocking.List {
 // exact keys the patterns allow whose risk is within max_risk, sorted. It
 // returns the indexes of patterns that match no capability.
 func narrow(c Ceiling, w *ir.Worker) (Ceiling, []int) {
-	out := Ceiling{Capabilities: []string{}, MaxRisk: c.MaxRisk}
+	out := Ceiling{Capabilities: []string{}, MaxRisk: c.MaxRisk, Publishers: c.Publishers}
 	var bad []int
 	for i, p := range c.Capabilities {
 		if !slices.ContainsFunc(w.Capabilities, func(cap ir.Capability) bool { return ir.CeilingAllows([]string{p}, cap.Key) }) {

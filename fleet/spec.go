@@ -93,6 +93,33 @@ type Deployment struct {
 type Ceiling struct {
 	Capabilities []string `json:"capabilities"`
 	MaxRisk      ir.Risk  `json:"max_risk"`
+	// Publishers, when not empty, are the only publishers whose releases
+	// the fleet pre-approves, by name; absent, any publisher the host's
+	// policy trusts (envelopes without it keep their bytes).
+	Publishers map[string]CeilingPublisher `json:"publishers,omitempty"`
+}
+
+// CeilingPublisher is a publisher a ceiling pre-approves: a public key
+// (PEM), or a certificate identity with, optionally, the digest of the
+// trusted root the host must have verified it with. The trusted root is
+// named by digest, never carried: the host verifies signatures only with
+// the roots its own policy names, and a ceiling may narrow that trust,
+// never widen it.
+type CeilingPublisher struct {
+	Key               string            `json:"key,omitempty"`
+	Identity          *signing.Identity `json:"identity,omitempty"`
+	TrustedRootDigest string            `json:"trusted_root_digest,omitempty"`
+}
+
+// Admits reports whether the publisher an admission names (its key id,
+// and for an identity the certificate identity that signed and the
+// trusted root's digest) is this one.
+func (c CeilingPublisher) Admits(keyID string, signer *signing.CertIdentity, rootDigest string) bool {
+	if c.Identity == nil {
+		v, err := signing.LoadVerifier([]byte(c.Key))
+		return err == nil && signer == nil && v.KeyID() == keyID
+	}
+	return signer != nil && c.Identity.Matches(*signer) && (c.TrustedRootDigest == "" || c.TrustedRootDigest == rootDigest)
 }
 
 // Repository is the fleet's registry repository.
@@ -165,6 +192,16 @@ func LoadSpec(path string) (*Spec, error) {
 		}
 		if fs := ir.ScanText(d.Model, false); len(fs) > 0 {
 			at("the model name looks like customer state ("+fs[0].Rule+")", "deployments", name, "model")
+		}
+		for _, pub := range slices.Sorted(maps.Keys(d.Ceiling.Publishers)) {
+			c := d.Ceiling.Publishers[pub]
+			if c.Identity != nil {
+				if err := c.Identity.Check(); err != nil {
+					at("the identity needs exactly one of subject and subject_regexp, one of issuer and issuer_regexp, and RE2 regular expressions", "deployments", name, "ceiling", "publishers", pub, "identity")
+				}
+			} else if _, err := signing.LoadVerifier([]byte(c.Key)); err != nil {
+				at("not a PEM public key", "deployments", name, "ceiling", "publishers", pub, "key")
+			}
 		}
 		s.Deployments[name] = d
 	}

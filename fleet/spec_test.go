@@ -95,3 +95,38 @@ func TestLoadSpecRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecCeilingPublishers: a ceiling's publishers are each a PEM key or
+// a complete identity (with an optional trusted root digest); anything
+// else is refused fleet_invalid at the field.
+func TestSpecCeilingPublishers(t *testing.T) {
+	const iss = `issuer: "https://token.actions.githubusercontent.com"`
+	for name, c := range map[string]struct {
+		publishers string
+		ok         bool
+		at         string
+	}{
+		"identity":                 {`ci: identity: {` + iss + `, subject_regexp: "^https://github\\.com/acme/"}`, true, ""},
+		"identity and root":        {`ci: {identity: {` + iss + `, subject: "x"}, trusted_root_digest: "` + zero + `"}`, true, ""},
+		"subject twice":            {`ci: identity: {` + iss + `, subject: "x", subject_regexp: "x"}`, false, "deployments.clinic.ceiling.publishers.ci.identity"},
+		"no issuer":                {`ci: identity: {subject: "x"}`, false, "deployments.clinic.ceiling.publishers.ci.identity"},
+		"bad regexp":               {`ci: identity: {` + iss + `, subject_regexp: "("}`, false, "deployments.clinic.ceiling.publishers.ci.identity"},
+		"not a key":                {`ci: key: "-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n"`, false, "deployments.clinic.ceiling.publishers.ci.key"},
+		"root digest not sha256":   {`ci: {identity: {` + iss + `, subject: "x"}, trusted_root_digest: "md5:00"}`, false, ""},
+		"neither key nor identity": {`ci: {}`, false, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := strings.Replace(specSource(""), `ceiling: {capabilities: ["*"], max_risk: "consequential"}`, `ceiling: {capabilities: ["*"], max_risk: "consequential", publishers: {`+c.publishers+`}}`, 1)
+			spec, err := fleet.LoadSpec(writeSpec(t, src))
+			if c.ok {
+				if err != nil || len(spec.Deployments["clinic"].Ceiling.Publishers) != 1 {
+					t.Fatalf("%v", err)
+				}
+				return
+			}
+			if !hosttest.HasCode(t, err, blocking.FleetInvalid) || (c.at != "" && !strings.Contains(err.Error(), c.at)) {
+				t.Fatalf("want fleet_invalid at %q: %v", c.at, err)
+			}
+		})
+	}
+}

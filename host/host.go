@@ -45,6 +45,22 @@ type Host struct {
 // its SQLite store. The host private key (cosign's format, no password,
 // 0600, the way hosts keep their own keys) is read when a record is signed.
 func Open(ctx context.Context, home string) (*Host, error) {
+	return OpenWith(ctx, home, OpenOptions{})
+}
+
+// OpenOptions change how a host is opened.
+type OpenOptions struct {
+	// TrustedRoots, when not nil, are the bytes of every trusted root the
+	// policy names, by the policy's trusted_root string: the policy's
+	// roots are taken from here and never read from files (a host rebuilt
+	// from an audit bundle must not read the auditor's files a bundle
+	// names). A root the policy names and the map lacks refuses
+	// trusted_root_invalid.
+	TrustedRoots map[string][]byte
+}
+
+// OpenWith is Open with opts.
+func OpenWith(ctx context.Context, home string, opts OpenOptions) (*Host, error) {
 	if err := CheckHome(home); err != nil {
 		return nil, err
 	}
@@ -58,7 +74,7 @@ func Open(ctx context.Context, home string) (*Host, error) {
 	if _, err := os.Stat(filepath.Join(home, PolicyFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, blocking.New(blocking.HostNotInitialized, "no host policy")
 	}
-	policy, err := LoadPolicy(filepath.Join(home, PolicyFile))
+	policy, err := loadPolicy(filepath.Join(home, PolicyFile), opts.TrustedRoots)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,4 +93,63 @@ func TestIdentityPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOpenWithGivenTrustedRoots: a host opened with its trusted roots
+// given (as an audit rebuilds one from a bundle) takes them from the map
+// only: the file the policy names, even when present on disk, is never
+// read, so a policy naming a file of the machine (an absolute path, a
+// path out of the folder) reads nothing of it; with the bytes given, the
+// policy and its digest are the host's own.
+func TestOpenWithGivenTrustedRoots(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	if err := host.Init(home, host.InitOptions{Host: "h", Authorities: map[string][]byte{"lab": newPub(t)}, Publishers: map[string][]byte{"p": newPub(t)}}); err != nil {
+		t.Fatal(err)
+	}
+	root := sigstoretest.NewCA(t).TrustedRoot(t, true)
+	outside := filepath.Join(t.TempDir(), "elsewhere.json")
+	for _, f := range []string{filepath.Join(home, "roots", "ci.json"), outside} {
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		if err := os.WriteFile(f, root, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := filepath.Join(home, host.PolicyFile)
+	base, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"roots/ci.json", outside} {
+		text := string(base) + "publishers: ci: {\n\tidentity: {issuer: \"https://token.actions.githubusercontent.com\", subject: \"x\"}\n\ttrusted_root: \"" + name + "\"\n}\n"
+		if err := os.WriteFile(policy, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		own, err := host.Open(ctx, home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own.Close()
+		_, err = host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: map[string][]byte{}})
+		if !hasCode(err, blocking.TrustedRootInvalid) {
+			t.Fatalf("%s: a root absent from the map was read: %v", name, err)
+		}
+		given, err := host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: map[string][]byte{name: root}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if given.Policy.Digest() != own.Policy.Digest() {
+			t.Fatalf("%s: the given root gives another policy digest", name)
+		}
+		given.Close()
+	}
+}
+
+func hasCode(err error, code blocking.Code) bool {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == code {
+			return true
+		}
+	}
+	return false
 }

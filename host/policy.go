@@ -217,6 +217,12 @@ func (p *Policy) Lifetime(profile string) (time.Duration, error) {
 // no authority key also a publisher's; the default profile defined. A
 // refusal is a blocking.List located in the file.
 func LoadPolicy(path string) (*Policy, error) {
+	return loadPolicy(path, nil)
+}
+
+// loadPolicy is LoadPolicy taking the trusted roots from roots, by the
+// policy's trusted_root string, when roots is not nil.
+func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 	v, posOf, err := LoadHostFile(path, schemas.PolicyDef, blocking.PolicyUnreadable, blocking.PolicyInvalid)
 	if err != nil {
 		return nil, err
@@ -225,7 +231,7 @@ func LoadPolicy(path string) (*Policy, error) {
 	if err := v.Decode(&p); err != nil {
 		return nil, fmt.Errorf("host: decoding a policy that passed the schema: %w", err)
 	}
-	if err := p.loadKeys(filepath.Dir(path), posOf); err != nil {
+	if err := p.loadKeys(rootSource{dir: filepath.Dir(path), given: roots}, posOf); err != nil {
 		return nil, err
 	}
 	if err := p.compileRules(posOf); err != nil {
@@ -257,7 +263,7 @@ func LoadHostFile(path, def string, unreadable, invalid blocking.Code) (cue.Valu
 // trusted identity (relative to dir), and refuses an authority that is a
 // publisher, and a fleet key that is a publisher's or an authority's;
 // posOf locates a field in the policy file.
-func (p *Policy) loadKeys(dir string, posOf Locator) error {
+func (p *Policy) loadKeys(dir rootSource, posOf Locator) error {
 	var refused blocking.List
 	load := func(group string, keys map[string]TrustedKey) map[string]string {
 		ids := map[string]string{}
@@ -309,9 +315,52 @@ func (p *Policy) loadKeys(dir string, posOf Locator) error {
 	return refused.Err()
 }
 
+// rootSource is where a policy's trusted roots come from: the files named
+// relative to dir, or else, when given is not nil, only given.
+type rootSource struct {
+	dir   string
+	given map[string][]byte
+}
+
+// read is the trusted root the policy names name.
+func (s rootSource) read(name string) (*signing.TrustedRoot, error) {
+	if s.given != nil {
+		raw, ok := s.given[name]
+		if !ok {
+			return nil, blocking.New(blocking.TrustedRootInvalid, "the trusted root the policy names was not given")
+		}
+		return signing.LoadTrustedRoot(raw)
+	}
+	return signing.ReadTrustedRoot(TrustedRootPath(s.dir, name))
+}
+
+// TrustedRootNames are the trusted_root strings of every signer the
+// policy trusts by identity, sorted, each once.
+func (p *Policy) TrustedRootNames() []string {
+	var names []string
+	for _, g := range []map[string]TrustedKey{p.Publishers, p.Authorities} {
+		for _, k := range g {
+			if k.Identity != nil && !slices.Contains(names, k.TrustedRoot) {
+				names = append(names, k.TrustedRoot)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TrustedRootPath is the file the policy of the host under home reads
+// trusted root name from.
+func TrustedRootPath(home, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(home, name)
+}
+
 // load is the verifier of a trusted key or identity; an identity's
-// trusted root is read from dir.
-func (k TrustedKey) load(dir string) (*signing.Verifier, error) {
+// trusted root comes from roots.
+func (k TrustedKey) load(roots rootSource) (*signing.Verifier, error) {
 	if k.Identity == nil {
 		if k.Key == "" {
 			return nil, blocking.New(blocking.PolicyKeyInvalid, "neither a key nor an identity")
@@ -321,11 +370,7 @@ func (k TrustedKey) load(dir string) (*signing.Verifier, error) {
 	if err := k.Identity.Check(); err != nil {
 		return nil, err
 	}
-	path := k.TrustedRoot
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	tr, err := signing.ReadTrustedRoot(path)
+	tr, err := roots.read(k.TrustedRoot)
 	if err != nil {
 		return nil, err
 	}

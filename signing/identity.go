@@ -290,3 +290,16 @@ func (v *Verifier) describe() string {
 	}
 	return v.keyID
 }
+
+// Matches reports whether a certificate naming c satisfies the identity,
+// with sigstore-go's matching (exact or unanchored RE2, as cosign's): how
+// a recorded signer is held to an identity without its certificate.
+func (id Identity) Matches(c CertIdentity) bool {
+	m, err := verify.NewShortCertificateIdentity(id.Issuer, id.IssuerRegexp, id.Subject, id.SubjectRegexp)
+	if err != nil {
+		return false
+	}
+	summary := certificate.Summary{SubjectAlternativeName: c.Subject, Extensions: certificate.Extensions{Issuer: c.Issuer}}
+	_, err = verify.CertificateIdentities{m}.Verify(summary)
+	return err == nil
+}

@@ -85,7 +85,7 @@ decide here, whatever the MCP client can do.`,
 			})
 		},
 	}
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, newQuestionCmd(), newAnswerCmd())
 	for _, d := range contract.Decisions {
 		cmd.AddCommand(newDecisionCmd(d))
 	}

@@ -58,10 +58,11 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 }
 
 func newAuditVerifyCmd() *cobra.Command {
-	var publisher, authority, host string
+	var host string
+	var signers signerFlags
 	var lim audit.Limits
 	cmd := &cobra.Command{
-		Use:   "verify FILE --publisher-key P.pub --authority-key A.pub --host-key H.pub",
+		Use:   "verify FILE --publisher-key P.pub|--certificate-identity… --authority-key A.pub|--authority-certificate-identity… --host-key H.pub",
 		Short: "Recompute every digest and signature of an exported chain offline; name the first broken link",
 		Long: `Verify checks a bundle written by oa audit export with only the three
 public keys given: no OA_HOME, no network. It checks, in chain order, the
@@ -73,14 +74,26 @@ checkpoints, the receipt key the host pinned, bindings, runs). Keys inside
 the bundle are never trusted. It prints the chain as a tree (--json for a
 report) and exits 2 naming the first broken link's blocking code.
 
+A publisher or authority trusted by certificate identity is given as in
+oa verify: --certificate-identity[-regexp], --certificate-oidc-issuer[-regexp]
+and --trusted-root (your own trusted_root.json, which the signatures are
+verified with), and the same flags prefixed "authority-". The bundle
+carries the trusted roots the host's policy named, which rebuild that
+policy (their digests are part of the policy digest the admission names);
+they are never used to verify a signature. The admission must name a
+signer whose certificate matches the identity you give.
+
 The bundle is read bounded before it is believed: at most --max-entries
 tar entries, --max-document-bytes each, --max-manifest-bytes for
 index.json and each manifest, --max-bundle-bytes in all; a bundle over a
 limit is refused audit_bundle_too_large naming the entry and the flag.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			keys, err := readAuditKeys(publisher, authority, host)
+			keys, err := readAuditKeys(signers.publisherKey, signers.authorityKey, host)
 			if err != nil {
+				return err
+			}
+			if keys.PublisherIdentity, keys.AuthorityIdentity, err = signers.identities(); err != nil {
 				return err
 			}
 			r, err := audit.VerifyWithLimits(cmd.Context(), args[0], keys, lim)
@@ -97,12 +110,9 @@ limit is refused audit_bundle_too_large naming the entry and the flag.`,
 			return r.Err()
 		},
 	}
-	cmd.Flags().StringVar(&publisher, "publisher-key", "", "the publisher public key you trust")
-	cmd.Flags().StringVar(&authority, "authority-key", "", "the conformance authority public key you trust")
+	signers.register(cmd)
 	cmd.Flags().StringVar(&host, "host-key", "", "the host public key you trust")
-	for _, f := range []string{"publisher-key", "authority-key", "host-key"} {
-		_ = cmd.MarkFlagRequired(f)
-	}
+	_ = cmd.MarkFlagRequired("host-key")
 	cmd.Flags().IntVar(&lim.Entries, audit.FlagMaxEntries, audit.DefaultEntries, "the most tar entries read")
 	cmd.Flags().Int64Var(&lim.DocumentBytes, audit.FlagMaxDocumentBytes, audit.DefaultDocumentBytes, "the most bytes of one tar entry or document")
 	cmd.Flags().Int64Var(&lim.ManifestBytes, audit.FlagMaxManifestBytes, audit.DefaultManifestBytes, "the most bytes of index.json or a manifest")
@@ -120,6 +130,9 @@ func readAuditKeys(publisher, authority, host string) (audit.Keys, error) {
 		path string
 		into *[]byte
 	}{{publisher, &k.Publisher}, {authority, &k.Authority}, {host, &k.Host}} {
+		if f.path == "" {
+			continue // a signer given by identity
+		}
 		file, err := os.Open(f.path)
 		if err != nil {
 			return k, blocking.New(blocking.KeyInvalid, "a key file cannot be read")
@@ -147,7 +160,11 @@ func printAudit(out io.Writer, file string, r *audit.Report) {
 		if l.Refusal != nil {
 			state = "✗ " + string(l.Refusal.Code)
 		}
-		fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 60-len(indent)), l.Name, state, l.Detail)
+		detail := l.Detail
+		if l.Signer != nil {
+			detail = "signed by " + l.Signer.String()
+		}
+		fmt.Fprintf(out, "%s└── %-*s %s  %s\n", indent, max(0, 60-len(indent)), l.Name, state, detail)
 		indent += "  "
 	}
 	if r.OK {

@@ -269,7 +269,11 @@ func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []string 
 			continue
 		}
 		r := rec.Config.Remote
-		note := fmt.Sprintf("connection %s is remote: %s (Streamable HTTP, auth %s)", e.ConnectionID, r.URL, r.Auth)
+		auth := r.Auth
+		if r.OAuth != nil {
+			auth += " " + r.OAuth.Grant
+		}
+		note := fmt.Sprintf("connection %s is remote: %s (Streamable HTTP, auth %s)", e.ConnectionID, r.URL, auth)
 		switch {
 		case r.PlainHTTP:
 			note += ", PLAIN HTTP: unencrypted (--plain-http)"

@@ -23,7 +23,7 @@ func connectorOptions(cmd *cobra.Command) connector.Options {
 
 func newConnectionCmd() *cobra.Command {
 	conn := &cobra.Command{Use: "connection", Short: "Add, verify, enable, disable and list this host's connections"}
-	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd())
+	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd(), newConnectionLoginCmd(), newConnectionLogoutCmd())
 	return conn
 }
 
@@ -45,7 +45,7 @@ func newConnectionAddCmd() *cobra.Command {
 	var cf confinementFlags
 	cmd := &cobra.Command{
 		// A remote server (--url) takes no command: see Long.
-		Use:   "add NAME --connector C [--url URL [--header NAME --secret-file F]… [--bearer-secret-file F] [--ca-file F] [--plain-http]] [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
+		Use:   "add NAME --connector C [--url URL [--header NAME --secret-file F]… [--bearer-secret-file F | --oauth [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-scopes S,…] [--oauth-redirect-port P]] [--ca-file F] [--plain-http]] [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
 		Short: "Add a connection: a remote MCP server (--url) or one run over stdio (or builtin:sandbox-records)",
 		Long: `Add records a connection named NAME to the canonical connector C.
 
@@ -57,6 +57,17 @@ follows it, --bearer-secret-file F sends the token in F as
 Authorization: Bearer; each file is mode 0600 and read when a request is
 made. --ca-file F adds the PEM authorities in F to those trusted for the
 server.
+
+--oauth authorizes with OAuth 2.1 instead: oa discovers the server's
+authorization server from its metadata. Without a client secret a person
+logs in once with oa connection login NAME --as NAME (authorization code
+with PKCE, for the client --oauth-client-id ID, a Client ID Metadata
+Document URL, or a client registered dynamically when no id is given); the
+tokens are kept encrypted under $OA_HOME/oauth and refreshed when they
+expire. With --oauth-client-id ID --oauth-client-secret-file F (a 0600
+file) the host uses the client-credentials grant and needs no login.
+--oauth-scopes asks for those scopes instead of the ones the server lists.
+The method is recorded (and shown, and planned); a token never is.
 
 A stdio server is COMMAND ARGS… after --. Secret values never go on the
 command line: --env NAME passes the variable NAME from oa's environment,
@@ -106,6 +117,11 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 	cmd.Flags().StringVar(&remote.bearer, "bearer-secret-file", "", "a 0600 file holding a bearer token for the remote server")
 	cmd.Flags().StringVar(&remote.caFile, "ca-file", "", "a PEM file of authorities trusted for the remote server")
 	cmd.Flags().BoolVar(&remote.plainHTTP, "plain-http", false, "allow unencrypted http:// to a remote server that is not on loopback")
+	cmd.Flags().BoolVar(&remote.oauth, "oauth", false, "authorize with OAuth 2.1 (a person's login, or client credentials with --oauth-client-secret-file)")
+	cmd.Flags().StringVar(&remote.oauthClientID, "oauth-client-id", "", "the OAuth client id registered for oa, or the https URL of its Client ID Metadata Document")
+	cmd.Flags().StringVar(&remote.oauthSecret, "oauth-client-secret-file", "", "a 0600 file holding the client secret: the client-credentials grant, for a machine host")
+	cmd.Flags().StringSliceVar(&remote.oauthScopes, "oauth-scopes", nil, "scopes to request, comma-separated (default: those the server's metadata lists)")
+	cmd.Flags().IntVar(&remote.oauthPort, "oauth-redirect-port", 0, "the loopback port of the login redirect http://127.0.0.1:PORT/callback (default: any free port)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
 	cf.register(cmd)
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
@@ -115,9 +131,18 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 
 // remoteFlags are the flags of a remote connection.
 type remoteFlags struct {
-	url, bearer, caFile string
-	headers             []string
-	plainHTTP           bool
+	url, bearer, caFile        string
+	headers                    []string
+	plainHTTP                  bool
+	oauth                      bool
+	oauthClientID, oauthSecret string
+	oauthScopes                []string
+	oauthPort                  int
+}
+
+// oauthFlagsGiven reports whether any --oauth-… flag is set.
+func (f remoteFlags) oauthFlagsGiven() bool {
+	return f.oauthClientID != "" || f.oauthSecret != "" || len(f.oauthScopes) > 0 || f.oauthPort != 0
 }
 
 // apply fills opts from the command line: a remote server when --url is
@@ -125,8 +150,8 @@ type remoteFlags struct {
 // else a stdio server's command after -- (at most one --secret-file).
 func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args, secretFiles []string) error {
 	if f.url == "" {
-		if f.bearer != "" || f.caFile != "" || f.plainHTTP || len(f.headers) > 0 {
-			return usageError{fmt.Errorf("--header, --bearer-secret-file, --ca-file and --plain-http are for a remote server: give --url")}
+		if f.bearer != "" || f.caFile != "" || f.plainHTTP || len(f.headers) > 0 || f.oauth || f.oauthFlagsGiven() {
+			return usageError{fmt.Errorf("--header, --bearer-secret-file, --oauth…, --ca-file and --plain-http are for a remote server: give --url")}
 		}
 		if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
 			return usageError{fmt.Errorf("give NAME, then -- and the server's command (or --url URL for a remote server)")}
@@ -151,6 +176,12 @@ func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args
 		r.Headers = append(r.Headers, connector.RemoteHeader{Name: name, SecretFile: absPath(secretFiles[i])})
 	}
 	r.BearerSecretFile, r.CAFile = absPath(r.BearerSecretFile), absPath(r.CAFile)
+	switch {
+	case f.oauth:
+		r.OAuth = &connector.RemoteOAuth{ClientID: f.oauthClientID, ClientSecretFile: absPath(f.oauthSecret), Scopes: f.oauthScopes, RedirectPort: f.oauthPort}
+	case f.oauthFlagsGiven():
+		return usageError{fmt.Errorf("--oauth-client-id, --oauth-client-secret-file, --oauth-scopes and --oauth-redirect-port go with --oauth")}
+	}
 	opts.Config.Remote = r
 	return nil
 }
@@ -252,7 +283,7 @@ func newConnectionShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printConnection(cmd, rec, "")
+				return printConnectionLogin(cmd, rec, "", connection.StoredLogin(h.Home, rec))
 			})
 		},
 	}
@@ -320,6 +351,9 @@ type connectionView struct {
 	// verification's start was confined.
 	Confinement string         `json:"confinement"`
 	Enforced    *confine.Level `json:"enforced,omitempty"`
+	// Login is the state of an OAuth connection's stored login (never a
+	// token), shown by oa connection show.
+	Login *connector.LoginState `json:"login,omitempty"`
 }
 
 func viewOf(name string, rec *connection.Record) connectionView {
@@ -351,7 +385,14 @@ func viewOf(name string, rec *connection.Record) connectionView {
 }
 
 func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) error {
+	return printConnectionLogin(cmd, rec, verb, nil)
+}
+
+// printConnectionLogin prints a connection and, for an OAuth connection
+// shown, the state of its stored login.
+func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState) error {
 	v := viewOf(rec.Name, rec)
+	v.Login = login
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), v)
 	}
@@ -366,6 +407,7 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n", v.Name, v.Connector, v.Revision, v.State)
 	if r := v.Config.Remote; r != nil {
 		printRemote(out, r, v.Protocol, v.Transport)
+		printLoginState(out, v.Name, r, v.Login)
 	} else {
 		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
 	}
@@ -408,11 +450,119 @@ func printRemote(out io.Writer, r *connector.Remote, protocol, transport string)
 		}
 		auth += " " + h.Name
 	}
+	if o := r.OAuth; o != nil {
+		auth += " (" + o.Grant
+		if o.ClientID != "" {
+			auth += ", client " + o.ClientID
+		}
+		if o.ClientSecretFile != "" {
+			auth += ", secret from a file"
+		}
+		if len(o.Scopes) > 0 {
+			auth += ", scopes " + strings.Join(o.Scopes, " ")
+		}
+		auth += ")"
+	}
 	fmt.Fprintf(out, "  auth       %s\n", auth)
 	if r.CAFile != "" {
 		fmt.Fprintln(out, "  ca         from a file")
 	}
 	if protocol != "" {
 		fmt.Fprintf(out, "  protocol   %s\n", protocol)
+	}
+}
+
+func newConnectionLoginCmd() *cobra.Command {
+	var as string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "login NAME --as NAME",
+		Short: "Authorize an OAuth connection: a person signs in in the browser; the tokens are stored encrypted",
+		Long: `Login runs the OAuth 2.1 authorization-code flow (PKCE, resource
+indicator) for a remote connection added with --oauth. It prints the
+authorization URL on stderr: open it in a browser on this machine and sign
+in. The answer comes back to a loopback redirect
+(http://127.0.0.1:PORT/callback), waited for at most --timeout. The tokens
+are stored encrypted under the host's token key in $OA_HOME/oauth (0600
+files), refreshed when they expire and never printed, stored in the
+database, planned or shown to an agent. oa connection logout NAME removes
+them. The connection's revision does not change.`,
+		Args: wantArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHost(cmd, func(h *host.Host) error {
+				errOut := cmd.ErrOrStderr()
+				show := func(u string) {
+					fmt.Fprintf(errOut, "Open this URL in a browser on this machine to authorize connection %s (waiting up to %s):\n\n  %s\n\n", args[0], wait, u)
+				}
+				err := connection.Login(cmd.Context(), h, args[0], connector.LoginOptions{Show: show, Wait: wait}, connection.Change{By: as, Now: time.Now()})
+				if err != nil {
+					return err
+				}
+				return printLogin(cmd, args[0], "stored")
+			})
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "the person logging in (who authorizes the connection)")
+	cmd.Flags().DurationVar(&wait, "timeout", connector.DefaultLoginWait, "how long to wait for the browser's answer")
+	return cmd
+}
+
+func newConnectionLogoutCmd() *cobra.Command {
+	var as string
+	cmd := &cobra.Command{
+		Use:   "logout NAME --as NAME",
+		Short: "Remove an OAuth connection's stored tokens, revoking the refresh token where the server offers that",
+		Args:  wantArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHost(cmd, func(h *host.Host) error {
+				res, err := connection.Logout(cmd.Context(), h, args[0], connection.Change{By: as, Now: time.Now()})
+				if err != nil {
+					return err
+				}
+				state := "none stored"
+				switch {
+				case res.Removed && res.Revoked:
+					state = "removed (refresh token revoked at the authorization server)"
+				case res.Removed:
+					state = "removed (not revoked at the authorization server: it offers no revocation or did not answer; the token expires there)"
+				}
+				return printLogin(cmd, args[0], state)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "the person removing the login")
+	return cmd
+}
+
+// printLogin prints what became of a connection's login (never a token).
+func printLogin(cmd *cobra.Command, name, state string) error {
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]string{"connection": name, "login": state})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "connection %s: login %s\n", name, state)
+	return nil
+}
+
+// printLoginState shows whether an OAuth connection can get a token.
+func printLoginState(out io.Writer, name string, r *connector.Remote, l *connector.LoginState) {
+	if l == nil || r.OAuth == nil {
+		return
+	}
+	switch {
+	case l.Problem != "":
+		fmt.Fprintf(out, "  login      unusable (%s): oa connection logout %s, then oa connection login %s\n", l.Problem, name, name)
+	case !l.Stored && r.OAuth.Grant == connector.GrantClientCredentials:
+		fmt.Fprintln(out, "  login      none needed: a token is fetched with the client credentials")
+	case !l.Stored:
+		fmt.Fprintf(out, "  login      none: run oa connection login %s --as NAME\n", name)
+	default:
+		state := "stored"
+		if l.Refreshable {
+			state += ", refreshable"
+		}
+		if !l.AccessExpiry.IsZero() {
+			state += ", access token until " + l.AccessExpiry.Format(time.RFC3339)
+		}
+		fmt.Fprintf(out, "  login      %s\n", state)
 	}
 }

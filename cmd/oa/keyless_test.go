@@ -168,6 +168,9 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 	if out := k.ok("status", pinned); !strings.Contains(out, "certificate valid now accepted") {
 		t.Fatalf("status does not show that a certificate valid now is accepted:\n%s", out)
 	}
+	if out := k.ok("status", pinned, "--json"); !strings.Contains(out, `"certificateValidNow": true`) {
+		t.Fatalf("status --json does not show that a certificate valid now is accepted:\n%s", out)
+	}
 
 	// Attestation rules on a SLSA provenance made by stock cosign attest.
 	k.cosign(append(append([]string{"attest"}, k.certFlags()...), "--type", "slsaprovenance1", "--predicate", k.provenance("https://github.com/acme/worker-sources"), pinned)...)
@@ -196,4 +199,126 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 	}
 	k.policyWith(strings.ReplaceAll(rule("x", "enforce"), klSLSA, "https://example.com/absent/v1"))
 	k.refused("attestation_rule_missing", "admit", pinned, "--as", "Dr Ada", "--dry-run")
+}
+
+// klAuthority is the identity of a conformance authority that attests in
+// CI without a key.
+const klAuthority = "https://github.com/acme/conformance/.github/workflows/check.yml@refs/heads/main"
+
+// TestKeylessAuthorityAndAudit: a keyless authority end to end, offline.
+// The publisher signs and the authority attests the conformance predicate
+// (written by `oa attest --predicate-out`) with stock cosign and
+// certificates of a test CA; `oa verify` takes both by identity; a host
+// trusting both by identity admits and binds the release; `oa audit
+// export` carries the policy's trusted root and `oa audit verify` checks
+// the chain with the auditor's identities and trusted root, naming who
+// signed, and refuses another identity.
+func TestKeylessAuthorityAndAudit(t *testing.T) {
+	k := newKeyless(t)
+	reg := registrytest.Start(t)
+	pinned := strings.TrimSpace(k.ok("push", k.bundle, reg.Host()+"/acme/clinic"))
+	k.cosign(append(append([]string{"sign"}, k.certFlags()...), pinned)...)
+
+	authDir := k.path("authority-ci")
+	if err := os.MkdirAll(authDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	authCert, authChain, authKey := k.ca.Leaf(t, klAuthority, klIssuer, now.Add(-time.Hour), now.Add(time.Hour)).WriteFiles(t, authDir)
+	predicate := k.path("conformance.json")
+	if _, errOut, code := runCLI(t, "attest", pinned, "--predicate-out", predicate); code != 2 || !strings.Contains(errOut, "authority") {
+		t.Fatalf("attest --predicate-out without --authority: exit %d %s", code, errOut)
+	}
+	k.ok("attest", pinned, "--predicate-out", predicate, "--authority", "acme-conformance")
+	k.cosign("attest", "--key", authKey, "--certificate", authCert, "--certificate-chain", authChain, "--tlog-upload=false", "--timestamp-server-url", k.tsa, "-y",
+		"--type", "https://oa.dev/attestations/conformance/v1", "--predicate", predicate, pinned)
+
+	// oa verify with both signers by identity, the authority sharing the
+	// publisher's --trusted-root.
+	publisherID := []string{"--certificate-identity", klSubject, "--certificate-oidc-issuer", klIssuer, "--trusted-root", k.root}
+	authorityID := func(subject string) []string {
+		return []string{"--authority-certificate-identity-regexp", subject, "--authority-certificate-oidc-issuer", klIssuer}
+	}
+	out := k.ok(append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/acme/conformance/")...)...)
+	if !strings.Contains(out, "signed by "+klSubject) || !strings.Contains(out, "signed by "+klAuthority+" @ "+klIssuer) {
+		t.Fatalf("verify does not name both signers:\n%s", out)
+	}
+	// Stock cosign agrees on the authority's attestation (v2 reads a
+	// trusted root only for new-format bundles: the CA chain instead).
+	k.cosign("verify-attestation", "--certificate-chain", authChain, "--insecure-ignore-tlog", "--insecure-ignore-sct",
+		"--type", "https://oa.dev/attestations/conformance/v1", "--certificate-identity", klAuthority, "--certificate-oidc-issuer", klIssuer, pinned)
+	k.refused("certificate_identity_mismatch", append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/evil/")...)...)
+	// The authority's own trusted root, when given, is the one used.
+	k.refused("trusted_root_invalid", append(append(append([]string{"verify", pinned}, publisherID...), authorityID("conformance")...), "--authority-trusted-root", k.path("missing.json"))...)
+	// An authority named twice (key and identity) is a usage error.
+	if _, _, code := runCLI(t, append(append(append([]string{"verify", pinned}, publisherID...), authorityID("conformance")...), "--authority-key", k.path("authority.pub"))...); code == 0 {
+		t.Fatal("verify accepted both --authority-key and an authority identity")
+	}
+
+	// A host trusting both by identity admits the release, naming both
+	// signers, and binds it.
+	k.ok("host", "init", "--authority-key", k.path("authority.pub"))
+	home := os.Getenv("OA_HOME")
+	if err := os.MkdirAll(filepath.Join(home, "roots"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootBytes, err := os.ReadFile(k.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "roots", "ci.json"), rootBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k.policyWith("authorities: conformance: {\n\tidentity: {issuer: \"" + klIssuer + "\", subject: \"" + klAuthority + "\"}\n\ttrusted_root: \"roots/ci.json\"\n}\n")
+	out = k.ok("admit", pinned, "--as", "Dr Ada")
+	if !strings.Contains(out, "publisher ci signed as "+klSubject) || !strings.Contains(out, "authority conformance attested as "+klAuthority) {
+		t.Fatalf("admit does not name both signers:\n%s", out)
+	}
+	k.ok("registry", "init")
+	k.ok("registry", "sign", "--as", "Dr Ada")
+	k.ok("connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
+	k.ok("connection", "verify", "sandbox", "--as", "Dr Ada")
+	k.ok("bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada", "--yes")
+	bundle := k.path("clinic.audit.tar")
+	k.ok("audit", "export", "-o", bundle)
+	hostKey := k.path("host.pub")
+	hostPub, err := os.ReadFile(filepath.Join(home, "keys", "host.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hostKey, hostPub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The auditor's machine: no host folder; their own copy of the
+	// trusted root; identities, not keys.
+	t.Setenv("OA_HOME", filepath.Join(t.TempDir(), "absent"))
+	auditorRoot := filepath.Join(t.TempDir(), "auditor-root.json")
+	if err := os.WriteFile(auditorRoot, rootBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auditArgs := func(publisher, authority []string) []string {
+		return append(append([]string{"audit", "verify", bundle, "--host-key", hostKey, "--trusted-root", auditorRoot}, publisher...), authority...)
+	}
+	pubID := []string{"--certificate-identity-regexp", "^https://github\\.com/acme/workers/", "--certificate-oidc-issuer", klIssuer}
+	out = k.ok(auditArgs(pubID, authorityID("^https://github\\.com/acme/conformance/"))...)
+	for _, want := range []string{"signed by " + klSubject, "signed by " + klAuthority, "publisher ci as " + klSubject, "audit ok"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("audit verify lacks %q:\n%s", want, out)
+		}
+	}
+	// Another publisher identity breaks the signature link; the key of a
+	// publisher the host did not admit with breaks it too.
+	k.refused("certificate_identity_mismatch", auditArgs([]string{"--certificate-identity", "https://github.com/evil/workers/.github/workflows/release.yml@refs/tags/v1.2.0", "--certificate-oidc-issuer", klIssuer}, authorityID("conformance"))...)
+	// Another CA's trusted root at the auditor's: nothing chains to it.
+	otherRoot := filepath.Join(t.TempDir(), "other-root.json")
+	if err := os.WriteFile(otherRoot, sigstoretest.NewCA(t).TrustedRoot(t, true), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k.refused("certificate_untrusted", append(auditArgs(pubID, authorityID("conformance")), "--trusted-root", otherRoot)...)
+
+	// A conformance attestation by the publisher's own certificate is
+	// never the authority's, whatever identity the authority is given.
+	k.cosign(append(append([]string{"attest"}, k.certFlags()...), "--type", "https://oa.dev/attestations/conformance/v1", "--predicate", predicate, pinned)...)
+	k.refused("attestation_by_publisher", append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/acme/")...)...)
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
@@ -53,10 +55,10 @@ contacted.`,
 
 func newAttestCmd() *cobra.Command {
 	var refs refFlags
-	var key, authority string
+	var key, authority, predicateOut string
 	var asBundle bool
 	cmd := &cobra.Command{
-		Use:   "attest --key AUTHORITY_KEY REF@sha256:…",
+		Use:   "attest --key AUTHORITY_KEY|--predicate-out FILE REF@sha256:…",
 		Short: "Run the conformance checks and attest the artifact as a conformance authority",
 		Long: `Attest runs the conformance checks on the pushed artifact (the IR re-derived
 from its layer matches its digest and the annotation; it decodes strictly and
@@ -66,9 +68,17 @@ statement in a DSSE envelope in cosign's attestation format (tag
 sha256-<hex>.att, predicate type ` + signing.ConformancePredicateType + `),
 which cosign verify-attestation accepts; with --bundle, as a sigstore bundle
 referrer of the artifact (cosign v3's default). A failed check writes
-nothing.`,
+nothing.
+
+An authority that attests without a key (a certificate, as cosign does
+by default) writes the predicate instead with --predicate-out FILE and
+--authority ID, and signs it with its own tool:
+cosign attest --type ` + signing.ConformancePredicateType + ` --predicate FILE.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if predicateOut != "" {
+				return writeConformancePredicate(cmd, &refs, args[0], authority, predicateOut)
+			}
 			signer, err := loadSigner(key)
 			if err != nil {
 				return err
@@ -91,8 +101,39 @@ nothing.`,
 	cmd.Flags().StringVar(&key, "key", "", "the conformance authority's private key (cosign format)")
 	cmd.Flags().StringVar(&authority, "authority", "", "the authority's id in the report (default: its key id)")
 	cmd.Flags().BoolVar(&asBundle, "bundle", false, "write a sigstore bundle referrer (cosign v3's default) instead of the .att tag")
-	_ = cmd.MarkFlagRequired("key")
+	cmd.Flags().StringVar(&predicateOut, "predicate-out", "", "write the conformance predicate to this file and sign nothing (for cosign attest --predicate)")
+	cmd.MarkFlagsOneRequired("key", "predicate-out")
+	cmd.MarkFlagsMutuallyExclusive("key", "predicate-out")
+	cmd.MarkFlagsMutuallyExclusive("bundle", "predicate-out")
+	cmd.MarkFlagsRequiredTogether("predicate-out", "authority")
 	return cmd
+}
+
+// writeConformancePredicate runs the conformance checks on the pinned
+// release s as authority and, when every check passes, writes the report
+// (the predicate of a conformance attestation) to path for a keyless
+// authority to sign with cosign attest. A failed check writes nothing.
+func writeConformancePredicate(cmd *cobra.Command, refs *refFlags, s, authority, path string) error {
+	ref, _, art, err := refs.openPinned(cmd.Context(), s)
+	if err != nil {
+		return err
+	}
+	report := signing.Conformance(art, authority)
+	if err := report.Err(); err != nil {
+		return err
+	}
+	b, err := canonical.Marshal(report)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "predicateType": signing.ConformancePredicateType, "report": report})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%d checks passed); sign it with cosign attest --type %s\n", ref, len(report.Checks), signing.ConformancePredicateType)
+	return nil
 }
 
 func printSigned(cmd *cobra.Command, verb string, ref oci.Ref, keyID string, report *signing.ConformanceReport) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,10 +13,9 @@ import (
 
 func newVerifyCmd() *cobra.Command {
 	var refs refFlags
-	var publisherKey, authorityKey string
-	var signer identityFlags
+	var signers signerFlags
 	cmd := &cobra.Command{
-		Use:   "verify REF@sha256:… --publisher-key P.pub|--certificate-identity[-regexp] ID --certificate-oidc-issuer[-regexp] ISS --trusted-root FILE --authority-key A.pub",
+		Use:   "verify REF@sha256:… --publisher-key P.pub|--certificate-identity[-regexp] ID --certificate-oidc-issuer[-regexp] ISS --trusted-root FILE --authority-key A.pub|--authority-certificate-identity[-regexp] ID --authority-certificate-oidc-issuer[-regexp] ISS",
 		Short: "Verify an artifact's integrity chain: artifact, IR, signature, attestation",
 		Long: `Verify checks each link of the artifact's chain and reports every one: the
 artifact and every blob against its digest; the Worker IR against the IR
@@ -34,14 +34,15 @@ Alternative Name), --certificate-oidc-issuer or
 to a CA of the trusted root, and a verified transparency-log time or a
 timestamp of a trusted authority must prove the signature was made while
 the certificate was valid; --certificate-valid-now accepts a certificate
-valid now instead (private CAs with long-lived certificates).`,
+valid now instead (private CAs with long-lived certificates).
+
+An authority that attests without a key is trusted the same way with
+the same flags prefixed "authority-" (--authority-certificate-identity,
+--authority-certificate-oidc-issuer, …); --authority-trusted-root
+defaults to --trusted-root.`,
 		Args: wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			publisher, err := signer.verifier(publisherKey)
-			if err != nil {
-				return err
-			}
-			authority, err := loadVerifier(authorityKey)
+			publisher, authority, err := signers.verifiers()
 			if err != nil {
 				return err
 			}
@@ -62,36 +63,47 @@ valid now instead (private CAs with long-lived certificates).`,
 		},
 	}
 	refs.register(cmd)
-	cmd.Flags().StringVar(&publisherKey, "publisher-key", "", "the trusted publisher's public key")
-	cmd.Flags().StringVar(&authorityKey, "authority-key", "", "the trusted conformance authority's public key")
-	signer.register(cmd, "publisher-key")
-	_ = cmd.MarkFlagRequired("authority-key")
+	signers.register(cmd)
 	return cmd
 }
 
 // identityFlags are cosign's certificate identity flags, naming a signer
-// trusted by identity instead of by key.
+// trusted by identity instead of by key. The publisher's flags are
+// cosign's names; an authority's the same names prefixed "authority-".
 type identityFlags struct {
+	prefix      string
 	id          signing.Identity
 	trustedRoot string
 	validNow    bool
+	// shared is another identityFlags whose trusted root this one uses
+	// when it names none (the authority may share the publisher's
+	// --trusted-root).
+	shared *identityFlags
 }
 
-// register adds the flags to cmd: one of keyFlag or an identity is
-// required, never both.
+// register adds the flags to cmd, each name prefixed by f.prefix: one of
+// keyFlag or an identity is required, never both.
 func (f *identityFlags) register(cmd *cobra.Command, keyFlag string) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.id.Subject, "certificate-identity", "", "trust the signer whose certificate names this identity (Subject Alternative Name)")
-	fl.StringVar(&f.id.SubjectRegexp, "certificate-identity-regexp", "", "trust the signer whose certificate identity matches this regular expression (unanchored)")
-	fl.StringVar(&f.id.Issuer, "certificate-oidc-issuer", "", "the OIDC issuer the signer's certificate must name")
-	fl.StringVar(&f.id.IssuerRegexp, "certificate-oidc-issuer-regexp", "", "a regular expression the certificate's OIDC issuer must match (unanchored)")
-	fl.StringVar(&f.trustedRoot, "trusted-root", "", "the sigstore trusted_root.json of the signer's CA, transparency logs and timestamp authorities")
-	fl.BoolVar(&f.validNow, "certificate-valid-now", false, "accept a certificate valid now when nothing proves when it signed (private CAs)")
-	cmd.MarkFlagsOneRequired(keyFlag, "certificate-identity", "certificate-identity-regexp")
-	cmd.MarkFlagsMutuallyExclusive(keyFlag, "certificate-identity", "certificate-identity-regexp")
-	cmd.MarkFlagsMutuallyExclusive(keyFlag, "certificate-oidc-issuer", "certificate-oidc-issuer-regexp")
-	cmd.MarkFlagsMutuallyExclusive(keyFlag, "trusted-root")
-	cmd.MarkFlagsMutuallyExclusive(keyFlag, "certificate-valid-now")
+	fl, n := cmd.Flags(), func(name string) string { return f.prefix + name }
+	who := "signer"
+	if f.prefix != "" {
+		who = strings.TrimSuffix(f.prefix, "-")
+	}
+	fl.StringVar(&f.id.Subject, n("certificate-identity"), "", "trust the "+who+" whose certificate names this identity (Subject Alternative Name)")
+	fl.StringVar(&f.id.SubjectRegexp, n("certificate-identity-regexp"), "", "trust the "+who+" whose certificate identity matches this regular expression (unanchored)")
+	fl.StringVar(&f.id.Issuer, n("certificate-oidc-issuer"), "", "the OIDC issuer the "+who+"'s certificate must name")
+	fl.StringVar(&f.id.IssuerRegexp, n("certificate-oidc-issuer-regexp"), "", "a regular expression the "+who+"'s certificate OIDC issuer must match (unanchored)")
+	rootHelp := "the sigstore trusted_root.json of the " + who + "'s CA, transparency logs and timestamp authorities"
+	if f.shared != nil {
+		rootHelp += " (default: --" + f.shared.prefix + "trusted-root)"
+	}
+	fl.StringVar(&f.trustedRoot, n("trusted-root"), "", rootHelp)
+	fl.BoolVar(&f.validNow, n("certificate-valid-now"), false, "accept a "+who+"'s certificate valid now when nothing proves when it signed (private CAs)")
+	cmd.MarkFlagsOneRequired(keyFlag, n("certificate-identity"), n("certificate-identity-regexp"))
+	cmd.MarkFlagsMutuallyExclusive(keyFlag, n("certificate-identity"), n("certificate-identity-regexp"))
+	cmd.MarkFlagsMutuallyExclusive(keyFlag, n("certificate-oidc-issuer"), n("certificate-oidc-issuer-regexp"))
+	cmd.MarkFlagsMutuallyExclusive(keyFlag, n("trusted-root"))
+	cmd.MarkFlagsMutuallyExclusive(keyFlag, n("certificate-valid-now"))
 }
 
 // verifier is the key at keyPath, or else the identity the flags name.
@@ -102,14 +114,62 @@ func (f *identityFlags) verifier(keyPath string) (*signing.Verifier, error) {
 	if err := f.id.Check(); err != nil {
 		return nil, err
 	}
-	if f.trustedRoot == "" {
-		return nil, blocking.New(blocking.IdentityInvalid, "--trusted-root is required with a certificate identity")
+	rootPath := f.trustedRoot
+	if rootPath == "" && f.shared != nil {
+		rootPath = f.shared.trustedRoot
 	}
-	tr, err := signing.ReadTrustedRoot(f.trustedRoot)
+	if rootPath == "" {
+		return nil, blocking.New(blocking.IdentityInvalid, "--%strusted-root is required with a certificate identity", f.prefix)
+	}
+	tr, err := signing.ReadTrustedRoot(rootPath)
 	if err != nil {
 		return nil, err
 	}
 	return signing.NewIdentityVerifier(f.id, tr, signing.IdentityOptions{CertificateValidNow: f.validNow})
+}
+
+// signerFlags are the flags naming the publisher and the authority an
+// offline check trusts: each a key or a certificate identity.
+type signerFlags struct {
+	publisherKey, authorityKey string
+	publisher, authority       identityFlags
+}
+
+// register adds --publisher-key, --authority-key and both identities'
+// flags to cmd.
+func (s *signerFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.publisherKey, "publisher-key", "", "the trusted publisher's public key")
+	cmd.Flags().StringVar(&s.authorityKey, "authority-key", "", "the trusted conformance authority's public key")
+	s.authority.prefix, s.authority.shared = "authority-", &s.publisher
+	s.publisher.register(cmd, "publisher-key")
+	s.authority.register(cmd, "authority-key")
+}
+
+// identities are the identity verifiers of the publisher and the
+// authority, each nil when it is given by key.
+func (s *signerFlags) identities() (publisher, authority *signing.Verifier, err error) {
+	if s.publisherKey == "" {
+		if publisher, err = s.publisher.verifier(""); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.authorityKey == "" {
+		if authority, err = s.authority.verifier(""); err != nil {
+			return nil, nil, err
+		}
+	}
+	return publisher, authority, nil
+}
+
+// verifiers are the publisher's and the authority's verifiers.
+func (s *signerFlags) verifiers() (publisher, authority *signing.Verifier, err error) {
+	if publisher, err = s.publisher.verifier(s.publisherKey); err != nil {
+		return nil, nil, err
+	}
+	if authority, err = s.authority.verifier(s.authorityKey); err != nil {
+		return nil, nil, err
+	}
+	return publisher, authority, nil
 }
 
 func printChain(cmd *cobra.Command, ref oci.Ref, chain *signing.Chain) {

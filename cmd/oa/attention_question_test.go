@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestAttentionAnswerCLI: the sandbox records server, served over
+// Streamable HTTP, asks a question before it appends a note; the run
+// pauses (downstream_question), `oa attention question` shows the app's
+// question, a field the form does not ask for is refused (exit 2,
+// nothing sent), and `oa attention answer --set` reaches the app, which
+// appends: the run ends done.
+// askingClinic binds the clinic, as $OA_HOME, to the sandbox records
+// server served over Streamable HTTP, whose append_note first asks
+// "Which ward, please?" (elicitation/create) and appends only on accept;
+// got holds the content the app received.
+func askingClinic(t *testing.T) (h *hosttest.Host, got *map[string]any) {
+	t.Helper()
+	got = new(map[string]any)
+	srv := sandbox.NewServer("")
+	// A question still waiting when the test ends is let go, so the
+	// server's sessions can close.
+	stop, release := context.WithCancel(context.Background())
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params.Name != "append_note" {
+				return next(ctx, method, req)
+			}
+			ectx, done := context.WithCancel(ctx)
+			defer done()
+			defer context.AfterFunc(stop, done)()
+			res, err := call.Session.Elicit(ectx, &mcp.ElicitParams{Message: "Which ward, please?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"},"beds":{"type":"integer"}},"required":["ward"]}`)})
+			if err != nil || res.Action != "accept" {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no"}}}, nil
+			}
+			*got = res.Content
+			return next(ctx, method, req)
+		}
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	t.Cleanup(release) // runs first
+	h = hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	opened := h.Open()
+	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp"}})
+	h.Bind(opened, "claude-test")
+	t.Setenv("OA_HOME", h.Home)
+	return h, got
+}
+
+func TestAttentionAnswerCLI(t *testing.T) {
+	h, got := askingClinic(t)
+	c := openCoordinator(t, h)
+	paused := runClinic(t, c, "req-q", "AB-1234")
+	if paused.Reason != contract.ReasonDownstreamQuestion || paused.AttentionID == "" {
+		t.Fatalf("want a run paused on the app's question: %+v", paused)
+	}
+	if q := cliOK(t, "attention", "question", paused.AttentionID); !strings.Contains(q, "Which ward, please?") || !strings.Contains(q, "field beds (integer)") {
+		t.Fatalf("attention question:\n%s", q)
+	}
+	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "floor=2")
+	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "beds=many")
+	cliRefused(t, "question_still_waiting", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
+	var it coordinator.AttentionItem
+	if err := json.Unmarshal([]byte(cliOK(t, "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "ward=B-4", "--set", "beds=2", "--json")), &it); err != nil ||
+		it.State != coordinator.AttentionAnswered || it.AnswerAction != "accept" || it.DecidedBy != "Dr Ada" {
+		t.Fatalf("attention answer: %v %+v", err, it)
+	}
+	res, err := c.GetRun(context.Background(), paused.RunID, 30*time.Second)
+	if err != nil || res.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: %v %+v", err, res)
+	}
+	if (*got)["ward"] != "B-4" || (*got)["beds"] != float64(2) {
+		t.Fatalf("the app received %v", *got)
+	}
+	cliRefused(t, "question_not_waiting", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--cancel")
+}
+
+// TestKilledCoordinatorQuestionUnanswered: `oa coordinator serve`, asked
+// by a client without elicitation, pauses a run on its app's question
+// (nothing is answered for the person) and is then killed with SIGKILL:
+// a new coordinator reads the run needs_review
+// (downstream_question_unanswered), an answer finds no call waiting, and
+// `oa attention reject` closes it — the run ends not_sure_if_saved,
+// never done or did_not_run. The app's question never reaches the
+// operator's channel.
+func TestKilledCoordinatorQuestionUnanswered(t *testing.T) {
+	h, _ := askingClinic(t)
+	s := startCoordinator(t, append(os.Environ(), "OA_HOME="+h.Home))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "request_id": "req-killed",
+		"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "soon", "summary": "Cough."}, "wait_seconds": 60}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_workflow: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var paused coordinator.Result
+	if err := json.Unmarshal(raw, &paused); err != nil || paused.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("want a run paused on the app's question: %s", raw)
+	}
+	s.kill(t)
+	if strings.Contains(s.stderr.String(), "Which ward") {
+		t.Fatalf("the operator channel holds the app's question:\n%s", s.stderr)
+	}
+	c := openCoordinator(t, h)
+	got, err := c.GetRun(ctx, paused.RunID, 0)
+	if err != nil || got.Outcome != contract.OutcomeNeedsReview || got.Reason != contract.ReasonDownstreamQuestionUnanswered {
+		t.Fatalf("after the kill: %v %+v", err, got)
+	}
+	cliRefused(t, "question_not_waiting", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--decline")
+	cliRefused(t, "question_decision_invalid", "attention", "approve", paused.AttentionID, "--as", "Dr Ada")
+	cliOK(t, "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
+	got, err = c.GetRun(ctx, paused.RunID, 0)
+	if err != nil || got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed {
+		t.Fatalf("after the decision: %v %+v", err, got)
+	}
+}

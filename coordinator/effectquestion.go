@@ -1,0 +1,524 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// A downstream server that elicits during an effect pauses the run for a
+// person, like an approval: the attention item (kind
+// downstream_question) and the run's move to needs_review
+// (downstream_question) are one write, while the app's call waits — its
+// effect timeout stopped — for at most questionTTL. The person answers
+// through the calling MCP client (the app's own form, forwarded as an
+// input request of run_workflow or decide_attention_item) or on the host
+// (oa attention answer, through the waiting coordinator's socket,
+// questionsock.go); the answer goes to the app unchanged and the run goes
+// on to its true outcome. The app's message is held in this process's
+// memory only, to be shown to a person; the store, receipts, results and
+// the operator channel get digests of the message, the form and the
+// answer, and the answer's action.
+//
+// When no answer comes — the bound passes, the client goes away, the
+// coordinator is stopped — the app is answered cancel. If the app's own
+// answer then proves what happened (success, or a trusted error word)
+// it decides the step as usual; otherwise the run stays paused, reading
+// needs_review (downstream_question_unanswered), with the effect in
+// flight, until a person closes the item (reject: the run ends
+// not_sure_if_saved, downstream_question_closed) or escalates it. A
+// coordinator that died while asking leaves the same reading (settle).
+// Nothing here ever invents the person's answer or the app's outcome.
+
+// KindDownstreamQuestion is the kind of an attention item raised by a
+// downstream server's question during an effect.
+const KindDownstreamQuestion = "downstream_question"
+
+// States of a question item beyond the approval ones.
+const (
+	// AttentionAnswered: the person answered and the answer went to the
+	// app.
+	AttentionAnswered = "answered"
+	// AttentionClosed: the app's call was gone unanswered and a person
+	// closed the item.
+	AttentionClosed = "closed"
+	// AttentionLapsed: no one answered in time; the app was told cancel
+	// and its own answer decided the step.
+	AttentionLapsed = "lapsed"
+)
+
+// questionTTL bounds how long an effect's call waits for a person's
+// answer to its app's question (a variable for tests only).
+var questionTTL = 10 * time.Minute
+
+// liveQuestion is a question an app asked during an effect of this
+// process, waiting for its answer.
+type liveQuestion struct {
+	id, runID, connection, capability string
+	// params is the app's request as sent: held here only, to show it to
+	// a person.
+	params *mcp.ElicitParams
+	// answer carries the answer for the app; nil when a person's answer
+	// could not be recorded (the app is then answered cancel, unanswered).
+	answer chan *mcp.ElicitResult
+	// done is closed when the app's wait ends, however it ends.
+	done chan struct{}
+}
+
+// questions holds the live questions of this process and, per run, a
+// signal closed when the run pauses on one (wait returns early).
+type questions struct {
+	mu     sync.Mutex
+	live   map[string]*liveQuestion
+	raised map[string]chan struct{}
+}
+
+func (q *questions) put(l *liveQuestion) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.live == nil {
+		q.live = map[string]*liveQuestion{}
+	}
+	q.live[l.id] = l
+	ch := q.signalLocked(l.runID)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// get returns the live question id, or nil.
+func (q *questions) get(id string) *liveQuestion {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.live[id]
+}
+
+// take removes the live question id: whoever takes it answers it.
+func (q *questions) take(id string) *liveQuestion {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.live[id]
+	if l != nil {
+		delete(q.live, id)
+		delete(q.raised, l.runID)
+	}
+	return l
+}
+
+// signal returns the channel closed when runID pauses on a question.
+func (q *questions) signal(runID string) <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.signalLocked(runID)
+}
+
+func (q *questions) signalLocked(runID string) chan struct{} {
+	if q.raised == nil {
+		q.raised = map[string]chan struct{}{}
+	}
+	ch := q.raised[runID]
+	if ch == nil {
+		ch = make(chan struct{})
+		q.raised[runID] = ch
+	}
+	return ch
+}
+
+// forget drops runID's signal once its execution ends.
+func (q *questions) forget(runID string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.raised, runID)
+}
+
+// effectCall is one effect's downstream call: its timeout stops while a
+// person is asked, and it remembers the question asked.
+type effectCall struct {
+	c       *Coordinator
+	r       *runState
+	step    ir.Step
+	entry   resolve.Entry
+	timeout time.Duration
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	callCtx  context.Context
+	asked    string // the attention item of the last question
+	answered bool   // its answer went to the app
+}
+
+// newEffectCall prepares the call of effect step s of r.
+func (c *Coordinator) newEffectCall(r *runState, s ir.Step, entry resolve.Entry) *effectCall {
+	return &effectCall{c: c, r: r, step: s, entry: entry, timeout: c.opts.EffectTimeout}
+}
+
+// context returns the call's context, carrying its Elicitor and ending
+// after the effect timeout (not counting the time a person is asked).
+func (e *effectCall) context(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	e.callCtx = ctx
+	e.timer = time.AfterFunc(e.timeout, func() { cancel(context.DeadlineExceeded) })
+	return connector.WithElicitor(ctx, e.elicit), func() { e.timer.Stop(); cancel(context.Canceled) }
+}
+
+// elicit is the Elicitor of an effect call: pause the run for a person,
+// wait for the answer (or the bound, or the call's end), answer the app.
+func (e *effectCall) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c := e.c
+	if params == nil {
+		return cancelled(), nil
+	}
+	e.timer.Stop()
+	defer e.timer.Reset(e.timeout)
+	l, err := c.raiseQuestion(ctx, e.r, e.step, e.entry, params)
+	if err != nil {
+		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app's question could not pause the run (answered cancel): %v\n", e.r.RunID, e.step.ID, err)
+		return cancelled(), nil
+	}
+	defer close(l.done)
+	e.mu.Lock()
+	e.asked, e.answered = l.id, false
+	e.mu.Unlock()
+	bound := time.NewTimer(questionTTL)
+	defer bound.Stop()
+	select {
+	case res := <-l.answer:
+		return e.answeredWith(res), nil
+	case <-ctx.Done():
+	case <-e.callCtx.Done(): // the call ended: the coordinator is closing
+	case <-bound.C:
+	}
+	if c.questions.take(l.id) == nil {
+		// An answer is being delivered right now: it goes to the app.
+		return e.answeredWith(<-l.answer), nil
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: no answer to the app's question (attention %s); the app was answered cancel\n", e.r.RunID, e.step.ID, l.id)
+	return cancelled(), nil
+}
+
+// answeredWith is what the app is sent for an answer taken from the
+// question: the person's answer, or cancel when none was recorded.
+func (e *effectCall) answeredWith(res *mcp.ElicitResult) *mcp.ElicitResult {
+	if res == nil {
+		return cancelled()
+	}
+	e.mu.Lock()
+	e.answered = true
+	e.mu.Unlock()
+	return res
+}
+
+// unanswered is the attention item of a question no person answered
+// during this call, or "".
+func (e *effectCall) unanswered() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.asked == "" || e.answered {
+		return ""
+	}
+	return e.asked
+}
+
+// raiseQuestion records the app's question as an attention item and
+// pauses r on it, in one write, then makes it answerable here.
+func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, params *mcp.ElicitParams) (*liveQuestion, error) {
+	schema, _ := json.Marshal(params.RequestedSchema)
+	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: entry.Risk,
+		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
+		Question: fmt.Sprintf("While making step %s of workflow %s (capability %s), the app behind connection %s asks the person a question. Answer it with oa attention answer, or through an MCP client that offers elicitation.", s.ID, r.Workflow, s.Capability, entry.ConnectionID),
+		Kind:     KindDownstreamQuestion, Connection: entry.ConnectionID, MessageDigest: ir.DigestBytes([]byte(params.Message)), SchemaDigest: digestJSON(schema)},
+		Deployment: r.Deployment}
+	b, err := json.Marshal(item)
+	if err != nil {
+		return nil, err
+	}
+	err = storeOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
+		cur, err := decodeRun(c.secret, state)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status != stateRunning {
+			return nil, errNotContinued
+		}
+		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestion, s.ID, item.ID
+		cur.UpdatedAt = c.now().UTC()
+		*r = *cur
+		return cur.encode(c.secret)
+	})
+	if err != nil {
+		return nil, err
+	}
+	l := &liveQuestion{id: item.ID, runID: r.RunID, connection: entry.ConnectionID, capability: s.Capability, params: params, answer: make(chan *mcp.ElicitResult, 1), done: make(chan struct{})}
+	stopSocket := c.serveQuestion(l)
+	go func() {
+		select {
+		case <-c.life.Done():
+		case <-l.done:
+		}
+		stopSocket()
+	}()
+	c.questions.put(l)
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app behind connection %s asks a person (attention %s, message %s); answer with oa attention answer %s --as NAME\n",
+		r.RunID, s.ID, entry.ConnectionID, item.ID, item.MessageDigest, item.ID)
+	return l, nil
+}
+
+// Answer is a person's answer to an app's question: accept with content,
+// decline or cancel.
+type Answer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// answerQuestion hands a person's answer to the app waiting in this
+// process, unchanged, after checking it against the app's form; the item
+// records who answered, the action and a digest of the answer, and the
+// run goes back to running, in one write.
+func (c *Coordinator) answerQuestion(ctx context.Context, id string, a Answer, by, channel string) (*AttentionItem, error) {
+	l := c.questions.get(id)
+	if l == nil {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "no call waits for this question here")
+	}
+	if err := checkAnswer(l.params, a); err != nil {
+		return nil, err // nothing was sent: it may be answered again
+	}
+	if c.questions.take(id) != l {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "the question was answered or its call ended meanwhile")
+	}
+	res := &mcp.ElicitResult{Action: a.Action, Content: a.Content}
+	raw, _ := json.Marshal(res)
+	now := c.now().UTC()
+	var item attentionState
+	err := storeOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+		if err := json.Unmarshal(itemState, &item); err != nil {
+			return nil, nil, err
+		}
+		r, err := decodeRun(c.secret, runState)
+		if err != nil {
+			return nil, nil, err
+		}
+		item.State, item.AnswerAction, item.AnswerDigest = AttentionAnswered, a.Action, digestJSON(raw)
+		item.DecidedBy, item.Channel, item.DecidedAt = by, channel, &now
+		if r.Status == statePaused && r.AttentionID == id {
+			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
+		}
+		r.UpdatedAt = now
+		ib, err := json.Marshal(item)
+		if err != nil {
+			return nil, nil, err
+		}
+		rb, err := r.encode(c.secret)
+		return ib, rb, err
+	})
+	if err != nil {
+		l.answer <- nil // not recorded, so not sent: the app gets cancel
+		return nil, err
+	}
+	l.answer <- res
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: %s answered the app's question (%s, answer %s)\n", id, by, a.Action, item.AnswerDigest)
+	return &item.AttentionItem, nil
+}
+
+// checkAnswer holds an answer to what the app may be sent: a closed
+// action, and for an accepted form, content matching the app's requested
+// schema (which the go-sdk has already held to flat primitive fields).
+func checkAnswer(params *mcp.ElicitParams, a Answer) error {
+	switch a.Action {
+	case "decline", "cancel":
+		if len(a.Content) != 0 {
+			return blocking.New(blocking.QuestionAnswerInvalid, "a %s carries no content", a.Action)
+		}
+		return nil
+	case "accept":
+	default:
+		return blocking.New(blocking.QuestionAnswerInvalid, "the action must be accept, decline or cancel")
+	}
+	if params.Mode == "url" {
+		if len(a.Content) != 0 {
+			return blocking.New(blocking.QuestionAnswerInvalid, "a URL request's accept carries no content")
+		}
+		return nil
+	}
+	raw, err := json.Marshal(params.RequestedSchema)
+	if err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	content := map[string]any{}
+	for k, v := range a.Content {
+		content[k] = v
+	}
+	if err := resolved.Validate(content); err != nil {
+		// The validator's text quotes values: only the rule is said.
+		return blocking.New(blocking.QuestionAnswerInvalid, "the content does not match the fields the app asked for")
+	}
+	return nil
+}
+
+// questionUnanswered leaves r paused on its question item after the app's
+// call ended unanswered with an outcome it does not prove: the effect
+// stays in flight and the run reads needs_review until a person decides.
+func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) error {
+	err := c.update(context.Background(), r.RunID, func(cur *runState) error {
+		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestionUnanswered, s.ID, id
+		*r = *cur
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app's question went unanswered and its call ended without a provable outcome; the run waits for a person (attention %s)\n", r.RunID, s.ID, id)
+	return &stop{reason: contract.ReasonDownstreamQuestionUnanswered, pause: true}
+}
+
+// questionLapsed records that no one answered the question id and the
+// app's own answer decided the step: the item lapses and the run, paused
+// on it, runs again.
+func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
+	now := c.now().UTC()
+	return storeOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+		var item attentionState
+		if err := json.Unmarshal(itemState, &item); err != nil {
+			return nil, nil, err
+		}
+		r, err := decodeRun(c.secret, runState)
+		if err != nil {
+			return nil, nil, err
+		}
+		if item.State == AttentionOpen {
+			item.State, item.DecidedAt = AttentionLapsed, &now
+		}
+		if r.Status == statePaused && r.AttentionID == id {
+			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
+		}
+		r.UpdatedAt = now
+		ib, err := json.Marshal(item)
+		if err != nil {
+			return nil, nil, err
+		}
+		rb, err := r.encode(c.secret)
+		return ib, rb, err
+	})
+}
+
+// provenByApp reports whether an effect's reason, once its app was
+// answered cancel, says what happened: success, or a reason whose record
+// change is known.
+func provenByApp(reason contract.Reason) bool {
+	info, _ := reason.Info()
+	return reason == "" || info.RecordChanged != contract.ChangedUnknown
+}
+
+// settleQuestion gives a run paused on a question whose asking process is
+// gone the reading it has: unanswered.
+func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runState, error) {
+	gone := func(cur *runState) bool {
+		return cur.Status == statePaused && cur.Reason == contract.ReasonDownstreamQuestion &&
+			(!cur.Owner.alive() || (cur.Owner == c.me && c.questions.get(cur.AttentionID) == nil && !c.isActive(cur.RunID)))
+	}
+	if !gone(r) {
+		return r, nil
+	}
+	err := c.update(ctx, r.RunID, func(cur *runState) error {
+		if gone(cur) {
+			cur.Reason = contract.ReasonDownstreamQuestionUnanswered
+			// A dead coordinator's socket answers no one.
+			_ = os.Remove(questionSocket(c.opts.Home, cur.AttentionID))
+		}
+		r = cur
+		return nil
+	})
+	return r, err
+}
+
+// decideQuestion records a person's decision on a question item: only
+// once the app's call is gone, reject closes it (the run ends
+// not_sure_if_saved: what the app did is unknown) and escalate hands it
+// on; approval is never a decision on a question.
+func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() time.Time) (*AttentionItem, error) {
+	if clock == nil {
+		clock = time.Now
+	}
+	switch {
+	case strings.TrimSpace(d.By) == "":
+		return nil, blocking.New(blocking.DecisionInvalid, "a decision is made by a named person")
+	case d.Decision == contract.DecisionApprove:
+		return nil, blocking.New(blocking.QuestionDecisionInvalid, "a question is answered, not approved")
+	case d.Decision != contract.DecisionReject && d.Decision != contract.DecisionEscalate:
+		return nil, blocking.New(blocking.QuestionDecisionInvalid, "once its call is gone, a question is rejected (closed) or escalated")
+	}
+	key, err := runKey(h.h.Home)
+	if err != nil {
+		return nil, err
+	}
+	now := clock().UTC()
+	var item attentionState
+	var run *runState
+	err = storeOf(h.h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+		if err := json.Unmarshal(itemState, &item); err != nil {
+			return nil, nil, err
+		}
+		r, err := decodeRun(key, runState)
+		if err != nil {
+			return nil, nil, err
+		}
+		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision == contract.DecisionReject) {
+			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		}
+		if r.Status != statePaused || r.AttentionID != item.ID {
+			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
+		}
+		if r.Reason == contract.ReasonDownstreamQuestion && (r.Owner.alive() || h.live(item.ID)) {
+			return nil, nil, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
+		}
+		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
+		if d.Decision == contract.DecisionReject {
+			info, _ := contract.ReasonDownstreamQuestionClosed.Info()
+			item.State = AttentionClosed
+			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, contract.ReasonDownstreamQuestionClosed, "", ""
+		} else {
+			item.State = AttentionEscalated
+			r.Reason = contract.ReasonEscalated
+		}
+		r.UpdatedAt = now
+		run = r
+		ib, err := json.Marshal(item)
+		if err != nil {
+			return nil, nil, err
+		}
+		rb, err := r.encode(key)
+		return ib, rb, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if run.Status == stateTerminal {
+		if _, err := sealRun(ctx, h.h, h.signer, run.RunID, now); err != nil {
+			return nil, err
+		}
+	}
+	return &item.AttentionItem, nil
+}
