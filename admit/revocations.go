@@ -2,7 +2,6 @@ package admit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -121,24 +119,7 @@ func readHead(h *host.Host, record, signature []byte) (*RevocationHead, error) {
 // writeHeadFile replaces $OA_HOME's head file with v unless it already
 // holds a later head.
 func writeHeadFile(home string, v *store.Version) error {
-	path := filepath.Join(home, RevocationHeadFile)
-	if b, err := os.ReadFile(path); err == nil {
-		var sh signedHead
-		var cur struct {
-			Count int64 `json:"count"`
-		}
-		if canonical.DecodeStrict(b, &sh) == nil && json.Unmarshal(sh.Record, &cur) == nil && cur.Count >= v.Seq {
-			return nil
-		}
-	}
-	data, err := canonical.Marshal(signedHead{Record: v.Record, Signature: v.Signature})
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(path, data, 0o600); err != nil {
-		return fmt.Errorf("revocation head file: %w", err)
-	}
-	return nil
+	return host.KeepSignedCopy(home, RevocationHeadFile, "count", v)
 }
 
 // CheckRevocations holds the host's revocations to its signed revocation

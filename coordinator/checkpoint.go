@@ -11,7 +11,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 )
@@ -144,21 +143,7 @@ func readCheckpointFile(h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
 // later one: it only moves forward, so two sealers finishing out of order
 // leave the later head.
 func writeCheckpointFile(home string, v *store.Version) error {
-	path := filepath.Join(home, CheckpointFile)
-	if b, err := os.ReadFile(path); err == nil {
-		var sc SignedCheckpoint
-		var cur struct {
-			Seq int64 `json:"seq"`
-		}
-		if canonical.DecodeStrict(b, &sc) == nil && json.Unmarshal(sc.Record, &cur) == nil && cur.Seq >= v.Seq {
-			return nil
-		}
-	}
-	data, err := canonical.Marshal(SignedCheckpoint{Record: v.Record, Signature: v.Signature})
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, data, 0o600)
+	return host.KeepSignedCopy(home, CheckpointFile, "seq", v)
 }
 
 // extendsCheckpoints refuses to seal receipt rec unless the chain it
