@@ -247,9 +247,10 @@ CREATE INDEX receipts_by_request ON receipts (deployment, request_id);
 ALTER TABLE owned_processes ADD COLUMN pgid INTEGER NOT NULL DEFAULT 0 CHECK (pgid >= 0);
 ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 `,
-	// 6: taken by another branch; this placeholder (no change) keeps the
-	// numbering until that migration takes its place.
-	`-- 6: placeholder`,
+	// 6: no change. The number was held for work that in the end needed
+	// no schema change; it stays, empty, because databases at version 7
+	// exist and versions are positions in this list.
+	`-- 6: no change`,
 	// 7: history rows may be packed (see pack.go): run states and
 	// checkpoint records written from this version on are deflated
 	// against a fixed dictionary. Nothing in the tables changes
