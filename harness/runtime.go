@@ -13,11 +13,11 @@
 // MCPClient is the harness of an MCP client (Claude Code, or any generic
 // client): Prepare writes the client's MCP server entry for
 // `oa coordinator serve --deployment NAME`, the projection of the bound
-// release (harness.Project) with its Agent Skills folder, and an install
+// release (projection.Project) with its Agent Skills folder, and an install
 // record; Inspect compares all three with the binding. The client owns its
 // model loop, so RunTurn refuses with harness_turn_unsupported.
 //
-// The package lives apart from harness so that it may use bind (which
+// The package lives apart from projection so that it may use bind (which
 // comes after the projection) without a cycle; it never imports the
 // coordinator, and reads run records from the store read-only.
 package harness
