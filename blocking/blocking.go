@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -167,6 +168,17 @@ func Refusals(err error) List {
 		return List{e}
 	}
 	return nil
+}
+
+// Has reports whether err holds a refusal with any of codes, alone or in
+// a List.
+func Has(err error, codes ...Code) bool {
+	for _, r := range Refusals(err) {
+		if slices.Contains(codes, r.Code) {
+			return true
+		}
+	}
+	return false
 }
 
 // ExitStatus is the process exit status for err: 0 for nil, 2 for a
