@@ -77,13 +77,15 @@ func All() []Entry {
 	return out
 }
 
+// stages is the order All lists stages in: the order of the pipeline,
+// then fleet provisioning, which drives admit, resolve and bind on a host.
+var stages = []Stage{StageCompile, StageOCI, StageAdmit, StageHarness, StageResolve, StageBind, StageCoordinator, StageFleet}
+
 func stageOrder(s Stage) int {
-	for i, st := range []Stage{StageCompile, StageOCI, StageAdmit, StageHarness, StageResolve, StageBind, StageCoordinator} {
-		if st == s {
-			return i
-		}
+	if i := slices.Index(stages, s); i >= 0 {
+		return i
 	}
-	return 99
+	return len(stages)
 }
 
 // Error is one refusal.
