@@ -7,6 +7,17 @@
 // independent of the publisher, and the host's own limits: protocols,
 // features, evaluator authorities, pure packages and the capability
 // ceiling. Any doubt means the release is not admitted.
+//
+// Admit writes signed admission records with a sequence number per package;
+// StatusOf reads active, missing, expired, revoked, mismatched or
+// unverifiable and never falls back to an older admission; RequireActive
+// turns anything but active into the status's own refusal. Revocations are
+// written with a host-signed revocation head (also $OA_HOME/revocations.head)
+// that CheckRevocations holds them to in every StatusOf. Evaluate records
+// the identity that signed and runs the policy's attestation rules
+// (rules.go: enforce refuses, warn records a warning). Its typed store
+// (store.go) owns the admission_sequences, admissions and revocations tables;
+// every record is verified with the host key on read.
 package admit
 
 import (

@@ -18,6 +18,17 @@
 // signature and plan resolution, bind's binding verification and
 // comparison, coordinator.CheckChain — so there is one copy of each check.
 // It sits after the coordinator in the flow; only cmd/oa imports it.
+//
+// Verify (VerifyWithLimits) unpacks the tar under Limits (entries, bytes per
+// entry and document, manifest bytes, bytes in all; each header checked
+// before its bytes are read; only layout names, regular files and folders,
+// through os.Root into a fresh folder), refusing audit_bundle_too_large or
+// audit_bundle_invalid with the entry named. Checkpoints, runs and receipts
+// are written by Export from store.StreamDump and read back a row at a time
+// into the rebuilt store, believed only if the rows rebuild the document's
+// exact canonical bytes, so memory does not grow with history. The auditor's
+// own trusted roots verify identities; the bundle's trusted roots only
+// rebuild the policy. See docs/AUDIT.md.
 package audit
 
 import (

@@ -7,6 +7,22 @@
 // session policy, model, the connection set with revisions, who approved
 // and when. A consequential capability never binds without an explicit
 // approval.
+//
+// Check is the one plan check: for the bound release it reads the admission
+// status and host state (resolve.LoadFor), requires the bound artifact
+// actively admitted, resolves (nine proofs), optionally checks connections
+// live, and compares the live plan with the binding (Compare, a Report naming
+// each changed link: admission, artifact, policy, registry, persona, model,
+// connection, connection_revision, confinement, tool_inventory,
+// capabilities). `oa bind inspect` and the coordinator both call it, so they
+// cannot disagree. Checker repeats it for one session, remembering an
+// approved check with its signed inputs until one changes or the admission
+// expires; refusals are never remembered.
+//
+// ResolveAndBind is the whole step from a release to a binding
+// (resolve.Compute, then the request's Gate, then Bind), used by
+// pipeline.PrepareHost and fleet.Provision; it lives here, not in pipeline,
+// so that provisioning does not load the compiler.
 package bind
 
 import (

@@ -12,6 +12,10 @@
 // checks the result against #Worker. The same bundle gives the same bytes
 // whatever its field order, file split or machine. Every refusal is a
 // blocking.List of located errors.
+//
+// CompileWithin runs Compile in a child process held to a time and memory
+// budget; it is the CLI's path. CUE errors become refusals through
+// schemas.CUERefusals, the same code the host stages use for their files.
 package compiler
 
 import (

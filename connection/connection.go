@@ -8,6 +8,15 @@
 // change what the server is, so it keeps the revision. Secret values are
 // never stored: a configuration names environment variables and a 0600
 // secret file, read by the connector when the server starts.
+//
+// Add scans the command and arguments for secrets (token shapes, and
+// secret-looking names given a value) and refuses at the word without echoing
+// it; it checks the confinement profile (paths exist, never $OA_HOME, the
+// policy's allow_unconfined). Verify probes the server and records its
+// inventory, a remote server's protocol version and the confinement level
+// enforced. Login and Logout run and remove a connection's OAuth login
+// without changing its record; StartOptions gives every start its private
+// folder under $OA_HOME/confined/NAME and its token store.
 package connection
 
 import (

@@ -15,7 +15,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
 )
 
 // outcome is the probe server's answer for one process.

@@ -210,8 +210,8 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctxRefusal(err)
+	if ctx.Err() != nil {
+		return nil, ctxRefusal(context.Cause(ctx))
 	}
 	l, err := prepareLaunch(cfg, opts, env)
 	if err != nil {
@@ -273,8 +273,8 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 // context ended, else start_failed. The go-sdk's error text is dropped: it
 // can quote what the server printed.
 func startError(octx, parent context.Context) error {
-	if err := parent.Err(); err != nil {
-		return ctxRefusal(err)
+	if parent.Err() != nil {
+		return ctxRefusal(context.Cause(parent))
 	}
 	if octx.Err() != nil {
 		return blocking.New(blocking.ConnectorTimeout, "start and initialize took longer than the timeout")
@@ -282,7 +282,9 @@ func startError(octx, parent context.Context) error {
 	return blocking.New(blocking.ConnectorStartFailed, "the server did not complete the MCP initialize handshake")
 }
 
-// ctxRefusal maps a context error to its refusal.
+// ctxRefusal maps why a context ended (context.Cause: a caller that ends
+// its context with the cause DeadlineExceeded, as the coordinator's effect
+// timer does, is a timeout) to its refusal.
 func ctxRefusal(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return blocking.New(blocking.ConnectorTimeout, "the deadline passed")
@@ -488,9 +490,9 @@ func (s *Session) failed(ctx context.Context, err error) error {
 			return refusal
 		}
 	}
-	if cerr := ctx.Err(); cerr != nil {
+	if ctx.Err() != nil {
 		_ = s.end()
-		return ctxRefusal(cerr)
+		return ctxRefusal(context.Cause(ctx))
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && !s.isEnded() {

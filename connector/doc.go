@@ -30,4 +30,24 @@
 // canonical JSON of the tools sorted by name. Annotations are normalized to
 // explicit values with the MCP defaults, so how a server spells a default
 // does not change a digest.
+//
+// Remote servers (remote.go) are reached over Streamable HTTP with the
+// go-sdk's StreamableClientTransport; secret headers are read per request,
+// bodies and events are capped at 4 MiB, and failures are named
+// (remote_unreachable, remote_tls_untrusted, remote_unauthorized,
+// remote_forbidden, remote_not_sent, remote_response_too_large); HTTP+SSE is
+// tried only after a 404 or 405, held to the URL's origin. OAuth 2.1
+// (oauth.go, login.go): Login runs the go-sdk's authorization-code flow (PKCE,
+// resource indicator, loopback redirect) and keeps the tokens sealed in
+// Options.Tokens; each request takes its access token from there, refreshed
+// under a file lock, and a 401 or a missing login is a named refusal, never
+// a retry.
+//
+// Every stdio server starts confined (package confine): the connection's
+// confine.Profile becomes a Spec, and the launcher, this binary re-executed
+// through /proc/self/exe, sets rlimits, no_new_privs and Landlock before it
+// execs the server; confinement_unavailable where the kernel cannot.
+// Session.Fresh answers the last listing unless the server announced
+// tools/list_changed or it is older than a bound. Each tools/call is a
+// telemetry span whose trace context goes downstream in _meta.
 package connector

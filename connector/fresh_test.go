@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
 )
 
 // TestFresh: Fresh answers the session's last listing while it is within

@@ -13,7 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/oauthtest"
+	"github.com/oa-dev/oa/internal/testkit/oauthtest"
 	"github.com/oa-dev/oa/internal/tokenstore"
 )
 

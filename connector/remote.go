@@ -547,8 +547,8 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" {
 		return nil, blocking.New(blocking.ConnectorConfigInvalid, "a remote connection takes no command, args, env or secret file")
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctxRefusal(err)
+	if ctx.Err() != nil {
+		return nil, ctxRefusal(context.Cause(ctx))
 	}
 	client, base, err := newRemoteHTTP(r)
 	if err != nil {

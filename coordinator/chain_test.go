@@ -12,8 +12,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
 )

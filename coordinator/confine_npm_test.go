@@ -11,8 +11,8 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/hosttest"
-	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
 )
 
 // confinedNpmRegistry maps the capabilities of testdata/confined-npm to

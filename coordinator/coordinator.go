@@ -4,6 +4,46 @@
 // server.go) and refuses any run whose recomputed plan digest is not the
 // approved one: at session start, at the start of every run and again
 // before every step that reaches a downstream server (bind.Check).
+//
+// Session start (Open): the downstream process trees a dead coordinator of
+// this host left running are reaped first (connector.ReapOrphans); the store
+// is held to the host-signed heads (integrity.go: at start and before every
+// new attempt, a disagreement is host_records_disagree before any effect);
+// the binding is verified, the admission active, the plan recomputed and
+// equal to the bound one, and every downstream tool list the verified one.
+// Every downstream server started is recorded in the host's ledger, so a
+// coordinator killed with SIGKILL leaves nothing the next start does not end.
+//
+// The engine (Run, GetRun): durable runs keyed by request_id with a keyed
+// input fingerprint and at most five attempts; steps evaluated in
+// component.Pool workers under the policy's evaluation budget (over it:
+// evaluation_over_budget or check_over_budget, never retried); at most
+// Options.MaxRuns runs executing at once; the one plan check (bind.Checker)
+// at the start of every attempt and before every step that reaches a
+// downstream server; effects marked in flight before they are sent; approvals
+// that pause and resume without repeating a completed effect; run rows
+// carrying a host MAC checked before a replay or retry acts on them
+// (run_record_tampered). Results come from contract.Reasons.
+//
+// Attention items and decisions (Decide, DecideAttention: approve, reject,
+// escalate, skip of a step the IR declares skippableWhile; teach.go's signed
+// teach requests). Receipts are signed by the host receipt key and chained,
+// each sealed in one write transaction with its run's state and a head
+// checkpoint (also kept in $OA_HOME/receipts.checkpoint); the receipt key is
+// pinned once per host by a host-signed pin (pin.go). VerifyReceipts and
+// CheckChain stream the chain in batches from one read snapshot, so memory
+// does not grow with history. Request states for approvals are sealed with
+// an expiring, single-use HMAC (SealState, OpenState).
+//
+// server.go is the MCP face: the six coordinator tools plus one per
+// read-only capability, closed schemas, fixed-copy errors, approval by form
+// elicitation; a downstream server's question during a read or an effect is
+// forwarded to the client or parked as a downstream_question attention item.
+// wire.go (NewStdioTransport, CheckMessage, FixedError) holds every client
+// line to JSON-RPC 2.0 before the go-sdk reads it and rewrites every error
+// answer to fixed copy. Its typed store (store.go) owns the runs, attention,
+// receipts and used request states tables. Runs, steps, plan checks and seals
+// are telemetry spans; a client's _meta traceparent parents the run.
 package coordinator
 
 import (

@@ -12,7 +12,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 )
 
 // BenchmarkOpen: the in-process part of a session start on a quickstart

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 )
 
 // BenchmarkVerifyReceipts100: oa receipts verify's check of a host with

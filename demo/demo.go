@@ -7,6 +7,11 @@
 // when no deployment is named; it is the library's front door
 // (pipeline.Publish, pipeline.PrepareHost) on the demo's names, nothing
 // less.
+//
+// DriveSandbox connects an MCP client to an `oa coordinator serve`
+// subprocess and runs the workflow once for every sandbox case (Cases), as
+// `oa quickstart` does; Ensure prepares the demo once under a lock, for
+// coordinators starting together.
 package demo
 
 import (

@@ -13,9 +13,9 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/fleettest"
-	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 )
 
 // provisionAt provisions h as if the time were now.

@@ -17,10 +17,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/fleettest"
-	"github.com/oa-dev/oa/internal/hosttest"
-	"github.com/oa-dev/oa/internal/interoptest"
-	"github.com/oa-dev/oa/internal/sigstoretest"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 	"github.com/oa-dev/oa/oci"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/fleettest"
-	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )

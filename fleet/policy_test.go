@@ -7,8 +7,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/fleettest"
-	"github.com/oa-dev/oa/internal/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 )
 
 // TestFleetKeyMustBeItsOwn: a host policy whose fleet key is also a

@@ -21,6 +21,20 @@
 // only where its policy lets the fleet pre-approve and the plan stays
 // inside the envelope's ceiling; otherwise it stops in a named blocking
 // state that `oa bind` completes.
+//
+// Envelopes and revocation lists carry issuedAt and expiresAt
+// (Options.ExpiresIn, DefaultExpiry a week, at most MaxExpiry, which hosts
+// enforce too): a host refuses expired documents, and publishing re-signs a
+// document past half its lifetime with a higher sequence; sequence numbers
+// never go back, and a host-signed record of the highest revocation list
+// applied refuses rollback. Publish reads and writes 16 hosts at a time, and
+// an unchanged host costs one manifest GET. Every document also embeds its
+// payload in its layer descriptor (image-spec data), so a status is read
+// with one manifest GET. After a run that leaves the host bound, a
+// host-signed record of what was applied lets the next run with the same
+// manifests return Unchanged without decrypting the host key or pushing,
+// until StatusRefresh passes. A ceiling may name publishers, checked against
+// the admission before pre-approving.
 package fleet
 
 import (

@@ -13,13 +13,21 @@
 // MCPClient is the harness of an MCP client (Claude Code, or any generic
 // client): Prepare writes the client's MCP server entry for
 // `oa coordinator serve --deployment NAME`, the projection of the bound
-// release (harness.Project) with its Agent Skills folder, and an install
+// release (projection.Project) with its Agent Skills folder, and an install
 // record; Inspect compares all three with the binding. The client owns its
 // model loop, so RunTurn refuses with harness_turn_unsupported.
 //
-// The package lives apart from harness so that it may use bind (which
+// The package lives apart from projection so that it may use bind (which
 // comes after the projection) without a cycle; it never imports the
 // coordinator, and reads run records from the store read-only.
+//
+// Clients (clients.go) each have their config file, key, skill folder and
+// per-user paths. Prepare merges the oa-<deployment> entry into the
+// client's own file (configjson.go through hujson, comments kept;
+// configtoml.go table by table through go-toml's parser); every edit is
+// re-parsed and compared before an atomic write. Uninstall removes exactly
+// what the install wrote. Transcript lists the deployment's runs read-only
+// and leak-free.
 package harness
 
 import (

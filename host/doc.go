@@ -11,4 +11,12 @@
 // builds its typed store on [Host.Store].
 //
 // [Init] sets a host up: a key pair and a starter policy.
+//
+// LoadPolicy reads the policy against #Policy (schemas/host/policy.cue):
+// keys parsed, an authority never a publisher, fleet keys their own, each
+// identity's trusted root read, attestation_rules compiled (rules.go).
+// SignRecord, VerifyRecord and ReadVersion sign and verify every stage's host
+// records with the host key; KeepSignedCopy keeps the copy of a signed head
+// beside the database (receipt checkpoint, revocation head), only ever moved
+// forward. ReadLimits gives a host's read limits, or the defaults.
 package host

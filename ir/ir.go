@@ -6,6 +6,12 @@
 // text, a policy ceiling) and never anything host- or customer-specific.
 // Its shape is defined by #Worker in schemas/ir.cue; these types mirror it
 // for Go callers.
+//
+// Validate checks references, order, embedded digests, the ceiling, served
+// tool names and a step's skippableWhile (never a guard or consequential
+// effect). CheckToolNames (also run by resolve.Resolve) refuses names too
+// long for contract.ValidToolName or clashing with contract.CoordinatorTools.
+// ScanText, ScanName and ScanWorker are the customer-state rules.
 package ir
 
 // Protocol is the worker protocol this version of oa speaks.

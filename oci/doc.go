@@ -16,4 +16,23 @@
 // layout under $OA_HOME/oci, the embedded default that needs no server.
 // Transfers use oras-go; every byte read is bounded and checked against
 // its digest.
+//
+// Registry transport (transport.go): one pooled http.Transport and one
+// oras-go auth.Client (token cache, Docker-config credentials) per process
+// and TLS setting. OpenOptions mirrors oras's --plain-http, --ca-file and
+// --insecure; a loopback registry with no scheme chosen is probed once. Every
+// request is held to Limits.RequestTimeout and the operation's deadline, and
+// 401/403, dial, DNS and certificate failures become registry_* codes naming
+// the host only. Every read is held to Limits (from the host policy's limits
+// section): descriptors checked before reading, at most their size read, size
+// and digest verified.
+//
+// Fetch checks the manifest's descriptors, reads the IR alone, checks layer
+// count and sizes against the IR's parts before any other layer is read, and
+// checks the IR with schemas.CheckIR. FetchBound binds every layer but the IR
+// by digest and size without downloading it (the host stages). PlanCopy and
+// Copy read, bound and digest-check everything cosign stores for an artifact
+// before anything is written. Referrers, ReadCosignManifest and
+// FetchReferenced are the bounded discovery package signing reads through.
+// oci imports neither the compiler nor cosign or sigstore.
 package oci

@@ -9,8 +9,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/exampletest"
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/exampletest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 )
 
 // BenchmarkFetchRegistry reads and verifies the example artifact from

@@ -9,6 +9,11 @@
 // connection, bind, and harness's Stage) and before the coordinator,
 // which it never imports; no stage imports it. Each step is the stage's
 // own call, nothing less: a refusal from any of them is returned as is.
+//
+// PrepareHost's SetUpHost writes and signs the starter registry (never over
+// one: host_exists) and adds and verifies each connection before
+// bind.ResolveAndBind; Pull stages the folder with atomicfile and refuses
+// pull_output_not_owned. NewKeys makes a key pair in cosign's format.
 package pipeline
 
 import (

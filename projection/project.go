@@ -10,6 +10,14 @@
 // can act on. Everything it writes is derived from the IR and fixed copy:
 // no time, no host path, no input value, no secret. Same release, same
 // bytes, same digests, in any process.
+//
+// Project writes persona.md, an Agent Skills folder (skills/<name>/SKILL.md
+// with the package's skill docs under references/), tools.json (the
+// coordinator's six tools plus each read-only, approval-free capability under
+// its contract.ToolName) and effects.json, with the digests in
+// projection.json. SKILL.md's tool and argument names and outcome copy come
+// from package contract, the source the coordinator serves from; every
+// projected text is scanned for customer state.
 package projection
 
 import (

@@ -8,6 +8,15 @@
 // The plan lives on the host only. Its digest, capabilityPlanDigest, is
 // the sha256 of its canonical JSON (RFC 8785): the same state gives the same
 // digest in any process.
+//
+// LoadRegistry reads the host capability registry against #Registry;
+// SignRegistry and CheckRegistrySigned sign and check its exact digest with
+// the host key, and SignRegistryFile (`oa registry sign`) signs a file only
+// if its bytes did not change while read. Load and LoadFor gather the active
+// admission, verified artifact, projection, signed registry and connections
+// into a State; Resolve is pure and linear; CheckLive requires each plan
+// connection's live inventory to be the verified one; Compute is Load,
+// Resolve and CheckLive.
 package resolve
 
 import (

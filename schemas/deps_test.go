@@ -82,3 +82,33 @@ func TestOnlyOwnersReachTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestInternalIsPlumbing: internal/ is the ground floor — store, canonical
+// JSON, atomic files, stdio framing, token sealing — and imports nothing of
+// the stages above it; the test kits, which build real hosts and fleets
+// from the stages, live apart under internal/testkit, and no program code
+// imports them.
+func TestInternalIsPlumbing(t *testing.T) {
+	const module = "github.com/oa-dev/oa/"
+	const testkit = module + "internal/testkit/"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, deps := fields[0], fields[1:]
+		if strings.HasPrefix(pkg, testkit) {
+			continue
+		}
+		plumbing := strings.HasPrefix(pkg, module+"internal/")
+		for _, dep := range deps {
+			switch {
+			case strings.HasPrefix(dep, testkit):
+				t.Errorf("%s imports the test kit %s", pkg, dep)
+			case plumbing && strings.HasPrefix(dep, module) && !strings.HasPrefix(dep, module+"internal/"):
+				t.Errorf("the plumbing package %s imports %s, above it", pkg, dep)
+			}
+		}
+	}
+}

@@ -6,6 +6,14 @@
 // checking Worker IR that came from elsewhere (CheckIR). They live here,
 // not in the compiler, so that a host stage loads no part of the
 // publisher's compiler.
+//
+// LoadConfig reads an operator's CUE file (host policy, capability registry,
+// fleet; a regular file of at most MaxConfigFileBytes) against its schema,
+// with refusals located in the file. CheckIR is the one check of IR from
+// elsewhere: strict decoding, #Worker, ir.Validate, the customer-state scan,
+// stopping after the step its caller asks for (IRSchema for an artifact's
+// fetch, IRValid for `oa inspect`, IRClean for `oa push`), so every caller
+// refuses a crafted IR with the same code at the same field.
 package schemas
 
 import (

@@ -7,7 +7,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/exampletest"
+	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )

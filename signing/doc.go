@@ -12,4 +12,15 @@
 //
 // It reads and writes through package oci, which bounds and digest-checks
 // every byte; what signing adds is deciding what the bytes prove.
+//
+// Opened keys are remembered per process by their exact bytes and password,
+// so scrypt is paid once per key. Sign and Attest write cosign's legacy tags;
+// SignBundle and AttestBundle write cosign v3's default, a sigstore bundle
+// referrer. AttestConformance is the gate every attester goes through: a
+// failing report is refused (conformance_failed) with nothing written.
+// CopySigned refuses copy_unsigned before anything is written. VerifyChain
+// checks artifact, IR, signature and attestation, one link each with its
+// form. Signers trusted by certificate identity (NewIdentityVerifier,
+// LoadTrustedRoot) are checked by sigstore-go's verifier in the same
+// VerifySignature and VerifyAttestation.
 package signing

@@ -9,7 +9,7 @@ import (
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
 
-	"github.com/oa-dev/oa/internal/sigstoretest"
+	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 	"github.com/oa-dev/oa/oci"
 )
 

@@ -15,7 +15,7 @@ import (
 	orasoci "oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/oci"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/interoptest"
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/signing"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/connector/sandbox"
-	"github.com/oa-dev/oa/internal/hosttest"
-	"github.com/oa-dev/oa/internal/oauthtest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/oauthtest"
 	"github.com/oa-dev/oa/resolve"
 )
 

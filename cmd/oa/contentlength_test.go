@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 )
 
 // truthHeader marks the lying handler's own request for the real bytes.

@@ -20,9 +20,9 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/hosttest"
-	"github.com/oa-dev/oa/internal/interoptest"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/resolve"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/interoptest"
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )

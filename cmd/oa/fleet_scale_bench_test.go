@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
 )
 
 // BenchmarkFleetScale times `oa fleet publish` and `oa fleet status`, each
 // its own process, for a fleet of OA_BENCH_HOSTS hosts (default 10,000;
-// issue 26's scale) on one loopback registry (internal/registrytest, the
+// issue 26's scale) on one loopback registry (internal/testkit/registrytest, the
 // real distribution/v3, in this process): the first publish (every
 // envelope new: run it with -benchtime 1x), a republish of the unchanged
 // fleet, and the status of every host, each host having pushed a signed

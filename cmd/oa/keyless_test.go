@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/interoptest"
-	"github.com/oa-dev/oa/internal/registrytest"
-	"github.com/oa-dev/oa/internal/sigstoretest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 )
 
 // A keyless publisher end to end, offline: a test CA and TSA, the release

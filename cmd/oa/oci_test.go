@@ -13,8 +13,8 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/compiler"
-	"github.com/oa-dev/oa/internal/interoptest"
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )

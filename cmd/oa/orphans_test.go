@@ -19,9 +19,9 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/connectortest"
-	"github.com/oa-dev/oa/internal/hosttest"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
 

@@ -24,7 +24,7 @@ func newQuickstartCmd() *cobra.Command {
 		Short: "Run the whole pipeline on embedded defaults, then drive every sandbox case through a real MCP session",
 		Long: `Quickstart makes a host in DIR (default: $OA_HOME when it is set, else a
 new temporary folder), with nothing to install or start. DIR must not hold
-a host yet (host_exists: nothing is overwritten). It it compiles the clinic example, pushes it to
+a host yet (host_exists: nothing is overwritten). It compiles the clinic example, pushes it to
 the OCI layout, signs it as a publisher, attests it as an independent
 authority, admits it, signs a starter capability registry, verifies the
 built-in sandbox connection, resolves and binds the plan. Then it starts

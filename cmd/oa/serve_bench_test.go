@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/internal/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
 )
 
 // BenchmarkSessionStart measures a session start as an MCP client sees it:

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/fleettest"
+	"github.com/oa-dev/oa/internal/testkit/fleettest"
 )
 
 // silent is a loopback listener that accepts connections and never

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/registrytest"
+	"github.com/oa-dev/oa/internal/testkit/registrytest"
 )
 
 // TestRegistryCredentialsAndTLSFromTheCLI: against a TLS registry with

@@ -9,6 +9,10 @@
 // configurations, the capability registry, the sandbox state, the receipt
 // key cache and checkpoint, compiled IR, audit bundles); it imports only
 // the standard library.
+//
+// Stage and Commit do the same for a whole folder: written beside it,
+// renamed into place, the old one removed only after (projections, client
+// installs, `oa pull`).
 package atomicfile
 
 import (

@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/oa-dev/oa/internal/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/interoptest"
 )
 
 // npmTools are the tools installed with npm ci rather than built.
