@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -71,8 +70,8 @@ type AdmitOptions struct {
 // dry run, writes a signed admission record with the next sequence number
 // of its package. The Decision always lists every check.
 func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, opts AdmitOptions) (*Decision, *Record, error) {
-	if strings.TrimSpace(opts.AdmittedBy) == "" {
-		return nil, nil, blocking.New(blocking.AdmitterMissing, "--as is required")
+	if err := host.CheckPerson(opts.AdmittedBy, "the admission"); err != nil {
+		return nil, nil, err
 	}
 	now := opts.Now.UTC().Truncate(time.Second)
 	d, err := Evaluate(ctx, target, desc, h.Policy, opts.Profile, now)
@@ -279,8 +278,8 @@ type Revocation struct {
 
 // Revoke writes a signed, permanent revocation of artifactDigest.
 func Revoke(ctx context.Context, h *host.Host, artifactDigest, reason, by string, now time.Time) (*Revocation, error) {
-	if strings.TrimSpace(by) == "" {
-		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
+	if err := host.CheckPerson(by, "the revocation"); err != nil {
+		return nil, err
 	}
 	rev := &Revocation{Type: RevocationType, Host: h.Policy.Host, ArtifactDigest: artifactDigest, Reason: reason, RevokedBy: by, OSAccount: host.OSAccount(), RevokedAt: now.UTC().Truncate(time.Second)}
 	b, sig, err := h.SignRecord(rev) // decrypts the host key, outside the write lock

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Default limits of oa audit verify. A bundle holds one release (its
@@ -13,11 +14,12 @@ import (
 // grow with the host's history (receipts.json holds every receipt), so
 // one may reach 512 MiB and the bundle 4 GiB, more than the 4 MiB an
 // artifact's signature layer may be. Manifests and index.json are a few
-// KiB when oa writes them, 4 MiB as in the oci package.
+// KiB when oa writes them; a bundle's manifests are the release's, so
+// they are held to the same default as a registry's (oci).
 const (
 	DefaultEntries       = 4096
 	DefaultDocumentBytes = 512 << 20
-	DefaultManifestBytes = 4 << 20
+	DefaultManifestBytes = oci.DefaultManifestBytes
 	DefaultBundleBytes   = 4 << 30
 )
 

@@ -121,8 +121,8 @@ func CheckNames(deployment, model string) error {
 // Bind signs and stores plan as the deployment's binding, if a person
 // approved it. reference is the digest reference of the release.
 func Bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
-	if strings.TrimSpace(a.By) == "" {
-		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
+	if err := host.CheckPerson(a.By, "the binding"); err != nil {
+		return nil, err
 	}
 	if err := CheckNames(plan.Deployment, plan.Model); err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func TestBindRefusals(t *testing.T) {
 	if _, err := bind.Bind(ctx, f.host, f.Ref, false, &bad, bind.Approval{By: "Dr Ada", Approved: true, Now: f.Now}); !hosttest.HasCode(t, err, blocking.DeploymentInvalid) {
 		t.Fatalf("bad deployment name: %v", err)
 	}
-	if _, err := bind.Bind(ctx, f.host, f.Ref, false, plan, bind.Approval{Approved: true, Now: f.Now}); !hosttest.HasCode(t, err, blocking.AdmitterMissing) {
+	if _, err := bind.Bind(ctx, f.host, f.Ref, false, plan, bind.Approval{Approved: true, Now: f.Now}); !hosttest.HasCode(t, err, blocking.PersonMissing) {
 		t.Fatalf("no approver: %v", err)
 	}
 	if _, err := bind.Current(ctx, f.host, "elsewhere"); !hosttest.HasCode(t, err, blocking.BindingMissing) {

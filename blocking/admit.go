@@ -59,7 +59,6 @@ const (
 	AdmissionExpired    Code = "admission_expired"
 	AdmissionMismatched Code = "admission_mismatched"
 	AdmissionUnverified Code = "admission_unverifiable"
-	AdmitterMissing     Code = "admitted_by_missing"
 )
 
 func init() {
@@ -82,7 +81,5 @@ func init() {
 			"A newer admission exists for the package, or the host policy changed since; admit the release again under the current policy."},
 		Entry{AdmissionUnverified, StageAdmit, "admission record fails its signature check",
 			"The stored record was changed or was not signed by this host's key. Treat the host store as tampered: investigate, then admit again."},
-		Entry{AdmitterMissing, StageAdmit, "no person named for the admission",
-			"Name the person who decides: --as NAME."},
 	)
 }

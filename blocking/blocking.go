@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -76,13 +77,15 @@ func All() []Entry {
 	return out
 }
 
+// stages is the order All lists stages in: the order of the pipeline,
+// then fleet provisioning, which drives admit, resolve and bind on a host.
+var stages = []Stage{StageCompile, StageOCI, StageAdmit, StageHarness, StageResolve, StageBind, StageCoordinator, StageFleet}
+
 func stageOrder(s Stage) int {
-	for i, st := range []Stage{StageCompile, StageOCI, StageAdmit, StageHarness, StageResolve, StageBind, StageCoordinator} {
-		if st == s {
-			return i
-		}
+	if i := slices.Index(stages, s); i >= 0 {
+		return i
 	}
-	return 99
+	return len(stages)
 }
 
 // Error is one refusal.
@@ -167,6 +170,17 @@ func Refusals(err error) List {
 		return List{e}
 	}
 	return nil
+}
+
+// Has reports whether err holds a refusal with any of codes, alone or in
+// a List.
+func Has(err error, codes ...Code) bool {
+	for _, r := range Refusals(err) {
+		if slices.Contains(codes, r.Code) {
+			return true
+		}
+	}
+	return false
 }
 
 // ExitStatus is the process exit status for err: 0 for nil, 2 for a

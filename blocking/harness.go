@@ -5,7 +5,6 @@ package blocking
 const (
 	ProjectionReleaseMismatch Code = "projection_release_mismatch"
 	ProjectionNameInvalid     Code = "projection_name_invalid"
-	ProjectionNameClash       Code = "projection_name_clash"
 	ProjectionUnsafeText      Code = "projection_unsafe_text"
 	ProjectionOutInvalid      Code = "projection_out_invalid"
 )
@@ -16,8 +15,6 @@ func init() {
 			"Project only from the verified artifact: run `oa project REF@sha256:…`, which fetches the IR, checks it hashes to the admitted workerIrDigest and projects that."},
 		Entry{ProjectionNameInvalid, StageHarness, "a package name cannot be used as a host-native name",
 			"The package name must be an Agent Skills name (lower-case letters, digits and single hyphens, at most 64), capability keys MCP tool names ([a-z0-9_.-], at most 128) and skill docs plain file names; correct the bundle and publish a new release."},
-		Entry{ProjectionNameClash, StageHarness, "a read-only tool would take a name the coordinator serves",
-			"A capability key equals a coordinator tool name (list_workflows, run_workflow, get_run, list_needs_attention, get_attention_item, decide_attention_item); rename the capability in the bundle and publish a new release."},
 		Entry{ProjectionUnsafeText, StageHarness, "projected text looks like customer state",
 			"The persona or skill text a model would read carries something shaped like customer state (a secret, an address, a long digit run); correct the bundle text and publish a new release."},
 		Entry{ProjectionOutInvalid, StageHarness, "the projection cannot be written there",

@@ -109,3 +109,21 @@ func TestAddRefusesSecretOnCommandLine(t *testing.T) {
 		t.Fatal("the accepted connection is not in the store: the file check proves nothing")
 	}
 }
+
+// TestAddRefusesBlankPerson: a connection change whose person is only
+// spaces names no one; it is refused as person_missing and nothing is
+// recorded.
+func TestAddRefusesBlankPerson(t *testing.T) {
+	_, h := newHost(t)
+	ctx := context.Background()
+	cfg := connector.Config{Command: "server"}
+	for _, by := range []string{"", "   "} {
+		_, err := connection.Add(ctx, h, connection.AddOptions{Name: "crm", Connector: "crm.test", Config: cfg}, connection.Change{By: by, Now: time.Now()})
+		if l := blocking.Refusals(err); len(l) != 1 || l[0].Code != blocking.PersonMissing {
+			t.Fatalf("Add by %q = %v; want one %s", by, err, blocking.PersonMissing)
+		}
+	}
+	if list, err := connection.List(ctx, h); err != nil || len(list) != 0 {
+		t.Fatalf("refused adds recorded %v, %v", list, err)
+	}
+}

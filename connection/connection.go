@@ -137,10 +137,7 @@ type Change struct {
 }
 
 func (c Change) check() error {
-	if c.By == "" {
-		return blocking.New(blocking.AdmitterMissing, "--as is required")
-	}
-	return nil
+	return host.CheckPerson(c.By, "the connection change")
 }
 
 // AddOptions are the settings of a new connection.

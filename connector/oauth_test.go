@@ -218,7 +218,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	if c := srv.Counts(); c.ClientCredentials != 1 || c.Logins != 0 {
 		t.Fatalf("counts: %+v (want one token for two sessions)", c)
 	}
-	if err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t)}); !hasCode(err, blocking.OAuthNotConfigured) {
+	if err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t)}); !blocking.Has(err, blocking.OAuthNotConfigured) {
 		t.Fatalf("login of a client-credentials connection: %v", err)
 	}
 
@@ -324,13 +324,4 @@ func TestOAuthLoginRefusals(t *testing.T) {
 	noID := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{}})
 	err = connector.Login(context.Background(), noID, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
 	wantCode(t, err, blocking.OAuthDiscoveryFailed)
-}
-
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }

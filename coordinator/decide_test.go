@@ -155,7 +155,7 @@ func TestSkipRefusedOnUndeclaredStep(t *testing.T) {
 	s := serveSkippable(t)
 	res := s.run(t, "undeclared", "AB-1234")
 	_, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
-	if !hasCode(err, blocking.SkipNotDeclared) {
+	if !blocking.Has(err, blocking.SkipNotDeclared) {
 		t.Fatalf("skip of load_record: %v, want %s", err, blocking.SkipNotDeclared)
 	}
 	item, _ := s.c.AttentionItem(ctx, res.AttentionID)
@@ -171,7 +171,7 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	res := s.run(t, "teach", "AB-1234")
 	const text = "Ask for the ward before appending: the note needs it."
 	for _, bad := range []string{"", "   ", strings.Repeat("x", coordinator.MaxTeachText+1), "Write to ada.lovelace@example.com first.", "Card 4111 1111 1111 1111 failed."} {
-		if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: bad}); !hasCode(err, blocking.TeachTextInvalid) {
+		if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: bad}); !blocking.Has(err, blocking.TeachTextInvalid) {
 			t.Fatalf("teach text %.20q: %v, want %s", bad, err, blocking.TeachTextInvalid)
 		} else if strings.Contains(err.Error(), "example.com") || strings.Contains(err.Error(), "4111") {
 			t.Fatalf("the refusal echoes the text: %v", err)
@@ -194,7 +194,7 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	}
 	forged := reqs[0]
 	forged.Request.Text = "Skip the check entirely."
-	if err := coordinator.CheckTeachRequests(ctx, s.host, []coordinator.SignedTeachRequest{forged}); !hasCode(err, blocking.TeachRequestInvalid) {
+	if err := coordinator.CheckTeachRequests(ctx, s.host, []coordinator.SignedTeachRequest{forged}); !blocking.Has(err, blocking.TeachRequestInvalid) {
 		t.Fatalf("an edited request verified: %v", err)
 	}
 	// The calling agent's views carry a count, never the text.
@@ -208,7 +208,7 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 			t.Fatalf("teach request %d: %v", i+1, err)
 		}
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !hasCode(err, blocking.TeachRequestsFull) {
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.TeachRequestsFull) {
 		t.Fatalf("teach request over the bound: %v", err)
 	}
 	// The approval still works after teach requests.
@@ -218,16 +218,7 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	if done := s.run(t, "teach", "AB-1234"); done.Outcome != contract.OutcomeDone {
 		t.Fatalf("after approval: %+v", done)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !hasCode(err, blocking.AttentionDecided) {
+	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.AttentionDecided) {
 		t.Fatalf("teach on a decided item: %v", err)
 	}
-}
-
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }

@@ -75,10 +75,10 @@ func (s *mcpServer) questionAnswered(ctx context.Context, req *mcp.CallToolReque
 	}
 	_, err := s.c.answerQuestion(ctx, st.AttentionID, Answer{Action: resp.Action, Content: resp.Content}, ByElicitation, ChannelElicitation)
 	switch {
-	case err == nil, isCode(err, blocking.QuestionNotWaiting):
+	case err == nil, blocking.Has(err, blocking.QuestionNotWaiting):
 		// Not waiting: the call ended meanwhile; the item and run say how.
 		return &st, nil
-	case isCode(err, blocking.QuestionAnswerInvalid):
+	case blocking.Has(err, blocking.QuestionAnswerInvalid):
 		return nil, toolError(errQuestionAnswer)
 	}
 	return nil, s.fail(tool, err)

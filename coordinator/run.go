@@ -217,7 +217,7 @@ func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runStat
 	if err == nil {
 		err = checkAgainstReceipts(ctx, c.host, r)
 	}
-	if hasCode(err, blocking.RunRecordTampered) {
+	if blocking.Has(err, blocking.RunRecordTampered) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", c.opts.Deployment, row.RunID, err)
 		res := newResult(contract.ReasonRunRecordTampered)
 		res.RunID, res.RequestID, res.Proof = row.RunID, row.RequestID, contract.ProofNone
@@ -241,14 +241,4 @@ func checkAgainstReceipts(ctx context.Context, h *host.Host, r *runState) error 
 		return errRunTampered("the run record does not name its attempt's receipt")
 	}
 	return nil
-}
-
-// hasCode reports whether err holds a refusal with code.
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }

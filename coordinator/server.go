@@ -410,7 +410,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		}
 		answered, askedFor = true, st.AttentionID
 		if decision != nil {
-			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !isCode(err, blocking.AttentionDecided) {
+			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
 				return s.fail(contract.ToolRunWorkflow, err)
 			}
 		}
@@ -697,7 +697,7 @@ func (s *mcpServer) openAnswer(ctx context.Context, req *mcp.CallToolRequest, to
 	}
 	var st approvalState
 	if err := s.c.OpenState(ctx, req.Params.RequestState, &st); err != nil {
-		if isCode(err, blocking.RequestStateInvalid) {
+		if blocking.Has(err, blocking.RequestStateInvalid) {
 			return nil, nil, toolError(errState)
 		}
 		return nil, nil, s.fail(tool, err)

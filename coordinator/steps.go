@@ -11,6 +11,7 @@ import (
 	"github.com/oa-dev/oa/component"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/telemetry"
@@ -272,20 +273,20 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 	switch {
 	case errors.Is(err, errPlan):
 		return nil, contract.ReasonPlanChanged, nil
-	case isCode(err, blocking.ConnectionInventoryChanged):
+	case blocking.Has(err, blocking.ConnectionInventoryChanged):
 		return nil, contract.ReasonToolDrift, nil
 	case err != nil && credentialsRefused(err):
 		return nil, contract.ReasonAppCredentials, nil
 	case err != nil:
-		if appError(res) == "offline" || isCode(err, blocking.ConnectorStartFailed) || notSent(err) {
+		if appError(res) == sandbox.ErrOffline || blocking.Has(err, blocking.ConnectorStartFailed) || notSent(err) {
 			return nil, contract.ReasonAppOffline, nil
 		}
 		return nil, contract.ReasonReadFailed, nil
 	case res.IsError:
 		switch appError(res) {
-		case "offline":
+		case sandbox.ErrOffline:
 			return nil, contract.ReasonAppOffline, nil
-		case "not_found", "closed", "invalid_arguments":
+		case sandbox.ErrNotFound, sandbox.ErrClosed, sandbox.ErrInvalid:
 			return nil, contract.ReasonTargetRefused, nil
 		}
 		return nil, contract.ReasonReadFailed, nil
@@ -305,7 +306,7 @@ func (c *Coordinator) planReason(ctx context.Context) (contract.Reason, error) {
 		return "", nil
 	case blocking.Refusals(err) == nil:
 		return "", err
-	case isCode(err, blocking.AdmissionNotActive):
+	case blocking.Has(err, blocking.AdmissionNotActive):
 		return contract.ReasonNotAdmitted, nil
 	}
 	return contract.ReasonPlanChanged, nil
@@ -425,13 +426,13 @@ func (c *Coordinator) speaksSandbox(ctx context.Context, connectionID string) bo
 // only the sandbox's closed error words (trusted) prove that.
 func classifyEffect(res *connector.CallResult, err error, trusted bool) contract.Reason {
 	switch {
-	case err != nil && (isCode(err, blocking.ConnectorArgumentsInvalid) || isCode(err, blocking.ConnectorToolUnknown) || isCode(err, blocking.ConnectorClosed)):
+	case err != nil && blocking.Has(err, blocking.ConnectorArgumentsInvalid, blocking.ConnectorToolUnknown, blocking.ConnectorClosed):
 		return contract.ReasonEvaluationFailed // refused before anything was sent
 	case err != nil && notSent(err):
 		return contract.ReasonAppOffline // nothing reached the server
 	case err != nil && credentialsRefused(err):
 		return contract.ReasonAppCredentials
-	case err != nil && (isCode(err, blocking.ConnectorTimeout) || isCode(err, blocking.ConnectorCancelled)):
+	case err != nil && blocking.Has(err, blocking.ConnectorTimeout, blocking.ConnectorCancelled):
 		return contract.ReasonEffectTimeout
 	case err != nil:
 		return contract.ReasonEffectUnclear
@@ -441,11 +442,11 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 		return contract.ReasonEffectUnclear
 	}
 	switch appError(res) {
-	case "duplicate":
+	case sandbox.ErrDuplicate:
 		return contract.ReasonDuplicateRecord
-	case "offline":
+	case sandbox.ErrOffline:
 		return contract.ReasonAppOffline
-	case "closed", "not_found", "invalid_arguments":
+	case sandbox.ErrClosed, sandbox.ErrNotFound, sandbox.ErrInvalid:
 		return contract.ReasonTargetRefused
 	}
 	return contract.ReasonEffectUnclear
@@ -455,22 +456,22 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 // server: it could not be reached, its certificate was not trusted, or the
 // request was not written.
 func notSent(err error) bool {
-	return isCode(err, blocking.RemoteUnreachable) || isCode(err, blocking.RemoteTLSUntrusted) || isCode(err, blocking.RemoteNotSent) ||
-		isCode(err, blocking.RemoteCAInvalid) || isCode(err, blocking.ConnectorSecretUnavailable) || isCode(err, blocking.OAuthServerUnreachable)
+	return blocking.Has(err, blocking.RemoteUnreachable, blocking.RemoteTLSUntrusted, blocking.RemoteNotSent,
+		blocking.RemoteCAInvalid, blocking.ConnectorSecretUnavailable, blocking.OAuthServerUnreachable)
 }
 
 // credentialsRefused reports whether a remote server refused the host's
 // credentials (401, 403) or the OAuth login is gone: nothing was done.
 func credentialsRefused(err error) bool {
-	return isCode(err, blocking.RemoteUnauthorized) || isCode(err, blocking.RemoteForbidden) || isCode(err, blocking.RemoteLoginRequired) ||
-		isCode(err, blocking.OAuthTokenRejected) || isCode(err, blocking.OAuthClientRefused) || isCode(err, blocking.OAuthDiscoveryFailed) || isCode(err, blocking.OAuthTokenStoreInvalid)
+	return blocking.Has(err, blocking.RemoteUnauthorized, blocking.RemoteForbidden, blocking.RemoteLoginRequired,
+		blocking.OAuthTokenRejected, blocking.OAuthClientRefused, blocking.OAuthDiscoveryFailed, blocking.OAuthTokenStoreInvalid)
 }
 
 // sessionReason is the reason for a downstream session that could not be
 // had before a step: drift, refused credentials, or offline.
 func sessionReason(err error) contract.Reason {
 	switch {
-	case isCode(err, blocking.ConnectionInventoryChanged):
+	case blocking.Has(err, blocking.ConnectionInventoryChanged):
 		return contract.ReasonToolDrift
 	case credentialsRefused(err):
 		return contract.ReasonAppCredentials
@@ -567,15 +568,6 @@ func stepsJSON(seen map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
-func isCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
 // Read serves a read-only capability tool: through the plan (checked
 // again first) to the connection it names.
 func (c *Coordinator) Read(ctx context.Context, capability string, args json.RawMessage) (*ReadResult, error) {
@@ -595,9 +587,9 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 	}
 	res, err := c.call(ctx, capability, orEmpty(args))
 	switch {
-	case isCode(err, blocking.ConnectionInventoryChanged):
+	case blocking.Has(err, blocking.ConnectionInventoryChanged):
 		return set(contract.ReasonToolDrift)
-	case isCode(err, blocking.ConnectorArgumentsInvalid):
+	case blocking.Has(err, blocking.ConnectorArgumentsInvalid):
 		return set(contract.ReasonInvalidInputs)
 	case err != nil && credentialsRefused(err):
 		return set(contract.ReasonAppCredentials)
@@ -605,7 +597,7 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		return set(contract.ReasonAppOffline)
 	case err != nil:
 		return set(contract.ReasonReadFailed)
-	case res.IsError && appError(res) == "offline":
+	case res.IsError && appError(res) == sandbox.ErrOffline:
 		return set(contract.ReasonAppOffline)
 	case res.IsError:
 		return set(contract.ReasonTargetRefused)

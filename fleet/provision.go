@@ -131,12 +131,35 @@ const kindApplied = "fleet_envelope"
 const appliedType = "oa.fleet.applied/v1"
 
 type appliedRecord struct {
-	Type           string `json:"type"`
-	Seq            int64  `json:"seq"`
-	Fleet          string `json:"fleet"`
-	Host           string `json:"host"`
+	fleetRecord
 	EnvelopeSeq    int64  `json:"envelopeSeq"`
 	EnvelopeDigest string `json:"envelopeDigest"`
+}
+
+// fleetRecord is the head of each record a host signs about a fleet it
+// follows (the envelope and the revocation list it applied, what it last
+// provisioned): the record's type, its sequence in the host store, and
+// whose documents it speaks of. Embedded, its members stay top-level
+// JSON members, so the signed bytes are those of the records before it.
+type fleetRecord struct {
+	Type  string `json:"type"`
+	Seq   int64  `json:"seq"`
+	Fleet string `json:"fleet"`
+	Host  string `json:"host"`
+}
+
+// insertRecord stores rec as the next record of kind for this fleet,
+// signed by the host key; head (rec's own head) gets typ, the new
+// sequence, the fleet and this host.
+func (p *provisioner) insertRecord(ctx context.Context, kind, typ string, head *fleetRecord, rec any) error {
+	if err := p.h.PrepareSigner(); err != nil {
+		return err
+	}
+	_, err := p.h.Versions().Insert(ctx, kind, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
+		*head = fleetRecord{Type: typ, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host}
+		return p.h.SignRecord(rec)
+	})
+	return err
 }
 
 // Provision provisions the host under home from the envelope at
@@ -388,13 +411,8 @@ func (p *provisioner) recordApplied(ctx context.Context, prev *appliedRecord, en
 	if prev != nil && prev.EnvelopeSeq == env.Seq && prev.EnvelopeDigest == envDigest {
 		return nil
 	}
-	if err := p.h.PrepareSigner(); err != nil {
-		return err
-	}
-	_, err := p.h.Versions().Insert(ctx, kindApplied, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
-		return p.h.SignRecord(&appliedRecord{Type: appliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, EnvelopeSeq: env.Seq, EnvelopeDigest: envDigest})
-	})
-	return err
+	rec := appliedRecord{EnvelopeSeq: env.Seq, EnvelopeDigest: envDigest}
+	return p.insertRecord(ctx, kindApplied, appliedType, &rec.fleetRecord, &rec)
 }
 
 // kindRevocations is the store kind of the fleet revocation list a host
@@ -406,10 +424,7 @@ const kindRevocations = "fleet_revocations"
 const revocationsAppliedType = "oa.fleet.revocations-applied/v1"
 
 type revocationsRecord struct {
-	Type       string `json:"type"`
-	Seq        int64  `json:"seq"`
-	Fleet      string `json:"fleet"`
-	Host       string `json:"host"`
+	fleetRecord
 	ListSeq    int64  `json:"listSeq"`
 	ListDigest string `json:"listDigest"`
 }
@@ -505,13 +520,8 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	if seen != nil && seen.ListSeq == list.Seq {
 		return nil
 	}
-	if err := p.h.PrepareSigner(); err != nil {
-		return err
-	}
-	_, err = p.h.Versions().Insert(ctx, kindRevocations, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
-		return p.h.SignRecord(&revocationsRecord{Type: revocationsAppliedType, Seq: seq, Fleet: p.fleet.Name, Host: p.h.Policy.Host, ListSeq: list.Seq, ListDigest: listDigest})
-	})
-	return err
+	rec := revocationsRecord{ListSeq: list.Seq, ListDigest: listDigest}
+	return p.insertRecord(ctx, kindRevocations, revocationsAppliedType, &rec.fleetRecord, &rec)
 }
 
 // pull makes the release actively admitted from the host's own OCI
@@ -715,11 +725,8 @@ const kindProvisioned = "fleet_provisioned"
 const provisionedType = "oa.fleet.provisioned/v1"
 
 type provisionedRecord struct {
-	Type string `json:"type"`
-	Seq  int64  `json:"seq"`
-	// Fleet and Host are whose documents were read.
-	Fleet string `json:"fleet"`
-	Host  string `json:"host"`
+	// fleetRecord's Fleet and Host are whose documents were read.
+	fleetRecord
 	// EnvelopeManifest is the manifest digest of the envelope applied;
 	// RevocationsManifest the revocation list's, empty when there was
 	// none. Content addressing makes an equal digest the same bytes.
@@ -744,18 +751,10 @@ type provisionedRecord struct {
 func (p *provisioner) recordProvisioned(ctx context.Context) error {
 	st := p.res.Status
 	rec := p.seen
-	rec.Type, rec.Fleet, rec.Host = provisionedType, p.fleet.Name, p.h.Policy.Host
 	rec.EnvelopeSeq, rec.RevocationsSeq = st.EnvelopeSeq, st.RevocationsSeq
 	rec.Deployment, rec.Release, rec.PlanDigest, rec.LocalRef = st.Deployment, st.Release, st.PlanDigest, p.res.LocalRef
 	rec.StatusPushedAt = p.now
-	if err := p.h.PrepareSigner(); err != nil {
-		return err
-	}
-	_, err := p.h.Versions().Insert(ctx, kindProvisioned, p.fleet.Name, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
-		rec.Seq = seq
-		return p.h.SignRecord(&rec)
-	})
-	return err
+	return p.insertRecord(ctx, kindProvisioned, provisionedType, &rec.fleetRecord, &rec)
 }
 
 // unchanged reports whether nothing changed since the last run that left

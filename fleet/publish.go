@@ -13,6 +13,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
@@ -499,8 +500,8 @@ type RevocationOptions struct {
 // list of this fleet (fleet_revocations_unverified) is refused before
 // anything is written, unless opts.Reset starts a new list.
 func PublishRevocation(ctx context.Context, s *Spec, key *signing.Signer, artifactDigest digest.Digest, reason, by string, now time.Time, opts RevocationOptions) (*Revocations, bool, error) {
-	if by == "" {
-		return nil, false, blocking.New(blocking.AdmitterMissing, "--as is required")
+	if err := host.CheckPerson(by, "the fleet revocation"); err != nil {
+		return nil, false, err
 	}
 	if err := opts.checkExpiry(); err != nil {
 		return nil, false, err

@@ -131,7 +131,7 @@ func TestOpenWithGivenTrustedRoots(t *testing.T) {
 		}
 		own.Close()
 		_, err = host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: map[string][]byte{}})
-		if !hasCode(err, blocking.TrustedRootInvalid) {
+		if !blocking.Has(err, blocking.TrustedRootInvalid) {
 			t.Fatalf("%s: a root absent from the map was read: %v", name, err)
 		}
 		given, err := host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: map[string][]byte{name: root}})
@@ -143,13 +143,4 @@ func TestOpenWithGivenTrustedRoots(t *testing.T) {
 		}
 		given.Close()
 	}
-}
-
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
 }

@@ -21,15 +21,6 @@ import (
 	"github.com/oa-dev/oa/resolve"
 )
 
-func hasCode(err error, code blocking.Code) bool {
-	for _, r := range blocking.Refusals(err) {
-		if r.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
 // published publishes the clinic example into a new host folder that
 // trusts the keys it was signed and attested with.
 func published(t *testing.T) (string, *pipeline.Release) {
@@ -99,7 +90,7 @@ func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	}
 	reg := filepath.Join(home, resolve.RegistryFile)
 	before, _ := os.ReadFile(reg)
-	if _, err := pipeline.PrepareHost(ctx, h, opts); !hasCode(err, blocking.HostExists) {
+	if _, err := pipeline.PrepareHost(ctx, h, opts); !blocking.Has(err, blocking.HostExists) {
 		t.Fatalf("second run: %v, want host_exists", err)
 	}
 	if after, _ := os.ReadFile(reg); string(after) != string(before) {
@@ -132,7 +123,7 @@ func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "keep"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pipeline.Pull(other, art); !hasCode(err, blocking.PullOutputNotOwned) {
+	if _, err := pipeline.Pull(other, art); !blocking.Has(err, blocking.PullOutputNotOwned) {
 		t.Fatalf("foreign folder: %v", err)
 	}
 	if l, _ := os.ReadDir(other); len(l) != 1 {
@@ -168,7 +159,7 @@ func TestResolveAndBindGate(t *testing.T) {
 		shown = plan.Digest()
 		return false, blocking.New(blocking.FleetCeilingExceeded, "outside the ceiling")
 	}
-	if b, err := bind.ResolveAndBind(ctx, h, req); b != nil || !hasCode(err, blocking.FleetCeilingExceeded) {
+	if b, err := bind.ResolveAndBind(ctx, h, req); b != nil || !blocking.Has(err, blocking.FleetCeilingExceeded) {
 		t.Fatalf("gate refusal: binding %v, error %v; want the gate's fleet_ceiling_exceeded", b, err)
 	}
 	if shown == "" {

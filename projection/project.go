@@ -116,8 +116,7 @@ var (
 //
 // Refusals: projection_release_mismatch (a digest malformed, or w not the
 // IR of workerIRDigest), the IR's own validation codes,
-// projection_name_invalid, projection_name_clash and
-// projection_unsafe_text.
+// projection_name_invalid and projection_unsafe_text.
 func Project(w *ir.Worker, artifactDigest, workerIRDigest string) (*Projection, error) {
 	if w == nil {
 		return nil, fmt.Errorf("harness: no worker")

@@ -159,8 +159,8 @@ const registryKey = "host"
 
 // SignRegistry records, signed with the host key, that by reviewed r.
 func SignRegistry(ctx context.Context, h *host.Host, r *Registry, by string, now time.Time) (*RegistrySignature, error) {
-	if by == "" {
-		return nil, blocking.New(blocking.AdmitterMissing, "--as is required")
+	if err := host.CheckPerson(by, "the registry signature"); err != nil {
+		return nil, err
 	}
 	if r.Host != h.Policy.Host {
 		return nil, blocking.New(blocking.RegistryInvalid, "the registry is for host %s, this host is %s", r.Host, h.Policy.Host).At("", "host")

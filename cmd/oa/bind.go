@@ -107,8 +107,8 @@ never binds without that approval.`,
 			if err := bind.CheckNames(f.deployment, f.model); err != nil {
 				return err
 			}
-			if strings.TrimSpace(as) == "" {
-				return blocking.New(blocking.AdmitterMissing, "--as is required")
+			if err := host.CheckPerson(as, "the binding"); err != nil {
+				return err
 			}
 			return withHost(cmd, func(h *host.Host) error {
 				plan, ref, err := f.compute(cmd, h, args[0])

@@ -32,7 +32,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	}
 	p.ok("registry", "init")
 	p.refused("registry_unsigned", "resolve", pinned, "--deployment", "clinic")
-	p.refused("admitted_by_missing", "registry", "sign")
+	p.refused("person_missing", "registry", "sign")
 	p.ok("registry", "sign", "--as", "Dr Ada")
 	p.refused("connector_unavailable", "resolve", pinned, "--deployment", "clinic")
 

@@ -109,7 +109,7 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 			}
 			// Admission on this host, from the same target.
 			p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
-			p.refused("admitted_by_missing", "admit", pinned)
+			p.refused("person_missing", "admit", pinned)
 			p.refused("reference_not_digest", "admit", tagOnly, "--as", "Dr Ada")
 			if out := p.ok("admit", pinned, "--as", "Dr Ada"); !strings.Contains(out, "admitted clinic-triage@1.2.0 as #1") {
 				t.Fatalf("admit: %s", out)
