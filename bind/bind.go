@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"oras.land/oras-go/v2"
+
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
@@ -198,15 +200,27 @@ func unapproved(plan *resolve.Plan, approved []string) []string {
 	return out
 }
 
-// FetchRelease reads the binding's release for a host stage: the bound
+// Release is a bound release opened for reading: its reference parsed
+// once, its target opened under the host's options, and its verified
+// artifact. Stages that need more than the artifact (audit copies the
+// release with its signatures) read from Target, never parse the
+// reference again.
+type Release struct {
+	Ref      oci.Ref
+	Target   oras.ReadOnlyTarget
+	Artifact *oci.Artifact
+}
+
+// OpenRelease reads the binding's release for a host stage under the
+// host's limits (host.Policy.ReleaseOptions over transport): the bound
 // reference must still name the bound artifact, whose manifest and IR are
 // verified and every other layer bound to the IR (oci.FetchBound).
-func FetchRelease(ctx context.Context, home string, b *Binding) (*oci.Artifact, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*Release, error) {
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: h.Home, Layout: b.LayoutPath})
 	if err != nil {
 		return nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	target, err := oci.Open(ctx, ref, h.Policy.ReleaseOptions(transport))
 	if err != nil {
 		return nil, err
 	}
@@ -218,5 +232,18 @@ func FetchRelease(ctx context.Context, home string, b *Binding) (*oci.Artifact, 
 	if desc.Digest.String() != b.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
 	}
-	return oci.FetchBound(ctx, remembered, desc)
+	art, err := oci.FetchBound(ctx, remembered, desc)
+	if err != nil {
+		return nil, err
+	}
+	return &Release{Ref: ref, Target: remembered, Artifact: art}, nil
+}
+
+// FetchRelease is OpenRelease's artifact.
+func FetchRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*oci.Artifact, error) {
+	r, err := OpenRelease(ctx, h, b, transport)
+	if err != nil {
+		return nil, err
+	}
+	return r.Artifact, nil
 }

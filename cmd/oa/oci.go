@@ -65,12 +65,10 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 			return oci.Ref{}, nil, err
 		}
 	}
-	limits, err := f.hostLimits()
+	opts, err := f.releaseOptions(create)
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
-	opts := f.openOptions(create)
-	opts.Limits = limits
 	target, err := oci.Open(ctx, ref, opts)
 	return ref, target, err
 }
@@ -83,14 +81,15 @@ func (f *refFlags) openOptions(create bool) oci.OpenOptions {
 	return o
 }
 
-// hostLimits are the size limits of this host's policy (its `limits`
-// section over the defaults), or the defaults when there is no host:
-// those of the host the command opened, else read from $OA_HOME.
-func (f *refFlags) hostLimits() (oci.Limits, error) {
+// releaseOptions are the registry flags' options under this host's
+// limits (host.Policy.ReleaseOptions, the one place every stage takes
+// them from), or the defaults when there is no host: those of the host
+// the command opened, else read from $OA_HOME.
+func (f *refFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
 	if f.opened != nil {
-		return f.opened.Policy.ReadLimits(), nil
+		return f.opened.Policy.ReleaseOptions(f.openOptions(create)), nil
 	}
-	return host.ReadLimits(oaHome())
+	return host.ReleaseOptions(oaHome(), f.openOptions(create))
 }
 
 // resolvePinned opens s and resolves it to a manifest descriptor, refusing
