@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"oras.land/oras-go/v2"
-
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
@@ -200,14 +198,12 @@ func unapproved(plan *resolve.Plan, approved []string) []string {
 	return out
 }
 
-// Release is a bound release opened for reading: its reference parsed
-// once, its target opened under the host's options, and its verified
-// artifact. Stages that need more than the artifact (audit copies the
-// release with its signatures) read from Target, never parse the
-// reference again.
+// Release is a bound release opened for reading (oci.OpenPinned under the
+// host's options) with its verified artifact. Stages that need more than
+// the artifact (audit copies the release with its signatures) read from
+// Target, never parse the reference again.
 type Release struct {
-	Ref      oci.Ref
-	Target   oras.ReadOnlyTarget
+	oci.Release
 	Artifact *oci.Artifact
 }
 
@@ -220,23 +216,18 @@ func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.Op
 	if err != nil {
 		return nil, err
 	}
-	target, err := oci.Open(ctx, ref, h.Policy.ReleaseOptions(transport))
+	rel, err := oci.OpenPinned(ctx, ref, h.Policy.ReleaseOptions(transport))
 	if err != nil {
 		return nil, err
 	}
-	remembered := oci.Remember(target)
-	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
-	if err != nil {
-		return nil, err
-	}
-	if desc.Digest.String() != b.ArtifactDigest {
+	if rel.Descriptor.Digest.String() != b.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
 	}
-	art, err := oci.FetchBound(ctx, remembered, desc)
+	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
 	if err != nil {
 		return nil, err
 	}
-	return &Release{Ref: ref, Target: remembered, Artifact: art}, nil
+	return &Release{Release: *rel, Artifact: art}, nil
 }
 
 // FetchRelease is OpenRelease's artifact.

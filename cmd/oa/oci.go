@@ -54,23 +54,30 @@ func (f *refFlags) openForWrite(ctx context.Context, s string) (oci.Ref, oci.Tar
 }
 
 func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
-	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
-	if err != nil {
-		return oci.Ref{}, nil, err
-	}
-	if ref.Layout != "" && !ref.LayoutPath {
-		// A layout under $OA_HOME/oci: a home that is a file is its own
-		// refusal, not a failure to make a folder.
-		if err := host.CheckHome(oaHome()); err != nil {
-			return oci.Ref{}, nil, err
-		}
-	}
-	opts, err := f.releaseOptions(create)
+	ref, opts, err := f.parse(s, create)
 	if err != nil {
 		return oci.Ref{}, nil, err
 	}
 	target, err := oci.Open(ctx, ref, opts)
 	return ref, target, err
+}
+
+// parse parses s and says the options its target is opened with (the
+// host's limits over the registry flags).
+func (f *refFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error) {
+	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
+	if err != nil {
+		return oci.Ref{}, oci.OpenOptions{}, err
+	}
+	if ref.Layout != "" && !ref.LayoutPath {
+		// A layout under $OA_HOME/oci: a home that is a file is its own
+		// refusal, not a failure to make a folder.
+		if err := host.CheckHome(oaHome()); err != nil {
+			return oci.Ref{}, oci.OpenOptions{}, err
+		}
+	}
+	opts, err := f.releaseOptions(create)
+	return ref, opts, err
 }
 
 // openOptions are the registry flags' options, creating a missing layout
@@ -110,16 +117,15 @@ func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Ta
 // release: a digest reference costs one manifest request (no separate
 // HEAD), and what was read is remembered for the reads that follow.
 func (f *refFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
-	ref, target, err := f.open(ctx, s)
+	ref, opts, err := f.parse(s, false)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
 	}
-	remembered := oci.Remember(target)
-	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
+	rel, err := oci.OpenPinned(ctx, ref, opts)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
 	}
-	return ref, remembered, desc, ref.RequireDigest(desc.Digest)
+	return ref, rel.Target, rel.Descriptor, nil
 }
 
 // openPinned is resolvePinned followed by a verified fetch of the artifact.
