@@ -161,6 +161,9 @@ type ExportOptions struct {
 	Deployment string
 	// Now is the export time recorded (the manifest's created time).
 	Now time.Time
+	// Registry is how the bound release's registry is reached (TLS,
+	// credentials); the host policy's limits apply over it.
+	Registry oci.OpenOptions
 }
 
 // Summary says what was exported.
@@ -197,7 +200,7 @@ func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
-	art, err := copyRelease(ctx, opts.Home, b, layout)
+	art, err := copyRelease(ctx, h, b, opts.Registry, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -237,23 +240,15 @@ func pickDeployment(ctx context.Context, h *host.Host, named string) (string, er
 
 // copyRelease copies the bound release with its signature and attestation
 // manifests into the bundle's layout, verifying it is the bound one.
-func copyRelease(ctx context.Context, home string, b *bind.Binding, dst oras.Target) (*oci.Artifact, error) {
-	art, err := bind.FetchRelease(ctx, home, b)
+func copyRelease(ctx context.Context, h *host.Host, b *bind.Binding, transport oci.OpenOptions, dst oras.Target) (*oci.Artifact, error) {
+	rel, err := bind.OpenRelease(ctx, h, b, transport)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
-	if err != nil {
+	if _, err := oci.Copy(ctx, rel.Target, dst, rel.Artifact.Descriptor, ReleaseTag); err != nil {
 		return nil, err
 	}
-	src, err := oci.Open(ctx, ref, oci.OpenOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := oci.Copy(ctx, src, dst, art.Descriptor, ReleaseTag); err != nil {
-		return nil, err
-	}
-	return art, nil
+	return rel.Artifact, nil
 }
 
 // collected holds the documents by name: the small ones in memory, the

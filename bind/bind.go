@@ -214,25 +214,43 @@ func unapproved(plan *resolve.Plan, approved []string) []string {
 	return out
 }
 
-// FetchRelease reads the binding's release for a host stage: the bound
+// Release is a bound release opened for reading (oci.OpenPinned under the
+// host's options) with its verified artifact. Stages that need more than
+// the artifact (audit copies the release with its signatures) read from
+// Target, never parse the reference again.
+type Release struct {
+	oci.Release
+	Artifact *oci.Artifact
+}
+
+// OpenRelease reads the binding's release for a host stage under the
+// host's limits (host.Policy.ReleaseOptions over transport): the bound
 // reference must still name the bound artifact, whose manifest and IR are
 // verified and every other layer bound to the IR (oci.FetchBound).
-func FetchRelease(ctx context.Context, home string, b *Binding) (*oci.Artifact, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
+func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*Release, error) {
+	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: h.Home, Layout: b.LayoutPath})
 	if err != nil {
 		return nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	rel, err := oci.OpenPinned(ctx, ref, h.Policy.ReleaseOptions(transport))
 	if err != nil {
 		return nil, err
 	}
-	remembered := oci.Remember(target)
-	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
-	if err != nil {
-		return nil, err
-	}
-	if desc.Digest.String() != b.ArtifactDigest {
+	if rel.Descriptor.Digest.String() != b.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
 	}
-	return oci.FetchBound(ctx, remembered, desc)
+	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
+	if err != nil {
+		return nil, err
+	}
+	return &Release{Release: *rel, Artifact: art}, nil
+}
+
+// FetchRelease is OpenRelease's artifact.
+func FetchRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*oci.Artifact, error) {
+	r, err := OpenRelease(ctx, h, b, transport)
+	if err != nil {
+		return nil, err
+	}
+	return r.Artifact, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestCheckerAgreesWithCheck(t *testing.T) {
 	ctx := context.Background()
 	f, b := newFixture(t)
-	art, err := bind.FetchRelease(ctx, f.Home, b)
+	art, err := bind.FetchRelease(ctx, f.host, b, oci.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 )
 
 // Options are how a coordinator is opened.
@@ -15,6 +16,10 @@ type Options struct {
 	Home string
 	// Deployment is the bound deployment served.
 	Deployment string
+	// Registry is how the bound release's registry is reached (TLS,
+	// credentials); the host policy's limits apply over it
+	// (host.Policy.ReleaseOptions), as when the release was admitted.
+	Registry oci.OpenOptions
 	// Mode is ModeDeployment, or ModeSandbox for the built-in demo.
 	Mode string
 	// Operator receives operator-only diagnostics (which link of the plan

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -68,7 +69,7 @@ func TestLooserConfinementChangesThePlan(t *testing.T) {
 	if !strings.Contains(operator.String(), "plan changed: confinement") {
 		t.Errorf("the operator was not told the confinement changed:\n%s", operator.String())
 	}
-	art, err := bind.FetchRelease(ctx, h.Home, b)
+	art, err := bind.FetchRelease(ctx, host, b, oci.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

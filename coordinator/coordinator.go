@@ -169,7 +169,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {
 		return nil, err
 	}
-	if c.art, err = bind.FetchRelease(ctx, opts.Home, b); err != nil {
+	if c.art, err = bind.FetchRelease(ctx, h, b, opts.Registry); err != nil {
 		return nil, err
 	}
 	if c.secret, err = hostSecret(opts.Home); err != nil {

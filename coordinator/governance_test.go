@@ -18,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -138,7 +139,7 @@ func TestPlanCheckAgreesWithBindCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := bind.FetchRelease(ctx, g.Home, b)
+	art, err := bind.FetchRelease(ctx, g.host, b, oci.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

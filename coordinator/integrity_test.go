@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -176,7 +177,7 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := bind.FetchRelease(ctx, s.Home, b)
+	art, err := bind.FetchRelease(ctx, s.host, b, oci.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,9 +198,7 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 	if h.Policy.Fleet == nil {
 		return nil, blocking.New(blocking.FleetNotTrusted, "the host policy has no fleet section")
 	}
-	if opts.OpenOptions.Limits == (oci.Limits{}) {
-		opts.OpenOptions.Limits = h.Policy.ReadLimits() // every read held to this host's limits
-	}
+	opts.OpenOptions = h.Policy.ReleaseOptions(opts.OpenOptions) // every read held to this host's limits
 	target, err := oci.Open(ctx, ref, opts.OpenOptions)
 	if err != nil {
 		return nil, err

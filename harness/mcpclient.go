@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 )
 
@@ -272,7 +273,7 @@ func (m *MCPClient) boundRelease(ctx context.Context, h *host.Host, deployment s
 	if _, err := admit.RequireActive(ctx, h, b.ArtifactDigest, m.now()); err != nil {
 		return nil, err
 	}
-	art, err := bind.FetchRelease(ctx, m.opts.Home, b)
+	art, err := bind.FetchRelease(ctx, h, b, oci.OpenOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,15 @@ func ReadLimits(home string) (oci.Limits, error) {
 	return p.ReadLimits(), nil
 }
 
+// ReleaseOptions are Policy.ReleaseOptions of the host under home, read
+// without opening the host: transport with the policy's read limits, or
+// the defaults when home holds no policy.
+func ReleaseOptions(home string, transport oci.OpenOptions) (oci.OpenOptions, error) {
+	limits, err := ReadLimits(home)
+	transport.Limits = limits
+	return transport, err
+}
+
 // loadSigner decrypts the host private key once, and checks it is the
 // key of the host public key records are verified with.
 func (h *Host) loadSigner() (*signing.Signer, error) {

@@ -392,3 +392,13 @@ func locate(err error, posOf Locator, group, name string, k TrustedKey) *blockin
 	}
 	return at(r[0], "identity")
 }
+
+// ReleaseOptions are the options every stage of this host opens a release
+// with: transport's (how the registry is reached: TLS, credentials and
+// the deadlines given on a command line) with this policy's read limits.
+// One place, so the host that admitted a release under its limits binds,
+// serves and exports it under the same ones.
+func (p *Policy) ReleaseOptions(transport oci.OpenOptions) oci.OpenOptions {
+	transport.Limits = p.ReadLimits()
+	return transport
+}

@@ -22,6 +22,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
@@ -71,7 +72,13 @@ func PublishCompiled(ctx context.Context, home string, res *compiler.Result, pub
 	if err != nil {
 		return nil, err
 	}
-	target, err := oci.Open(ctx, ref, oci.OpenOptions{Create: true})
+	// Read back under the limits of the host under home, if it is one:
+	// what it publishes it can also admit.
+	opts, err := host.ReleaseOptions(home, oci.OpenOptions{Create: true})
+	if err != nil {
+		return nil, err
+	}
+	target, err := oci.Open(ctx, ref, opts)
 	if err != nil {
 		return nil, err
 	}

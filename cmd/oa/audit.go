@@ -21,6 +21,7 @@ func newAuditCmd() *cobra.Command {
 
 func newAuditExportCmd() *cobra.Command {
 	var deployment, output string
+	var reg registryFlags
 	cmd := &cobra.Command{
 		Use:   "export [--deployment NAME] -o FILE",
 		Short: "Write one self-contained bundle of the deployment's chain, receipts and signed checkpoint",
@@ -38,7 +39,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum *audit.Summary
 			err := atomicfile.WriteFunc(output, 0o600, func(w io.Writer) (err error) {
-				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: oaHome(), Deployment: deployment, Now: time.Now()}, w)
+				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: oaHome(), Deployment: deployment, Now: time.Now(), Registry: reg.options()}, w)
 				return err
 			})
 			if err != nil {
@@ -54,6 +55,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 	cmd.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to export (default: the only one)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the bundle file to write")
 	_ = cmd.MarkFlagRequired("output")
+	reg.register(cmd, "", "the bound release's registry")
 	return cmd
 }
 

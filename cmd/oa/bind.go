@@ -176,7 +176,7 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 				if err != nil {
 					return err
 				}
-				report, err := inspectBinding(cmd, h, b, refFlags{layout: b.LayoutPath, registry: refs.registry}, model, noProbe)
+				report, err := inspectBinding(cmd, h, b, refs, model, noProbe)
 				if err != nil {
 					return err // a program fault, not a changed link
 				}
@@ -202,11 +202,9 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 // noProbe. The error is for program faults only.
 func inspectBinding(cmd *cobra.Command, h *host.Host, b *bind.Binding, refs refFlags, model string, noProbe bool) (*bind.Report, error) {
 	ctx := cmd.Context()
-	_, target, desc, err := refs.resolvePinnedRead(ctx, b.Reference)
-	var art *oci.Artifact
-	if err == nil {
-		art, err = oci.FetchBound(ctx, target, desc)
-	}
+	// The release is read as the coordinator reads it (bind.FetchRelease:
+	// the host's limits over the registry flags).
+	art, err := bind.FetchRelease(ctx, h, b, refs.registry.options())
 	if err != nil {
 		if blocking.Refusals(err) == nil {
 			return nil, err

@@ -24,6 +24,7 @@ func newCoordinatorCmd() *cobra.Command {
 	var deployment string
 	var effectTimeout time.Duration
 	var maxRuns int
+	var reg registryFlags
 	serve := &cobra.Command{
 		Use:   "serve [--deployment NAME]",
 		Short: "Serve the deployment's governed tools to one MCP client over stdin and stdout",
@@ -45,7 +46,7 @@ first use exactly as oa quickstart prepares one.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
+			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Registry: reg.options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
 			if deployment == "" {
 				home, err := sandboxHome(cmd)
 				if err != nil {
@@ -81,6 +82,7 @@ first use exactly as oa quickstart prepares one.`,
 	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve (none: the built-in demo package on the sandbox connector)")
 	serve.Flags().DurationVar(&effectTimeout, "effect-timeout", 30*time.Second, "how long one downstream call may take before its server is ended (the effect is then unknown)")
 	serve.Flags().IntVar(&maxRuns, "max-runs", coordinator.DefaultMaxRuns, "how many runs execute at once; more wait their turn (answered running until they end)")
+	reg.register(serve, "", "the bound release's registry")
 	cmd.AddCommand(serve)
 	return cmd
 }

@@ -54,25 +54,30 @@ func (f *refFlags) openForWrite(ctx context.Context, s string) (oci.Ref, oci.Tar
 }
 
 func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
-	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
+	ref, opts, err := f.parse(s, create)
 	if err != nil {
 		return oci.Ref{}, nil, err
+	}
+	target, err := oci.Open(ctx, ref, opts)
+	return ref, target, err
+}
+
+// parse parses s and says the options its target is opened with (the
+// host's limits over the registry flags).
+func (f *refFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error) {
+	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
+	if err != nil {
+		return oci.Ref{}, oci.OpenOptions{}, err
 	}
 	if ref.Layout != "" && !ref.LayoutPath {
 		// A layout under $OA_HOME/oci: a home that is a file is its own
 		// refusal, not a failure to make a folder.
 		if err := host.CheckHome(oaHome()); err != nil {
-			return oci.Ref{}, nil, err
+			return oci.Ref{}, oci.OpenOptions{}, err
 		}
 	}
-	limits, err := f.hostLimits()
-	if err != nil {
-		return oci.Ref{}, nil, err
-	}
-	opts := f.openOptions(create)
-	opts.Limits = limits
-	target, err := oci.Open(ctx, ref, opts)
-	return ref, target, err
+	opts, err := f.releaseOptions(create)
+	return ref, opts, err
 }
 
 // openOptions are the registry flags' options, creating a missing layout
@@ -83,14 +88,15 @@ func (f *refFlags) openOptions(create bool) oci.OpenOptions {
 	return o
 }
 
-// hostLimits are the size limits of this host's policy (its `limits`
-// section over the defaults), or the defaults when there is no host:
-// those of the host the command opened, else read from $OA_HOME.
-func (f *refFlags) hostLimits() (oci.Limits, error) {
+// releaseOptions are the registry flags' options under this host's
+// limits (host.Policy.ReleaseOptions, the one place every stage takes
+// them from), or the defaults when there is no host: those of the host
+// the command opened, else read from $OA_HOME.
+func (f *refFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
 	if f.opened != nil {
-		return f.opened.Policy.ReadLimits(), nil
+		return f.opened.Policy.ReleaseOptions(f.openOptions(create)), nil
 	}
-	return host.ReadLimits(oaHome())
+	return host.ReleaseOptions(oaHome(), f.openOptions(create))
 }
 
 // resolvePinned opens s and resolves it to a manifest descriptor, refusing
@@ -111,16 +117,15 @@ func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Ta
 // release: a digest reference costs one manifest request (no separate
 // HEAD), and what was read is remembered for the reads that follow.
 func (f *refFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
-	ref, target, err := f.open(ctx, s)
+	ref, opts, err := f.parse(s, false)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
 	}
-	remembered := oci.Remember(target)
-	desc, err := oci.ResolveOnce(ctx, remembered, ref.Reference())
+	rel, err := oci.OpenPinned(ctx, ref, opts)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
 	}
-	return ref, remembered, desc, ref.RequireDigest(desc.Digest)
+	return ref, rel.Target, rel.Descriptor, nil
 }
 
 // openPinned is resolvePinned followed by a verified fetch of the artifact.
