@@ -16,7 +16,7 @@
 // (the auditor's host key as its key) and runs the host's own verifiers
 // on it — signing.VerifyChain, admit's admission status, resolve's registry
 // signature and plan resolution, bind's binding verification and
-// comparison, coordinator.CheckChain — so there is one copy of each check.
+// comparison, ledger.CheckChain — so there is one copy of each check.
 // It sits after the coordinator in the flow; only cmd/oa imports it.
 //
 // Verify (VerifyWithLimits) unpacks the tar under Limits (entries, bytes per
@@ -54,10 +54,10 @@ import (
 
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
@@ -93,7 +93,7 @@ const (
 	DocProjection         = "projection.json"
 	DocPlan               = "plan.json"
 	// DocTeachRequests holds the deployment's signed teach requests
-	// (coordinator.SignedTeachRequest); a bundle from before teach
+	// (ledger.SignedTeachRequest); a bundle from before teach
 	// requests has none.
 	DocTeachRequests = "teach-requests.json"
 	// DocTrustedRoots holds the trusted roots the policy names for the
@@ -274,7 +274,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	receiptPub, err := read(coordinator.ReceiptPubFile)
+	receiptPub, err := read(ledger.ReceiptPubFile)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 			return nil, err
 		}
 	}
-	cp, err := read(coordinator.CheckpointFile)
+	cp, err := read(ledger.CheckpointFile)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	teach, err := coordinator.TeachRequestsOf(ctx, h, b.Deployment)
+	teach, err := ledger.TeachRequestsOf(ctx, h, b.Deployment)
 	if err != nil {
 		return nil, err
 	}

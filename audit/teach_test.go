@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -71,11 +72,11 @@ func TestAuditTeachRequests(t *testing.T) {
 		t.Fatalf("bundle with a teach request: %+v", r.Links)
 	}
 	edited := rewrite(t, f.bundle, func(d map[string][]byte) {
-		editDoc(t, d, DocTeachRequests, func(rs *[]coordinator.SignedTeachRequest) { (*rs)[0].Request.Text = "Never ask anyone." })
+		editDoc(t, d, DocTeachRequests, func(rs *[]ledger.SignedTeachRequest) { (*rs)[0].Request.Text = "Never ask anyone." })
 	})
 	wantBroken(t, verify(t, edited, f.keys), LinkTeach, blocking.TeachRequestInvalid)
 	moved := rewrite(t, f.bundle, func(d map[string][]byte) {
-		editDoc(t, d, DocTeachRequests, func(rs *[]coordinator.SignedTeachRequest) { (*rs)[0].Request.Deployment = "other" })
+		editDoc(t, d, DocTeachRequests, func(rs *[]ledger.SignedTeachRequest) { (*rs)[0].Request.Deployment = "other" })
 	})
 	wantBroken(t, verify(t, moved, f.keys), LinkTeach, blocking.TeachRequestInvalid)
 }

@@ -20,10 +20,10 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
@@ -70,9 +70,9 @@ type Report struct {
 	ArtifactDigest string `json:"artifactDigest,omitempty"`
 	Links          []Link `json:"links"`
 	// FirstBroken is the name of the first link that does not hold.
-	FirstBroken string                   `json:"firstBroken,omitempty"`
-	OK          bool                     `json:"ok"`
-	Receipts    *coordinator.ChainReport `json:"receipts,omitempty"`
+	FirstBroken string              `json:"firstBroken,omitempty"`
+	OK          bool                `json:"ok"`
+	Receipts    *ledger.ChainReport `json:"receipts,omitempty"`
 }
 
 // Err is the first broken link's refusal, nil when every link holds.
@@ -473,7 +473,7 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 		return nil, err
 	}
 	files := map[string][]byte{host.HostPubFile: hostPEM, host.PolicyFile: b.docs[DocPolicy], resolve.RegistryFile: b.docs[DocRegistry],
-		coordinator.ReceiptPubFile: []byte(b.host.ReceiptPublicKey)}
+		ledger.ReceiptPubFile: []byte(b.host.ReceiptPublicKey)}
 	for name, data := range files {
 		p := filepath.Join(home, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -540,7 +540,7 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 // teachLink verifies the bundle's teach requests: each signed by a
 // receipt key the host pinned, of this host and a run in its records.
 func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, error) {
-	var reqs []coordinator.SignedTeachRequest
+	var reqs []ledger.SignedTeachRequest
 	if doc := b.docs[DocTeachRequests]; doc != nil {
 		if err := canonical.DecodeStrict(doc, &reqs); err != nil {
 			return LinkTeach, "", blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocTeachRequests)
@@ -551,7 +551,7 @@ func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, er
 			return LinkTeach, "", blocking.New(blocking.TeachRequestInvalid, "a teach request of another deployment is in the bundle")
 		}
 	}
-	return LinkTeach, fmt.Sprintf("%d teach requests", len(reqs)), coordinator.CheckTeachRequests(ctx, h, reqs)
+	return LinkTeach, fmt.Sprintf("%d teach requests", len(reqs)), ledger.CheckTeachRequests(ctx, h, reqs)
 }
 
 // checkHostName holds the host name host.json gives to the host-signed
@@ -716,7 +716,7 @@ func receiptsLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (stri
 	if string(file) == "null" {
 		file = nil
 	}
-	chain, err := coordinator.CheckChain(ctx, h, coordinator.ChainInputs{ReceiptKey: receiptKey, CheckpointFile: file})
+	chain, err := ledger.CheckChain(ctx, h, ledger.ChainInputs{ReceiptKey: receiptKey, CheckpointFile: file})
 	if err != nil {
 		return LinkReceipts, "", err
 	}

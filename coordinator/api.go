@@ -90,7 +90,7 @@ type AttentionItem struct {
 	// (skippableWhile), recorded from the IR when the run paused.
 	Skippable bool `json:"skippable,omitempty"`
 	// TeachRequests counts the teach requests attached to the item; their
-	// text is operator text, read with TeachRequestsOf, never shown here.
+	// text is operator text, read with ledger.TeachRequestsOf, never shown here.
 	TeachRequests int `json:"teach_requests,omitempty"`
 	// Kind is "" for an approval and KindDownstreamQuestion for a
 	// question the app asked during a change. A question records only

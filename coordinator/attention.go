@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -29,7 +30,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 	if err != nil {
 		return err
 	}
-	return storeOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
+	return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
 		cur, err := decodeRun(c.secret, state)
 		if err != nil {
 			return nil, err
@@ -130,11 +131,11 @@ func GetAttention(ctx context.Context, h *host.Host, id string) (*AttentionItem,
 
 // DecideAttention records an operator's decision from the CLI.
 func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionItem, error) {
-	secret, err := hostSecret(h.Home)
+	secret, err := ledger.HostSecret(h.Home)
 	if err != nil {
 		return nil, err
 	}
-	signer, err := receiptKeys(h.Home, secret)
+	signer, err := ledger.ReceiptSigner(h.Home, secret)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionI
 }
 
 func listAttention(ctx context.Context, h *host.Host, all bool) ([]attentionState, error) {
-	rows, err := storeOf(h).AttentionItems(ctx)
+	rows, err := ledger.StoreOf(h).AttentionItems(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func listAttention(ctx context.Context, h *host.Host, all bool) ([]attentionStat
 }
 
 func getAttention(ctx context.Context, h *host.Host, id string) (*attentionState, error) {
-	row, err := storeOf(h).AttentionByID(ctx, id)
+	row, err := ledger.StoreOf(h).AttentionByID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 	}
 	var item attentionState
 	var run *runState
-	err = storeOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}

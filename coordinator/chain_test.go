@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
 )
@@ -35,9 +36,9 @@ func longHistory(t *testing.T) *served {
 }
 
 // auditChain is CheckChain as `oa audit verify` calls it: no run MAC key.
-func auditChain(t *testing.T, s *served) *coordinator.ChainReport {
+func auditChain(t *testing.T, s *served) *ledger.ChainReport {
 	t.Helper()
-	pub, err := os.ReadFile(filepath.Join(s.Home, coordinator.ReceiptPubFile))
+	pub, err := os.ReadFile(filepath.Join(s.Home, ledger.ReceiptPubFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func auditChain(t *testing.T, s *served) *coordinator.ChainReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := os.ReadFile(filepath.Join(s.Home, coordinator.CheckpointFile))
+	file, err := os.ReadFile(filepath.Join(s.Home, ledger.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := coordinator.CheckChain(context.Background(), s.host, coordinator.ChainInputs{ReceiptKey: key, CheckpointFile: file})
+	r, err := ledger.CheckChain(context.Background(), s.host, ledger.ChainInputs{ReceiptKey: key, CheckpointFile: file})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -57,7 +58,7 @@ func Test50ConcurrentRuns(t *testing.T) {
 	if len(runs) != n || len(receipts) != n {
 		t.Fatalf("%d distinct runs and %d receipts for %d requests", len(runs), len(receipts), n)
 	}
-	if report, _ := coordinator.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != n {
+	if report, _ := ledger.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != n {
 		t.Fatalf("receipt chain: %+v", report)
 	}
 }

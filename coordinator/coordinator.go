@@ -67,6 +67,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
@@ -88,7 +89,7 @@ type Coordinator struct {
 	// heads remembers the signed heads already verified (integrity.go);
 	// counted is closed once the receipts and runs were counted against
 	// them, with countErr the disagreement found (integrity.go).
-	heads    checkedHeads
+	heads    ledger.HeadCache
 	counted  chan struct{}
 	countErr error
 
@@ -138,7 +139,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	}
 	// The ledger's rows are authenticated with the coordinator secret:
 	// only rows a coordinator of this host wrote are acted on.
-	secret, err := hostSecret(opts.Home)
+	secret, err := ledger.HostSecret(opts.Home)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -172,16 +173,16 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if c.art, err = bind.FetchRelease(ctx, h, b, opts.Registry); err != nil {
 		return nil, err
 	}
-	if c.secret, err = hostSecret(opts.Home); err != nil {
+	if c.secret, err = ledger.HostSecret(opts.Home); err != nil {
 		return nil, err
 	}
-	if c.receipts, err = receiptKeys(opts.Home, c.secret); err != nil {
+	if c.receipts, err = ledger.ReceiptSigner(opts.Home, c.secret); err != nil {
 		return nil, err
 	}
 	// The store must agree with the host-signed heads before anything
 	// is served: a removed run, receipt, checkpoint or pin is refused
 	// here, not met after an effect.
-	heads, err := checkStore(ctx, h, c.receipts, &c.heads, false)
+	heads, err := ledger.CheckStore(ctx, h, c.receipts, &c.heads, false)
 	if err != nil {
 		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err

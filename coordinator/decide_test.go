@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -98,11 +99,11 @@ func TestSkipWhileGuardHolds(t *testing.T) {
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one appended before the skip", len(notes))
 	}
-	receipts, err := coordinator.ListReceipts(ctx, s.host)
+	receipts, err := ledger.ListReceipts(ctx, s.host)
 	if err != nil || len(receipts) != 1 || !slices.Equal(receipts[0].Record.Skipped, []string{"confirm_note"}) || receipts[0].Record.Reason != contract.ReasonSkippedNotConfirmed {
 		t.Fatalf("receipts: %+v, %v", receipts, err)
 	}
-	if report, err := coordinator.VerifyReceipts(ctx, s.host); err != nil || !report.OK {
+	if report, err := ledger.VerifyReceipts(ctx, s.host); err != nil || !report.OK {
 		t.Fatalf("verify: %+v, %v", report, err)
 	}
 }
@@ -121,7 +122,7 @@ func TestSkipRefusedWhenGuardNoLongerHolds(t *testing.T) {
 	if out.Reason != contract.ReasonNotConfirmed || out.Proof != contract.ProofSealed {
 		t.Fatalf("resumed with the guard failing: %+v", out)
 	}
-	receipts, err := coordinator.ListReceipts(ctx, s.host)
+	receipts, err := ledger.ListReceipts(ctx, s.host)
 	if err != nil || len(receipts) != 1 || len(receipts[0].Record.Skipped) != 0 {
 		t.Fatalf("receipts: %+v, %v", receipts, err)
 	}
@@ -189,12 +190,12 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	if err != nil || len(reqs) != 1 || reqs[0].Request.Text != text || reqs[0].Request.RunID != res.RunID || reqs[0].Request.Step != "append_note" {
 		t.Fatalf("teach requests: %+v, %v", reqs, err)
 	}
-	if err := coordinator.CheckTeachRequests(ctx, s.host, reqs); err != nil {
+	if err := ledger.CheckTeachRequests(ctx, s.host, reqs); err != nil {
 		t.Fatalf("a recorded request does not verify: %v", err)
 	}
 	forged := reqs[0]
 	forged.Request.Text = "Skip the check entirely."
-	if err := coordinator.CheckTeachRequests(ctx, s.host, []coordinator.SignedTeachRequest{forged}); !blocking.Has(err, blocking.TeachRequestInvalid) {
+	if err := ledger.CheckTeachRequests(ctx, s.host, []ledger.SignedTeachRequest{forged}); !blocking.Has(err, blocking.TeachRequestInvalid) {
 		t.Fatalf("an edited request verified: %v", err)
 	}
 	// The calling agent's views carry a count, never the text.

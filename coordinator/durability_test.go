@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -99,7 +100,7 @@ func TestKilledDuringEffect(t *testing.T) {
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one the app saved before the kill", len(notes))
 	}
-	if report, _ := coordinator.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != 1 {
+	if report, _ := ledger.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != 1 {
 		t.Fatalf("receipts: %+v", report)
 	}
 }

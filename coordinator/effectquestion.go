@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -248,7 +249,7 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 	if err != nil {
 		return nil, err
 	}
-	err = storeOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
+	err = ledger.StoreOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
 		cur, err := decodeRun(c.secret, state)
 		if err != nil {
 			return nil, err
@@ -305,7 +306,7 @@ func (c *Coordinator) answerQuestion(ctx context.Context, id string, a Answer, b
 	raw, _ := json.Marshal(res)
 	now := c.now().UTC()
 	var item attentionState
-	err := storeOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err := ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -399,7 +400,7 @@ func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) erro
 // on it, runs again.
 func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 	now := c.now().UTC()
-	return storeOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	return ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		var item attentionState
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
@@ -437,7 +438,7 @@ func provenByApp(reason contract.Reason) bool {
 func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runState, error) {
 	gone := func(cur *runState) bool {
 		return cur.Status == statePaused && cur.Reason == contract.ReasonDownstreamQuestion &&
-			(!cur.Owner.alive() || (cur.Owner == c.me && c.questions.get(cur.AttentionID) == nil && !c.isActive(cur.RunID)))
+			(!alive(cur.Owner) || (cur.Owner == c.me && c.questions.get(cur.AttentionID) == nil && !c.isActive(cur.RunID)))
 	}
 	if !gone(r) {
 		return r, nil
@@ -477,7 +478,7 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 	now := clock().UTC()
 	var item attentionState
 	var run *runState
-	err = storeOf(h.h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = ledger.StoreOf(h.h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -491,7 +492,7 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
-		if r.Reason == contract.ReasonDownstreamQuestion && (r.Owner.alive() || h.live(item.ID)) {
+		if r.Reason == contract.ReasonDownstreamQuestion && (alive(r.Owner) || h.live(item.ID)) {
 			return nil, nil, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}
 		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now

@@ -21,6 +21,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -299,7 +300,7 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 	if err != nil || got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed || got.Proof != contract.ProofSealed {
 		t.Fatalf("after the decision: %v %+v", err, got)
 	}
-	receipts, err := coordinator.ListReceipts(ctx, cli)
+	receipts, err := ledger.ListReceipts(ctx, cli)
 	if err != nil || len(receipts) == 0 {
 		t.Fatalf("receipts: %v %d", err, len(receipts))
 	}

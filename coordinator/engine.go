@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/telemetry"
 )
 
@@ -37,7 +38,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
 	fp := fingerprint(c.secret, []byte(c.opts.Deployment), []byte(req.Workflow), inputs)
-	row, err := storeOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID)
+	row, err := ledger.StoreOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	if err != nil {
 		return nil, err
 	}
-	if err := storeOf(c.host).InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
+	if err := ledger.StoreOf(c.host).InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
 		c.release(r.RunID, done)
 		if errors.Is(err, store.ErrConflict) {
 			return c.Run(ctx, req) // another caller started this request first
@@ -272,7 +273,7 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 	if wait > 0 {
 		return c.wait(ctx, runID, wait)
 	}
-	row, err := storeOf(c.host).RunByID(ctx, runID)
+	row, err := ledger.StoreOf(c.host).RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 		return nil, err
 	}
 	orphan := func(cur *runState) bool {
-		return cur.Status == stateRunning && (!cur.Owner.alive() || (cur.Owner == c.me && !c.isActive(cur.RunID)))
+		return cur.Status == stateRunning && (!alive(cur.Owner) || (cur.Owner == c.me && !c.isActive(cur.RunID)))
 	}
 	if orphan(r) {
 		err := c.update(ctx, r.RunID, func(cur *runState) error {
@@ -329,7 +330,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 
 // update moves a run in one write transaction.
 func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
-	return storeOf(c.host).UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
+	return ledger.StoreOf(c.host).UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
 		r, err := decodeRun(c.secret, b)
 		if err != nil {
 			return nil, err

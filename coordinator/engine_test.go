@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -91,7 +92,7 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 			t.Fatalf("%s: the result echoes an input value", c.record)
 		}
 	}
-	report, err := coordinator.VerifyReceipts(context.Background(), s.host)
+	report, err := ledger.VerifyReceipts(context.Background(), s.host)
 	if err != nil || !report.OK || report.Receipts != len(cases) {
 		t.Fatalf("receipts: %+v, %v", report, err)
 	}
@@ -172,7 +173,7 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	if rejected.Reason != contract.ReasonRejected || rejected.Proof != contract.ProofSealed {
 		t.Fatalf("rejected: %+v", rejected)
 	}
-	if report, _ := coordinator.VerifyReceipts(ctx, s.host); !report.OK || report.Receipts != 2 {
+	if report, _ := ledger.VerifyReceipts(ctx, s.host); !report.OK || report.Receipts != 2 {
 		t.Fatalf("receipts: %+v", report)
 	}
 }

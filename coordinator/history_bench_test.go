@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // BenchmarkHistory measures what grows with a host's history: a session
@@ -76,7 +77,7 @@ func BenchmarkHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer h.Close()
-		r, err := coordinator.VerifyReceiptsWith(ctx, h, coordinator.VerifyOptions{Full: full})
+		r, err := ledger.VerifyReceiptsWith(ctx, h, ledger.VerifyOptions{Full: full})
 		if err != nil || !r.OK {
 			b.Fatalf("%+v %v", r, err)
 		}

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // WaitCounted waits until the background count of the session start is
@@ -25,7 +27,7 @@ func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCoun
 // what a seal writes (a run state with the host MAC naming its receipt,
 // the receipt signed with the receipt key and chained, a receipt row
 // naming its request, one head checkpoint signed at the end and its
-// file), written with the same statements as SealRun, 10,000 runs per
+// file), written with the same statements as ledger.SealRun, 10,000 runs per
 // write transaction and the receipts signed on every core. It is how the
 // history benchmarks get a host with a million runs in minutes.
 func BuildHistory(ctx context.Context, home, deployment string, n int) error {
@@ -34,16 +36,16 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	defer h.Close()
-	secret, err := hostSecret(home)
+	secret, err := ledger.HostSecret(home)
 	if err != nil {
 		return err
 	}
-	signer, err := receiptKeys(home, secret)
+	signer, err := ledger.ReceiptSigner(home, secret)
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	if err := pinReceiptKey(ctx, h, signer, now); err != nil {
+	if err := ledger.PinReceiptKey(ctx, h, signer, now); err != nil {
 		return err
 	}
 	b, err := bind.Current(ctx, h, deployment)
@@ -55,14 +57,16 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	bindingDigest := ir.DigestBytes(raw)
-	db := storeOf(h).db
-	last, err := lastReceipt(ctx, db, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
-	if err != nil {
+	db := h.Store()
+	var seq int64
+	var prev string
+	var last []byte
+	err = db.QueryRowContext(ctx, `SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1`).Scan(&seq, &last)
+	switch {
+	case err == nil:
+		prev = ir.DigestBytes(store.Unpack(last))
+	case !errors.Is(err, sql.ErrNoRows):
 		return err
-	}
-	seq, prev := int64(0), ""
-	if last != nil {
-		seq, prev = last.Seq, ir.DigestBytes(last.Record)
 	}
 	const batch = 10000
 	type row struct {
@@ -83,7 +87,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 				Outcome: contract.OutcomeDone, Reason: contract.ReasonVerified, Completed: []string{"append"}, Approved: []string{},
 				Evidence: []string{"note_present"}, Digests: map[string]string{"append": prev}, PlanDigest: b.PlanDigest, Binding: bindingDigest,
 				Owner: owner{PID: 1, Start: "history"}, CreatedAt: now, UpdatedAt: now}
-			rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, Prev: prev, RunID: r.run.RunID, Deployment: deployment, Job: r.run.Workflow,
+			rec := ledger.Receipt{Type: ledger.ReceiptType, Host: h.Policy.Host, Seq: seq, Prev: prev, RunID: r.run.RunID, Deployment: deployment, Job: r.run.Workflow,
 				Attempt: 1, Fingerprint: r.run.Fingerprint, Outcome: r.run.Outcome, Reason: r.run.Reason, Evidence: r.run.Evidence,
 				EvidenceDigests: r.run.Digests, PlanDigest: b.PlanDigest, BindingDigest: bindingDigest, At: now}
 			if r.rec, err = canonical.Marshal(rec); err != nil {
@@ -150,7 +154,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&runs); err != nil {
 		return err
 	}
-	cp, err := canonical.Marshal(Checkpoint{Type: CheckpointType, Host: h.Policy.Host, Seq: seq, Head: prev, Runs: runs, Deployment: deployment, ReceiptKey: signer.KeyID(), At: now})
+	cp, err := canonical.Marshal(ledger.Checkpoint{Type: ledger.CheckpointType, Host: h.Policy.Host, Seq: seq, Head: prev, Runs: runs, Deployment: deployment, ReceiptKey: signer.KeyID(), At: now})
 	if err != nil {
 		return err
 	}
@@ -164,5 +168,5 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 	if err := db.Write(ctx, "build history checkpoint", func(tx *sql.Tx) error { return store.InsertVersionTx(ctx, tx, packed) }); err != nil {
 		return err
 	}
-	return writeCheckpointFile(home, &v)
+	return host.KeepSignedCopy(home, ledger.CheckpointFile, "seq", &v)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -242,9 +243,9 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.run(t, "r-1", "AB-1234")
 	s.run(t, "r-2", "CD-5678")
-	verify := func(full bool) *coordinator.ChainReport {
+	verify := func(full bool) *ledger.ChainReport {
 		t.Helper()
-		r, err := coordinator.VerifyReceiptsWith(ctx, s.host, coordinator.VerifyOptions{Full: full})
+		r, err := ledger.VerifyReceiptsWith(ctx, s.host, ledger.VerifyOptions{Full: full})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 		t.Fatalf("full verify: %+v", r)
 	}
 	// A mark edited by hand is not the host's: the verify is full.
-	mark := filepath.Join(s.Home, coordinator.VerifiedFile)
+	mark := filepath.Join(s.Home, ledger.VerifiedFile)
 	b, err := os.ReadFile(mark)
 	if err != nil {
 		t.Fatal(err)

@@ -5,19 +5,20 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/oa-dev/oa/ledger"
 )
 
-// owner identifies the process executing a run: its pid and the kernel's
-// start time of that pid, so a reused pid is not mistaken for the owner.
-type owner struct {
-	PID   int    `json:"pid"`
-	Start string `json:"start"`
-}
+// owner identifies the process executing a run (ledger.RunOwner): its
+// pid and the kernel's start time of that pid, so a reused pid is not
+// mistaken for the owner.
+type owner = ledger.RunOwner
 
-func self() owner { return owner{os.Getpid(), startTime(os.Getpid())} }
+// self is this process as a run's owner.
+func self() owner { return owner{PID: os.Getpid(), Start: startTime(os.Getpid())} }
 
 // alive reports whether the owner process still runs.
-func (o owner) alive() bool {
+func alive(o owner) bool {
 	if o.PID <= 0 {
 		return false
 	}

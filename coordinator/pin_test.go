@@ -8,9 +8,9 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.run(t, "first", "AB-1234")
-	pins, err := s.host.Versions().LatestOfKind(context.Background(), coordinator.ReceiptKeyKind)
+	pins, err := s.host.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind)
 	if err != nil || len(pins) != 1 {
 		t.Fatalf("pins after the first seal: %d, %v", len(pins), err)
 	}
@@ -39,7 +39,7 @@ func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	if r, code := verifyCode(t, s); !r.OK || r.Receipts != 3 || r.Checkpoint == nil || r.Checkpoint.Seq != 3 {
 		t.Fatalf("chain: %+v (%s)", r, code)
 	}
-	if pins, _ := s.host.Versions().LatestOfKind(context.Background(), coordinator.ReceiptKeyKind); len(pins) != 1 {
+	if pins, _ := s.host.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind); len(pins) != 1 {
 		t.Fatalf("the key was pinned again: %d pins", len(pins))
 	}
 }
@@ -78,7 +78,7 @@ func TestReceiptKeyPinTamperedIsNamed(t *testing.T) {
 // TestTestHostsGiveTheReceiptKeyWhereItIsRead: hosttest installs a pooled
 // receipt key at the coordinator's path, so test hosts skip making one.
 func TestTestHostsGiveTheReceiptKeyWhereItIsRead(t *testing.T) {
-	if hosttest.ReceiptKeyFile != coordinator.ReceiptKeyFile {
-		t.Fatalf("hosttest writes the receipt key to %s, the coordinator reads %s", hosttest.ReceiptKeyFile, coordinator.ReceiptKeyFile)
+	if hosttest.ReceiptKeyFile != ledger.ReceiptKeyFile {
+		t.Fatalf("hosttest writes the receipt key to %s, the coordinator reads %s", hosttest.ReceiptKeyFile, ledger.ReceiptKeyFile)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // BenchmarkVerifyReceipts100: oa receipts verify's check of a host with
@@ -29,7 +30,7 @@ func BenchmarkVerifyReceipts100(b *testing.B) {
 	defer h.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := coordinator.VerifyReceipts(ctx, h)
+		r, err := ledger.VerifyReceipts(ctx, h)
 		if err != nil || !r.OK || r.Receipts != 100 {
 			b.Fatalf("%+v, %v", r, err)
 		}

@@ -15,10 +15,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -64,9 +64,9 @@ func editReceipt(t *testing.T, db *sql.DB, seq int, old, new string) {
 	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, []byte(edited), seq)
 }
 
-func verifyCode(t *testing.T, s *served) (*coordinator.ChainReport, blocking.Code) {
+func verifyCode(t *testing.T, s *served) (*ledger.ChainReport, blocking.Code) {
 	t.Helper()
-	r, err := coordinator.VerifyReceipts(context.Background(), s.host)
+	r, err := ledger.VerifyReceipts(context.Background(), s.host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestReceiptReorderedSwappedOrUnpinnedIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := filepath.Join(s.Home, coordinator.ReceiptPubFile)
+	pub := filepath.Join(s.Home, ledger.ReceiptPubFile)
 	saved, _ := os.ReadFile(pub)
 	if err := os.WriteFile(pub, other.Public, 0o644); err != nil {
 		t.Fatal(err)

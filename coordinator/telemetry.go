@@ -56,11 +56,3 @@ func guardCode(ok bool, err error) string {
 	}
 	return ""
 }
-
-// receiptOf is the digest of the receipt sealed for r, if any.
-func receiptOf(r *runState) string {
-	if r == nil {
-		return ""
-	}
-	return r.Receipt
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/ledger"
 )
 
 func newAttentionCmd() *cobra.Command {
@@ -104,7 +105,7 @@ var decisionShort = map[string]string{
 // its teach requests, which only the operator sees.
 type attentionShown struct {
 	*coordinator.AttentionItem
-	Teach []coordinator.SignedTeachRequest `json:"teach,omitempty"`
+	Teach []ledger.SignedTeachRequest `json:"teach,omitempty"`
 }
 
 func indent(text string) string {
@@ -130,7 +131,7 @@ func teachText(cmd *cobra.Command, text, file string) (string, error) {
 		defer f.Close()
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, coordinator.MaxTeachText+1))
+	b, err := io.ReadAll(io.LimitReader(r, ledger.MaxTeachText+1))
 	return string(b), err
 }
 
@@ -160,7 +161,7 @@ func newDecisionCmd(decision string) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&as, "as", "", "the person deciding (recorded)")
 	if decision == contract.DecisionTeach {
-		cmd.Flags().StringVar(&text, "text", "", fmt.Sprintf("how the package should change (at most %d bytes, no customer data)", coordinator.MaxTeachText))
+		cmd.Flags().StringVar(&text, "text", "", fmt.Sprintf("how the package should change (at most %d bytes, no customer data)", ledger.MaxTeachText))
 		cmd.Flags().StringVar(&textFile, "text-file", "", "read the text from FILE (- for standard input)")
 	}
 	_ = cmd.MarkFlagRequired("as")

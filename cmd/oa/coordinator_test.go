@@ -23,6 +23,7 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -164,8 +165,8 @@ func TestAttentionSkipAndTeachCLI(t *testing.T) {
 		t.Fatalf("attention show does not give the operator the teach request:\n%s", show)
 	}
 	var shown struct {
-		State string                           `json:"state"`
-		Teach []coordinator.SignedTeachRequest `json:"teach"`
+		State string                      `json:"state"`
+		Teach []ledger.SignedTeachRequest `json:"teach"`
 	}
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "show", paused.AttentionID, "--json")), &shown); err != nil || shown.State != "open" || len(shown.Teach) != 1 || shown.Teach[0].Request.By != "Dr Ada" {
 		t.Fatalf("attention show --json: %v %+v", err, shown)
@@ -184,13 +185,13 @@ func TestReceiptsCLI(t *testing.T) {
 	for i, record := range []string{"AB-1234", "OF-0001", "CL-0001"} {
 		runClinic(t, c, "req-"+string(rune('a'+i)), record)
 	}
-	var report coordinator.ChainReport
+	var report ledger.ChainReport
 	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "verify", "--json")), &report); err != nil || !report.OK || report.Receipts != 3 {
 		t.Fatalf("receipts verify --json: %v %+v", err, report)
 	}
 	var list []struct {
-		Digest string              `json:"digest"`
-		Record coordinator.Receipt `json:"record"`
+		Digest string         `json:"digest"`
+		Record ledger.Receipt `json:"record"`
 	}
 	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "list", "--json")), &list); err != nil || len(list) != 3 || list[1].Record.Prev != list[0].Digest || list[0].Record.Outcome != contract.OutcomeDone {
 		t.Fatalf("receipts list --json: %v %+v", err, list)

@@ -17,11 +17,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -95,7 +95,7 @@ func killedCoordinator(t *testing.T, mode string) {
 			t.Fatalf("downstream process %d did not outlive the killed coordinator: nothing to reap\n%s", p, first.stderr)
 		}
 	}
-	if rows := ledger(t, h.Home); len(rows) == 0 {
+	if rows := ownedProcesses(t, h.Home); len(rows) == 0 {
 		t.Fatal("the killed coordinator's tree is not in the ledger")
 	}
 
@@ -105,7 +105,7 @@ func killedCoordinator(t *testing.T, mode string) {
 			t.Errorf("process %d of the killed coordinator's tree still runs after the next start\n%s", p, second.stderr)
 		}
 	}
-	for _, r := range ledger(t, h.Home) {
+	for _, r := range ownedProcesses(t, h.Home) {
 		if r.OwnerPID != second.pid {
 			t.Errorf("the ledger still holds a tree of owner %d: %+v", r.OwnerPID, r)
 		}
@@ -117,7 +117,7 @@ func killedCoordinator(t *testing.T, mode string) {
 	if !strings.Contains(second.stderr.String(), "ended 1 downstream process tree") {
 		t.Errorf("the operator was not told of the reaped tree:\n%s", second.stderr)
 	}
-	if rows := ledger(t, h.Home); len(rows) != 0 {
+	if rows := ownedProcesses(t, h.Home); len(rows) != 0 {
 		t.Errorf("a clean exit left rows in the ledger: %+v", rows)
 	}
 }
@@ -249,15 +249,15 @@ func killAtEnd(t *testing.T, pid int) {
 // its ledger's rows.
 func hostSecretOf(t *testing.T, home string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(home, coordinator.SecretFile))
+	b, err := os.ReadFile(filepath.Join(home, ledger.SecretFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// ledger reads the owned-process ledger of the host at home.
-func ledger(t *testing.T, home string) []store.OwnedProcess {
+// ownedProcesses reads the owned-process ledger of the host at home.
+func ownedProcesses(t *testing.T, home string) []store.OwnedProcess {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(home, host.StateFile))
 	if err != nil {
@@ -273,7 +273,7 @@ func ledger(t *testing.T, home string) []store.OwnedProcess {
 
 // ledgerNames reports whether the ledger names pid.
 func ledgerNames(t *testing.T, home string, pid int) bool {
-	for _, r := range ledger(t, home) {
+	for _, r := range ownedProcesses(t, home) {
 		if r.PID == pid {
 			return true
 		}

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/ledger"
 )
 
 func newQuickstartCmd() *cobra.Command {
@@ -238,11 +238,11 @@ func driveSandbox(cmd *cobra.Command, out io.Writer, home string) ([]demo.Case, 
 	})
 }
 
-func verifyDemoReceipts(cmd *cobra.Command, home string) (*coordinator.ChainReport, error) {
+func verifyDemoReceipts(cmd *cobra.Command, home string) (*ledger.ChainReport, error) {
 	h, err := host.Open(cmd.Context(), home)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	return coordinator.VerifyReceipts(cmd.Context(), h)
+	return ledger.VerifyReceipts(cmd.Context(), h)
 }

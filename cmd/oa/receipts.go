@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/ledger"
 )
 
 func newReceiptsCmd() *cobra.Command {
@@ -37,7 +37,7 @@ the first, on every core.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
-				r, err := coordinator.VerifyReceiptsWith(cmd.Context(), h, coordinator.VerifyOptions{Full: full})
+				r, err := ledger.VerifyReceiptsWith(cmd.Context(), h, ledger.VerifyOptions{Full: full})
 				if err != nil {
 					return err
 				}
@@ -71,7 +71,7 @@ the first, on every core.`,
 		Args:  wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
-				list, err := coordinator.ListReceipts(cmd.Context(), h)
+				list, err := ledger.ListReceipts(cmd.Context(), h)
 				if err != nil {
 					return err
 				}

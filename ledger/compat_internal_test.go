@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -10,19 +10,19 @@ import (
 	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
-// TestCoordStoreOfMainDatabase: the coordinator's typed store reads the
+// TestStoreOfMainDatabase: the ledger's typed store reads the
 // runs, attention items, receipts and used request states a database
 // written by main's code (before the tables moved here) holds, and the
 // receipt chain and its checkpoints go on from there (see
 // internal/store/storetest/testdata/README.md).
-func TestCoordStoreOfMainDatabase(t *testing.T) {
+func TestStoreOfMainDatabase(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, storetest.MainDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := coordStore{db}
+	s := Store{db}
 	if r, err := s.RunByRequest(ctx, "clinic", "req-1"); err != nil || r == nil || r.RunID != "run-1" || string(r.State) != `{"status":"terminal"}` {
 		t.Fatalf("run = %+v, %v", r, err)
 	}
@@ -38,7 +38,7 @@ func TestCoordStoreOfMainDatabase(t *testing.T) {
 	if err := s.InsertRun(ctx, store.Run{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	r, cp, err := s.SealRun(ctx, "run-2", 1, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	r, cp, err := s.seal(ctx, "run-2", 1, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		if prev == nil || prev.Seq != 1 {
 			t.Errorf("previous receipt = %+v", prev)
 		}

@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func CheckChain(ctx context.Context, h *host.Host, in ChainInputs) (*ChainReport
 	if err != nil {
 		return c.broken(0, blocking.ReceiptCheckpointMismatch, "%s", detailOf(err)), nil
 	}
-	err = storeOf(h).db.Snapshot(ctx, func(tx *sql.Tx) error {
+	err = StoreOf(h).db.Snapshot(ctx, func(tx *sql.Tx) error {
 		return c.run(ctx, tx, keys, file)
 	})
 	if errors.Is(err, errChainStop) {
@@ -352,7 +352,7 @@ func checkBindings(ctx context.Context, h *host.Host, receipts []Receipt, broken
 type storedRun struct {
 	rowID int64
 	row   store.Run
-	state *runState
+	state *RunRecord
 	err   error
 	// named is the stored record of the receipt of the run's attempt,
 	// when the run names one and the chain holds one for its attempt;
@@ -534,7 +534,7 @@ func (m *runMerge) rest() error {
 
 // receiptMatches reports whether record is the receipt run r names: its
 // digest, and the outcome and reason it signed.
-func receiptMatches(record []byte, r *runState) bool {
+func receiptMatches(record []byte, r *RunRecord) bool {
 	if ir.DigestBytes(record) != r.Receipt {
 		return false
 	}

@@ -1,8 +1,7 @@
-package coordinator
+package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,28 +48,30 @@ type Receipt struct {
 	At            time.Time `json:"at"`
 }
 
-// sealRun appends the receipt of the run's current attempt, which must be
-// terminal, records its digest in the run and appends the host-signed
-// head checkpoint, in one write; then it writes the checkpoint file. An
-// attempt already sealed is left as it is. A chain shorter than the last
-// checkpoint is never extended. It returns the run as stored.
-func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (sealed *runState, err error) {
+// SealRun appends the receipt of the run's current attempt, signed by
+// signer (the receipt key), when that attempt is terminal; records its
+// digest in the run and appends the head checkpoint, in one write; then it
+// writes the checkpoint file. The receipt key is pinned by the host key
+// first, once per key on a host. An attempt already sealed, or not
+// terminal, is left as it is. A chain shorter than the last checkpoint is
+// never extended. It returns the run as stored.
+func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (sealed *RunRecord, err error) {
 	ctx, span := telemetry.StartSeal(ctx, runID)
-	defer func() { span.Sealed(receiptOf(sealed)); span.End(telemetry.Code(err)) }()
-	r, err := readRun(ctx, h, runID)
+	defer func() { span.Sealed(sealedDigest(sealed)); span.End(telemetry.Code(err)) }()
+	r, err := ReadRun(ctx, h, runID)
 	if err != nil {
 		return nil, err
 	}
-	if r.Status != stateTerminal || r.Receipt != "" {
+	if r.Status != RunTerminal || r.Receipt != "" {
 		return r, nil
 	}
-	key, err := runKey(h.Home)
+	key, err := RunKey(h.Home)
 	if err != nil {
 		return nil, err
 	}
 	// The checkpoint is signed with the receipt key; the host key signs
 	// only the key's pin, once per key on a host (see pin.go).
-	if err := pinReceiptKey(ctx, h, signer, now); err != nil {
+	if err := PinReceiptKey(ctx, h, signer, now); err != nil {
 		return nil, err
 	}
 	keys, err := receiptKeyPins(ctx, h)
@@ -82,8 +83,8 @@ func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		return nil, err
 	}
 	at := now.UTC().Truncate(time.Millisecond)
-	var out *runState
-	_, cp, err := storeOf(h).SealRun(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	var out *RunRecord
+	_, cp, err := StoreOf(h).seal(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
 			EvidenceDigests: r.Digests, Skipped: r.Skipped, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
@@ -97,13 +98,13 @@ func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		sig, err := signer.SignBytes(b)
 		return b, sig, rec.Prev, err
 	}, func(state, record []byte) ([]byte, error) {
-		cur, err := decodeRun(key, state)
+		cur, err := DecodeRun(key, state)
 		if err != nil {
 			return nil, err
 		}
 		cur.Receipt = ir.DigestBytes(record)
 		out = cur
-		return cur.encode(key)
+		return cur.Encode(key)
 	}, func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
 		if err := extendsCheckpoints(h, keys, rec, prev, floor); err != nil {
 			return nil, nil, err
@@ -125,7 +126,7 @@ func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		}
 	}
 	if out == nil { // sealed meanwhile by another caller
-		return readRun(ctx, h, runID)
+		return ReadRun(ctx, h, runID)
 	}
 	return out, nil
 }
@@ -170,11 +171,11 @@ func (r *ChainReport) Err() error {
 // the store and in $OA_HOME; that every receipt names a binding that
 // verifies; and that runs (their MACs checked) and receipts agree.
 func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
-	key, err := readSecret(h.Home)
+	key, err := ReadSecret(h.Home)
 	if err != nil {
 		return nil, err
 	}
-	v, err := receiptVerifier(h.Home)
+	v, err := ReceiptVerifier(h.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +205,10 @@ func checkRevocations(ctx context.Context, h *host.Host, report *ChainReport) (*
 	return report, nil
 }
 
-func digestJSON(b json.RawMessage) string {
-	c, err := canonical.Transform(b)
-	if err != nil {
-		return ir.DigestBytes(b)
+// sealedDigest is the digest of the receipt sealed for r, if any.
+func sealedDigest(r *RunRecord) string {
+	if r == nil {
+		return ""
 	}
-	return ir.DigestBytes(c)
+	return r.Receipt
 }

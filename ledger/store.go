@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -11,20 +11,21 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 )
 
-// coordStore is the coordinator's typed store over the host database: it
-// owns the runs, attention, receipts and used_states tables (their schema
-// is internal/store's migration 3, kept there so existing databases open
-// unchanged), and appends the receipt head checkpoint to the shared
-// versions inside the receipt's own transaction.
-type coordStore struct{ db *store.DB }
+// Store is the ledger's typed store over the host database, the one the
+// coordinator writes its runs through: it owns the runs, attention,
+// receipts and used_states tables (their schema is internal/store's
+// migration 3, kept there so existing databases open unchanged), and
+// appends the receipt head checkpoint to the shared versions inside the
+// receipt's own transaction.
+type Store struct{ db *store.DB }
 
-// storeOf is the coordinator's store of host h.
-func storeOf(h *host.Host) coordStore { return coordStore{h.Store()} }
+// StoreOf is the ledger's store of host h.
+func StoreOf(h *host.Host) Store { return Store{h.Store()} }
 
 // InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
-func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
+func (s Store) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
 	// commit with their other writes.
 	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
@@ -43,23 +44,23 @@ func (s coordStore) InsertRun(ctx context.Context, r store.Run) error {
 // UpdateRun replaces a run's state in one write transaction: update gets
 // the current state and returns the next. It is how a run moves, so two
 // writers never lose each other's step.
-func (s coordStore) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
+func (s Store) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
 	return s.db.Write(ctx, "update run", func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
 }
 
 // RunByID returns a run, or nil when there is none.
-func (s coordStore) RunByID(ctx context.Context, runID string) (*store.Run, error) {
+func (s Store) RunByID(ctx context.Context, runID string) (*store.Run, error) {
 	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
 }
 
 // RunByRequest returns the deployment's run for a request id, or nil.
-func (s coordStore) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
+func (s Store) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
 	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
 }
 
 // Runs returns every run of every deployment in the order they were
 // stored.
-func (s coordStore) Runs(ctx context.Context) ([]store.Run, error) {
+func (s Store) Runs(ctx context.Context) ([]store.Run, error) {
 	out, err := store.Select(ctx, s.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
@@ -67,7 +68,7 @@ func (s coordStore) Runs(ctx context.Context) ([]store.Run, error) {
 	return out, nil
 }
 
-func (s coordStore) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
+func (s Store) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
 	var r store.Run
 	err := store.ScanRun(s.db.QueryRowContext(ctx, query, args...), &r)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -80,7 +81,7 @@ func (s coordStore) queryRun(ctx context.Context, query string, args ...any) (*s
 }
 
 // AttentionByID returns an attention item, or nil.
-func (s coordStore) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
+func (s Store) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
 	var a store.Attention
 	err := s.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -93,7 +94,7 @@ func (s coordStore) AttentionByID(ctx context.Context, id string) (*store.Attent
 }
 
 // AttentionItems returns every attention item, oldest first.
-func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, error) {
+func (s Store) AttentionItems(ctx context.Context) ([]store.Attention, error) {
 	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
@@ -101,7 +102,7 @@ func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, erro
 	return out, nil
 }
 
-// SealRun appends the receipt of one attempt of a run to the chain,
+// seal appends the receipt of one attempt of a run to the chain,
 // records it in the run's state and appends the host's signed head
 // checkpoint, in one write transaction. build gets the next sequence
 // number and the previous receipt (nil for the first) and returns the
@@ -111,7 +112,7 @@ func (s coordStore) AttentionItems(ctx context.Context) ([]store.Attention, erro
 // returns the signed checkpoint, stored as version Seq of
 // (store.KindCheckpoint, store.CheckpointKey). An attempt is sealed once:
 // a second call for it changes nothing and returns (nil, nil, nil).
-func (s coordStore) SealRun(ctx context.Context, runID string, attempt int,
+func (s Store) seal(ctx context.Context, runID string, attempt int,
 	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
 	mark func(state, record []byte) ([]byte, error),
 	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
@@ -207,7 +208,7 @@ func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any
 
 // LastReceiptOf returns the receipt of the run's latest sealed attempt, or
 // nil when none is sealed.
-func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
+func (s Store) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
 	r, err := lastReceipt(ctx, s.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipt: %w", err)
@@ -218,7 +219,7 @@ func (s coordStore) LastReceiptOf(ctx context.Context, runID string) (*store.Rec
 // SealedRunOf returns the run id of a receipt sealed for the
 // deployment's request, "" when the chain holds none (or only receipts
 // sealed before receipts named their request).
-func (s coordStore) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
+func (s Store) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
 	var runID string
 	err := s.db.QueryRowContext(ctx, `SELECT run_id FROM receipts WHERE deployment = ? AND request_id = ? LIMIT 1`, deployment, requestID).Scan(&runID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -233,7 +234,7 @@ func (s coordStore) SealedRunOf(ctx context.Context, deployment, requestID strin
 // PauseRun inserts an attention item and moves its run in one write
 // transaction, so no decision can find the item before the run waits for
 // it.
-func (s coordStore) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
+func (s Store) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
 	return s.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
 			return fmt.Errorf("store: pause run: %w", err)
@@ -244,7 +245,7 @@ func (s coordStore) PauseRun(ctx context.Context, a store.Attention, update func
 
 // DecideAttention changes an attention item and its run in one write
 // transaction: decide gets both states and returns both.
-func (s coordStore) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
+func (s Store) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
 	return s.db.Write(ctx, "decide attention item", func(tx *sql.Tx) error {
 		var runID string
 		var item, run []byte
@@ -281,7 +282,7 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 }
 
 // Receipts returns the whole chain by ascending sequence number.
-func (s coordStore) Receipts(ctx context.Context) ([]store.Receipt, error) {
+func (s Store) Receipts(ctx context.Context) ([]store.Receipt, error) {
 	out, err := store.Select(ctx, s.db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipts: %w", err)
@@ -291,7 +292,7 @@ func (s coordStore) Receipts(ctx context.Context) ([]store.Receipt, error) {
 
 // UseState records a single-use nonce. It returns store.ErrConflict
 // (wrapped) when the nonce was used before; expired nonces are forgotten.
-func (s coordStore) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
+func (s Store) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM used_states WHERE expires_at < ?`, now.UTC().Format(store.FixedTime)); err != nil {
 		return fmt.Errorf("store: use state: %w", err)
 	}

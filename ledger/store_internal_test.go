@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sdb.Close()
-	db := coordStore{sdb}
+	db := Store{sdb}
 	if err := db.InsertRun(ctx, store.Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 		t.Fatalf("item after decide: %s", a.State)
 	}
 	seal := func(attempt int) (*store.Receipt, error) {
-		r, cp, err := db.SealRun(ctx, "r1", attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+		r, cp, err := db.seal(ctx, "r1", attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)

@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ type VerifyOptions struct {
 // verify --full`) does. A host
 // with no mark, or without its coordinator secret, is verified in full.
 func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (*ChainReport, error) {
-	key, err := readSecret(h.Home)
+	key, err := ReadSecret(h.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (
 		mark = readMark(h.Home, key)
 	}
 	var runTop int64
-	if err := storeOf(h).db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM runs`).Scan(&runTop); err != nil {
+	if err := StoreOf(h).db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM runs`).Scan(&runTop); err != nil {
 		return nil, err
 	}
 	var report *ChainReport
@@ -127,7 +127,7 @@ func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (
 
 // verifyFrom is the incremental verify from mark.
 func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMark) (*ChainReport, error) {
-	db := storeOf(h).db
+	db := StoreOf(h).db
 	report := &ChainReport{OK: true, Incremental: true}
 	broken := func(seq int64, code blocking.Code, format string, args ...any) *ChainReport {
 		report.OK, report.FirstBroken, report.Code, report.Problem = false, seq, code, fmt.Sprintf(format, args...)
@@ -176,7 +176,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		}
 		return report, nil
 	}
-	v, err := receiptVerifier(h.Home)
+	v, err := ReceiptVerifier(h.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 		batch = batch[:0]
 		return nil
 	}
-	err := store.Each(ctx, storeOf(h).db, func(r store.Row, v *linked) error { return r.Scan(&v.seq, &v.record) }, func(v *linked) error {
+	err := store.Each(ctx, StoreOf(h).db, func(r store.Row, v *linked) error { return r.Scan(&v.seq, &v.record) }, func(v *linked) error {
 		if batch = append(batch, *v); len(batch) < chainBatch {
 			return nil
 		}
@@ -306,7 +306,7 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 // the receipts sealed since: their MACs, the receipt each names, and each
 // new receipt's run present and not older than it.
 func checkRunsSince(ctx context.Context, h *host.Host, report *ChainReport, key []byte, rowID int64, fresh []Receipt, broken brokenFunc) (*ChainReport, error) {
-	db := storeOf(h)
+	db := StoreOf(h)
 	rows, err := store.Select(ctx, db.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs WHERE rowid > ? ORDER BY rowid`, rowID)
 	if err != nil {
 		return nil, err
@@ -331,7 +331,7 @@ func checkRunsSince(ctx context.Context, h *host.Host, report *ChainReport, key 
 	}
 	attempts := map[string]int{}
 	for i := range rows {
-		r, err := decodeRow(key, &rows[i])
+		r, err := DecodeRunRow(key, &rows[i])
 		if err != nil {
 			return broken(0, blocking.RunRecordTampered, "run %s: %s", rows[i].RunID, detailOf(err)), nil
 		}

@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type ListedReceipt struct {
 // nothing (VerifyReceipts does); a row that is not a receipt record
 // refuses receipt_chain_broken naming its sequence number.
 func ListReceipts(ctx context.Context, h *host.Host) ([]ListedReceipt, error) {
-	rows, err := storeOf(h).Receipts(ctx)
+	rows, err := StoreOf(h).Receipts(ctx)
 	if err != nil {
 		return nil, err
 	}

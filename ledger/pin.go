@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -116,11 +116,11 @@ func chainNamesKey(ctx context.Context, h *host.Host, id string) bool {
 // errPinnedMeanwhile: another process pinned the key first.
 var errPinnedMeanwhile = errors.New("coordinator: receipt key pinned meanwhile")
 
-// pinReceiptKey makes sure the host pinned signer's key: it reads the pin
+// PinReceiptKey makes sure the host pinned signer's key: it reads the pin
 // (no host key needed) and only when there is none decrypts the host key
 // and signs one. A pin that exists but does not verify is refused, never
 // replaced.
-func pinReceiptKey(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) error {
+func PinReceiptKey(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) error {
 	id := signer.KeyID()
 	v, err := h.Versions().Latest(ctx, ReceiptKeyKind, id)
 	if err != nil {

@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 func TestReceiptKeyCache(t *testing.T) {
 	home := t.TempDir()
 	secret := bytes.Repeat([]byte{7}, 32)
-	first, err := receiptKeys(home, secret)
+	first, err := ReceiptSigner(home, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	if s := openReceiptKeyCache(home, secret, keyFile); s == nil || s.KeyID() != first.KeyID() {
 		t.Fatal("the sealed copy does not open to the receipt key")
 	}
-	again, err := receiptKeys(home, secret)
+	again, err := ReceiptSigner(home, secret)
 	if err != nil || again.KeyID() != first.KeyID() || !bytes.Equal(readFile(t, home, ReceiptKeyFile), keyFile) {
 		t.Fatalf("a second start changed the receipt key: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	if openReceiptKeyCache(home, secret, keyFile) != nil {
 		t.Fatal("a changed sealed copy opened")
 	}
-	s, err := receiptKeys(home, secret)
+	s, err := ReceiptSigner(home, secret)
 	if err != nil || s.KeyID() != first.KeyID() {
 		t.Fatalf("with a changed copy: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	}
 	writeFile(t, home, ReceiptKeyFile, priv)
 	writeFile(t, home, ReceiptPubFile, pub)
-	rotated, err := receiptKeys(home, secret)
+	rotated, err := ReceiptSigner(home, secret)
 	if err != nil || rotated.KeyID() == first.KeyID() {
 		t.Fatalf("after a rotation the old key still signs: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestReceiptKeyCache(t *testing.T) {
 // assertSigns checks that s signs what the receipt public key verifies.
 func assertSigns(t *testing.T, home string, s *signing.Signer) {
 	t.Helper()
-	v, err := receiptVerifier(home)
+	v, err := ReceiptVerifier(home)
 	if err != nil || v == nil {
 		t.Fatalf("receipt verifier: %v", err)
 	}
@@ -107,6 +107,10 @@ func writeFile(t *testing.T, home, name string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// fuzzSecret is the coordinator secret the fuzz test seals with.
+var fuzzSecret = []byte("0123456789abcdef0123456789abcdef")
+
 
 // FuzzOpenSealedReceiptKey: whatever bytes the cache file holds, opening
 // them never panics and yields a signer only for the one copy sealed with

@@ -1,4 +1,4 @@
-package coordinator
+package ledger
 
 import (
 	"context"
@@ -174,7 +174,7 @@ func extendsCheckpoints(h *host.Host, keys pinnedKeys, rec *store.Receipt, prev 
 
 // readSecret reads the coordinator secret without making one (nil when
 // the host has none).
-func readSecret(home string) ([]byte, error) {
+func ReadSecret(home string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(home, SecretFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -194,13 +194,13 @@ type brokenFunc func(seq int64, code blocking.Code, format string, args ...any) 
 
 // decodeRunUnkeyed decodes a stored run with its MAC checked when key is
 // given, else only its shape and row.
-func decodeRunUnkeyed(key []byte, row *store.Run) (*runState, error) {
+func decodeRunUnkeyed(key []byte, row *store.Run) (*RunRecord, error) {
 	if key != nil {
-		return decodeRow(key, row)
+		return DecodeRunRow(key, row)
 	}
-	var r runState
+	var r RunRecord
 	if err := json.Unmarshal(row.State, &r); err != nil || r.RunID != row.RunID || r.Deployment != row.Deployment || r.RequestID != row.RequestID {
-		return nil, errRunTampered("the run record does not decode or names another run")
+		return nil, RunTampered("the run record does not decode or names another run")
 	}
 	return &r, nil
 }

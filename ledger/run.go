@@ -1,0 +1,177 @@
+package ledger
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/store"
+)
+
+// The statuses of a run record.
+const (
+	// RunRunning is a run the coordinator executes (or a dead one left).
+	RunRunning = "running"
+	// RunPaused is a run waiting on an attention item.
+	RunPaused = "paused"
+	// RunTerminal is a run whose attempt ended; only it is sealed.
+	RunTerminal = "terminal"
+)
+
+// RunRecord is a run's durable record as the runs table holds it. It
+// never holds an input value or anything read: only names, digests and
+// the keyed fingerprint. The coordinator advances it; the ledger seals
+// its terminal attempts into receipts and holds the runs and the receipts
+// to each other. The field names and their order are its stored form and
+// what its MAC covers.
+type RunRecord struct {
+	RunID       string           `json:"run_id"`
+	Deployment  string           `json:"deployment"`
+	RequestID   string           `json:"request_id"`
+	Workflow    string           `json:"workflow"`
+	Fingerprint string           `json:"fingerprint"`
+	Attempt     int              `json:"attempt"`
+	Status      string           `json:"status"`
+	Outcome     contract.Outcome `json:"outcome"`
+	Reason      contract.Reason  `json:"reason"`
+	// Completed lists effect steps whose call answered success: never
+	// repeated. InFlight is an effect step sent without a recorded answer.
+	Completed []string `json:"completed"`
+	InFlight  string   `json:"in_flight,omitempty"`
+	// Approved lists steps a person approved; PausedAt is the step the
+	// run waits at while paused.
+	Approved []string `json:"approved"`
+	// SkipAllowed lists steps a person chose to skip; Skipped the steps
+	// the run passed over for it (each only while its declared guard held
+	// in the same attempt). Both absent in runs without a skip.
+	SkipAllowed []string          `json:"skip_allowed,omitempty"`
+	Skipped     []string          `json:"skipped,omitempty"`
+	PausedAt    string            `json:"paused_at,omitempty"`
+	AttentionID string            `json:"attention_id,omitempty"`
+	Evidence    []string          `json:"evidence"`
+	Digests     map[string]string `json:"digests"`
+	PlanDigest  string            `json:"plan_digest"`
+	Binding     string            `json:"binding_digest"`
+	Owner       RunOwner          `json:"owner"`
+	Receipt     string            `json:"receipt_digest,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	// MAC is the host MAC (HMAC-SHA256 with the coordinator secret) over
+	// every other field: a row edited outside the coordinator does not
+	// read (see DecodeRun).
+	MAC string `json:"mac,omitempty"`
+}
+
+// RunOwner identifies the process executing a run: its pid and the
+// kernel's start time of that pid, so a reused pid is not mistaken for
+// the owner.
+type RunOwner struct {
+	PID   int    `json:"pid"`
+	Start string `json:"start"`
+}
+
+// runMACDomain separates run-row MACs from every other use of the secret.
+const runMACDomain = "oa.run-row/v1\n"
+
+// RunTampered is the refusal (run_record_tampered) of a run row that is
+// not the coordinator's own; why says how it fails.
+func RunTampered(why string) error { return blocking.New(blocking.RunRecordTampered, "%s", why) }
+
+// DecodeRun decodes a run's stored state and checks its MAC with key.
+// The MAC is over the state re-encoded without it, so it covers exactly
+// the fields the coordinator acts on.
+func DecodeRun(key, b []byte) (*RunRecord, error) {
+	var r RunRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, RunTampered("the run record does not decode")
+	}
+	mac := r.MAC
+	want, err := r.mac(key)
+	if err != nil {
+		return nil, err
+	}
+	if mac == "" || !hmac.Equal([]byte(mac), []byte(want)) {
+		return nil, RunTampered("the run record does not carry this host's MAC")
+	}
+	r.MAC = mac
+	return &r, nil
+}
+
+// mac computes r's MAC with key (r.MAC is cleared).
+func (r *RunRecord) mac(key []byte) (string, error) {
+	r.MAC = ""
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(runMACDomain))
+	m.Write(b)
+	return "hmac-sha256:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// Encode encodes r for the store with its MAC made with key.
+func (r *RunRecord) Encode(key []byte) ([]byte, error) {
+	mac, err := r.mac(key)
+	if err != nil {
+		return nil, err
+	}
+	r.MAC = mac
+	return json.Marshal(r)
+}
+
+// DecodeRunRow decodes a stored run, its MAC checked and its row's keys
+// the ones its state names (a state copied into another row does not
+// read).
+func DecodeRunRow(key []byte, row *store.Run) (*RunRecord, error) {
+	r, err := DecodeRun(key, row.State)
+	if err != nil {
+		return nil, err
+	}
+	if r.RunID != row.RunID || r.Deployment != row.Deployment || r.RequestID != row.RequestID {
+		return nil, RunTampered("the run record names another run")
+	}
+	return r, nil
+}
+
+// ReadRun reads a run's record from the host's store, its MAC checked;
+// run_unknown when there is none.
+func ReadRun(ctx context.Context, h *host.Host, runID string) (*RunRecord, error) {
+	row, err := StoreOf(h).RunByID(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, blocking.New(blocking.RunUnknown, "no such run")
+	}
+	key, err := RunKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeRunRow(key, row)
+}
+
+// runKeys caches the coordinator secret per host folder for the readers
+// that have a host but no coordinator (sealing from the CLI, ReadRun).
+var runKeys sync.Map
+
+// RunKey is the host's coordinator secret, the key of run-row MACs, made
+// on first use and remembered per host folder.
+func RunKey(home string) ([]byte, error) {
+	if k, ok := runKeys.Load(home); ok {
+		return k.([]byte), nil
+	}
+	k, err := HostSecret(home)
+	if err != nil {
+		return nil, err
+	}
+	runKeys.Store(home, k)
+	return k, nil
+}
