@@ -7,12 +7,13 @@
 //
 // Session start (Open): the downstream process trees a dead coordinator of
 // this host left running are reaped first (connector.ReapOrphans); the store
-// is held to the host-signed heads (integrity.go: at start and before every
-// new attempt, a disagreement is host_records_disagree before any effect);
-// the binding is verified, the admission active, the plan recomputed and
-// equal to the bound one, and every downstream tool list the verified one.
-// Every downstream server started is recorded in the host's ledger, so a
-// coordinator killed with SIGKILL leaves nothing the next start does not end.
+// is held to the host-signed heads (ledger.CheckStore, integrity.go: at start
+// and before every new attempt, a disagreement is host_records_disagree
+// before any effect); the binding is verified, the admission active, the plan
+// recomputed and equal to the bound one, and every downstream tool list the
+// verified one. Every downstream server started is recorded in the host's
+// owned-process ledger (host.Ledger), so a coordinator killed with SIGKILL
+// leaves nothing the next start does not end.
 //
 // The engine (Run, GetRun): durable runs keyed by request_id with a keyed
 // input fingerprint and at most five attempts; steps evaluated in
@@ -27,13 +28,12 @@
 //
 // Attention items and decisions (Decide, DecideAttention: approve, reject,
 // escalate, skip of a step the IR declares skippableWhile; teach.go's signed
-// teach requests). Receipts are signed by the host receipt key and chained,
-// each sealed in one write transaction with its run's state and a head
-// checkpoint (also kept in $OA_HOME/receipts.checkpoint); the receipt key is
-// pinned once per host by a host-signed pin (pin.go). VerifyReceipts and
-// CheckChain stream the chain in batches from one read snapshot, so memory
-// does not grow with history. Request states for approvals are sealed with
-// an expiring, single-use HMAC (SealState, OpenState).
+// teach requests). A run's terminal attempt is sealed into the host's signed
+// record through package ledger (receipt, head checkpoint, receipt key pin),
+// and its runs and attention items are stored through the ledger's typed
+// store; verifying that record is the ledger's, not the engine's. Request
+// states for approvals are sealed with an expiring, single-use HMAC
+// (SealState, OpenState).
 //
 // server.go is the MCP face: the six coordinator tools plus one per
 // read-only capability, closed schemas, fixed-copy errors, approval by form
@@ -41,9 +41,8 @@
 // forwarded to the client or parked as a downstream_question attention item.
 // wire.go (NewStdioTransport, CheckMessage, FixedError) holds every client
 // line to JSON-RPC 2.0 before the go-sdk reads it and rewrites every error
-// answer to fixed copy. Its typed store (store.go) owns the runs, attention,
-// receipts and used request states tables. Runs, steps, plan checks and seals
-// are telemetry spans; a client's _meta traceparent parents the run.
+// answer to fixed copy. Runs, steps, plan checks and seals are telemetry
+// spans; a client's _meta traceparent parents the run.
 package coordinator
 
 import (
@@ -137,8 +136,9 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The ledger's rows are authenticated with the coordinator secret:
-	// only rows a coordinator of this host wrote are acted on.
+	// The owned-process ledger's rows are authenticated with the
+	// coordinator secret: only rows a coordinator of this host wrote are
+	// acted on.
 	secret, err := ledger.HostSecret(opts.Home)
 	if err != nil {
 		h.Close()

@@ -14,12 +14,14 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
-// served is a bound clinic deployment on the sandbox connector, opened.
+// served is a bound clinic deployment on the sandbox connector, opened
+// (coordtest.Serve), with the coordinator's own names for its parts.
 type served struct {
 	*hosttest.Host
 	host *host.Host
@@ -28,28 +30,16 @@ type served struct {
 
 func serve(t *testing.T, registry string) *served {
 	t.Helper()
-	s := &served{Host: hosttest.New(t, nil)}
-	s.WriteRegistry(registry)
-	s.host = s.Open()
-	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	s.Bind(s.host, "claude-test")
-	s.c = s.open(t)
-	return s
+	k := coordtest.Serve(t, registry)
+	return &served{Host: k.Host, host: k.H, c: k.C}
 }
 
 func (s *served) open(t *testing.T) *coordinator.Coordinator {
 	t.Helper()
-	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second, Operator: testWriter{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return coordtest.Open(t, s.Home)
 }
 
-func inputs(record string) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"record_ref":%q,"urgency":"soon","summary":"Persistent cough, three days."}`, record))
-}
+func inputs(record string) json.RawMessage { return coordtest.Inputs(record) }
 
 func (s *served) run(t *testing.T, requestID, record string) *coordinator.Result {
 	t.Helper()
@@ -199,14 +189,6 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	if res := s.run(t, "revoked", "AB-1234"); res.Reason != contract.ReasonNotAdmitted {
 		t.Fatalf("revoked mid-session: %+v", res)
 	}
-}
-
-// testWriter sends the operator channel to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // TestConcurrentResumeSendsOnce: two callers ask to continue the same

@@ -38,3 +38,7 @@ func SetQuestionTTL(d time.Duration) (restore func()) {
 	questionTTL = d
 	return func() { questionTTL = old }
 }
+
+// WaitCounted waits until the background count of the session start is
+// done and returns what it found.
+func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }

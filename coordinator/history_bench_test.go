@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/ledger"
 )
 
@@ -21,7 +22,7 @@ import (
 // start (coordinator.Open; then the background count of receipts and
 // runs every attempt waits for) and `oa receipts verify`, incremental and
 // full, on a quickstart host given OA_HISTORY_RUNS finished runs with
-// their receipts (coordinator.BuildHistory, in bulk). It is skipped
+// their receipts (coordtest.BuildHistory, in bulk). It is skipped
 // unless OA_HISTORY_RUNS is set; OA_HISTORY_DIR keeps the built host
 // between runs (it takes minutes for a million). scripts/history-bench.sh
 // runs it; the figures are in docs/PERFORMANCE.md.
@@ -42,7 +43,7 @@ func BenchmarkHistory(b *testing.B) {
 		if _, err := demo.Prepare(ctx, home, io.Discard); err != nil {
 			b.Fatal(err)
 		}
-		if err := coordinator.BuildHistory(ctx, home, demo.Deployment, n); err != nil {
+		if err := coordtest.BuildHistory(ctx, home, demo.Deployment, n); err != nil {
 			b.Fatal(err)
 		}
 		if err := os.WriteFile(built, nil, 0o600); err != nil {
@@ -92,7 +93,7 @@ func BenchmarkHistory(b *testing.B) {
 	b.Run("verify-incremental-100-new", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			if err := coordinator.BuildHistory(ctx, home, demo.Deployment, 100); err != nil {
+			if err := coordtest.BuildHistory(ctx, home, demo.Deployment, 100); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

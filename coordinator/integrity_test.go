@@ -12,25 +12,14 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
-
-// notesOf counts the notes the sandbox app holds for a record.
-func notesOf(t *testing.T, s *served, record string) int {
-	t.Helper()
-	notes, err := sandbox.Notes(sandbox.Dir(s.Home), record)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(notes)
-}
 
 // reopen closes the served coordinator and opens a new one on the same
 // home, as a restart does.
@@ -59,7 +48,7 @@ func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 			if res := s.run(t, "dup-1", "AB-1234"); res.Reason != contract.ReasonVerified {
 				t.Fatalf("first: %+v", res)
 			}
-			sqlExec(t, rawDB(t, s.Home), `DELETE FROM runs WHERE request_id = 'dup-1'`)
+			coordtest.Exec(t, coordtest.RawDB(t, s.Home), `DELETE FROM runs WHERE request_id = 'dup-1'`)
 			if restart {
 				if _, err := s.reopen(); err != nil {
 					t.Fatal(err)
@@ -69,7 +58,7 @@ func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.SafeToRetry || res.RunID != "" {
 				t.Fatalf("the same call after its run row was removed: %+v", res)
 			}
-			if n := notesOf(t, s, "AB-1234"); n != 1 {
+			if n := coordtest.Notes(t, s.Home, "AB-1234"); n != 1 {
 				t.Fatalf("the note is on the record %d times, want once", n)
 			}
 		})
@@ -78,18 +67,18 @@ func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 		s := serve(t, resolve.StarterRegistry(hosttest.Name))
 		s.run(t, "r-1", "AB-1234")
 		s.run(t, "r-2", "CD-5678")
-		db := rawDB(t, s.Home)
+		db := coordtest.RawDB(t, s.Home)
 		// The receipt's request columns are not signed: cleared, the
 		// removed run is found by the count of runs the host signed.
-		sqlExec(t, db, `UPDATE receipts SET request_id = NULL`)
-		sqlExec(t, db, `DELETE FROM runs WHERE request_id = 'r-1'`)
+		coordtest.Exec(t, db, `UPDATE receipts SET request_id = NULL`)
+		coordtest.Exec(t, db, `DELETE FROM runs WHERE request_id = 'r-1'`)
 		if _, err := s.reopen(); err != nil {
 			t.Fatal(err)
 		}
 		if res := s.run(t, "r-1", "AB-1234"); res.Reason != contract.ReasonHostRecordsDisagree {
 			t.Fatalf("a new attempt over a history missing a run: %+v", res)
 		}
-		if n := notesOf(t, s, "AB-1234"); n != 1 {
+		if n := coordtest.Notes(t, s.Home, "AB-1234"); n != 1 {
 			t.Fatalf("the note is on the record %d times, want once", n)
 		}
 	})
@@ -105,13 +94,13 @@ func TestUnsealableStoreRefusesBeforeTheEffect(t *testing.T) {
 		code   blocking.Code
 	}{
 		"newest receipt removed": {func(t *testing.T, db *sql.DB) {
-			sqlExec(t, db, `DELETE FROM receipts WHERE seq = (SELECT max(seq) FROM receipts)`)
+			coordtest.Exec(t, db, `DELETE FROM receipts WHERE seq = (SELECT max(seq) FROM receipts)`)
 		}, blocking.ReceiptCheckpointMismatch},
 		"checkpoints removed": {func(t *testing.T, db *sql.DB) {
-			sqlExec(t, db, `DELETE FROM versions WHERE kind = 'checkpoint'`)
+			coordtest.Exec(t, db, `DELETE FROM versions WHERE kind = 'checkpoint'`)
 		}, blocking.ReceiptCheckpointMismatch},
 		"receipt key pin removed": {func(t *testing.T, db *sql.DB) {
-			sqlExec(t, db, `DELETE FROM versions WHERE kind = 'receipt-key'`)
+			coordtest.Exec(t, db, `DELETE FROM versions WHERE kind = 'receipt-key'`)
 		}, blocking.ReceiptKeyUnpinned},
 	}
 	for name, tc := range cases {
@@ -119,12 +108,12 @@ func TestUnsealableStoreRefusesBeforeTheEffect(t *testing.T) {
 			s := serve(t, resolve.StarterRegistry(hosttest.Name))
 			s.run(t, "r-1", "AB-1234")
 			s.run(t, "r-2", "CD-5678")
-			tc.tamper(t, rawDB(t, s.Home))
+			tc.tamper(t, coordtest.RawDB(t, s.Home))
 			res := s.run(t, "after", "EF-0001")
 			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.Proof != contract.ProofNone {
 				t.Fatalf("a new request over an unsealable store: %+v", res)
 			}
-			if n := notesOf(t, s, "EF-0001"); n != 0 {
+			if n := coordtest.Notes(t, s.Home, "EF-0001"); n != 0 {
 				t.Fatalf("the effect was made: %d notes", n)
 			}
 			row, err := s.host.Store().QueryContext(context.Background(), `SELECT 1 FROM runs WHERE request_id = 'after'`)
@@ -156,12 +145,12 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	if res := s.run(t, "revoked", "CD-5678"); res.Reason != contract.ReasonNotAdmitted {
 		t.Fatalf("revoked: %+v", res)
 	}
-	db := rawDB(t, s.Home)
-	sqlExec(t, db, `DROP TRIGGER IF EXISTS revocations_no_delete`)
-	sqlExec(t, db, `DELETE FROM revocations`)
+	db := coordtest.RawDB(t, s.Home)
+	coordtest.Exec(t, db, `DROP TRIGGER IF EXISTS revocations_no_delete`)
+	coordtest.Exec(t, db, `DELETE FROM revocations`)
 
-	before := notesOf(t, s, "CD-5678")
-	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted || notesOf(t, s, "CD-5678") != before {
+	before := coordtest.Notes(t, s.Home, "CD-5678")
+	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted || coordtest.Notes(t, s.Home, "CD-5678") != before {
 		t.Fatalf("a run after the revocation was removed: %+v", res)
 	}
 	st, err := admit.StatusOf(ctx, s.host, s.Desc.Digest.String(), s.Now)
@@ -189,11 +178,11 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	if report.Approved || !report.NotAdmitted() {
 		t.Fatalf("bind check after the revocation was removed: %+v", report)
 	}
-	if r, code := verifyCode(t, s); code != blocking.RevocationsDisagree {
+	if r, code := coordtest.VerifyCode(t, s.host); code != blocking.RevocationsDisagree {
 		t.Fatalf("receipts verify: %+v", r)
 	}
 	// Removing the signed head too leaves the copy in $OA_HOME.
-	sqlExec(t, db, `DELETE FROM versions WHERE kind = 'revocation-head'`)
+	coordtest.Exec(t, db, `DELETE FROM versions WHERE kind = 'revocation-head'`)
 	if _, err := admit.RequireActive(ctx, s.host, s.Desc.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
 		t.Fatalf("RequireActive with the head removed: %v", err)
 	}
@@ -221,8 +210,8 @@ func TestNarrowedPolicyStopsTheLiveSession(t *testing.T) {
 	if err := os.WriteFile(path, []byte(narrowed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before := notesOf(t, s, "CD-5678")
-	if res := s.run(t, "after", "CD-5678"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonNotAdmitted || notesOf(t, s, "CD-5678") != before {
+	before := coordtest.Notes(t, s.Home, "CD-5678")
+	if res := s.run(t, "after", "CD-5678"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonNotAdmitted || coordtest.Notes(t, s.Home, "CD-5678") != before {
 		t.Fatalf("a run under the narrowed policy: %+v", res)
 	}
 	// Put back, the policy is the session's again.
@@ -231,68 +220,5 @@ func TestNarrowedPolicyStopsTheLiveSession(t *testing.T) {
 	}
 	if res := s.run(t, "restored", "CD-5678"); res.Reason != contract.ReasonVerified {
 		t.Fatalf("a run under the restored policy: %+v", res)
-	}
-}
-
-// Issue 26: receipts verify starts from the head the last verify reached,
-// recorded with the host MAC; what was sealed since is checked in full,
-// and what it relies on (the receipt it ended at, the heads, the counts)
-// is checked again.
-func TestReceiptsVerifyIsIncremental(t *testing.T) {
-	ctx := context.Background()
-	s := serve(t, resolve.StarterRegistry(hosttest.Name))
-	s.run(t, "r-1", "AB-1234")
-	s.run(t, "r-2", "CD-5678")
-	verify := func(full bool) *ledger.ChainReport {
-		t.Helper()
-		r, err := ledger.VerifyReceiptsWith(ctx, s.host, ledger.VerifyOptions{Full: full})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	if r := verify(false); !r.OK || r.Incremental || r.Verified != 2 {
-		t.Fatalf("first verify (no mark): %+v", r)
-	}
-	s.run(t, "r-3", "EF-0001")
-	if r := verify(false); !r.OK || !r.Incremental || r.Verified != 1 || r.Receipts != 3 {
-		t.Fatalf("second verify: %+v", r)
-	}
-	if r := verify(true); !r.OK || r.Incremental || r.Verified != 3 {
-		t.Fatalf("full verify: %+v", r)
-	}
-	// A mark edited by hand is not the host's: the verify is full.
-	mark := filepath.Join(s.Home, ledger.VerifiedFile)
-	b, err := os.ReadFile(mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mark, []byte(strings.Replace(string(b), `"seq":3`, `"seq":2`, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := verify(false); !r.OK || r.Incremental {
-		t.Fatalf("verify with an edited mark: %+v", r)
-	}
-	// A receipt before the mark edited in place is found without its
-	// signature being verified again: it no longer hashes to the digest
-	// the next receipt links to.
-	db := rawDB(t, s.Home)
-	var first []byte
-	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 1`).Scan(&first); err != nil {
-		t.Fatal(err)
-	}
-	editReceipt(t, db, 1, "oa.receipt/v1", "oa.receipt/v9")
-	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 1 || !r.Incremental {
-		t.Fatalf("verify after an old receipt was edited: %+v", r)
-	}
-	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 1`, first)
-	// The receipt the mark ends at edited, or the newest removed: named.
-	editReceipt(t, db, 3, "oa.receipt/v1", "oa.receipt/v9")
-	if r := verify(false); r.OK || r.Code != blocking.ReceiptChainBroken || r.FirstBroken != 3 {
-		t.Fatalf("verify after the marked receipt was edited: %+v", r)
-	}
-	sqlExec(t, db, `DELETE FROM receipts WHERE seq = 3`)
-	if r := verify(false); r.OK || r.Code != blocking.ReceiptCheckpointMismatch {
-		t.Fatalf("verify after the newest receipt was removed: %+v", r)
 	}
 }

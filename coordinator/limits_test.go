@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
@@ -38,7 +39,7 @@ func TestRaisedLimitsReachTheCoordinator(t *testing.T) {
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	h.AddConnection(opened, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
 	h.Bind(opened, "claude-test")
-	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second, Operator: testWriter{t}})
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second, Operator: coordtest.Log{T: t}})
 	if err != nil {
 		t.Fatalf("the coordinator refuses a release its host admitted and bound: %v", err)
 	}

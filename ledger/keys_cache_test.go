@@ -111,7 +111,6 @@ func writeFile(t *testing.T, home, name string, b []byte) {
 // fuzzSecret is the coordinator secret the fuzz test seals with.
 var fuzzSecret = []byte("0123456789abcdef0123456789abcdef")
 
-
 // FuzzOpenSealedReceiptKey: whatever bytes the cache file holds, opening
 // them never panics and yields a signer only for the one copy sealed with
 // the secret for the key file.

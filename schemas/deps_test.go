@@ -15,7 +15,7 @@ import (
 // compiler; this holds the line with the go tool's own import graph.
 func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 	const compiler = "github.com/oa-dev/oa/compiler"
-	stages := []string{"../oci", "../signing", "../host", "../admit", "../resolve", "../bind", "../coordinator", "../fleet"}
+	stages := []string{"../oci", "../signing", "../host", "../admit", "../resolve", "../bind", "../ledger", "../coordinator", "../fleet"}
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, stages...)...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
@@ -30,7 +30,7 @@ func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 // the map into a tangle, so the go tool's import graph is checked for it.
 func TestStagesImportOnlyEarlierStages(t *testing.T) {
 	const module = "github.com/oa-dev/oa/"
-	stages := []string{"ir", "compiler", "oci", "signing", "host", "admit", "projection", "resolve", "bind", "harness", "coordinator", "audit"}
+	stages := []string{"ir", "compiler", "oci", "signing", "host", "admit", "projection", "resolve", "bind", "harness", "ledger", "coordinator", "audit"}
 	for i, stage := range stages {
 		out, err := exec.Command("go", "list", "-deps", "../"+stage).Output()
 		if err != nil {
@@ -47,13 +47,14 @@ func TestStagesImportOnlyEarlierStages(t *testing.T) {
 
 // TestOnlyOwnersReachTheStore: host.Host.Store, the raw handle the owning
 // stages build their typed stores on, is called only where a typed store
-// is built (admit's admissions, the coordinator's runs and receipts) and,
-// read-only, by the harness transcript's RunsOf. Any other stage goes
-// through the owner's typed API, so no package writes another's tables.
+// is built (admit's admissions; the ledger's runs and receipts, which the
+// coordinator writes through) and, read-only, by the harness transcript's
+// RunsOf. Any other stage goes through the owner's typed API, so no
+// package writes another's tables.
 func TestOnlyOwnersReachTheStore(t *testing.T) {
 	allowed := map[string]string{
 		"admit/store.go":        "storeOf(h *host.Host) admissions",
-		"coordinator/store.go":  "storeOf(h *host.Host) coordStore",
+		"ledger/store.go":       "StoreOf(h *host.Host) Store",
 		"harness/transcript.go": "h.Store().RunsOf(",
 	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # history-bench.sh — session start and receipts verify on a host with a
 # long history (issue 26): builds a quickstart host with N finished runs
-# and their signed, chained receipts in bulk (coordinator.BuildHistory),
+# and their signed, chained receipts in bulk (coordtest.BuildHistory),
 # then runs BenchmarkHistory on it. The built host is kept in DIR, so a
 # second run measures only.
 #

@@ -8,8 +8,8 @@ import (
 )
 
 // Rows that grow with a host's history — each run's state, each
-// checkpoint's record (the coordinator packs these two; receipts stay
-// plain, see coordinator/store.go) — are JSON documents that repeat the
+// checkpoint's record (the ledger's store packs these two; receipts stay
+// plain, see ledger/store.go) — are JSON documents that repeat the
 // same keys and constants in every row. They are stored packed: one format byte, then the document deflated against a fixed
 // dictionary of those keys. Unpacking gives back the exact bytes that were
 // packed, so every signature and MAC is checked over the same bytes as

@@ -1,4 +1,4 @@
-package coordinator_test
+package ledger_test
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
@@ -25,18 +25,18 @@ const historyRuns = 2600
 
 // longHistory is a served host with one real run and historyRuns more
 // built in bulk, every one with its receipt.
-func longHistory(t *testing.T) *served {
+func longHistory(t *testing.T) *coordtest.Served {
 	t.Helper()
-	s := serve(t, resolve.StarterRegistry(hosttest.Name))
-	s.run(t, "first", "AB-1234")
-	if err := coordinator.BuildHistory(context.Background(), s.Home, "clinic", historyRuns); err != nil {
+	s := coordtest.Serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.Run(t, "first", "AB-1234")
+	if err := coordtest.BuildHistory(context.Background(), s.Home, "clinic", historyRuns); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
 // auditChain is CheckChain as `oa audit verify` calls it: no run MAC key.
-func auditChain(t *testing.T, s *served) *ledger.ChainReport {
+func auditChain(t *testing.T, s *coordtest.Served) *ledger.ChainReport {
 	t.Helper()
 	pub, err := os.ReadFile(filepath.Join(s.Home, ledger.ReceiptPubFile))
 	if err != nil {
@@ -50,7 +50,7 @@ func auditChain(t *testing.T, s *served) *ledger.ChainReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ledger.CheckChain(context.Background(), s.host, ledger.ChainInputs{ReceiptKey: key, CheckpointFile: file})
+	r, err := ledger.CheckChain(context.Background(), s.H, ledger.ChainInputs{ReceiptKey: key, CheckpointFile: file})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,10 @@ func editRunState(t *testing.T, db *sql.DB, seq int, edit func(map[string]any)) 
 		t.Fatal(err)
 	}
 	newID, _ := m["run_id"].(string)
-	sqlExec(t, db, `UPDATE runs SET run_id = ?, state = ? WHERE run_id = ?`, newID, edited, runID)
-	return runID, func() { sqlExec(t, db, `UPDATE runs SET run_id = ?, state = ? WHERE run_id = ?`, runID, state, newID) }
+	coordtest.Exec(t, db, `UPDATE runs SET run_id = ?, state = ? WHERE run_id = ?`, newID, edited, runID)
+	return runID, func() {
+		coordtest.Exec(t, db, `UPDATE runs SET run_id = ?, state = ? WHERE run_id = ?`, runID, state, newID)
+	}
 }
 
 // The chain check streams the history a batch at a time; each break is
@@ -87,14 +89,14 @@ func editRunState(t *testing.T, db *sql.DB, seq int, edit func(map[string]any)) 
 func TestChainCheckAcrossBatches(t *testing.T) {
 	s := longHistory(t)
 	const total = historyRuns + 1
-	r, code := verifyCode(t, s)
+	r, code := coordtest.VerifyCode(t, s.H)
 	if !r.OK || r.Receipts != total || r.Runs != total || r.Checkpoint == nil || r.Checkpoint.Seq != total {
 		t.Fatalf("whole history: %+v (%s)", r, code)
 	}
 	if r := auditChain(t, s); !r.OK || r.Receipts != total || r.Runs != total {
 		t.Fatalf("whole history, as an auditor: %+v", r)
 	}
-	db := rawDB(t, s.Home)
+	db := coordtest.RawDB(t, s.Home)
 
 	// Rows as a database from before packing holds them (plain JSON)
 	// verify beside packed ones: the first run's and the 1,000th's (and
@@ -108,10 +110,10 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 		if state[0] == '{' {
 			t.Fatalf("the run of receipt #%d is not stored packed", seq)
 		}
-		sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, store.Unpack(record), seq)
-		sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Unpack(state), runID)
+		coordtest.Exec(t, db, `UPDATE receipts SET record = ? WHERE seq = ?`, store.Unpack(record), seq)
+		coordtest.Exec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Unpack(state), runID)
 	}
-	if r, code := verifyCode(t, s); !r.OK || r.Receipts != total {
+	if r, code := coordtest.VerifyCode(t, s.H); !r.OK || r.Receipts != total {
 		t.Fatalf("plain rows among packed ones: %+v (%s)", r, code)
 	}
 
@@ -120,11 +122,11 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	if err := db.QueryRow(`SELECT record FROM receipts WHERE seq = 2100`).Scan(&record); err != nil {
 		t.Fatal(err)
 	}
-	editReceipt(t, db, 2100, "append_triage_note", "append_triage_NOTE")
-	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
+	coordtest.EditReceipt(t, db, 2100, "append_triage_note", "append_triage_NOTE")
+	if r, code := coordtest.VerifyCode(t, s.H); code != blocking.ReceiptChainBroken || r.FirstBroken != 2100 {
 		t.Fatalf("edited receipt: %+v", r)
 	}
-	sqlExec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, record)
+	coordtest.Exec(t, db, `UPDATE receipts SET record = ? WHERE seq = 2100`, record)
 	// A run's packed state edited in its bytes: it no longer unpacks to
 	// what the host MACed.
 	var runID string
@@ -137,28 +139,28 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	}
 	flipped := bytes.Clone(state)
 	flipped[len(flipped)/2] ^= 0x10
-	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, flipped, runID)
-	if r, code := verifyCode(t, s); code != blocking.RunRecordTampered || !strings.Contains(r.Problem, runID) {
+	coordtest.Exec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, flipped, runID)
+	if r, code := coordtest.VerifyCode(t, s.H); code != blocking.RunRecordTampered || !strings.Contains(r.Problem, runID) {
 		t.Fatalf("packed run state edited: %+v", r)
 	}
-	sqlExec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, state, runID)
+	coordtest.Exec(t, db, `UPDATE runs SET state = ? WHERE run_id = ?`, state, runID)
 
 	// A receipt removed from the second batch: the gap is named.
-	sqlExec(t, db, `CREATE TABLE kept AS SELECT * FROM receipts WHERE seq = 1500`)
-	sqlExec(t, db, `DELETE FROM receipts WHERE seq = 1500`)
-	if r, code := verifyCode(t, s); code != blocking.ReceiptChainBroken || r.FirstBroken != 1500 || !strings.Contains(r.Problem, "missing") {
+	coordtest.Exec(t, db, `CREATE TABLE kept AS SELECT * FROM receipts WHERE seq = 1500`)
+	coordtest.Exec(t, db, `DELETE FROM receipts WHERE seq = 1500`)
+	if r, code := coordtest.VerifyCode(t, s.H); code != blocking.ReceiptChainBroken || r.FirstBroken != 1500 || !strings.Contains(r.Problem, "missing") {
 		t.Fatalf("removed receipt: %+v", r)
 	}
-	sqlExec(t, db, `INSERT INTO receipts SELECT * FROM kept`)
-	sqlExec(t, db, `DROP TABLE kept`)
-	if r, _ := verifyCode(t, s); !r.OK {
+	coordtest.Exec(t, db, `INSERT INTO receipts SELECT * FROM kept`)
+	coordtest.Exec(t, db, `DROP TABLE kept`)
+	if r, _ := coordtest.VerifyCode(t, s.H); !r.OK {
 		t.Fatalf("restored: %+v", r)
 	}
 
 	// A run edited in place (the host's MAC no longer holds) is named by
 	// its id.
 	runID, undo := editRunState(t, db, 2500, func(m map[string]any) { m["outcome"] = "failed" })
-	if r, code := verifyCode(t, s); code != blocking.RunRecordTampered || !strings.Contains(r.Problem, runID) {
+	if r, code := coordtest.VerifyCode(t, s.H); code != blocking.RunRecordTampered || !strings.Contains(r.Problem, runID) {
 		t.Fatalf("edited run: %+v", r)
 	}
 	// Without the MAC (an auditor), the run no longer agrees with the
@@ -182,7 +184,7 @@ func TestChainCheckAcrossBatches(t *testing.T) {
 	}
 	undo2()
 	undo()
-	if r, _ := verifyCode(t, s); !r.OK {
+	if r, _ := coordtest.VerifyCode(t, s.H); !r.OK {
 		t.Fatalf("restored: %+v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package coordinator_test
+package ledger_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
@@ -19,9 +20,9 @@ import (
 // (receipt and head checkpoint) without opening the host key at all —
 // proven by moving the host private key away — and the chain verifies.
 func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
-	s := serve(t, resolve.StarterRegistry(hosttest.Name))
-	s.run(t, "first", "AB-1234")
-	pins, err := s.host.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind)
+	s := coordtest.Serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.Run(t, "first", "AB-1234")
+	pins, err := s.H.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind)
 	if err != nil || len(pins) != 1 {
 		t.Fatalf("pins after the first seal: %d, %v", len(pins), err)
 	}
@@ -29,17 +30,17 @@ func TestSealAfterPinNeedsNoHostKey(t *testing.T) {
 	if err := os.Rename(key, key+".away"); err != nil {
 		t.Fatal(err)
 	}
-	s.c.Close()
-	s.c = s.open(t) // a new coordinator: a new host, no decrypted key
+	s.C.Close()
+	s.C = coordtest.Open(t, s.Home) // a new coordinator: a new host, no decrypted key
 	for _, rec := range []string{"CD-5678", "OF-0001"} {
-		if res := s.run(t, "later-"+rec, rec); res.Proof != contract.ProofSealed {
+		if res := s.Run(t, "later-"+rec, rec); res.Proof != contract.ProofSealed {
 			t.Fatalf("run without the host key: %+v", res)
 		}
 	}
-	if r, code := verifyCode(t, s); !r.OK || r.Receipts != 3 || r.Checkpoint == nil || r.Checkpoint.Seq != 3 {
+	if r, code := coordtest.VerifyCode(t, s.H); !r.OK || r.Receipts != 3 || r.Checkpoint == nil || r.Checkpoint.Seq != 3 {
 		t.Fatalf("chain: %+v (%s)", r, code)
 	}
-	if pins, _ := s.host.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind); len(pins) != 1 {
+	if pins, _ := s.H.Versions().LatestOfKind(context.Background(), ledger.ReceiptKeyKind); len(pins) != 1 {
 		t.Fatalf("the key was pinned again: %d pins", len(pins))
 	}
 }
@@ -55,20 +56,20 @@ func TestReceiptKeyPinTamperedIsNamed(t *testing.T) {
 	}
 	for name, tamper := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := serve(t, resolve.StarterRegistry(hosttest.Name))
-			s.run(t, "r-1", "AB-1234")
-			s.run(t, "r-2", "CD-5678")
-			sqlExec(t, rawDB(t, s.Home), tamper)
-			if r, code := verifyCode(t, s); r.OK || code != blocking.ReceiptCheckpointMismatch {
+			s := coordtest.Serve(t, resolve.StarterRegistry(hosttest.Name))
+			s.Run(t, "r-1", "AB-1234")
+			s.Run(t, "r-2", "CD-5678")
+			coordtest.Exec(t, coordtest.RawDB(t, s.Home), tamper)
+			if r, code := coordtest.VerifyCode(t, s.H); r.OK || code != blocking.ReceiptCheckpointMismatch {
 				t.Fatalf("chain with the pin tampered: %+v", r)
 			}
-			before := receiptCount(t, s)
+			before := coordtest.ReceiptCount(t, s.H)
 			// Refused before it starts: no effect whose receipt could not
 			// be sealed.
-			if res := s.run(t, "after", "EF-0001"); res.Reason != contract.ReasonHostRecordsDisagree || notesOf(t, s, "EF-0001") != 0 {
+			if res := s.Run(t, "after", "EF-0001"); res.Reason != contract.ReasonHostRecordsDisagree || coordtest.Notes(t, s.Home, "EF-0001") != 0 {
 				t.Fatalf("a run after the pin was tampered: %+v", res)
 			}
-			if n := receiptCount(t, s); n != before {
+			if n := coordtest.ReceiptCount(t, s.H); n != before {
 				t.Fatalf("a receipt was appended: %d, had %d", n, before)
 			}
 		})

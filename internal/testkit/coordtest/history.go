@@ -1,10 +1,16 @@
-package coordinator
+package coordtest
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -18,18 +24,14 @@ import (
 	"github.com/oa-dev/oa/ledger"
 )
 
-// WaitCounted waits until the background count of the session start is
-// done and returns what it found.
-func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }
-
 // BuildHistory appends n finished runs of deployment, each with its
 // signed, chained receipt, to the host at home, in bulk: the rows are
-// what a seal writes (a run state with the host MAC naming its receipt,
+// what a seal writes (a run record with the host MAC naming its receipt,
 // the receipt signed with the receipt key and chained, a receipt row
 // naming its request, one head checkpoint signed at the end and its
-// file), written with the same statements as ledger.SealRun, 10,000 runs per
-// write transaction and the receipts signed on every core. It is how the
-// history benchmarks get a host with a million runs in minutes.
+// file), written with the same statements as ledger.SealRun, 10,000 runs
+// per write transaction and the receipts signed on every core. It is how
+// the history benchmarks get a host with a million runs in minutes.
 func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 	h, err := host.Open(ctx, home)
 	if err != nil {
@@ -57,7 +59,13 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	bindingDigest := ir.DigestBytes(raw)
-	db := h.Store()
+	// A handle of its own on the host's database: the kit writes behind
+	// the ledger, as the rows a seal writes, not through it.
+	db, err := store.Open(ctx, filepath.Join(home, host.StateFile))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	var seq int64
 	var prev string
 	var last []byte
@@ -70,7 +78,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 	}
 	const batch = 10000
 	type row struct {
-		run     runState
+		run     ledger.RunRecord
 		rec     []byte
 		sig     []byte
 		state   []byte
@@ -82,11 +90,11 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		for i := range rows {
 			seq++
 			r := &rows[i]
-			r.run = runState{RunID: newID("run"), Deployment: deployment, RequestID: fmt.Sprintf("history-%d", seq), Workflow: "append_triage_note",
-				Fingerprint: fingerprint(secret, []byte(deployment), []byte(fmt.Sprint(seq))), Attempt: 1, Status: stateTerminal,
+			r.run = ledger.RunRecord{RunID: runID(), Deployment: deployment, RequestID: fmt.Sprintf("history-%d", seq), Workflow: "append_triage_note",
+				Fingerprint: fingerprint(secret, seq), Attempt: 1, Status: ledger.RunTerminal,
 				Outcome: contract.OutcomeDone, Reason: contract.ReasonVerified, Completed: []string{"append"}, Approved: []string{},
 				Evidence: []string{"note_present"}, Digests: map[string]string{"append": prev}, PlanDigest: b.PlanDigest, Binding: bindingDigest,
-				Owner: owner{PID: 1, Start: "history"}, CreatedAt: now, UpdatedAt: now}
+				Owner: ledger.RunOwner{PID: 1, Start: "history"}, CreatedAt: now, UpdatedAt: now}
 			rec := ledger.Receipt{Type: ledger.ReceiptType, Host: h.Policy.Host, Seq: seq, Prev: prev, RunID: r.run.RunID, Deployment: deployment, Job: r.run.Workflow,
 				Attempt: 1, Fingerprint: r.run.Fingerprint, Outcome: r.run.Outcome, Reason: r.run.Reason, Evidence: r.run.Evidence,
 				EvidenceDigests: r.run.Digests, PlanDigest: b.PlanDigest, BindingDigest: bindingDigest, At: now}
@@ -95,7 +103,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 			}
 			r.prevDig, prev = prev, ir.DigestBytes(r.rec)
 			r.run.Receipt = prev
-			if r.state, err = r.run.encode(secret); err != nil {
+			if r.state, err = r.run.Encode(secret); err != nil {
 				return err
 			}
 		}
@@ -169,4 +177,21 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	return host.KeepSignedCopy(home, ledger.CheckpointFile, "seq", &v)
+}
+
+// runID is a run id of the coordinator's form.
+func runID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("coordtest: no randomness: " + err.Error())
+	}
+	return "run_" + hex.EncodeToString(b)
+}
+
+// fingerprint is a keyed fingerprint of the form the coordinator stores,
+// over the history run's number (the history has no inputs).
+func fingerprint(secret []byte, seq int64) string {
+	m := hmac.New(sha256.New, secret)
+	fmt.Fprintf(m, "history:%d", seq)
+	return "hmac-sha256:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

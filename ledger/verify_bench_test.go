@@ -1,4 +1,4 @@
-package coordinator_test
+package ledger_test
 
 import (
 	"context"
@@ -8,18 +8,20 @@ import (
 
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/resolve"
 )
 
 // BenchmarkVerifyReceipts100: oa receipts verify's check of a host with
 // 100 runs and receipts: every receipt signature, both checkpoints, the
 // binding history and every run's MAC.
 func BenchmarkVerifyReceipts100(b *testing.B) {
-	d := newBenchDeployment(b, hosttest.Sandbox)
+	d := coordtest.Serve(b, resolve.StarterRegistry(hosttest.Name))
 	ctx := context.Background()
 	for i := range 100 {
-		if _, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234"), RequestID: fmt.Sprintf("v-%d", i), Wait: time.Minute}); err != nil {
+		if _, err := d.C.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: coordtest.Inputs("AB-1234"), RequestID: fmt.Sprintf("v-%d", i), Wait: time.Minute}); err != nil {
 			b.Fatal(err)
 		}
 	}
