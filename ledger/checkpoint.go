@@ -174,7 +174,7 @@ func extendsCheckpoints(h *host.Host, keys pinnedKeys, rec *store.Receipt, prev 
 
 // readSecret reads the coordinator secret without making one (nil when
 // the host has none).
-func ReadSecret(home string) ([]byte, error) {
+func readSecret(home string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(home, SecretFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -223,9 +223,9 @@ func writeReceiptKeyCache(home string, secret, privPEM, der []byte) error {
 	return atomicfile.Write(path, sealed, 0o600)
 }
 
-// ReceiptVerifier reads the receipt public key, nil when the host has
+// receiptVerifier reads the receipt public key, nil when the host has
 // none yet.
-func ReceiptVerifier(home string) (*signing.Verifier, error) {
+func receiptVerifier(home string) (*signing.Verifier, error) {
 	b, err := os.ReadFile(filepath.Join(home, ReceiptPubFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -80,7 +80,7 @@ func TestReceiptKeyCache(t *testing.T) {
 // assertSigns checks that s signs what the receipt public key verifies.
 func assertSigns(t *testing.T, home string, s *signing.Signer) {
 	t.Helper()
-	v, err := ReceiptVerifier(home)
+	v, err := receiptVerifier(home)
 	if err != nil || v == nil {
 		t.Fatalf("receipt verifier: %v", err)
 	}

@@ -171,11 +171,11 @@ func (r *ChainReport) Err() error {
 // the store and in $OA_HOME; that every receipt names a binding that
 // verifies; and that runs (their MACs checked) and receipts agree.
 func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
-	key, err := ReadSecret(h.Home)
+	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err
 	}
-	v, err := ReceiptVerifier(h.Home)
+	v, err := receiptVerifier(h.Home)
 	if err != nil {
 		return nil, err
 	}

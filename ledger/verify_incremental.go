@@ -96,7 +96,7 @@ type VerifyOptions struct {
 // verify --full`) does. A host
 // with no mark, or without its coordinator secret, is verified in full.
 func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (*ChainReport, error) {
-	key, err := ReadSecret(h.Home)
+	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		}
 		return report, nil
 	}
-	v, err := ReceiptVerifier(h.Home)
+	v, err := receiptVerifier(h.Home)
 	if err != nil {
 		return nil, err
 	}

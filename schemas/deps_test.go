@@ -45,6 +45,22 @@ func TestStagesImportOnlyEarlierStages(t *testing.T) {
 	}
 }
 
+// TestAuditReadsTheLedgerNotTheEngine: an auditor checks the host's
+// signed record through the ledger; the engine that made it (the
+// coordinator, with its MCP face and connectors) is not in audit's import
+// graph.
+func TestAuditReadsTheLedgerNotTheEngine(t *testing.T) {
+	const module = "github.com/oa-dev/oa/"
+	out, err := exec.Command("go", "list", "-deps", "../audit").Output()
+	if err != nil {
+		t.Fatalf("go list -deps audit: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"ledger") || slices.Contains(deps, module+"coordinator") {
+		t.Errorf("audit must import ledger and not coordinator; it imports: %v", deps)
+	}
+}
+
 // TestOnlyOwnersReachTheStore: host.Host.Store, the raw handle the owning
 // stages build their typed stores on, is called only where a typed store
 // is built (admit's admissions; the ledger's runs and receipts, which the
