@@ -17,7 +17,8 @@
 // on it — signing.VerifyChain, admit's admission status, resolve's registry
 // signature and plan resolution, bind's binding verification and
 // comparison, ledger.CheckChain — so there is one copy of each check.
-// It sits after the coordinator in the flow; only cmd/oa imports it.
+// It sits after the coordinator in the flow and reads the record through
+// package ledger, not the engine; only cmd/oa imports it.
 //
 // Verify (VerifyWithLimits) unpacks the tar under Limits (entries, bytes per
 // entry and document, manifest bytes, bytes in all; each header checked
