@@ -98,7 +98,8 @@ func TeachRequestsOf(ctx context.Context, h *host.Host, deployment string) ([]Si
 	}
 	out := []SignedTeachRequest{}
 	for _, row := range rows {
-		// Only the fields of an attention item the ledger vouches for.
+		// The item itself is the coordinator's; the ledger reads only
+		// its deployment and the signed requests attached to it.
 		var item struct {
 			Deployment string               `json:"deployment"`
 			Teach      []SignedTeachRequest `json:"teach"`
