@@ -20,24 +20,6 @@ import (
 	"github.com/oa-dev/oa/telemetry"
 )
 
-// The MCP layer of the coordinator: the six coordinator tools of
-// contract.CoordinatorTools plus one tool per read-only capability, nothing
-// else. Every tool has a description, an exact input and output schema and
-// honest annotations; every answer is structuredContent (mirrored as JSON
-// text) checked against the output schema before it is sent. A tool error
-// is fixed copy from toolErrors: never an error's text, a path, an input
-// value or anything a downstream app said.
-//
-// Approval of a paused run goes to the person through form elicitation.
-// Under protocol 2026-07-28 a server may not send elicitation/create while
-// serving a request, so a tool answers with the multi-round-trip
-// InputRequests result; the go-sdk turns the same result into an
-// elicitation/create request for clients on older protocol versions. The
-// RequestState is sealed by the host secret (SealState), bound to the tool,
-// run, attention item, step, request_id and a keyed fingerprint of the
-// inputs, expires, and opens once: a forged, changed, expired or replayed
-// state, or input responses without a valid state, are refused.
-
 // MetaCapability is the _meta key of a read-only capability tool that
 // names the capability it reads (the tool name is contract.ToolName of it).
 const MetaCapability = "dev.oa/capability"
