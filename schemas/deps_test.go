@@ -15,7 +15,7 @@ import (
 // compiler; this holds the line with the go tool's own import graph.
 func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 	const compiler = "github.com/oa-dev/oa/compiler"
-	stages := []string{"../oci", "../signing", "../host", "../admit", "../resolve", "../bind", "../ledger", "../coordinator", "../fleet"}
+	stages := []string{"../oci", "../signing", "../host", "../admit", "../resolve", "../bind", "../ledger", "../coordinator", "../coordinator/mcpserve", "../fleet"}
 	out, err := exec.Command("go", append([]string{"list", "-deps"}, stages...)...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
@@ -34,7 +34,7 @@ var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "host", "admit", "projection",
 	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector", "connection",
-	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator", "audit", "demo",
+	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator", "coordinator/mcpserve", "audit", "demo",
 }
 
 // TestStagesImportOnlyEarlierStages: data flows one way down the pipeline
