@@ -13,6 +13,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,6 +74,12 @@ type Pool struct {
 	exe    string
 	max    int
 
+	// refers remembers which values in scope each source refers to
+	// (usesOf), so what a source never reads is not sent to a worker; at
+	// most maxKnownSources of them (a host has a few dozen).
+	refers  sync.Map
+	sources atomic.Int64
+
 	mu     sync.Mutex
 	idle   []*worker
 	live   int
@@ -100,11 +107,13 @@ func (p *Pool) Budget() Budget { return p.budget }
 // any other way while evaluating) fails it with ErrOverMemory. When ctx
 // ends first the worker is ended too and ctx's error returned.
 func (p *Pool) Eval(ctx context.Context, source string, input, steps, result json.RawMessage) (json.RawMessage, error) {
+	req := request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}
+	p.omitUnused(&req)
 	w, err := p.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := w.eval(ctx, request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}, wallCap(p.budget.Time))
+	a, err := w.eval(ctx, req, wallCap(p.budget.Time))
 	if err != nil {
 		p.end(w)
 		return nil, err
@@ -115,6 +124,33 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	}
 	return a.Out, nil
 }
+
+// omitUnused leaves out of req the values its source never refers to:
+// filled or not, they cannot change its answer, and sending them costs an
+// encoding, a pipe and a decoding (a step's result can be a whole record).
+// One that is not JSON is still sent, to be refused as before.
+func (p *Pool) omitUnused(req *request) {
+	var u uses
+	if known, ok := p.refers.Load(req.Source); ok {
+		u = known.(uses)
+	} else {
+		u = usesOf(req.Source)
+		if p.sources.Add(1) <= maxKnownSources {
+			p.refers.Store(req.Source, u)
+		}
+	}
+	for _, f := range []struct {
+		value *json.RawMessage
+		used  bool
+	}{{&req.Input, u.Input}, {&req.Steps, u.Steps}, {&req.Result, u.Result}} {
+		if !f.used && *f.value != nil && json.Valid(*f.value) {
+			*f.value = nil
+		}
+	}
+}
+
+// maxKnownSources bounds the sources a Pool remembers what they refer to.
+const maxKnownSources = 4096
 
 // EvalError is an evaluation that did not give a concrete value of its
 // kind. Message is CUE's about the expression: it can quote values, so it
