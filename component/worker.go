@@ -341,20 +341,24 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 	if err != nil || memory <= 0 {
 		memory = DefaultEvaluationMemory
 	}
-	memlimit.Hold(memory, exitOverMemory)
+	memlimit.Limit(memory)
 	e := NewEvaluator()
 	r := bufio.NewScanner(in)
 	r.Buffer(make([]byte, 0, 64<<10), 4*MaxAnswerBytes)
 	enc := json.NewEncoder(out)
 	for r.Scan() {
+		// Watched from the request's decoding to the answer: between
+		// evaluations the worker waits on its input and its heap cannot
+		// grow, so nothing wakes it there.
+		w := startWatch(memory)
 		var req request
 		var a answer
 		if err := json.Unmarshal(r.Bytes(), &req); err != nil {
 			a.Error = "the request is not JSON"
 		} else {
-			stop := holdCPU(time.Duration(req.CPU))
+			w.cpu(time.Duration(req.CPU))
 			v, err := e.Eval(req.Source, req.Input, req.Steps, req.Result)
-			stop()
+			w.endCPU()
 			if err != nil {
 				a.Error = err.Error()
 			} else {
@@ -368,6 +372,7 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 				runtime.GC()
 			}
 		}
+		w.stop()
 		if err := enc.Encode(a); err != nil {
 			return 1
 		}
@@ -382,31 +387,53 @@ const (
 	exitOverTime   = 4
 )
 
-// holdCPU ends this worker (exitOverTime) once the process has used more
-// than budget of CPU time since it was called, until stop is called. It
-// checks every 5 ms, so an evaluation that ends sooner costs one timer.
-func holdCPU(budget time.Duration) (stop func()) {
-	if budget <= 0 {
-		budget = DefaultEvaluationTime
-	}
-	start := cpuTime()
-	done := make(chan struct{})
+// watch is a worker's watchdog over one request: it ends the worker
+// (exitOverMemory) once the heap passes the memory budget and, while an
+// evaluation runs, (exitOverTime) once the process has used more than
+// the evaluation's CPU budget since it began. It checks every
+// memlimit.Every, so a request answered sooner costs one timer.
+type watch struct {
+	done  chan struct{}
+	start atomic.Int64 // the process's CPU time when the evaluation began
+	limit atomic.Int64 // the evaluation's CPU budget; 0 while none runs
+}
+
+func startWatch(memory int64) *watch {
+	w := &watch{done: make(chan struct{})}
 	go func() {
-		t := time.NewTicker(5 * time.Millisecond)
+		t := time.NewTicker(memlimit.Every)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-w.done:
 				return
 			case <-t.C:
-				if cpuTime()-start > budget {
+				if memlimit.Over(memory) {
+					os.Exit(exitOverMemory)
+				}
+				if limit := w.limit.Load(); limit > 0 && int64(cpuTime())-w.start.Load() > limit {
 					os.Exit(exitOverTime)
 				}
 			}
 		}
 	}()
-	return func() { close(done) }
+	return w
 }
+
+// cpu starts holding an evaluation to budget of CPU time (the default
+// when budget is not positive); endCPU ends it.
+func (w *watch) cpu(budget time.Duration) {
+	if budget <= 0 {
+		budget = DefaultEvaluationTime
+	}
+	w.start.Store(int64(cpuTime()))
+	w.limit.Store(int64(budget))
+}
+
+func (w *watch) endCPU() { w.limit.Store(0) }
+
+// stop ends the watch.
+func (w *watch) stop() { close(w.done) }
 
 // liveHeapBytes is the heap found live by the last garbage collection:
 // what the worker's CUE context keeps, without the garbage of the last
