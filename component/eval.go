@@ -174,8 +174,9 @@ type uses struct{ Input, Steps, Result bool }
 // usesOf reports which of input, steps and result source refers to: every
 // identifier of one of those names anywhere but as a plain field label
 // counts, so a source that shadows or selects a field of that name counts
-// too (never fewer than it uses). A source that does not parse uses all
-// three (its evaluation fails anyway).
+// too (never fewer than it uses). A source that does not parse, has an
+// attribute, or names self (which reaches fields without naming them)
+// uses all three.
 func usesOf(source string) uses {
 	f, err := parser.ParseFile("component.cue", source)
 	if err != nil {
@@ -201,7 +202,15 @@ func usesOf(source string) uses {
 				u.Steps = true
 			case FieldResult:
 				u.Result = true
+			case "self", "__self":
+				// The enclosing struct (CUE's aliasv2 experiment): it
+				// reaches every field without naming it.
+				u = uses{true, true, true}
 			}
+		case *ast.Attribute:
+			// A file attribute can turn on a CUE experiment (aliasv2's
+			// self, ~ aliases): whatever it allows, count everything.
+			u = uses{true, true, true}
 		}
 		return true
 	}

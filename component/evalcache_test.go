@@ -176,7 +176,13 @@ x: r}`, uses{Result: true}},
 			t.Errorf("usesOf(%s) = %+v, want %+v", c.expr, got, c.want)
 		}
 	}
-	if got := usesOf("out: ("); got != (uses{true, true, true}) {
-		t.Errorf("a source that does not parse uses %+v, want all", got)
+	for _, source := range []string{
+		"out: (",
+		"@experiment(aliasv2)\ninput: _\nout: self[\"inp\" + \"ut\"].x\n",
+		"input: _\nout: __self[\"inp\" + \"ut\"].x\n",
+	} {
+		if got := usesOf(source); got != (uses{true, true, true}) {
+			t.Errorf("usesOf(%q) = %+v, want all", source, got)
+		}
 	}
 }
