@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/fleet"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -28,42 +29,34 @@ is printed and the next round tries again. With --once it runs one round
 and exits with its status.`,
 		Args: wantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if interval < time.Second && !once {
+			if interval < fleet.MinSyncInterval && !once {
 				return blocking.New(blocking.FleetIntervalInvalid, "--interval must be at least 1s")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			cmd.SetContext(ctx)
-			for {
+			if once {
 				res, err := f.provisionOnce(cmd)
-				if once {
-					if res != nil {
-						if wantJSON(cmd) {
-							if perr := printJSON(cmd.OutOrStdout(), res); perr != nil {
-								return perr
-							}
-						} else {
-							printProvision(cmd.OutOrStdout(), res)
-						}
+				if res != nil {
+					if perr := printProvisionResult(cmd, res); perr != nil {
+						return perr
 					}
-					return err
 				}
-				stamp := time.Now().UTC().Format(time.RFC3339)
-				switch {
-				case res != nil && wantJSON(cmd):
-					_ = printJSON(cmd.OutOrStdout(), res)
-				case res != nil:
-					fmt.Fprintf(cmd.OutOrStdout(), "%s ", stamp)
-					printProvision(cmd.OutOrStdout(), res)
-				case err != nil:
-					printError(cmd.ErrOrStderr(), err, wantJSON(cmd))
-				}
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-time.After(interval):
-				}
+				return err
 			}
+			out := cmd.OutOrStdout()
+			return fleet.Sync(ctx, oaHome(), f.envelope, fleet.SyncOptions{ProvisionOptions: f.options(cmd), Interval: interval,
+				Round: func(res *fleet.Result, err error) {
+					switch {
+					case res != nil && wantJSON(cmd):
+						_ = printJSON(out, res)
+					case res != nil:
+						fmt.Fprintf(out, "%s ", time.Now().UTC().Format(time.RFC3339))
+						printProvision(out, res)
+					case err != nil:
+						printError(cmd.ErrOrStderr(), err, wantJSON(cmd))
+					}
+				}})
 		},
 	}
 	f.register(sync)

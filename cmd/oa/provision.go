@@ -26,10 +26,14 @@ func (f *provisionFlags) register(cmd *cobra.Command) {
 
 // provisionOnce runs one provisioning of this host.
 func (f *provisionFlags) provisionOnce(cmd *cobra.Command) (*fleet.Result, error) {
-	return fleet.Provision(cmd.Context(), oaHome(), f.envelope, fleet.ProvisionOptions{
-		Options: fleet.Options{OpenOptions: f.registry.options()},
-		Now:     time.Now(), Probe: !f.noProbe, Connector: connectorOptions(cmd), Version: oaVersion(),
-	})
+	opts := f.options(cmd)
+	opts.Now = time.Now()
+	return fleet.Provision(cmd.Context(), oaHome(), f.envelope, opts)
+}
+
+// options are the provisioning options the flags say (Now unset).
+func (f *provisionFlags) options(cmd *cobra.Command) fleet.ProvisionOptions {
+	return fleet.ProvisionOptions{Options: fleet.Options{OpenOptions: f.registry.options()}, Probe: !f.noProbe, Connector: connectorOptions(cmd), Version: oaVersion()}
 }
 
 func newProvisionCmd() *cobra.Command {
@@ -54,12 +58,8 @@ but a fault; a run cut short by a registry outage is finished by the next.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := f.provisionOnce(cmd)
 			if res != nil {
-				if wantJSON(cmd) {
-					if perr := printJSON(cmd.OutOrStdout(), res); perr != nil {
-						return perr
-					}
-				} else {
-					printProvision(cmd.OutOrStdout(), res)
+				if perr := printProvisionResult(cmd, res); perr != nil {
+					return perr
 				}
 			}
 			return err
@@ -67,6 +67,15 @@ but a fault; a run cut short by a registry outage is finished by the next.`,
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// printProvisionResult prints one provisioning result, as JSON with --json.
+func printProvisionResult(cmd *cobra.Command, res *fleet.Result) error {
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), res)
+	}
+	printProvision(cmd.OutOrStdout(), res)
+	return nil
 }
 
 // printProvision prints one provisioning result.
