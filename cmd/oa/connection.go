@@ -254,16 +254,16 @@ func newConnectionListCmd() *cobra.Command {
 					return err
 				}
 				if wantJSON(cmd) {
-					views := make([]connectionView, len(list))
+					views := make([]connection.View, len(list))
 					for i, l := range list {
-						views[i] = viewOf(l.Name, l.Record)
+						views[i] = connection.ViewOf(l.Name, l.Record)
 					}
 					return printJSON(cmd.OutOrStdout(), views)
 				}
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "%-20s %-20s %-4s %-12s %s\n", "NAME", "CONNECTOR", "REV", "STATE", "AUTHORITY")
 				for _, l := range list {
-					v := viewOf(l.Name, l.Record)
+					v := connection.ViewOf(l.Name, l.Record)
 					fmt.Fprintf(out, "%-20s %-20s %-4d %-12s %s\n", v.Name, v.Connector, v.Revision, v.State, v.AuthorityDigest)
 				}
 				return nil
@@ -328,62 +328,6 @@ func (f *confinementFlags) profile() (*confine.Profile, error) {
 	return p, nil
 }
 
-// connectionView is what is printed of a connection: names of secrets,
-// never values (the record holds none).
-type connectionView struct {
-	Name            string   `json:"name"`
-	Connector       string   `json:"connector"`
-	Revision        int64    `json:"revision"`
-	State           string   `json:"state"`
-	Enabled         bool     `json:"enabled"`
-	Online          bool     `json:"online"`
-	Verified        bool     `json:"verified"`
-	AuthorityDigest string   `json:"authorityDigest,omitempty"`
-	InventoryDigest string   `json:"inventoryDigest,omitempty"`
-	Tools           []string `json:"tools,omitempty"`
-	VerifiedBy      string   `json:"verifiedBy,omitempty"`
-	// Protocol is the MCP version a remote server agreed to when verified.
-	Protocol string `json:"protocol,omitempty"`
-	// Transport is how a remote server was reached when verified.
-	Transport string           `json:"transport,omitempty"`
-	Config    connector.Config `json:"config"`
-	// Confinement is the profile in words; Enforced is how the last
-	// verification's start was confined.
-	Confinement string         `json:"confinement"`
-	Enforced    *confine.Level `json:"enforced,omitempty"`
-	// Login is the state of an OAuth connection's stored login (never a
-	// token), shown by oa connection show.
-	Login *connector.LoginState `json:"login,omitempty"`
-}
-
-func viewOf(name string, rec *connection.Record) connectionView {
-	if rec == nil {
-		return connectionView{Name: name, State: "unverifiable"}
-	}
-	v := connectionView{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
-	if rec.Config.Command == connector.SandboxCommand {
-		v.Confinement = "in-process: the built-in sandbox runs inside oa"
-	}
-	switch {
-	case !rec.Enabled:
-		v.State = "disabled"
-	case !rec.Verified():
-		v.State = "unverified"
-	case !rec.Online:
-		v.State = "offline"
-	default:
-		v.State = "ready"
-	}
-	if rec.Verification != nil {
-		v.InventoryDigest, v.VerifiedBy, v.Protocol, v.Enforced = rec.Verification.Inventory.Digest, rec.Verification.VerifiedBy, rec.Verification.Protocol, rec.Verification.Enforced
-		v.Transport = rec.Verification.Transport
-		for _, t := range rec.Verification.Inventory.Tools {
-			v.Tools = append(v.Tools, t.Name)
-		}
-	}
-	return v
-}
-
 func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) error {
 	return printConnectionLogin(cmd, rec, verb, nil)
 }
@@ -391,7 +335,7 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 // printConnectionLogin prints a connection and, for an OAuth connection
 // shown, the state of its stored login.
 func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState) error {
-	v := viewOf(rec.Name, rec)
+	v := connection.ViewOf(rec.Name, rec)
 	v.Login = login
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), v)
