@@ -8,7 +8,9 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/pipeline"
 )
 
 // compileFlags are the budget of a compile and the IR size hosts accept,
@@ -27,24 +29,32 @@ func (f *compileFlags) register(cmd *cobra.Command, prefix string) {
 	cmd.Flags().Int64Var(&f.maxIRBytes, "max-ir-bytes", oci.DefaultIRBytes, "the largest IR to publish: hosts refuse a larger one unless their policy's limits.ir_bytes was raised")
 }
 
-// compile compiles dir within the budget and refuses IR larger than
-// hosts accept.
-func (f *compileFlags) compile(ctx context.Context, dir string) (*compiler.Result, error) {
-	res, err := compiler.CompileWithin(ctx, dir, compiler.Budget{Time: f.timeout, Memory: f.memory})
-	if err != nil {
-		return nil, err
-	}
-	if err := f.checkIRSize(res.IR); err != nil {
-		return nil, err
-	}
-	return res, nil
+// options are the load options the flags say.
+func (f *compileFlags) options() pipeline.LoadOptions {
+	return pipeline.LoadOptions{Budget: compiler.Budget{Time: f.timeout, Memory: f.memory}, MaxIRBytes: f.maxIRBytes}
 }
 
-// checkIRSize refuses IR over --max-ir-bytes (by default, what every host
-// accepts by default), before anything is written or pushed.
-func (f *compileFlags) checkIRSize(b []byte) error {
-	if int64(len(b)) > f.maxIRBytes {
-		return blocking.New(blocking.IRTooLargeForHosts, "%d bytes, over %d (--max-ir-bytes)", len(b), f.maxIRBytes)
+// compile compiles dir within the budget and refuses IR larger than
+// hosts accept (pipeline.Compile).
+func (f *compileFlags) compile(ctx context.Context, dir string) (*compiler.Result, error) {
+	res, err := pipeline.Compile(ctx, dir, f.options())
+	return res, namingFlag(err)
+}
+
+// loadWorker compiles a bundle folder or reads and checks an IR file
+// (pipeline.LoadWorker: what push publishes).
+func (f *compileFlags) loadWorker(ctx context.Context, path string) (*ir.Worker, []byte, error) {
+	w, b, err := pipeline.LoadWorker(ctx, path, f.options())
+	return w, b, namingFlag(err)
+}
+
+// namingFlag names --max-ir-bytes in a size refusal: on the command line
+// it is the limit the publisher turns.
+func namingFlag(err error) error {
+	for _, r := range blocking.Refusals(err) {
+		if r.Code == blocking.IRTooLargeForHosts {
+			r.Detail += " (--max-ir-bytes)"
+		}
 	}
-	return nil
+	return err
 }

@@ -7,16 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/schemas"
 )
-
-// maxLocalIRBytes bounds an IR file oa inspect reads: the IR of the
-// largest bundle the compiler accepts (compiler.MaxBundleBytes of text),
-// with room for JSON escaping.
-const maxLocalIRBytes = 4 * compiler.MaxBundleBytes
 
 func newInspectCmd() *cobra.Command {
 	return &cobra.Command{
@@ -25,7 +19,7 @@ func newInspectCmd() *cobra.Command {
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
 		Args:  wantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := readIRFile(args[0])
+			b, err := pipeline.ReadIRFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -41,16 +35,6 @@ func newInspectCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// readIRFile reads an IR file named on the command line, bounded by
-// maxLocalIRBytes and regular files only.
-func readIRFile(path string) ([]byte, error) {
-	b, err := schemas.ReadLocalFile(path, maxLocalIRBytes)
-	if err != nil {
-		return nil, blocking.New(blocking.IRUnreadable, "%s", err).At(path, "")
-	}
-	return b, nil
 }
 
 type irSummary struct {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
@@ -11,7 +9,6 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
-	"github.com/oa-dev/oa/schemas"
 )
 
 func newPushCmd() *cobra.Command {
@@ -76,37 +73,4 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 	budget.register(cmd, "compile-")
 	cmd.Flags().StringVar(&source, "source", "", "URL of the bundle's source, for the org.opencontainers.image.source annotation")
 	return cmd
-}
-
-// loadWorker compiles a bundle folder or reads and checks an IR file
-// (schemas.CheckIR, through the customer-state scan: what push publishes).
-// Either way, IR larger than hosts accept is refused (compileFlags).
-func (f *compileFlags) loadWorker(ctx context.Context, path string) (*ir.Worker, []byte, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, blocking.New(blocking.BundleUnreadable, "neither a bundle folder nor an IR file can be read there")
-	}
-	if info.IsDir() {
-		res, err := f.compile(ctx, path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return res.Worker, res.IR, nil
-	}
-	b, err := readIRFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	w, err := schemas.CheckIR(b, schemas.IRCheck{Through: schemas.IRClean})
-	if err != nil {
-		return nil, nil, err
-	}
-	canon, err := ir.Encode(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := f.checkIRSize(canon); err != nil {
-		return nil, nil, err
-	}
-	return w, canon, nil
 }
