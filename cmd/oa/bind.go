@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/oa-dev/oa/bind"
-	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
@@ -176,7 +174,9 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 				if err != nil {
 					return err
 				}
-				report, err := inspectBinding(cmd, h, b, refs, model, noProbe)
+				// The release is read as the coordinator reads it: the
+				// host's limits over the registry flags.
+				report, err := bind.Inspect(cmd.Context(), h, b, bind.InspectOptions{Transport: refs.registry.options(), Now: time.Now(), Model: model, Probe: !noProbe, Connector: connectorOptions(cmd)})
 				if err != nil {
 					return err // a program fault, not a changed link
 				}
@@ -195,30 +195,6 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 	cmd.Flags().StringVar(&model, "model", "", "check the plan as if the deployment ran this model")
 	cmd.Flags().BoolVar(&noProbe, "no-probe", false, "do not start connections to compare their live tool lists")
 	return cmd
-}
-
-// inspectBinding fetches the bound release and makes the one plan check
-// (bind.Check, the coordinator's), probing each connection unless
-// noProbe. The error is for program faults only.
-func inspectBinding(cmd *cobra.Command, h *host.Host, b *bind.Binding, refs refFlags, model string, noProbe bool) (*bind.Report, error) {
-	ctx := cmd.Context()
-	// The release is read as the coordinator reads it (bind.FetchRelease:
-	// the host's limits over the registry flags).
-	art, err := bind.FetchRelease(ctx, h, b, refs.registry.options())
-	if err != nil {
-		if blocking.Refusals(err) == nil {
-			return nil, err
-		}
-		return bind.Compare(b, nil, err), nil
-	}
-	opts := bind.CheckOptions{Now: time.Now(), Model: model}
-	if !noProbe {
-		opts.Live = func(ctx context.Context, st *resolve.State, plan *resolve.Plan) error {
-			return resolve.CheckLive(ctx, st, plan, connectorOptions(cmd))
-		}
-	}
-	report, _, err := bind.Check(ctx, h, b, art, opts)
-	return report, err
 }
 
 func printReport(out io.Writer, r *bind.Report) {
