@@ -117,3 +117,30 @@ func TestInspectRefusesPipesAndDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestCobraMistakesAreUsageErrors: every mistake cobra finds in the
+// command line itself is a usage error (exit 2, its own message), typed
+// where it is found rather than recognized by its text: an unknown command
+// or flag, a missing required flag, and each kind of flag group (one of a
+// group required, which exited 1 while the message prefixes were listed;
+// mutually exclusive; required together).
+func TestCobraMistakesAreUsageErrors(t *testing.T) {
+	t.Setenv("OA_HOME", t.TempDir())
+	ref := "localhost:5000/clinic@sha256:" + strings.Repeat("a", 64)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus" for "oa"`},
+		{[]string{"compile", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"attention", "approve", "x"}, `required flag(s) "as" not set`},
+		{[]string{"attest", ref}, "at least one of the flags in the group [key predicate-out] is required"},
+		{[]string{"attest", "--key", "k", "--predicate-out", "p", "--authority", "a", ref}, "none of the others can be"},
+		{[]string{"attest", "--predicate-out", "p", ref}, "are set they must all be set"},
+	} {
+		_, errOut, code := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("oa %v: exit %d, want 2 with %q\n%s", c.args, code, c.want, errOut)
+		}
+	}
+}

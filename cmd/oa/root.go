@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,10 @@ import (
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := findCommand(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return 0
 	}
@@ -24,21 +26,46 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // usageError marks a mistake in the command line itself, a refusal like
-// any other: exit status 2.
+// any other: exit status 2. Every such mistake is wrapped in it where it
+// is found: flag parsing (the flag error func), positional arguments
+// (wrapArgs), required flags and flag groups (checkFlags), an unknown
+// command (findCommand) and the commands' own checks.
 type usageError struct{ error }
 
 func exitStatus(err error) int {
-	if _, ok := err.(usageError); ok || isCobraUsage(err) {
+	if _, ok := err.(usageError); ok {
 		return 2
 	}
 	return blocking.ExitStatus(err)
 }
 
-// isCobraUsage recognizes the command-line mistakes cobra reports itself,
-// which it returns as plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "required flag(s)") || strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "if any flags in the group")
+// findCommand refuses an unknown command as a usage error before cobra
+// runs anything: cobra finds the command the same way in Execute, and
+// reports an unknown one as a plain error. Shell completion requests are
+// left to cobra, which answers them itself.
+func findCommand(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil
+	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	if _, _, err := root.Find(args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// checkFlags is the root's PersistentPreRunE: it makes cobra's checks of
+// required flags and flag groups (which cobra repeats, finding nothing,
+// after it) usage errors.
+func checkFlags(cmd *cobra.Command, _ []string) error {
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return usageError{err}
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -64,6 +91,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = checkFlags
 	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
 	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
 	root.AddCommand(newAuditCmd())
