@@ -27,7 +27,7 @@ revoked on this host, so a running coordinator refuses it at its next plan
 check, and the host reports state revoked). A refusal or a registry outage
 is printed and the next round tries again. With --once it runs one round
 and exits with its status.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < fleet.MinSyncInterval && !once {
 				return blocking.New(blocking.FleetIntervalInvalid, "--interval must be at least 1s")
@@ -45,16 +45,16 @@ and exits with its status.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			return fleet.Sync(ctx, oaHome(), f.envelope, fleet.SyncOptions{ProvisionOptions: f.options(cmd), Interval: interval,
+			return fleet.Sync(ctx, Home(), f.envelope, fleet.SyncOptions{ProvisionOptions: f.options(cmd), Interval: interval,
 				Round: func(res *fleet.Result, err error) {
 					switch {
-					case res != nil && wantJSON(cmd):
-						_ = printJSON(out, res)
+					case res != nil && WantJSON(cmd):
+						_ = PrintJSON(out, res)
 					case res != nil:
 						fmt.Fprintf(out, "%s ", time.Now().UTC().Format(time.RFC3339))
 						printProvision(out, res)
 					case err != nil:
-						printError(cmd.ErrOrStderr(), err, wantJSON(cmd))
+						PrintError(cmd.ErrOrStderr(), err, WantJSON(cmd))
 					}
 				}})
 		},

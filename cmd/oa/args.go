@@ -7,13 +7,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// wantArgs is every command's cobra Args check: at least min and at most
+// WantArgs is every command's cobra Args check: at least min and at most
 // max positional arguments (max < 0: no upper bound). Unlike cobra's own
 // checks ("accepts 1 arg(s), received 0") its error names the argument
 // that is missing, as the command's Use line writes it, and points at
 // --help. It never repeats an argument given, which may be anything. The
 // root wraps it as a usage error (exit status 2).
-func wantArgs(min, max int) cobra.PositionalArgs {
+func WantArgs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		names := positionalNames(cmd.Use)
 		help := fmt.Sprintf("(usage: %s; see %s --help)", usageLine(cmd), cmd.CommandPath())

@@ -33,7 +33,7 @@ decide here, whatever the MCP client can do.`,
 	list := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List open attention items (with --all, decided ones too)",
-		Args:  wantArgs(0, 0),
+		Args:  WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				items, err := coordinator.ListAttention(cmd.Context(), h, all)
@@ -43,8 +43,8 @@ decide here, whatever the MCP client can do.`,
 				if items == nil {
 					items = []coordinator.AttentionItem{}
 				}
-				if wantJSON(cmd) {
-					return printJSON(cmd.OutOrStdout(), items)
+				if WantJSON(cmd) {
+					return PrintJSON(cmd.OutOrStdout(), items)
 				}
 				out := cmd.OutOrStdout()
 				if len(items) == 0 {
@@ -63,7 +63,7 @@ decide here, whatever the MCP client can do.`,
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one attention item",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				it, err := coordinator.GetAttention(cmd.Context(), h, args[0])
@@ -74,8 +74,8 @@ decide here, whatever the MCP client can do.`,
 				if err != nil {
 					return err
 				}
-				if wantJSON(cmd) {
-					return printJSON(cmd.OutOrStdout(), attentionShown{it, teach})
+				if WantJSON(cmd) {
+					return PrintJSON(cmd.OutOrStdout(), attentionShown{it, teach})
 				}
 				printAttentionText(cmd.OutOrStdout(), it)
 				for _, t := range teach {
@@ -143,7 +143,7 @@ func newDecisionCmd(decision string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: decisionShort[decision],
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			txt, err := teachText(cmd, text, textFile)
 			if err != nil {
@@ -168,8 +168,8 @@ func newDecisionCmd(decision string) *cobra.Command {
 }
 
 func printAttention(cmd *cobra.Command, it *coordinator.AttentionItem) error {
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), it)
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), it)
 	}
 	printAttentionText(cmd.OutOrStdout(), it)
 	return nil

@@ -18,15 +18,15 @@ func newQuestionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "question ID",
 		Short: "Show the question an app asks during a change (kept in the waiting coordinator only)",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				q, err := coordinator.ShowQuestion(cmd.Context(), h, args[0])
 				if err != nil {
 					return err
 				}
-				if wantJSON(cmd) {
-					return printJSON(cmd.OutOrStdout(), q)
+				if WantJSON(cmd) {
+					return PrintJSON(cmd.OutOrStdout(), q)
 				}
 				printQuestion(cmd, q)
 				return nil
@@ -77,7 +77,7 @@ asks for (--set FIELD=VALUE, typed by the form, or --content with a JSON
 object), decline, or cancel. The answer is checked against the form and
 reaches the app unchanged; only its action and a digest are recorded. See
 the question with oa attention question ID.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
 			for _, b := range []bool{accept || content != "" || len(set) > 0, decline, cancel} {

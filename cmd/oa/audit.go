@@ -35,18 +35,18 @@ records, the runs and receipts, the checkpoint file, the projection
 digests, the bound plan, and the host and receipt public keys as data.
 oras, crane and skopeo read it; oa audit verify checks it offline.
 --deployment may be left out when the host binds one deployment.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum *audit.Summary
 			err := atomicfile.WriteFunc(output, 0o600, func(w io.Writer) (err error) {
-				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: oaHome(), Deployment: deployment, Now: time.Now(), Registry: reg.options()}, w)
+				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: Home(), Deployment: deployment, Now: time.Now(), Registry: reg.options()}, w)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), sum)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), sum)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "exported deployment %s (release %s, %d receipts, %d runs) to %s\n", sum.Deployment, sum.ArtifactDigest, sum.Receipts, sum.Runs, output)
 			return nil
@@ -89,7 +89,7 @@ The bundle is read bounded before it is believed: at most --max-entries
 tar entries, --max-document-bytes each, --max-manifest-bytes for
 index.json and each manifest, --max-bundle-bytes in all; a bundle over a
 limit is refused audit_bundle_too_large naming the entry and the flag.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			keys, err := readAuditKeys(signers.publisherKey, signers.authorityKey, host)
 			if err != nil {
@@ -102,8 +102,8 @@ limit is refused audit_bundle_too_large naming the entry and the flag.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), r); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), r); err != nil {
 					return err
 				}
 			} else {

@@ -23,7 +23,7 @@ import (
 
 // planFlags are the flags of every command that computes a plan.
 type planFlags struct {
-	refs       refFlags
+	refs       RefFlags
 	deployment string
 	model      string
 	noProbe    bool
@@ -61,7 +61,7 @@ resolution rules against this host's signed capability registry and its
 verified connections, and prints the execution plan with its digest
 (capabilityPlanDigest). Nothing is written. Each connection of the plan is
 started to check its live tool list unless --no-probe.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, modelOrDefault(f.model)); err != nil {
 				return err
@@ -100,7 +100,7 @@ on a terminal by typing yes, otherwise only with --yes. The binding (plan
 digest, deployment, persona, session policy, model, connection revisions,
 approver, time) is signed with the host key. A consequential capability
 never binds without that approval.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, f.model); err != nil {
 				return err
@@ -118,7 +118,7 @@ never binds without that approval.`,
 				case !yes && stdinIsTerminal():
 					printPlanText(cmd.ErrOrStderr(), plan, remoteNotes(cmd, h, plan))
 					approved = confirm(cmd.InOrStdin(), cmd.ErrOrStderr(), fmt.Sprintf("Approve this plan for deployment %s as %s? Type yes: ", plan.Deployment, as))
-				case !yes && !wantJSON(cmd):
+				case !yes && !WantJSON(cmd):
 					// No one to ask: show what would be bound, so the
 					// refusal that follows can be acted on (--yes).
 					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
@@ -128,8 +128,8 @@ never binds without that approval.`,
 				if err != nil {
 					return err
 				}
-				if wantJSON(cmd) {
-					return printJSON(cmd.OutOrStdout(), b)
+				if WantJSON(cmd) {
+					return PrintJSON(cmd.OutOrStdout(), b)
 				}
 				if !stdinIsTerminal() || yes {
 					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
@@ -155,7 +155,7 @@ func confirm(in io.Reader, out io.Writer, prompt string) bool {
 }
 
 func newBindInspectCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var model string
 	var noProbe bool
 	cmd := &cobra.Command{
@@ -167,7 +167,7 @@ each connection's live tool list) and compares it with the bound plan. It
 names every link that changed: admission, policy, registry, persona, model,
 connection, connection_revision, tool_inventory, capabilities. Exit status 2
 (plan_digest_mismatch) when the plan is not the approved one.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				b, err := bind.Current(cmd.Context(), h, args[0])
@@ -180,8 +180,8 @@ connection, connection_revision, tool_inventory, capabilities. Exit status 2
 				if err != nil {
 					return err // a program fault, not a changed link
 				}
-				if wantJSON(cmd) {
-					if perr := printJSON(cmd.OutOrStdout(), report); perr != nil {
+				if WantJSON(cmd) {
+					if perr := PrintJSON(cmd.OutOrStdout(), report); perr != nil {
 						return perr
 					}
 				} else {
@@ -219,8 +219,8 @@ func printReport(out io.Writer, r *bind.Report) {
 }
 
 func printPlan(cmd *cobra.Command, plan *resolve.Plan, remotes []string) error {
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": remotes})
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": remotes})
 	}
 	printPlanText(cmd.OutOrStdout(), plan, remotes)
 	return nil

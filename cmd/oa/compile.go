@@ -24,7 +24,7 @@ The compile runs in a child process held to --timeout and
 --max-memory-bytes (compile_time_exceeded, compile_memory_exceeded), and IR
 larger than hosts accept by default (limits.ir_bytes, 4 MiB) is refused
 (ir_too_large_for_hosts) unless --max-ir-bytes says the hosts raised it.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := budget.compile(cmd.Context(), args[0])
 			if err != nil {
@@ -43,8 +43,8 @@ larger than hosts accept by default (limits.ir_bytes, 4 MiB) is refused
 			if err := atomicfile.Write(out, res.IR, 0o644); err != nil {
 				return fmt.Errorf("writing IR: %w", err)
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{
 					"name": res.Worker.Name, "version": res.Worker.Version,
 					"workerIrDigest": res.Digest, "bytes": len(res.IR), "output": out,
 				})

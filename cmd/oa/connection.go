@@ -18,7 +18,7 @@ import (
 )
 
 func connectorOptions(cmd *cobra.Command) connector.Options {
-	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: sandbox.Dir(oaHome())}
+	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: sandbox.Dir(Home())}
 }
 
 func newConnectionCmd() *cobra.Command {
@@ -29,7 +29,7 @@ func newConnectionCmd() *cobra.Command {
 
 // withHost opens this host, runs f and closes the host.
 func withHost(cmd *cobra.Command, f func(h *host.Host) error) error {
-	h, err := host.Open(cmd.Context(), oaHome())
+	h, err := host.Open(cmd.Context(), Home())
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ the plan: loosening it needs a person's approval again. A remote server runs
 no process here and takes no confinement flags.
 
 A new connection is enabled but unverified: run oa connection verify NAME.`,
-		Args: wantArgs(1, -1),
+		Args: WantArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
@@ -151,13 +151,13 @@ func (f remoteFlags) oauthFlagsGiven() bool {
 func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args, secretFiles []string) error {
 	if f.url == "" {
 		if f.bearer != "" || f.caFile != "" || f.plainHTTP || len(f.headers) > 0 || f.oauth || f.oauthFlagsGiven() {
-			return usageError{fmt.Errorf("--header, --bearer-secret-file, --oauth…, --ca-file and --plain-http are for a remote server: give --url")}
+			return UsageError{fmt.Errorf("--header, --bearer-secret-file, --oauth…, --ca-file and --plain-http are for a remote server: give --url")}
 		}
 		if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
-			return usageError{fmt.Errorf("give NAME, then -- and the server's command (or --url URL for a remote server)")}
+			return UsageError{fmt.Errorf("give NAME, then -- and the server's command (or --url URL for a remote server)")}
 		}
 		if len(secretFiles) > 1 {
-			return usageError{fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines")}
+			return UsageError{fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines")}
 		}
 		opts.Config.Command, opts.Config.Args = args[1], args[2:]
 		if len(secretFiles) == 1 {
@@ -166,10 +166,10 @@ func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args
 		return nil
 	}
 	if len(args) != 1 {
-		return usageError{fmt.Errorf("a remote server (--url) takes NAME only, no command")}
+		return UsageError{fmt.Errorf("a remote server (--url) takes NAME only, no command")}
 	}
 	if len(secretFiles) != len(f.headers) {
-		return usageError{fmt.Errorf("give each --header NAME its own --secret-file F (%d headers, %d files)", len(f.headers), len(secretFiles))}
+		return UsageError{fmt.Errorf("give each --header NAME its own --secret-file F (%d headers, %d files)", len(f.headers), len(secretFiles))}
 	}
 	r := &connector.Remote{URL: f.url, PlainHTTP: f.plainHTTP, BearerSecretFile: f.bearer, CAFile: f.caFile}
 	for i, name := range f.headers {
@@ -180,7 +180,7 @@ func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args
 	case f.oauth:
 		r.OAuth = &connector.RemoteOAuth{ClientID: f.oauthClientID, ClientSecretFile: absPath(f.oauthSecret), Scopes: f.oauthScopes, RedirectPort: f.oauthPort}
 	case f.oauthFlagsGiven():
-		return usageError{fmt.Errorf("--oauth-client-id, --oauth-client-secret-file, --oauth-scopes and --oauth-redirect-port go with --oauth")}
+		return UsageError{fmt.Errorf("--oauth-client-id, --oauth-client-secret-file, --oauth-scopes and --oauth-redirect-port go with --oauth")}
 	}
 	opts.Config.Remote = r
 	return nil
@@ -203,7 +203,7 @@ func newConnectionVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify NAME --as NAME",
 		Short: "Start the connection's server, list its tools and record the inventory digest",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Verify(cmd.Context(), h, args[0], connectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
@@ -227,7 +227,7 @@ func newConnectionEnableCmd(enable bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use + " NAME --as NAME",
 		Short: strings.ToUpper(use[:1]) + use[1:] + " a connection (its revision stays)",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.SetEnabled(cmd.Context(), h, args[0], enable, connection.Change{By: as, Now: time.Now()})
@@ -246,19 +246,19 @@ func newConnectionListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List connections with their state, revision and authority digest",
-		Args:  wantArgs(0, 0),
+		Args:  WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				list, err := connection.List(cmd.Context(), h)
 				if err != nil {
 					return err
 				}
-				if wantJSON(cmd) {
+				if WantJSON(cmd) {
 					views := make([]connection.View, len(list))
 					for i, l := range list {
 						views[i] = connection.ViewOf(l.Name, l.Record)
 					}
-					return printJSON(cmd.OutOrStdout(), views)
+					return PrintJSON(cmd.OutOrStdout(), views)
 				}
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "%-20s %-20s %-4s %-12s %s\n", "NAME", "CONNECTOR", "REV", "STATE", "AUTHORITY")
@@ -276,7 +276,7 @@ func newConnectionShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a connection: configuration (secret names only), state and verified tools",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				rec, err := connection.Get(cmd.Context(), h, args[0])
@@ -337,8 +337,8 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState) error {
 	v := connection.ViewOf(rec.Name, rec)
 	v.Login = login
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), v)
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), v)
 	}
 	out := cmd.OutOrStdout()
 	if verb != "" {
@@ -431,7 +431,7 @@ are stored encrypted under the host's token key in $OA_HOME/oauth (0600
 files), refreshed when they expire and never printed, stored in the
 database, planned or shown to an agent. oa connection logout NAME removes
 them. The connection's revision does not change.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				errOut := cmd.ErrOrStderr()
@@ -456,7 +456,7 @@ func newConnectionLogoutCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logout NAME --as NAME",
 		Short: "Remove an OAuth connection's stored tokens, revoking the refresh token where the server offers that",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				res, err := connection.Logout(cmd.Context(), h, args[0], connection.Change{By: as, Now: time.Now()})
@@ -480,8 +480,8 @@ func newConnectionLogoutCmd() *cobra.Command {
 
 // printLogin prints what became of a connection's login (never a token).
 func printLogin(cmd *cobra.Command, name, state string) error {
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]string{"connection": name, "login": state})
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), map[string]string{"connection": name, "login": state})
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "connection %s: login %s\n", name, state)
 	return nil

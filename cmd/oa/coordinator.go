@@ -42,11 +42,11 @@ which link of the plan changed; nothing of it reaches the client.
 Without --deployment it serves the built-in demo package on the sandbox
 connector (mode "sandbox"): a demo host under $OA_HOME/demo, prepared on
 first use exactly as oa quickstart prepares one.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts := coordinator.Options{Home: oaHome(), Deployment: deployment, Registry: reg.options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
+			opts := coordinator.Options{Home: Home(), Deployment: deployment, Registry: reg.options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
 			if deployment == "" {
 				home, err := sandboxHome(cmd)
 				if err != nil {
@@ -105,7 +105,7 @@ func flushTelemetry(cmd *cobra.Command, tel *telemetry.Telemetry) {
 // quickstart does) the first time; its progress goes to the operator.
 // Coordinators starting together on a new $OA_HOME prepare it once.
 func sandboxHome(cmd *cobra.Command) (string, error) {
-	home := filepath.Join(oaHome(), "demo")
+	home := filepath.Join(Home(), "demo")
 	if !demo.Ready(home) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: preparing the sandbox demo host in %s (or waiting for the process preparing it)\n", home)
 	}

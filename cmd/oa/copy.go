@@ -11,7 +11,7 @@ import (
 )
 
 func newCopyCmd() *cobra.Command {
-	var from, to refFlags
+	var from, to RefFlags
 	var requireSigned bool
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
@@ -25,7 +25,7 @@ artifact is verified before it is copied. It prints DST@sha256:… and, on
 stderr, how many signatures and attestations it copied — a warning line when
 there are none; with --require-signed, no signature is a refusal and nothing
 is copied.`,
-		Args: wantArgs(2, 2),
+		Args: WantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			_, src, art, err := from.openPinned(ctx, args[0])
@@ -47,7 +47,7 @@ is copied.`,
 				return err
 			}
 			if dstRef.Digest != "" && dstRef.Digest != art.Descriptor.Digest {
-				return usageError{fmt.Errorf("the destination names another digest than the source")}
+				return UsageError{fmt.Errorf("the destination names another digest than the source")}
 			}
 			p := newProgress(cmd.ErrOrStderr())
 			p.step("copying %s (%d layers, with its signatures and attestations if any)", art.Descriptor.Digest, len(art.Layers))
@@ -57,8 +57,8 @@ is copied.`,
 			}
 			printCopied(cmd.ErrOrStderr(), res)
 			pinned := dstRef.WithDigest(art.Descriptor.Digest)
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{
 					"reference": pinned.String(), "copied": res.Parts,
 					"signatures": res.Signatures, "attestations": res.Attestations, "bundles": res.Bundles,
 				})

@@ -32,15 +32,15 @@ func newFleetCheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate a fleet file with located errors",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := fleet.LoadSpec(args[0])
 			if err != nil {
 				return err
 			}
 			assigned := s.Assignments()
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "hosts": len(s.Hosts), "deployments": len(s.Deployments), "assignments": assigned})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "hosts": len(s.Hosts), "deployments": len(s.Deployments), "assignments": assigned})
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "fleet ok: %s, registry %s, %d hosts, %d deployments\n", s.Name, s.Registry, len(s.Hosts), len(s.Deployments))
@@ -76,7 +76,7 @@ once expired (fleet_envelope_expired, fleet_revocations_expired), so a
 registry serving an old copy is noticed. Republishing re-signs whatever is
 past half its lifetime: publish at least every few days. Every refusal is
 found before anything is written.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fleet.CheckExpiry(expiresIn); err != nil {
 				return err
@@ -98,8 +98,8 @@ found before anything is written.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs, "revocationsRefreshed": refreshed != nil})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "keyId": signer.KeyID(), "hosts": pubs, "revocationsRefreshed": refreshed != nil})
 			}
 			out := cmd.OutOrStdout()
 			changed := 0
@@ -152,7 +152,7 @@ signature (with the host key the fleet file pins, else the key it carries:
 self-signed) and prints host, deployment, release, state, plan digest and
 last seen. Hosts whose status is missing, unsigned or older than --stale are
 flagged with "!".`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fleet.LoadSpec(file)
 			if err != nil {
@@ -165,8 +165,8 @@ flagged with "!".`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "hosts": list})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "hosts": list})
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "  %-20s %-14s %-19s %-18s %-19s %-12s %s\n", "HOST", "DEPLOYMENT", "RELEASE", "STATE", "PLAN", "SIGNED", "LAST SEEN")
@@ -240,7 +240,7 @@ func (f *revokePublishFlags) checkLocal(cmd *cobra.Command) error {
 	}
 	for _, name := range names {
 		if cmd.Flags().Changed(name) {
-			return usageError{fmt.Errorf("--%s is only for --publish (the fleet's revocation list); without --publish oa revoke revokes on this host only", name)}
+			return UsageError{fmt.Errorf("--%s is only for --publish (the fleet's revocation list); without --publish oa revoke revokes on this host only", name)}
 		}
 	}
 	return nil
@@ -253,7 +253,7 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 		return err
 	}
 	if f.file == "" || f.key == "" {
-		return usageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
+		return UsageError{fmt.Errorf("--publish needs --fleet FILE and --fleet-key KEY")}
 	}
 	if err := fleet.CheckExpiry(f.expiresIn); err != nil {
 		return err
@@ -270,8 +270,8 @@ func (f *revokePublishFlags) run(cmd *cobra.Command, arg, reason, as string) err
 	if err != nil {
 		return err
 	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "changed": changed, "revocations": list})
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "changed": changed, "revocations": list})
 	}
 	verb := "published"
 	if !changed {

@@ -82,12 +82,12 @@ func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	dir := f.dir
 	if harness.UserLevel(f.client) {
 		if dir != "" {
-			return nil, usageError{fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", f.client)}
+			return nil, UsageError{fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", f.client)}
 		}
 	} else if dir == "" {
 		dir = "."
 	}
-	return harness.NewMCPClient(harness.MCPClientOptions{Home: oaHome(), Client: f.client, Dir: dir, Executable: exe})
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: Home(), Client: f.client, Dir: dir, Executable: exe})
 }
 
 func newHarnessInstallCmd() *cobra.Command {
@@ -105,11 +105,11 @@ where the client reads skills, and an install record.
 The server entry runs this oa executable as coordinator serve --deployment
 NAME with OA_HOME set to this host. A skill folder oa did not write is never
 replaced. Installing again replaces the installation whole.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The entry names this executable; go run's is deleted when it ends.
 			if exe, _ := os.Executable(); isGoRunBuild(exe) {
-				return usageError{fmt.Errorf("this oa runs under go run, from a temporary file the client could not start later: install oa first (go install ./cmd/oa), then run the installed oa")}
+				return UsageError{fmt.Errorf("this oa runs under go run, from a temporary file the client could not start later: install oa first (go install ./cmd/oa), then run the installed oa")}
 			}
 			m, err := f.open()
 			if err != nil {
@@ -119,8 +119,8 @@ replaced. Installing again replaces the installation whole.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), inst); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), inst); err != nil {
 					return err
 				}
 				return inst.Err()
@@ -148,7 +148,7 @@ missing or added (files), the installed persona, skill and
 materializationDigest are the bound plan's (projection), and the binding
 sequence number and plan digest are the current binding's (binding_link).
 Exit status 2 with each failed check's code when anything differs.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := f.open()
 			if err != nil {
@@ -158,8 +158,8 @@ Exit status 2 with each failed check's code when anything differs.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), inst); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), inst); err != nil {
 					return err
 				}
 				return inst.Err()
@@ -219,7 +219,7 @@ added beside them) is left in place and named, with the install record;
 exit status 2 (harness_uninstall_incomplete). A configuration file that does
 not parse is refused and nothing is removed. The host is not consulted:
 a deployment can be uninstalled after it was unbound.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := f.open()
 			if err != nil {
@@ -229,8 +229,8 @@ a deployment can be uninstalled after it was unbound.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), r); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), r); err != nil {
 					return err
 				}
 				return r.Err()
@@ -262,17 +262,17 @@ workflow, the attempt, the outcome and closed reason, and the receipt
 digest of a sealed run. It shows names, codes and digests only: the store
 keeps no input value and nothing read downstream, and a workflow name the
 caller made up is withheld.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 {
-				return usageError{fmt.Errorf("--limit must be 0 or more")}
+				return UsageError{fmt.Errorf("--limit must be 0 or more")}
 			}
-			turns, err := harness.Transcript(cmd.Context(), oaHome(), deployment, limit)
+			turns, err := harness.Transcript(cmd.Context(), Home(), deployment, limit)
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), struct {
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), struct {
 					Deployment string               `json:"deployment"`
 					Runs       []harness.TurnRecord `json:"runs"`
 				}{deployment, turns})

@@ -29,7 +29,7 @@ func newHostCmd() *cobra.Command {
 		Long: `Init writes $OA_HOME/keys/host.key and host.pub (the key that signs this
 host's admission records) and $OA_HOME/policy.cue, a starter policy that
 trusts the publisher and authority public keys given. Nothing is overwritten.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := host.InitOptions{Host: name, Publishers: map[string][]byte{}, Authorities: map[string][]byte{}}
 			for _, group := range []struct {
@@ -39,17 +39,17 @@ trusts the publisher and authority public keys given. Nothing is overwritten.`,
 				for _, f := range group.files {
 					b, err := os.ReadFile(f)
 					if err != nil {
-						return usageError{fmt.Errorf("reading key %s: %w", f, err)}
+						return UsageError{fmt.Errorf("reading key %s: %w", f, err)}
 					}
 					group.into[host.KeyName(f)] = b
 				}
 			}
-			home := oaHome()
+			home := Home()
 			if err := host.Init(home, opts); err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"home": home, "policy": filepath.Join(home, host.PolicyFile)})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]string{"home": home, "policy": filepath.Join(home, host.PolicyFile)})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "host initialized in %s\npolicy: %s\n", home, filepath.Join(home, host.PolicyFile))
 			return nil
@@ -67,9 +67,9 @@ func newPolicyCmd() *cobra.Command {
 	policy.AddCommand(&cobra.Command{
 		Use:   "check [FILE]",
 		Short: "Validate a host policy (default $OA_HOME/policy.cue) with located errors",
-		Args:  wantArgs(0, 1),
+		Args:  WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := filepath.Join(oaHome(), host.PolicyFile)
+			path := filepath.Join(Home(), host.PolicyFile)
 			if len(args) == 1 {
 				path = args[0]
 			}
@@ -77,8 +77,8 @@ func newPolicyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
@@ -101,7 +101,7 @@ func newPolicyCmd() *cobra.Command {
 }
 
 func newAdmitCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var as, profile string
 	var dryRun bool
 	cmd := &cobra.Command{
@@ -113,7 +113,7 @@ window, enough independent conformance attestations for the profile, and
 the host's protocols, features, evaluator authorities, pure packages and
 capability ceiling. When every check passes it writes an admission record
 signed by the host key. --dry-run reports every check and writes nothing.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
@@ -136,8 +136,8 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 }
 
 func printDecision(cmd *cobra.Command, ref oci.Ref, d *admit.Decision, rec *admit.Record) {
-	if wantJSON(cmd) {
-		_ = printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "decision": d, "admission": rec})
+	if WantJSON(cmd) {
+		_ = PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "decision": d, "admission": rec})
 		return
 	}
 	out := cmd.OutOrStdout()
@@ -170,9 +170,9 @@ func newAdmissionsCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list [PACKAGE]",
 		Short: "List admission records, each verified with the host key",
-		Args:  wantArgs(0, 1),
+		Args:  WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := host.Open(cmd.Context(), oaHome())
+			h, err := host.Open(cmd.Context(), Home())
 			if err != nil {
 				return err
 			}
@@ -185,8 +185,8 @@ func newAdmissionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), list)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), list)
 			}
 			for _, l := range list {
 				state := "unverifiable"
@@ -201,7 +201,7 @@ func newAdmissionsCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show DIGEST",
 		Short: "Show whether a release is actively admitted now, and its record",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := openHostForDigest(cmd, args[0])
 			if err != nil {
@@ -212,8 +212,8 @@ func newAdmissionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), st)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), st)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", args[0], st.State)
 			if st.Record != nil {
@@ -239,7 +239,7 @@ func newRevokeCmd() *cobra.Command {
 host's key. With --publish it touches no host: it adds DIGEST to the fleet's
 revocation list (REGISTRY/REPO:revocations), signed with the fleet key,
 which every host applies at its next oa provision or oa agent sync.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.publish {
 				return pf.run(cmd, args[0], reason, as)
@@ -256,8 +256,8 @@ which every host applies at its next oa provision or oa agent sync.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), rev)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), rev)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s by %s\n", rev.ArtifactDigest, rev.RevokedBy)
 			return nil
@@ -271,7 +271,7 @@ which every host applies at its next oa provision or oa agent sync.`,
 }
 
 func newStatusCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	cmd := &cobra.Command{
 		Use:   "status REF@sha256:…",
 		Short: "Print a release's integrity chain on this host as a tree",
@@ -279,7 +279,7 @@ func newStatusCmd() *cobra.Command {
 link of the release's chain — artifact → Worker IR → publisher signature →
 conformance attestations → admission — and prints it as a tree, each link
 with its state. It exits 2 when any link does not hold.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
@@ -291,8 +291,8 @@ with its state. It exits 2 when any link does not hold.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), in); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), in); err != nil {
 					return err
 				}
 				return in.Err()
@@ -324,8 +324,8 @@ func printIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 }
 
 // openHostAndRelease opens this host and resolves the pinned release s.
-func openHostAndRelease(ctx context.Context, refs *refFlags, s string) (*host.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
-	h, err := host.Open(ctx, oaHome())
+func openHostAndRelease(ctx context.Context, refs *RefFlags, s string) (*host.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+	h, err := host.Open(ctx, Home())
 	if err != nil {
 		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
 	}
@@ -344,5 +344,5 @@ func openHostForDigest(cmd *cobra.Command, arg string) (*host.Host, error) {
 	if _, err := oci.ParseDigest(arg); err != nil {
 		return nil, err
 	}
-	return host.Open(cmd.Context(), oaHome())
+	return host.Open(cmd.Context(), Home())
 }

@@ -20,11 +20,11 @@ func newInitCmd() *cobra.Command {
 		Short: "Write a working example bundle into DIR",
 		Long: "Init writes an example worker bundle into DIR, which must not exist or be empty.\nExamples: " +
 			strings.Join(examples.Names(), ", ") + ".",
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if _, err := examples.Bundle(example); err != nil {
-				return usageError{fmt.Errorf("unknown example %q (have %s)", example, strings.Join(examples.Names(), ", "))}
+				return UsageError{fmt.Errorf("unknown example %q (have %s)", example, strings.Join(examples.Names(), ", "))}
 			}
 			if err := ensureEmptyDir(dir); err != nil {
 				return err
@@ -32,8 +32,8 @@ func newInitCmd() *cobra.Command {
 			if err := examples.Write(example, dir); err != nil {
 				return fmt.Errorf("writing bundle: %w", err)
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"bundle": dir, "example": example})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]string{"bundle": dir, "example": example})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote the %s example bundle to %s\nnext: oa compile %s\n", example, dir, dir)
 			return nil
@@ -51,9 +51,9 @@ func ensureEmptyDir(dir string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return os.MkdirAll(filepath.Clean(dir), 0o755)
 	case err != nil:
-		return usageError{fmt.Errorf("%s is not a folder oa can write into", dir)}
+		return UsageError{fmt.Errorf("%s is not a folder oa can write into", dir)}
 	case len(entries) > 0:
-		return usageError{fmt.Errorf("%s is not empty; init never overwrites files, choose a new folder", dir)}
+		return UsageError{fmt.Errorf("%s is not empty; init never overwrites files, choose a new folder", dir)}
 	}
 	return nil
 }

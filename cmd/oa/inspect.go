@@ -17,7 +17,7 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect FILE",
 		Short: "Summarize a Worker IR file: jobs, capabilities with risk, digests",
 		Long:  "Inspect decodes a Worker IR file strictly, checks it against #Worker and its invariants, and summarizes it.",
-		Args:  wantArgs(1, 1),
+		Args:  WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := pipeline.ReadIRFile(args[0])
 			if err != nil {
@@ -28,8 +28,8 @@ func newInspectCmd() *cobra.Command {
 				return err
 			}
 			s := summarize(w, b)
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), s)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), s)
 			}
 			printSummary(cmd.OutOrStdout(), s)
 			return nil

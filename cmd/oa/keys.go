@@ -24,12 +24,12 @@ func newKeysCmd() *cobra.Command {
 with a password (ENCRYPTED SIGSTORE PRIVATE KEY, as cosign generate-key-pair
 writes), and PREFIX.pub. The password comes from COSIGN_PASSWORD, or a prompt.
 Existing files are never overwritten.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			priv, pub := prefix+".key", prefix+".pub"
 			for _, p := range []string{priv, pub} {
 				if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
-					return usageError{fmt.Errorf("%s exists; generate never overwrites a key, choose another --output-key-prefix", p)}
+					return UsageError{fmt.Errorf("%s exists; generate never overwrites a key, choose another --output-key-prefix", p)}
 				}
 			}
 			password, err := signing.ReadPassword(promptPassword(true))
@@ -50,8 +50,8 @@ Existing files are never overwritten.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"privateKey": priv, "publicKey": pub, "keyId": v.KeyID()})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]string{"privateKey": priv, "publicKey": pub, "keyId": v.KeyID()})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s (key id %s)\n", priv, pub, v.KeyID())
 			return nil
@@ -83,7 +83,7 @@ func promptPassword(confirm bool) func() ([]byte, error) {
 			return nil, err
 		}
 		if !bytes.Equal(pw, again) {
-			return nil, usageError{errors.New("the passwords do not match")}
+			return nil, UsageError{errors.New("the passwords do not match")}
 		}
 		return pw, nil
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/oa-dev/oa/oci"
 )
 
-// oaHome is $OA_HOME, by default ~/.oa: host state and the default OCI
+// Home is $OA_HOME, by default ~/.oa: host state and the default OCI
 // layouts live there.
-func oaHome() string {
+func Home() string {
 	if h := os.Getenv("OA_HOME"); h != "" {
 		return h
 	}
@@ -28,8 +28,8 @@ func oaHome() string {
 	return ".oa"
 }
 
-// refFlags are the flags every command that takes a reference has.
-type refFlags struct {
+// RefFlags are the flags every command that takes a reference has.
+type RefFlags struct {
 	layout   bool
 	registry registryFlags
 	// opened is the host the command opened before reading the release,
@@ -38,22 +38,22 @@ type refFlags struct {
 	opened *host.Host
 }
 
-func (f *refFlags) register(cmd *cobra.Command) {
+func (f *RefFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.layout, "oci-layout", false, "the reference is an OCI image layout PATH[:TAG][@DIGEST]")
 	f.registry.register(cmd, "", "the registry")
 }
 
 // open parses s and opens its target for reading.
-func (f *refFlags) open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+func (f *RefFlags) open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
 	return f.openTarget(ctx, s, false)
 }
 
 // openForWrite parses s and opens its target, creating a missing layout.
-func (f *refFlags) openForWrite(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+func (f *RefFlags) openForWrite(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
 	return f.openTarget(ctx, s, true)
 }
 
-func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
+func (f *RefFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
 	ref, opts, err := f.parse(s, create)
 	if err != nil {
 		return oci.Ref{}, nil, err
@@ -64,15 +64,15 @@ func (f *refFlags) openTarget(ctx context.Context, s string, create bool) (oci.R
 
 // parse parses s and says the options its target is opened with (the
 // host's limits over the registry flags).
-func (f *refFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error) {
-	ref, err := oci.ParseRef(s, oci.RefOptions{Home: oaHome(), Layout: f.layout})
+func (f *RefFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error) {
+	ref, err := oci.ParseRef(s, oci.RefOptions{Home: Home(), Layout: f.layout})
 	if err != nil {
 		return oci.Ref{}, oci.OpenOptions{}, err
 	}
 	if ref.Layout != "" && !ref.LayoutPath {
 		// A layout under $OA_HOME/oci: a home that is a file is its own
 		// refusal, not a failure to make a folder.
-		if err := host.CheckHome(oaHome()); err != nil {
+		if err := host.CheckHome(Home()); err != nil {
 			return oci.Ref{}, oci.OpenOptions{}, err
 		}
 	}
@@ -82,7 +82,7 @@ func (f *refFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error
 
 // openOptions are the registry flags' options, creating a missing layout
 // when create is set.
-func (f *refFlags) openOptions(create bool) oci.OpenOptions {
+func (f *RefFlags) openOptions(create bool) oci.OpenOptions {
 	o := f.registry.options()
 	o.Create = create
 	return o
@@ -92,16 +92,16 @@ func (f *refFlags) openOptions(create bool) oci.OpenOptions {
 // limits (host.Policy.ReleaseOptions, the one place every stage takes
 // them from), or the defaults when there is no host: those of the host
 // the command opened, else read from $OA_HOME.
-func (f *refFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
+func (f *RefFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
 	if f.opened != nil {
 		return f.opened.Policy.ReleaseOptions(f.openOptions(create)), nil
 	}
-	return host.ReleaseOptions(oaHome(), f.openOptions(create))
+	return host.ReleaseOptions(Home(), f.openOptions(create))
 }
 
 // resolvePinned opens s and resolves it to a manifest descriptor, refusing
 // a reference without a digest with the digest its tag resolves to.
-func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
+func (f *RefFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
 	ref, target, err := f.open(ctx, s)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
@@ -116,7 +116,7 @@ func (f *refFlags) resolvePinned(ctx context.Context, s string) (oci.Ref, oci.Ta
 // resolvePinnedRead is resolvePinned for commands that only read the
 // release: a digest reference costs one manifest request (no separate
 // HEAD), and what was read is remembered for the reads that follow.
-func (f *refFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+func (f *RefFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
 	ref, opts, err := f.parse(s, false)
 	if err != nil {
 		return ref, nil, ocispec.Descriptor{}, err
@@ -129,7 +129,7 @@ func (f *refFlags) resolvePinnedRead(ctx context.Context, s string) (oci.Ref, or
 }
 
 // openPinned is resolvePinned followed by a verified fetch of the artifact.
-func (f *refFlags) openPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
+func (f *RefFlags) openPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
 	ref, target, desc, err := f.resolvePinned(ctx, s)
 	if err != nil {
 		return ref, nil, nil, err

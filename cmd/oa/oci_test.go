@@ -251,7 +251,7 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := oci.ParseRef("tainted:v1", oci.RefOptions{Home: oaHome()})
+	ref, err := oci.ParseRef("tainted:v1", oci.RefOptions{Home: Home()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 func newProjectCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var out string
 	cmd := &cobra.Command{
 		Use:   "project REF@sha256:… --out DIR",
@@ -32,7 +32,7 @@ and materializationDigest).
 DIR must be new, empty, or an earlier projection of the same package, which
 is replaced whole. A release that is not actively admitted, or given by tag,
 is refused and nothing is written.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
@@ -70,8 +70,8 @@ is refused and nothing is written.`,
 
 func printProjection(cmd *cobra.Command, ref oci.Ref, out string, p *projection.Projection) {
 	m := p.Manifest()
-	if wantJSON(cmd) {
-		_ = printJSON(cmd.OutOrStdout(), struct {
+	if WantJSON(cmd) {
+		_ = PrintJSON(cmd.OutOrStdout(), struct {
 			Reference string `json:"reference"`
 			Out       string `json:"out"`
 			*projection.Projection

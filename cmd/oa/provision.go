@@ -28,7 +28,7 @@ func (f *provisionFlags) register(cmd *cobra.Command) {
 func (f *provisionFlags) provisionOnce(cmd *cobra.Command) (*fleet.Result, error) {
 	opts := f.options(cmd)
 	opts.Now = time.Now()
-	return fleet.Provision(cmd.Context(), oaHome(), f.envelope, opts)
+	return fleet.Provision(cmd.Context(), Home(), f.envelope, opts)
 }
 
 // options are the provisioning options the flags say (Now unset).
@@ -54,7 +54,7 @@ release is not admitted yet: the fleet then only runs the checks, so what
 is bound now keeps being served) and oa bind complete. It
 pushes this host's signed status (REGISTRY/REPO:status-ID) in every case
 but a fault; a run cut short by a registry outage is finished by the next.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := f.provisionOnce(cmd)
 			if res != nil {
@@ -71,8 +71,8 @@ but a fault; a run cut short by a registry outage is finished by the next.`,
 
 // printProvisionResult prints one provisioning result, as JSON with --json.
 func printProvisionResult(cmd *cobra.Command, res *fleet.Result) error {
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), res)
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), res)
 	}
 	printProvision(cmd.OutOrStdout(), res)
 	return nil

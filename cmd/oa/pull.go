@@ -9,7 +9,7 @@ import (
 )
 
 func newPullCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var out string
 	cmd := &cobra.Command{
 		Use:   "pull REF@sha256:…",
@@ -21,7 +21,7 @@ and writes worker.ir.json, components/, persona and skills/ into -o DIR
 place, so nothing is written through a link; DIR must be new, empty, or an
 earlier pull's output (marked by its .oa-pull file). A tag-only reference
 is refused with the digest it resolves to.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out != "" {
 				// Refuse a folder pull may not replace before reading anything.
@@ -42,8 +42,8 @@ is refused with the digest it resolves to.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "workerIrDigest": art.IRDigest, "output": out, "files": files})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "workerIrDigest": art.IRDigest, "output": out, "files": files})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\nworkerIrDigest %s\nwrote %d files to %s\n", ref.String(), art.IRDigest, len(files), out)
 			return nil

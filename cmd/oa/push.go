@@ -12,7 +12,7 @@ import (
 )
 
 func newPushCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var source string
 	var budget compileFlags
 	cmd := &cobra.Command{
@@ -24,7 +24,7 @@ OCI layout under $OA_HOME/oci (--oci-layout takes a layout path). Without a
 tag the package version is the tag. It prints REF@sha256:… to sign, attest
 and admit. SOURCE_DATE_EPOCH, when set, stamps the manifest's created time;
 otherwise the manifest carries no time and the digest depends on content only.`,
-		Args: wantArgs(2, 2),
+		Args: WantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, irBytes, err := budget.loadWorker(cmd.Context(), args[0])
 			if err != nil {
@@ -43,7 +43,7 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 				return err
 			}
 			if ref.Digest != "" {
-				return usageError{fmt.Errorf("push takes a tag, not a digest: the digest is what push computes")}
+				return UsageError{fmt.Errorf("push takes a tag, not a digest: the digest is what push computes")}
 			}
 			if ref.Tag == "" {
 				ref.Tag = w.Version
@@ -62,8 +62,8 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 				return err
 			}
 			pinned := ref.WithDigest(desc.Digest)
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"reference": pinned.String(), "artifactDigest": desc.Digest, "workerIrDigest": ir.DigestBytes(irBytes), "size": desc.Size})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": pinned.String(), "artifactDigest": desc.Digest, "workerIrDigest": ir.DigestBytes(irBytes), "size": desc.Size})
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), pinned.String())
 			return nil

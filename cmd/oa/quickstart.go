@@ -34,7 +34,7 @@ chain, each outcome and the receipt chain, and the OA_HOME=… lines to keep
 using the host. The sandbox cases fail on purpose; the coordinator's
 operator lines about them are marked "expected". Exit 1 if any case does
 not give its expected outcome.`,
-		Args: wantArgs(0, 1),
+		Args: WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := quickstartDir(args)
 			if err != nil {
@@ -42,7 +42,7 @@ not give its expected outcome.`,
 			}
 			out := cmd.OutOrStdout()
 			progress := out
-			if wantJSON(cmd) {
+			if WantJSON(cmd) {
 				progress = io.Discard
 			}
 			fmt.Fprintf(progress, "quickstart host in %s\n", dir)
@@ -63,8 +63,8 @@ not give its expected outcome.`,
 			}
 			fmt.Fprintf(progress, "receipt chain: %d receipts, intact=%v, head %s\n", report.Receipts, report.OK, report.Head)
 			printContinue(progress, dir)
-			if wantJSON(cmd) {
-				if err := printJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref, "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref, "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
 					return err
 				}
 			}

@@ -34,7 +34,7 @@ By default it starts from the head the last successful verify reached
 the counts and the receipt it ended at are checked again, and everything
 sealed or stored since in full. --full checks every receipt and run from
 the first, on every core.`,
-		Args: wantArgs(0, 0),
+		Args: WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				r, err := coordinator.VerifyReceiptsWith(cmd.Context(), h, coordinator.VerifyOptions{Full: full})
@@ -42,8 +42,8 @@ the first, on every core.`,
 					return err
 				}
 				out := cmd.OutOrStdout()
-				if wantJSON(cmd) {
-					if err := printJSON(out, r); err != nil {
+				if WantJSON(cmd) {
+					if err := PrintJSON(out, r); err != nil {
 						return err
 					}
 				} else if r.OK {
@@ -68,15 +68,15 @@ the first, on every core.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the receipts in chain order (not verified: use receipts verify)",
-		Args:  wantArgs(0, 0),
+		Args:  WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHost(cmd, func(h *host.Host) error {
 				list, err := coordinator.ListReceipts(cmd.Context(), h)
 				if err != nil {
 					return err
 				}
-				if wantJSON(cmd) {
-					return printJSON(cmd.OutOrStdout(), list)
+				if WantJSON(cmd) {
+					return PrintJSON(cmd.OutOrStdout(), list)
 				}
 				out := cmd.OutOrStdout()
 				if len(list) == 0 {

@@ -20,18 +20,18 @@ func newRegistryCmd() *cobra.Command {
 	reg.AddCommand(&cobra.Command{
 		Use:   "init",
 		Short: "Write a starter capability registry ($OA_HOME/registry.cue) for the built-in sandbox",
-		Args:  wantArgs(0, 0),
+		Args:  WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := host.LoadPolicy(filepath.Join(oaHome(), host.PolicyFile))
+			p, err := host.LoadPolicy(filepath.Join(Home(), host.PolicyFile))
 			if err != nil {
 				return err
 			}
-			path, err := resolve.InitRegistry(oaHome(), p.Host)
+			path, err := resolve.InitRegistry(Home(), p.Host)
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"registry": path})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]string{"registry": path})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registry written to %s; review it, then `oa registry sign --as NAME`\n", path)
 			return nil
@@ -40,7 +40,7 @@ func newRegistryCmd() *cobra.Command {
 	reg.AddCommand(&cobra.Command{
 		Use:   "check [FILE]",
 		Short: "Validate a capability registry (default $OA_HOME/registry.cue) with located errors",
-		Args:  wantArgs(0, 1),
+		Args:  WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := noRegistryYet(args); err != nil {
 				return err
@@ -49,8 +49,8 @@ func newRegistryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"host": r.Host, "registryDigest": r.Digest(), "capabilities": len(r.Capabilities), "connectors": len(r.Connectors), "tools": len(r.Tools)})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]any{"host": r.Host, "registryDigest": r.Digest(), "capabilities": len(r.Capabilities), "connectors": len(r.Connectors), "tools": len(r.Tools)})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registry ok: host %s, %d capabilities, %d connectors, %d tools, digest %s\n", r.Host, len(r.Capabilities), len(r.Connectors), len(r.Tools), r.Digest())
 			return nil
@@ -64,13 +64,13 @@ func newRegistryCmd() *cobra.Command {
 capability registry with its exact digest. Plans resolve only against a
 registry whose digest is the last one signed. With FILE, the file is checked
 and installed as $OA_HOME/registry.cue before it is signed.`,
-		Args: wantArgs(0, 1),
+		Args: WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if err := noRegistryYet(args); err != nil {
 				return err
 			}
-			h, err := host.Open(ctx, oaHome())
+			h, err := host.Open(ctx, Home())
 			if err != nil {
 				return err
 			}
@@ -79,8 +79,8 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 			if err != nil {
 				return err
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), sig)
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), sig)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "registry %s signed as #%d by %s\n", sig.RegistryDigest, sig.Seq, sig.SignedBy)
 			return nil
@@ -107,5 +107,5 @@ func registryPath(args []string) string {
 	if len(args) == 1 {
 		return args[0]
 	}
-	return filepath.Join(oaHome(), resolve.RegistryFile)
+	return filepath.Join(Home(), resolve.RegistryFile)
 }

@@ -21,19 +21,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	printError(stderr, err, jsonFlag(root))
-	return exitStatus(err)
+	PrintError(stderr, err, JSONFlag(root))
+	return ExitStatus(err)
 }
 
-// usageError marks a mistake in the command line itself, a refusal like
+// UsageError marks a mistake in the command line itself, a refusal like
 // any other: exit status 2. Every such mistake is wrapped in it where it
 // is found: flag parsing (the flag error func), positional arguments
 // (wrapArgs), required flags and flag groups (checkFlags), an unknown
 // command (findCommand) and the commands' own checks.
-type usageError struct{ error }
+type UsageError struct{ error }
 
-func exitStatus(err error) int {
-	if _, ok := err.(usageError); ok {
+func ExitStatus(err error) int {
+	if _, ok := err.(UsageError); ok {
 		return 2
 	}
 	return blocking.ExitStatus(err)
@@ -50,7 +50,7 @@ func findCommand(root *cobra.Command, args []string) error {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
 	if _, _, err := root.Find(args); err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	return nil
 }
@@ -60,10 +60,10 @@ func findCommand(root *cobra.Command, args []string) error {
 // after it) usage errors.
 func checkFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	if err := cmd.ValidateFlagGroups(); err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	root.PersistentPreRunE = checkFlags
 	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
 	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
@@ -145,35 +145,35 @@ func wrapArgs(c *cobra.Command) {
 	check := c.Args
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{err}
+			return UsageError{err}
 		}
 		return nil
 	}
 }
 
-func jsonFlag(cmd *cobra.Command) bool {
+func JSONFlag(cmd *cobra.Command) bool {
 	v, _ := cmd.PersistentFlags().GetBool("json")
 	return v
 }
 
-func wantJSON(cmd *cobra.Command) bool {
+func WantJSON(cmd *cobra.Command) bool {
 	v, _ := cmd.Flags().GetBool("json")
 	return v
 }
 
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
-// printError renders a refusal with its code and fix, or a fault.
-func printError(w io.Writer, err error, asJSON bool) {
+// PrintError renders a refusal with its code and fix, or a fault.
+func PrintError(w io.Writer, err error, asJSON bool) {
 	refusals := blocking.Refusals(err)
 	if asJSON {
-		out := map[string]any{"exitStatus": exitStatus(err)}
+		out := map[string]any{"exitStatus": ExitStatus(err)}
 		if refusals != nil {
 			type shown struct {
 				*blocking.Error
@@ -190,7 +190,7 @@ func printError(w io.Writer, err error, asJSON bool) {
 		} else {
 			out["error"] = err.Error()
 		}
-		_ = printJSON(w, out)
+		_ = PrintJSON(w, out)
 		return
 	}
 	if refusals != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 func newSignCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var key string
 	var asBundle bool
 	cmd := &cobra.Command{
@@ -26,7 +26,7 @@ the tag sha256-<hex>.sig), which the stock cosign verify --key accepts. With
 (DSSE, in-toto statement of type https://sigstore.dev/cosign/sign/v1) as a
 referrer of the artifact. No transparency log or certificate authority is
 contacted.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			signer, err := loadSigner(key)
 			if err != nil {
@@ -54,7 +54,7 @@ contacted.`,
 }
 
 func newAttestCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var key, authority, predicateOut string
 	var asBundle bool
 	cmd := &cobra.Command{
@@ -74,7 +74,7 @@ An authority that attests without a key (a certificate, as cosign does
 by default) writes the predicate instead with --predicate-out FILE and
 --authority ID, and signs it with its own tool:
 cosign attest --type ` + signing.ConformancePredicateType + ` --predicate FILE.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if predicateOut != "" {
 				return writeConformancePredicate(cmd, &refs, args[0], authority, predicateOut)
@@ -113,7 +113,7 @@ cosign attest --type ` + signing.ConformancePredicateType + ` --predicate FILE.`
 // release s as authority and, when every check passes, writes the report
 // (the predicate of a conformance attestation) to path for a keyless
 // authority to sign with cosign attest. A failed check writes nothing.
-func writeConformancePredicate(cmd *cobra.Command, refs *refFlags, s, authority, path string) error {
+func writeConformancePredicate(cmd *cobra.Command, refs *RefFlags, s, authority, path string) error {
 	ref, _, art, err := refs.openPinned(cmd.Context(), s)
 	if err != nil {
 		return err
@@ -129,21 +129,21 @@ func writeConformancePredicate(cmd *cobra.Command, refs *refFlags, s, authority,
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return err
 	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "predicateType": signing.ConformancePredicateType, "report": report})
+	if WantJSON(cmd) {
+		return PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "predicateType": signing.ConformancePredicateType, "report": report})
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%d checks passed); sign it with cosign attest --type %s\n", ref, len(report.Checks), signing.ConformancePredicateType)
 	return nil
 }
 
 func printSigned(cmd *cobra.Command, verb string, ref oci.Ref, keyID string, report *signing.ConformanceReport) error {
-	if wantJSON(cmd) {
+	if WantJSON(cmd) {
 		out := map[string]any{"reference": ref.String(), "keyId": keyID}
 		if report != nil {
 			raw, _ := json.Marshal(report)
 			out["report"] = json.RawMessage(raw)
 		}
-		return printJSON(cmd.OutOrStdout(), out)
+		return PrintJSON(cmd.OutOrStdout(), out)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s %s with key %s\n", verb, ref.String(), keyID)
 	if report != nil {

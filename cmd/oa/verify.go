@@ -12,7 +12,7 @@ import (
 )
 
 func newVerifyCmd() *cobra.Command {
-	var refs refFlags
+	var refs RefFlags
 	var signers signerFlags
 	cmd := &cobra.Command{
 		Use:   "verify REF@sha256:… --publisher-key P.pub|--certificate-identity[-regexp] ID --certificate-oidc-issuer[-regexp] ISS --trusted-root FILE --authority-key A.pub|--authority-certificate-identity[-regexp] ID --authority-certificate-oidc-issuer[-regexp] ISS",
@@ -40,7 +40,7 @@ An authority that attests without a key is trusted the same way with
 the same flags prefixed "authority-" (--authority-certificate-identity,
 --authority-certificate-oidc-issuer, …); --authority-trusted-root
 defaults to --trusted-root.`,
-		Args: wantArgs(1, 1),
+		Args: WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			publisher, authority, err := signers.verifiers()
 			if err != nil {
@@ -52,8 +52,8 @@ defaults to --trusted-root.`,
 				return err
 			}
 			chain := signing.VerifyChain(ctx, target, desc, publisher, authority)
-			if wantJSON(cmd) {
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "verified": chain.Err() == nil, "links": chain.Links}); err != nil {
+			if WantJSON(cmd) {
+				if err := PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "verified": chain.Err() == nil, "links": chain.Links}); err != nil {
 					return err
 				}
 			} else {

@@ -13,11 +13,11 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the oa version and the worker protocol it speaks",
-		Args:  wantArgs(0, 0),
+		Args:  WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := oaVersion()
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
+			if WantJSON(cmd) {
+				return PrintJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "oa %s (protocol %s)\n", v, ir.Protocol)
 			return nil
