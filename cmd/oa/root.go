@@ -1,13 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 
-	"github.com/spf13/cobra"
+	"github.com/oa-dev/oa/cmd/oa/internal/auditcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+	"github.com/oa-dev/oa/cmd/oa/internal/fleetcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/hostcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/publishcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/runcmd"
 
-	"github.com/oa-dev/oa/blocking"
+	"github.com/spf13/cobra"
 )
 
 // run executes the CLI with args and returns the exit status.
@@ -21,22 +24,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	PrintError(stderr, err, JSONFlag(root))
-	return ExitStatus(err)
-}
-
-// UsageError marks a mistake in the command line itself, a refusal like
-// any other: exit status 2. Every such mistake is wrapped in it where it
-// is found: flag parsing (the flag error func), positional arguments
-// (wrapArgs), required flags and flag groups (checkFlags), an unknown
-// command (findCommand) and the commands' own checks.
-type UsageError struct{ error }
-
-func ExitStatus(err error) int {
-	if _, ok := err.(UsageError); ok {
-		return 2
-	}
-	return blocking.ExitStatus(err)
+	cli.PrintError(stderr, err, cli.JSONFlag(root))
+	return cli.ExitStatus(err)
 }
 
 // findCommand refuses an unknown command as a usage error before cobra
@@ -49,8 +38,16 @@ func findCommand(root *cobra.Command, args []string) error {
 	}
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
-	if _, _, err := root.Find(args); err != nil {
-		return UsageError{err}
+	_, _, err := root.Find(args)
+	// Execute adds the completion command again after help, the order
+	// oa --help lists them in.
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			root.RemoveCommand(c)
+		}
+	}
+	if err != nil {
+		return cli.Usage(err)
 	}
 	return nil
 }
@@ -60,10 +57,10 @@ func findCommand(root *cobra.Command, args []string) error {
 // after it) usage errors.
 func checkFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return UsageError{err}
+		return cli.Usage(err)
 	}
 	if err := cmd.ValidateFlagGroups(); err != nil {
-		return UsageError{err}
+		return cli.Usage(err)
 	}
 	return nil
 }
@@ -90,11 +87,14 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
 	root.PersistentPreRunE = checkFlags
-	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
-	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
-	root.AddCommand(newAuditCmd())
+	root.AddCommand(publishcmd.Commands()...)
+	root.AddCommand(hostcmd.Commands()...)
+	root.AddCommand(runcmd.Commands()...)
+	root.AddCommand(fleetcmd.Commands()...)
+	root.AddCommand(auditcmd.Commands()...)
+	root.AddCommand(newExplainCmd(), newVersionCmd())
 	groupCommands(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
@@ -145,64 +145,8 @@ func wrapArgs(c *cobra.Command) {
 	check := c.Args
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return UsageError{err}
+			return cli.Usage(err)
 		}
 		return nil
 	}
-}
-
-func JSONFlag(cmd *cobra.Command) bool {
-	v, _ := cmd.PersistentFlags().GetBool("json")
-	return v
-}
-
-func WantJSON(cmd *cobra.Command) bool {
-	v, _ := cmd.Flags().GetBool("json")
-	return v
-}
-
-// PrintJSON writes v as indented JSON.
-func PrintJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// PrintError renders a refusal with its code and fix, or a fault.
-func PrintError(w io.Writer, err error, asJSON bool) {
-	refusals := blocking.Refusals(err)
-	if asJSON {
-		out := map[string]any{"exitStatus": ExitStatus(err)}
-		if refusals != nil {
-			type shown struct {
-				*blocking.Error
-				Stage blocking.Stage `json:"stage"`
-				Title string         `json:"title"`
-				Fix   string         `json:"fix"`
-			}
-			list := make([]shown, len(refusals))
-			for i, r := range refusals {
-				e := r.Entry()
-				list[i] = shown{r, e.Stage, e.Title, e.Copy}
-			}
-			out["refusals"] = list
-		} else {
-			out["error"] = err.Error()
-		}
-		_ = PrintJSON(w, out)
-		return
-	}
-	if refusals != nil {
-		fmt.Fprintf(w, "oa: refused (%d problem", len(refusals))
-		if len(refusals) != 1 {
-			fmt.Fprint(w, "s")
-		}
-		fmt.Fprintln(w, "):")
-		for _, r := range refusals {
-			fmt.Fprintln(w, r.Error())
-		}
-		return
-	}
-	fmt.Fprintf(w, "oa: %v\n", err)
 }
