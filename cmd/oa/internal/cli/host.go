@@ -15,6 +15,8 @@ import (
 	"github.com/oa-dev/oa/host"
 )
 
+// ConnectorOptions are how the command starts connections: their stderr
+// is the command's, the sandbox keeps its records under $OA_HOME.
 func ConnectorOptions(cmd *cobra.Command) connector.Options {
 	return connector.Options{Stderr: cmd.ErrOrStderr(), SandboxDir: sandbox.Dir(Home())}
 }
@@ -52,7 +54,7 @@ func IsGoRunBuild(exe string) bool {
 	return filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(dir), "/go-build")
 }
 
-// withHost opens this host, runs f and closes the host.
+// WithHost opens this host, runs f and closes the host.
 func WithHost(cmd *cobra.Command, f func(h *host.Host) error) error {
 	h, err := host.Open(cmd.Context(), Home())
 	if err != nil {

@@ -38,17 +38,18 @@ type RefFlags struct {
 	Opened *host.Host
 }
 
+// Register adds --oci-layout and the registry flags to cmd.
 func (f *RefFlags) Register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.Layout, "oci-layout", false, "the reference is an OCI image layout PATH[:TAG][@DIGEST]")
 	f.Registry.Register(cmd, "", "the registry")
 }
 
-// open parses s and opens its target for reading.
+// Open parses s and opens its target for reading.
 func (f *RefFlags) Open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
 	return f.openTarget(ctx, s, false)
 }
 
-// openForWrite parses s and opens its target, creating a missing layout.
+// OpenForWrite parses s and opens its target, creating a missing layout.
 func (f *RefFlags) OpenForWrite(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
 	return f.openTarget(ctx, s, true)
 }
@@ -99,7 +100,7 @@ func (f *RefFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
 	return host.ReleaseOptions(Home(), f.openOptions(create))
 }
 
-// resolvePinned opens s and resolves it to a manifest descriptor, refusing
+// ResolvePinned opens s and resolves it to a manifest descriptor, refusing
 // a reference without a digest with the digest its tag resolves to.
 func (f *RefFlags) ResolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
 	ref, target, err := f.Open(ctx, s)
@@ -113,7 +114,7 @@ func (f *RefFlags) ResolvePinned(ctx context.Context, s string) (oci.Ref, oci.Ta
 	return ref, target, desc, ref.RequireDigest(desc.Digest)
 }
 
-// resolvePinnedRead is resolvePinned for commands that only read the
+// ResolvePinnedRead is ResolvePinned for commands that only read the
 // release: a digest reference costs one manifest request (no separate
 // HEAD), and what was read is remembered for the reads that follow.
 func (f *RefFlags) ResolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
@@ -128,7 +129,7 @@ func (f *RefFlags) ResolvePinnedRead(ctx context.Context, s string) (oci.Ref, or
 	return ref, rel.Target, rel.Descriptor, nil
 }
 
-// openPinned is resolvePinned followed by a verified fetch of the artifact.
+// OpenPinned is ResolvePinned followed by a verified fetch of the artifact.
 func (f *RefFlags) OpenPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
 	ref, target, desc, err := f.ResolvePinned(ctx, s)
 	if err != nil {
@@ -138,10 +139,11 @@ func (f *RefFlags) OpenPinned(ctx context.Context, s string) (oci.Ref, oci.Targe
 	return ref, target, art, err
 }
 
-// progress writes a line per step to w when w is a terminal, so long
+// Progress writes a line per step to w when w is a terminal, so long
 // transfers show life without cluttering logs and pipes.
 type Progress struct{ w io.Writer }
 
+// NewProgress is progress on w, or nowhere when w is not a terminal.
 func NewProgress(w io.Writer) Progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return Progress{w}
@@ -149,4 +151,5 @@ func NewProgress(w io.Writer) Progress {
 	return Progress{io.Discard}
 }
 
+// Step writes one line.
 func (p Progress) Step(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }

@@ -77,7 +77,7 @@ type SignerFlags struct {
 	publisher, authority       identityFlags
 }
 
-// register adds --publisher-key, --authority-key and both identities'
+// Register adds --publisher-key, --authority-key and both identities'
 // flags to cmd.
 func (s *SignerFlags) Register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.PublisherKey, "publisher-key", "", "the trusted publisher's public key")
@@ -87,7 +87,7 @@ func (s *SignerFlags) Register(cmd *cobra.Command) {
 	s.authority.register(cmd, "authority-key")
 }
 
-// identities are the identity verifiers of the publisher and the
+// Identities are the identity verifiers of the publisher and the
 // authority, each nil when it is given by key.
 func (s *SignerFlags) Identities() (publisher, authority *signing.Verifier, err error) {
 	if s.PublisherKey == "" {
@@ -103,7 +103,7 @@ func (s *SignerFlags) Identities() (publisher, authority *signing.Verifier, err 
 	return publisher, authority, nil
 }
 
-// verifiers are the publisher's and the authority's verifiers.
+// Verifiers are the publisher's and the authority's verifiers.
 func (s *SignerFlags) Verifiers() (publisher, authority *signing.Verifier, err error) {
 	if publisher, err = s.publisher.verifier(s.PublisherKey); err != nil {
 		return nil, nil, err

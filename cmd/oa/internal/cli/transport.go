@@ -50,7 +50,7 @@ func (d *positiveDuration) Set(s string) error {
 // Type names the value in help.
 func (d *positiveDuration) Type() string { return "duration" }
 
-// register adds the flags to cmd, each name prefixed by prefix ("" or
+// Register adds the flags to cmd, each name prefixed by prefix ("" or
 // "from-", "to-"); what says which registry they are for in the help.
 func (f *RegistryFlags) Register(cmd *cobra.Command, prefix, what string) {
 	f.cmd, f.prefix = cmd, prefix
@@ -61,7 +61,7 @@ func (f *RegistryFlags) Register(cmd *cobra.Command, prefix, what string) {
 	cmd.Flags().Var(&f.timeout, prefix+"timeout", "the longest all the work with "+what+" may take (default: the host policy's limits.registry_operation_seconds, else 10m)")
 }
 
-// options are the oci.OpenOptions the flags say. An explicit
+// Options are the oci.OpenOptions the flags say. An explicit
 // --plain-http=false chooses HTTPS even on loopback.
 func (f *RegistryFlags) Options() oci.OpenOptions {
 	o := oci.OpenOptions{PlainHTTP: f.plainHTTP, CAFile: f.caFile, Insecure: f.insecure,
@@ -72,7 +72,7 @@ func (f *RegistryFlags) Options() oci.OpenOptions {
 	return o
 }
 
-// changed reports whether any of the flags was given (for commands where
+// Changed reports whether any of the flags was given (for commands where
 // they apply only with another flag).
 func (f *RegistryFlags) Changed() string {
 	for _, name := range []string{"plain-http", "ca-file", "insecure", "request-timeout", "timeout"} {

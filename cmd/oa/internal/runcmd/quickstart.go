@@ -177,6 +177,7 @@ type expectedLines struct {
 	pending []byte
 }
 
+// Write labels each whole line of p and keeps a partial one for later.
 func (e *expectedLines) Write(p []byte) (int, error) {
 	e.pending = append(e.pending, p...)
 	for {
