@@ -97,16 +97,31 @@ type Error struct {
 	Path string `json:"path,omitempty"`
 	// Detail names the rule that failed. It never carries a value.
 	Detail string `json:"detail,omitempty"`
+	// Cause is the error the refusal was made from, if any: kept for the
+	// operator's log and errors.Is/As (Unwrap), never encoded and never
+	// part of what an agent is shown.
+	Cause error `json:"-"`
 }
 
 // New returns a refusal with code. Detail is formatted from format and args,
 // which must be rule names, field names or counts, never observed values.
+// The first argument that is an error becomes the refusal's Cause.
 func New(code Code, format string, args ...any) *Error {
 	if _, ok := catalogue[code]; !ok {
 		panic("blocking: unknown code " + string(code))
 	}
-	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+	e := &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if cause, ok := a.(error); ok {
+			e.Cause = cause
+			break
+		}
+	}
+	return e
 }
+
+// Unwrap returns the error the refusal was made from, or nil.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // At returns e located at pos and path.
 func (e *Error) At(pos, path string) *Error {
@@ -161,13 +176,23 @@ func (l List) Err() error {
 // Refusals returns the refusals inside err: every *Error in a List or in
 // err's chain. It returns nil when err is not a refusal (a program fault).
 func Refusals(err error) List {
-	var l List
-	if errors.As(err, &l) {
-		return l
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return List{e}
+	// The outermost refusal wins: a refusal made from another one (its
+	// Cause) is that refusal, not the one inside it.
+	for err != nil {
+		switch e := err.(type) {
+		case List:
+			return e
+		case *Error:
+			return List{e}
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if l := Refusals(inner); l != nil {
+					return l
+				}
+			}
+			return nil
+		}
+		err = errors.Unwrap(err)
 	}
 	return nil
 }

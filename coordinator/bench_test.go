@@ -18,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
@@ -57,7 +58,7 @@ func (d *benchDeployment) client(b *testing.B) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
-	go func() { served <- coordinator.Serve(ctx, d.c, st) }()
+	go func() { served <- mcpserve.Serve(ctx, d.c, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 )
 
 // confinedNpmRegistry maps the capabilities of testdata/confined-npm to
@@ -109,7 +110,7 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 		}
 	}
 
-	h := &mcpHost{Host: hosttest.New(t, useBundle(t, "confined-npm")), oa: theOA.get(t)}
+	h := &servetest.Host{Host: hosttest.New(t, useBundle(t, "confined-npm")), OA: servetest.Binary(t)}
 	h.WriteRegistry(confinedNpmRegistry())
 	host := h.Open()
 	h.AddConnection(host, "memory", "npm.memory", connector.Config{Command: node, Args: []string{servers.Memory}, Env: []string{"MEMORY_FILE_PATH"},
@@ -117,13 +118,13 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 	h.AddConnection(host, "files", "npm.files", connector.Config{Command: node, Args: []string{servers.Filesystem, root, outside},
 		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{root}}})
 	h.Bind(host, "claude-test")
-	c := h.connect(t, clientOpts{})
+	c := h.Connect(t, servetest.ClientOptions{})
 
 	run := func(workflow, id string, inputs map[string]any) map[string]any {
 		t.Helper()
-		out, code := c.call(contract.ToolRunWorkflow, map[string]any{"workflow": workflow, "inputs": inputs, "request_id": id, "wait_seconds": 60})
+		out, code := c.Call(contract.ToolRunWorkflow, map[string]any{"workflow": workflow, "inputs": inputs, "request_id": id, "wait_seconds": 60})
 		if code != "" {
-			t.Fatalf("run_workflow %s: tool error %s\nstderr:\n%s", id, code, c.stderr)
+			t.Fatalf("run_workflow %s: tool error %s\nstderr:\n%s", id, code, c.Stderr)
 		}
 		return out
 	}
@@ -140,7 +141,7 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 
 	// server-filesystem: a governed read inside the root, through the read
 	// capability tool, and a copy within the root.
-	read, code := c.call(contract.ToolName("files.read"), map[string]any{"path": source})
+	read, code := c.Call(contract.ToolName("files.read"), map[string]any{"path": source})
 	if code != "" || read["outcome"] != string(contract.OutcomeDone) || !strings.Contains(fmt.Sprint(read["content"]), "inside text") {
 		t.Fatalf("reading inside the root: %v (code %q)", read, code)
 	}
@@ -152,7 +153,7 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 
 	// Reaching outside the root: the server's own check lets it try, the
 	// kernel refuses.
-	read, code = c.call(contract.ToolName("files.read"), map[string]any{"path": secret})
+	read, code = c.Call(contract.ToolName("files.read"), map[string]any{"path": secret})
 	if code != "" || read["outcome"] != string(contract.OutcomeDidNotRun) || read["reason"] != string(contract.ReasonTargetRefused) || read["content"] != nil {
 		t.Fatalf("reading outside the root: %v (code %q), want did_not_run target_refused and no content", read, code)
 	}
@@ -168,9 +169,7 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 	}
 
 	// Nothing the server said about the refusals reached the agent.
-	c.mu.Lock()
-	seen := strings.Join(c.seen, "\n")
-	c.mu.Unlock()
+	seen := strings.Join(c.Seen(), "\n")
 	for _, leak := range []string{"operator secret", "EACCES", "ermission denied", "secret.txt", "dropped.txt", outside} {
 		if strings.Contains(seen, leak) {
 			t.Errorf("the agent saw %q:\n%s", leak, seen)

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -96,7 +97,7 @@ func TestLooserConfinementByCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa")
 	}
-	h := &mcpHost{Host: hosttest.New(t, nil), oa: theOA.get(t)}
+	h := &servetest.Host{Host: hosttest.New(t, nil), OA: servetest.Binary(t)}
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	host := h.Open()
 	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
@@ -108,14 +109,14 @@ func TestLooserConfinementByCLI(t *testing.T) {
 	server := connectortest.Server(t)
 	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: server, Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))})
 	h.Bind(host, "claude-test")
-	c := h.connect(t, clientOpts{})
-	if res := c.run("confined", triage("AB-1234", "A note.")); res["outcome"] != string(contract.OutcomeNotSureIfSaved) {
+	c := h.Connect(t, servetest.ClientOptions{})
+	if res := c.Run("confined", triage("AB-1234", "A note.")); res["outcome"] != string(contract.OutcomeNotSureIfSaved) {
 		t.Fatalf("under the approved profile: %v", res)
 	}
 
 	oa := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(h.oa, args...)
+		cmd := exec.Command(h.OA, args...)
 		cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
@@ -131,7 +132,7 @@ func TestLooserConfinementByCLI(t *testing.T) {
 	if out, code := oa("connection", "verify", "records", "--as", "Dr Ada"); code != 0 || !strings.Contains(out, "confined") {
 		t.Fatalf("oa connection verify: exit %d\n%s", code, out)
 	}
-	want(t, "after loosening", c.run("loosened", triage("AB-1234", "Another note.")), contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
+	want(t, "after loosening", c.Run("loosened", triage("AB-1234", "Another note.")), contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
 
 	out, code := oa("bind", "inspect", "clinic", "--json")
 	var report struct {
@@ -160,7 +161,7 @@ func TestLauncherRunsEarly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa")
 	}
-	cmd := exec.Command(theOA.get(t), launcher.Arg, "not a spec", "/bin/true", "true")
+	cmd := exec.Command(servetest.Binary(t), launcher.Arg, "not a spec", "/bin/true", "true")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != launcher.ExitFailed || !strings.Contains(string(out), "confined start failed") {

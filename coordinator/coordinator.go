@@ -1,9 +1,11 @@
 // Package coordinator owns a deployment's consequential state: it alone
 // advances runs, authorizes effects, evaluates outcomes and issues
-// receipts. It serves the package's governed tools over MCP stdio (see
-// server.go) and refuses any run whose recomputed plan digest is not the
+// receipts. It refuses any run whose recomputed plan digest is not the
 // approved one: at session start, at the start of every run and again
-// before every step that reaches a downstream server (bind.Check).
+// before every step that reaches a downstream server (bind.Check). It
+// serves no MCP itself: its MCP face, the go-sdk server `oa coordinator
+// serve` runs, is package coordinator/mcpserve, which reaches the engine
+// through exported methods only (face.go holds those only the face needs).
 //
 // Session start (Open): the downstream process trees a dead coordinator of
 // this host left running are reaped first (connector.ReapOrphans); the store
@@ -35,13 +37,9 @@
 // does not grow with history. Request states for approvals are sealed with
 // an expiring, single-use HMAC (SealState, OpenState).
 //
-// server.go is the MCP face: the six coordinator tools plus one per
-// read-only capability, closed schemas, fixed-copy errors, approval by form
-// elicitation; a downstream server's question during a read or an effect is
-// forwarded to the client or parked as a downstream_question attention item.
-// wire.go (NewStdioTransport, CheckMessage, FixedError) holds every client
-// line to JSON-RPC 2.0 before the go-sdk reads it and rewrites every error
-// answer to fixed copy. Its typed store (store.go) owns the runs, attention,
+// A downstream server's question during an effect waits here
+// (effectquestion.go) for the face or the host (questionsock.go) to bring a
+// person's answer. The typed store (store.go) owns the runs, attention,
 // receipts and used request states tables. Runs, steps, plan checks and seals
 // are telemetry spans; a client's _meta traceparent parents the run.
 package coordinator

@@ -14,13 +14,9 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
-
-// readApprovalRegistry asks a person before every read of a record.
-func readApprovalRegistry() string {
-	return strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Read one record with its status and notes."`, "description: \"Read one record with its status and notes.\"\n\t\tapproval: \"required\"", 1)
-}
 
 // serveSkippable serves clinic-triage whose read-back check may be
 // skipped while the record_open guard holds, with every read approved by
@@ -28,32 +24,13 @@ func readApprovalRegistry() string {
 // confirm_note (skippable), after the note was appended.
 func serveSkippable(t *testing.T) *served {
 	t.Helper()
-	s := &served{Host: hosttest.New(t, skippableCheck(t))}
-	s.WriteRegistry(readApprovalRegistry())
+	s := &served{Host: hosttest.New(t, servetest.SkippableCheck(t))}
+	s.WriteRegistry(servetest.ReadApprovalRegistry())
 	s.host = s.Open()
 	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
 	s.Bind(s.host, "claude-test")
 	s.c = s.open(t)
 	return s
-}
-
-// skippableCheck edits clinic-triage so that confirm_note may be skipped
-// while record_open holds.
-func skippableCheck(t *testing.T) func(dir string) {
-	return func(dir string) {
-		p := filepath.Join(dir, "jobs.cue")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := strings.Replace(string(b), `evidence: "note_saved"}`, `evidence: "note_saved", skippable_while: "record_open"}`, 1)
-		if out == string(b) {
-			t.Fatal("jobs.cue has no confirm_note step to edit")
-		}
-		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // pausedAtCheck runs request id on record up to the pause at

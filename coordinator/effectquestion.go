@@ -286,11 +286,11 @@ type Answer struct {
 	Content map[string]any `json:"content,omitempty"`
 }
 
-// answerQuestion hands a person's answer to the app waiting in this
+// AnswerQuestion hands a person's answer to the app waiting in this
 // process, unchanged, after checking it against the app's form; the item
 // records who answered, the action and a digest of the answer, and the
 // run goes back to running, in one write.
-func (c *Coordinator) answerQuestion(ctx context.Context, id string, a Answer, by, channel string) (*AttentionItem, error) {
+func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a Answer, by, channel string) (*AttentionItem, error) {
 	l := c.questions.get(id)
 	if l == nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "no call waits for this question here")
@@ -522,3 +522,6 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 	}
 	return &item.AttentionItem, nil
 }
+
+// cancelled is the answer the app gets when no person can answer.
+func cancelled() *mcp.ElicitResult { return &mcp.ElicitResult{Action: "cancel"} }

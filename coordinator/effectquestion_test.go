@@ -20,7 +20,9 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -82,14 +84,14 @@ func askingRecords(t *testing.T) (string, *atomic.Bool) {
 }
 
 // questionHost binds the clinic to the asking records server.
-func questionHost(t *testing.T) (*hosttest.Host, *lockedBuffer) {
+func questionHost(t *testing.T) (*hosttest.Host, *servetest.Buffer) {
 	h, operator, _ := questionHostFlag(t)
 	return h, operator
 }
 
 // questionHostFlag is questionHost whose app answers a cancelled
 // question with an error while the flag is set.
-func questionHostFlag(t *testing.T) (*hosttest.Host, *lockedBuffer, *atomic.Bool) {
+func questionHostFlag(t *testing.T) (*hosttest.Host, *servetest.Buffer, *atomic.Bool) {
 	t.Helper()
 	url, cancelFails := askingRecords(t)
 	h := hosttest.New(t, nil)
@@ -97,10 +99,10 @@ func questionHostFlag(t *testing.T) (*hosttest.Host, *lockedBuffer, *atomic.Bool
 	opened := h.Open()
 	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: url}})
 	h.Bind(opened, "claude-test")
-	return h, &lockedBuffer{}, cancelFails
+	return h, &servetest.Buffer{}, cancelFails
 }
 
-func openQuestionCoordinator(t *testing.T, h *hosttest.Host, operator *lockedBuffer) *coordinator.Coordinator {
+func openQuestionCoordinator(t *testing.T, h *hosttest.Host, operator *servetest.Buffer) *coordinator.Coordinator {
 	t.Helper()
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: operator, EffectTimeout: 20 * time.Second})
 	if err != nil {
@@ -114,7 +116,7 @@ func openQuestionCoordinator(t *testing.T, h *hosttest.Host, operator *lockedBuf
 func connectPerson(t *testing.T, ctx context.Context, c *coordinator.Coordinator, handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	go func() { _ = coordinator.Serve(ctx, c, st) }()
+	go func() { _ = mcpserve.Serve(ctx, c, st) }()
 	var opts *mcp.ClientOptions
 	if handler != nil {
 		opts = &mcp.ClientOptions{ElicitationHandler: handler}

@@ -18,6 +18,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -74,10 +75,10 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 		change func(t *testing.T, g *governed)
 		reason contract.Reason
 	}{
-		{"registry re-signed", func(t *testing.T, g *governed) { g.WriteRegistry(mcpApprovalRegistry()) }, contract.ReasonPlanChanged},
+		{"registry re-signed", func(t *testing.T, g *governed) { g.WriteRegistry(servetest.ApprovalRegistry()) }, contract.ReasonPlanChanged},
 		{"registry edited, not signed", func(t *testing.T, g *governed) {
 			path := filepath.Join(g.Home, resolve.RegistryFile)
-			if err := os.WriteFile(path, []byte(mcpApprovalRegistry()), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(servetest.ApprovalRegistry()), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, contract.ReasonPlanChanged},

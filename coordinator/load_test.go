@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -42,14 +43,14 @@ func TestLoadTwoCoordinators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa and runs it as two subprocesses")
 	}
-	oa := theOA.get(t)
+	oa := servetest.Binary(t)
 	n := loadRuns(t)
-	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	h := servetest.NewHost(t, oa, resolve.StarterRegistry(hosttest.Name))
 	// A downstream call slowed by the load is waited for: an effect cut off
 	// by its timeout is honestly not_sure_if_saved, which this test, which
 	// compares every outcome with the record, cannot judge.
-	o := clientOpts{serveExtras: []string{"--effect-timeout", "10m"}}
-	clients := []*mcpClient{h.connect(t, o), h.connect(t, o)}
+	o := servetest.ClientOptions{ServeExtras: []string{"--effect-timeout", "10m"}}
+	clients := []*servetest.Client{h.Connect(t, o), h.Connect(t, o)}
 	type answer struct {
 		client  int
 		id      string
@@ -64,11 +65,11 @@ func TestLoadTwoCoordinators(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				a := answer{client: ci, id: fmt.Sprintf("load-%d-%d", ci, i), summary: fmt.Sprintf("Load note %d of client %d.", i, ci)}
-				res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
+				res, err := c.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 					"workflow": "append_triage_note", "request_id": a.id, "wait_seconds": 120, "inputs": triage("AB-1234", a.summary)}})
 				switch {
 				case err != nil:
-					a.code = "protocol: " + err.Error()
+					a.code = "Protocol: " + err.Error()
 				case res.IsError:
 					a.code = fmt.Sprint(res.Content[0].(*mcp.TextContent).Text)
 				default:
@@ -87,7 +88,7 @@ func TestLoadTwoCoordinators(t *testing.T) {
 	for i := range answers {
 		a := &answers[i]
 		for a.code == "" && a.res["outcome"] == string(contract.OutcomeRunning) {
-			res, err := clients[a.client].cs.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.ToolGetRun, Arguments: map[string]any{"run_id": a.res["run_id"], "wait_seconds": 60}})
+			res, err := clients[a.client].Session.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.ToolGetRun, Arguments: map[string]any{"run_id": a.res["run_id"], "wait_seconds": 60}})
 			if err != nil || res.IsError {
 				t.Fatalf("%s: get_run: %v %+v", a.id, err, res)
 			}
@@ -125,7 +126,7 @@ func TestLoadTwoCoordinators(t *testing.T) {
 	t.Logf("%d runs on two coordinators: %v", 2*n, outcomes)
 	if t.Failed() {
 		for i, c := range clients {
-			t.Logf("coordinator %d stderr:\n%s", i, c.stderr)
+			t.Logf("coordinator %d stderr:\n%s", i, c.Stderr)
 		}
 	}
 }

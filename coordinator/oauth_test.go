@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/oauthtest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -52,7 +53,7 @@ func TestOAuthGovernedRead(t *testing.T) {
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	h.Bind(host, "claude-test")
 
-	var operator lockedBuffer
+	var operator servetest.Buffer
 	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

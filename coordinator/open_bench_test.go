@@ -11,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 )
@@ -41,7 +42,7 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		st, ct := mcp.NewInMemoryTransports()
-		ss, err := coordinator.NewServer(c).Connect(ctx, st, nil)
+		ss, err := mcpserve.NewServer(c).Connect(ctx, st, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/stdioconn"
 )
 
@@ -34,7 +34,7 @@ func BenchmarkReadStdio(b *testing.B) {
 	cfg := subprocessRecords(b)
 	b.Run("oa", func(b *testing.B) {
 		d := newBenchDeployment(b, cfg)
-		cs := stdioClient(b, func(ctx context.Context, t mcp.Transport) error { return coordinator.Serve(ctx, d.c, t) }, coordinator.NewStdioTransport)
+		cs := stdioClient(b, func(ctx context.Context, t mcp.Transport) error { return mcpserve.Serve(ctx, d.c, t) }, mcpserve.NewStdioTransport)
 		benchCalls(b, cs, "records_read", true)
 	})
 	for _, v := range []struct {

@@ -88,7 +88,11 @@ func CheckLive(ctx context.Context, st *State, plan *Plan, opts connector.Option
 		case err != nil && blocking.Refusals(err) == nil:
 			return err
 		case err != nil:
-			refused = append(refused, blocking.New(blocking.ConnectionVerifyFailed, "connection %s did not answer", e.ConnectionID).At("", "capabilities."+e.CapabilityKey))
+			// The probe's own code says why (a timeout, a confinement
+			// refusal, a closed server): named, never its text.
+			why := blocking.New(blocking.ConnectionVerifyFailed, "connection %s did not answer (%s)", e.ConnectionID, blocking.Refusals(err)[0].Code)
+			why.Cause = err
+			refused = append(refused, why.At("", "capabilities."+e.CapabilityKey))
 		case inv.Digest != e.InventoryDigest:
 			refused = append(refused, blocking.New(blocking.ConnectionInventoryChanged, "connection %s lists other tools or schemas than revision %d verified", e.ConnectionID, e.ConnectionRevision).At("", "capabilities."+e.CapabilityKey))
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
@@ -129,7 +130,7 @@ func TestCoordinatorExportsOTLP(t *testing.T) {
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
-	go func() { served <- coordinator.Serve(ctx, c, st) }()
+	go func() { served <- mcpserve.Serve(ctx, c, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "otel-test", Version: "v1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)

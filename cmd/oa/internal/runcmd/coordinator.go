@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/telemetry"
 )
@@ -70,7 +71,7 @@ first use exactly as oa quickstart prepares one.`,
 			// One ready line for a person who started it by hand; stdout
 			// carries nothing but JSON-RPC.
 			fmt.Fprintf(cmd.ErrOrStderr(), "oa coordinator: ready: deployment %s (mode %s), plan %s, %d tools; speaking MCP on stdin/stdout (end with Ctrl-D)\n", c.Deployment(), c.Mode(), c.PlanDigest(), len(c.ToolNames()))
-			err = coordinator.Serve(ctx, c, coordinator.NewStdioTransport(os.Stdin, os.Stdout, cmd.ErrOrStderr()))
+			err = mcpserve.Serve(ctx, c, mcpserve.NewStdioTransport(os.Stdin, os.Stdout, cmd.ErrOrStderr()))
 			if ctx.Err() == nil {
 				c.ClientGone() // the session ended on the client's side, not by a signal
 			}

@@ -1,4 +1,4 @@
-package coordinator
+package mcpserve
 
 import (
 	"context"
@@ -233,7 +233,7 @@ func (s *mcpServer) park(req *mcp.CallToolRequest, name, capability string, r *p
 	}
 	shown := *ask.params
 	shown.Meta = nil
-	shown.Message = fmt.Sprintf("The app behind connection %q (capability %q) asks: %s", s.c.connectionOf(capability), capability, ask.params.Message)
+	shown.Message = fmt.Sprintf("The app behind connection %q (capability %q) asks: %s", s.c.ConnectionOf(capability), capability, ask.params.Message)
 	r.pending = ask
 	r.timer = time.AfterFunc(downstreamTTL, func() {
 		if s.parked.take(park) == r {
@@ -243,12 +243,4 @@ func (s *mcpServer) park(req *mcp.CallToolRequest, name, capability string, r *p
 	s.parked.put(park, r)
 	s.operator("read %s: the downstream server asks the person (message %s)", capability, ir.DigestBytes([]byte(ask.params.Message)))
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{downstreamInput: &shown}, RequestState: token}
-}
-
-// connectionOf names the connection a capability of the plan is bound to.
-func (c *Coordinator) connectionOf(capability string) string {
-	if e, ok := c.binding.Plan.Entry(capability); ok {
-		return e.ConnectionID
-	}
-	return ""
 }

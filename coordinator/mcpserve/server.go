@@ -1,4 +1,4 @@
-package coordinator
+package mcpserve
 
 import (
 	"context"
@@ -15,27 +15,10 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/telemetry"
 )
-
-// The MCP layer of the coordinator: the six coordinator tools of
-// contract.CoordinatorTools plus one tool per read-only capability, nothing
-// else. Every tool has a description, an exact input and output schema and
-// honest annotations; every answer is structuredContent (mirrored as JSON
-// text) checked against the output schema before it is sent. A tool error
-// is fixed copy from toolErrors: never an error's text, a path, an input
-// value or anything a downstream app said.
-//
-// Approval of a paused run goes to the person through form elicitation.
-// Under protocol 2026-07-28 a server may not send elicitation/create while
-// serving a request, so a tool answers with the multi-round-trip
-// InputRequests result; the go-sdk turns the same result into an
-// elicitation/create request for clients on older protocol versions. The
-// RequestState is sealed by the host secret (SealState), bound to the tool,
-// run, attention item, step, request_id and a keyed fingerprint of the
-// inputs, expires, and opens once: a forged, changed, expired or replayed
-// state, or input responses without a valid state, are refused.
 
 // MetaCapability is the _meta key of a read-only capability tool that
 // names the capability it reads (the tool name is contract.ToolName of it).
@@ -43,7 +26,7 @@ const MetaCapability = "dev.oa/capability"
 
 // Serve serves c's tools over t (stdio in production) until the client
 // goes away or ctx ends.
-func Serve(ctx context.Context, c *Coordinator, t mcp.Transport) error {
+func Serve(ctx context.Context, c *coordinator.Coordinator, t mcp.Transport) error {
 	ctx, span := telemetry.StartSession(ctx, c.Deployment(), c.PlanDigest())
 	defer span.End("")
 	return NewServer(c).Run(ctx, t)
@@ -67,7 +50,7 @@ const (
 )
 
 type mcpServer struct {
-	c       *Coordinator
+	c       *coordinator.Coordinator
 	schemas map[string]toolSchemas
 	// parked holds reads whose downstream server waits for the person
 	// (elicit.go).
@@ -75,7 +58,7 @@ type mcpServer struct {
 }
 
 // NewServer builds the MCP server of c's deployment.
-func NewServer(c *Coordinator) *mcp.Server {
+func NewServer(c *coordinator.Coordinator) *mcp.Server {
 	s := &mcpServer{c: c, schemas: map[string]toolSchemas{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "oa coordinator", Version: "v1"}, &mcp.ServerOptions{
 		Instructions: "Governed workflows of deployment " + c.Deployment() + ". Start with list_workflows; run one with run_workflow and your own request_id; every result carries one outcome (done, needs_review, not_sure_if_saved, did_not_run, or running) with fixed what_happened and next_action.",
@@ -244,7 +227,7 @@ func (s *mcpServer) guard(name string, h func(context.Context, *mcp.CallToolRequ
 }
 
 func (s *mcpServer) operator(format string, a ...any) {
-	fmt.Fprintf(s.c.opts.Operator, "oa coordinator: deployment %s: "+format+"\n", append([]any{s.c.Deployment()}, a...)...)
+	fmt.Fprintf(s.c.Operator(), "oa coordinator: deployment %s: "+format+"\n", append([]any{s.c.Deployment()}, a...)...)
 }
 
 // answer is a structured result, checked against the tool's output schema:
@@ -316,15 +299,15 @@ func toolError(e toolErr) *mcp.CallToolResult {
 // ---- tools -----------------------------------------------------------
 
 type workflowsOut struct {
-	Deployment string         `json:"deployment"`
-	Mode       string         `json:"mode"`
-	Workflows  []WorkflowCard `json:"workflows"`
+	Deployment string                     `json:"deployment"`
+	Mode       string                     `json:"mode"`
+	Workflows  []coordinator.WorkflowCard `json:"workflows"`
 }
 
 func (s *mcpServer) listWorkflows(_ context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
 	w := s.c.Workflows()
 	if w == nil {
-		w = []WorkflowCard{}
+		w = []coordinator.WorkflowCard{}
 	}
 	return s.answer(contract.ToolListWorkflows, workflowsOut{s.c.Deployment(), s.c.Mode(), w})
 }
@@ -374,7 +357,7 @@ func (s *mcpServer) requestFingerprint(a runArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fingerprint(s.c.secret, []byte("mcp-approval/v1"), []byte(a.Workflow), in, []byte(a.RequestID)), nil
+	return s.c.Fingerprint([]byte("mcp-approval/v1"), []byte(a.Workflow), in, []byte(a.RequestID)), nil
 }
 
 func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, raw json.RawMessage) *mcp.CallToolResult {
@@ -386,7 +369,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 	if err != nil {
 		return toolError(errArguments)
 	}
-	rr := RunRequest{Workflow: a.Workflow, Inputs: a.Inputs, RequestID: a.RequestID, Wait: wait(a.WaitSeconds)}
+	rr := coordinator.RunRequest{Workflow: a.Workflow, Inputs: a.Inputs, RequestID: a.RequestID, Wait: wait(a.WaitSeconds)}
 
 	answered := false
 	var askedFor string
@@ -410,7 +393,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		}
 		answered, askedFor = true, st.AttentionID
 		if decision != nil {
-			if _, err := s.c.Decide(ctx, Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
+			if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
 				return s.fail(contract.ToolRunWorkflow, err)
 			}
 		}
@@ -432,7 +415,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		if err != nil {
 			return s.fail(contract.ToolRunWorkflow, err)
 		}
-		if item.State == AttentionOpen {
+		if item.State == coordinator.AttentionOpen {
 			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable}, item)
 		}
 	}
@@ -441,8 +424,8 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 
 // shown is the result as the client sees it: a workflow name the
 // deployment does not have is the caller's own text, never echoed.
-func (s *mcpServer) shown(res *Result) *Result {
-	if !slices.ContainsFunc(s.c.Workflows(), func(w WorkflowCard) bool { return w.Name == res.Workflow }) {
+func (s *mcpServer) shown(res *coordinator.Result) *coordinator.Result {
+	if !slices.ContainsFunc(s.c.Workflows(), func(w coordinator.WorkflowCard) bool { return w.Name == res.Workflow }) {
 		cp := *res
 		cp.Workflow = ""
 		return &cp
@@ -468,7 +451,7 @@ func (s *mcpServer) getRun(ctx context.Context, _ *mcp.CallToolRequest, raw json
 }
 
 type attentionList struct {
-	Items []AttentionItem `json:"items"`
+	Items []coordinator.AttentionItem `json:"items"`
 }
 
 func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
@@ -477,7 +460,7 @@ func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _
 		return s.fail(contract.ToolListNeedsAttention, err)
 	}
 	if items == nil {
-		items = []AttentionItem{}
+		items = []coordinator.AttentionItem{}
 	}
 	return s.answer(contract.ToolListNeedsAttention, attentionList{items})
 }
@@ -500,17 +483,17 @@ func (s *mcpServer) getAttention(ctx context.Context, _ *mcp.CallToolRequest, ra
 }
 
 type decided struct {
-	Item       *AttentionItem `json:"attention_item"`
-	NextAction string         `json:"next_action"`
+	Item       *coordinator.AttentionItem `json:"attention_item"`
+	NextAction string                     `json:"next_action"`
 }
 
 // Fixed next actions of decide_attention_item, by item state.
 var decideNext = map[string]string{
-	AttentionOpen:      "No decision was recorded; the run is still waiting for a person.",
-	AttentionApproved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
-	AttentionRejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
-	AttentionEscalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
-	AttentionSkipped:   "Skipped. Call run_workflow again with the same request_id and the same inputs to continue the run without that step.",
+	coordinator.AttentionOpen:      "No decision was recorded; the run is still waiting for a person.",
+	coordinator.AttentionApproved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
+	coordinator.AttentionRejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
+	coordinator.AttentionEscalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
+	coordinator.AttentionSkipped:   "Skipped. Call run_workflow again with the same request_id and the same inputs to continue the run without that step.",
 }
 
 // teachNext is the fixed next action after a teach request: the pause is
@@ -525,7 +508,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 	if res := s.decideQuestionTool(ctx, req, a); res != nil {
 		return res
 	}
-	d := Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
+	d := coordinator.Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
 	switch {
 	case isAnswer(req):
 		st, decision, bad := s.openAnswer(ctx, req, contract.ToolDecide)
@@ -554,7 +537,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if err != nil {
 			return s.fail(contract.ToolDecide, err)
 		}
-		if item.State != AttentionOpen && (a.Decision != contract.DecisionTeach || item.State != AttentionEscalated) {
+		if item.State != coordinator.AttentionOpen && (a.Decision != contract.DecisionTeach || item.State != coordinator.AttentionEscalated) {
 			return toolError(toolErrorsByCode[blocking.AttentionDecided])
 		}
 		if a.Decision == contract.DecisionSkip && !item.Skippable {
@@ -625,7 +608,7 @@ func isAnswer(req *mcp.CallToolRequest) bool {
 }
 
 // ask answers with the approval form instead of a result.
-func (s *mcpServer) ask(tool string, st approvalState, item *AttentionItem) *mcp.CallToolResult {
+func (s *mcpServer) ask(tool string, st approvalState, item *coordinator.AttentionItem) *mcp.CallToolResult {
 	token, err := s.c.SealState(st, approvalTTL)
 	if err != nil {
 		return s.fail(tool, err)
@@ -645,12 +628,12 @@ func (s *mcpServer) ask(tool string, st approvalState, item *AttentionItem) *mcp
 }
 
 // teachMessage is fixed copy naming the workflow and step of a teach form.
-func teachMessage(item *AttentionItem) string {
-	return fmt.Sprintf("Workflow %q is paused before step %q. Describe how the package should change (at most %d characters, no customer data): your request goes to the host's audit record for the package's publisher. The run stays paused; nothing else happens.", item.Workflow, item.Step, MaxTeachText)
+func teachMessage(item *coordinator.AttentionItem) string {
+	return fmt.Sprintf("Workflow %q is paused before step %q. Describe how the package should change (at most %d characters, no customer data): your request goes to the host's audit record for the package's publisher. The run stays paused; nothing else happens.", item.Workflow, item.Step, coordinator.MaxTeachText)
 }
 
 // teachForm asks the person for the text of a teach request.
-var teachForm = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"text":{"type":"string","title":"Request for a revised package","description":"How the package should change, without customer data.","minLength":1,"maxLength":%d}},"required":["text"]}`, MaxTeachText))
+var teachForm = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"text":{"type":"string","title":"Request for a revised package","description":"How the package should change, without customer data.","minLength":1,"maxLength":%d}},"required":["text"]}`, coordinator.MaxTeachText))
 
 // decisionForm is the approval form, offering skip only where the
 // package declares the step skippable.
@@ -672,7 +655,7 @@ func formDecisions(skippable bool) []string {
 
 // approvalMessage is fixed copy naming the workflow, step and capability:
 // identifiers from the package, never a value.
-func approvalMessage(item *AttentionItem) string {
+func approvalMessage(item *coordinator.AttentionItem) string {
 	return fmt.Sprintf("Workflow %q is paused before step %q, which uses the consequential capability %q. Approve to let the run make this change, reject to stop it with nothing written, or escalate to hand it to others. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability)
 }
 

@@ -1,10 +1,12 @@
-package coordinator_test
+package mcpserve_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -14,12 +16,21 @@ import (
 // every start: every schema it lists — the coordinator's own tools and
 // each read-only capability's — resolves.
 func TestToolSchemasResolve(t *testing.T) {
-	s := serve(t, resolve.StarterRegistry(hosttest.Name))
-	n, err := coordinator.ResolveToolSchemas(s.c)
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	h.AddConnection(host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	h.Bind(host, "claude-test")
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(contract.CoordinatorTools) + len(s.c.ReadTools()); n != want || len(s.c.ReadTools()) == 0 {
+	defer c.Close()
+	n, err := mcpserve.ResolveToolSchemas(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(contract.CoordinatorTools) + len(c.ReadTools()); n != want || len(c.ReadTools()) == 0 {
 		t.Fatalf("%d tools resolved, want %d (with a read tool)", n, want)
 	}
 }

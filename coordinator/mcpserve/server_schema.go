@@ -1,4 +1,4 @@
-package coordinator
+package mcpserve
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -133,13 +134,13 @@ func workflowsSchema() map[string]any {
 	}, "name", "purpose", "done_means", "input_schema", "effects", "approval_required")
 	return obj(map[string]any{
 		"deployment": str("The deployment served."),
-		"mode":       map[string]any{"type": "string", "enum": []any{ModeDeployment, ModeSandbox}, "description": "deployment: a bound deployment on this host; sandbox: the built-in demo package on the sandbox connector, whose records are not real."},
+		"mode":       map[string]any{"type": "string", "enum": []any{coordinator.ModeDeployment, coordinator.ModeSandbox}, "description": "deployment: a bound deployment on this host; sandbox: the built-in demo package on the sandbox connector, whose records are not real."},
 		"workflows":  map[string]any{"type": "array", "items": card},
 	}, "deployment", "mode", "workflows")
 }
 
 func attentionSchema() map[string]any {
-	states := []string{AttentionOpen, AttentionApproved, AttentionRejected, AttentionEscalated, AttentionSkipped, AttentionAnswered, AttentionClosed, AttentionLapsed}
+	states := []string{coordinator.AttentionOpen, coordinator.AttentionApproved, coordinator.AttentionRejected, coordinator.AttentionEscalated, coordinator.AttentionSkipped, coordinator.AttentionAnswered, coordinator.AttentionClosed, coordinator.AttentionLapsed}
 	dateTime := func(d string) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time", "description": d}
 	}
@@ -157,7 +158,7 @@ func attentionSchema() map[string]any {
 		"created_at":     dateTime("When the run paused."),
 		"decided_at":     dateTime("When it was decided."),
 		"outcome":        enum("The run's outcome.", outcomeValues()),
-		"kind":           enum("downstream_question for a question the app asked during a change; absent for an approval.", []string{KindDownstreamQuestion}),
+		"kind":           enum("downstream_question for a question the app asked during a change; absent for an approval.", []string{coordinator.KindDownstreamQuestion}),
 		"connection":     str("The connection whose app asked (a question)."),
 		"message_digest": str("Digest of the app's question; its text is never stored."),
 		"schema_digest":  str("Digest of the form the app asked for."),

@@ -1,4 +1,4 @@
-package coordinator_test
+package mcpserve_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
@@ -50,7 +51,7 @@ func TestDownstreamTextNeverReachesTheAgent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	serverSide, clientSide := mcp.NewInMemoryTransports()
-	go coordinator.Serve(ctx, c, serverSide)
+	go mcpserve.Serve(ctx, c, serverSide)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "leak-test", Version: "1"}, nil).Connect(ctx, clientSide, nil)
 	if err != nil {
 		t.Fatal(err)

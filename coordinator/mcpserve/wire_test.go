@@ -1,4 +1,4 @@
-package coordinator_test
+package mcpserve_test
 
 import (
 	"bufio"
@@ -17,9 +17,10 @@ import (
 
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -37,7 +38,7 @@ func FuzzCheckMessage(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		code, id := coordinator.CheckMessage(line)
+		code, id := mcpserve.CheckMessage(line)
 		switch code {
 		case 0:
 			if _, err := jsonrpc.DecodeMessage(line); err != nil {
@@ -187,7 +188,7 @@ func TestServeRobust(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa and runs it as a subprocess")
 	}
-	oa := func(t *testing.T) string { return theOA.get(t) }
+	oa := func(t *testing.T) string { return servetest.Binary(t) }
 	t.Run("MalformedLines", func(t *testing.T) { testMalformedLines(t, oa(t)) })
 	t.Run("ClientGoneMidEffect", func(t *testing.T) { testClientGoneMidEffect(t, oa(t)) })
 	t.Run("TwoCoordinatorsWait", func(t *testing.T) { testTwoCoordinatorsWait(t, oa(t)) })
@@ -198,7 +199,7 @@ func TestServeRobust(t *testing.T) {
 // may carry it anywhere but in the id it chose.
 const planted = "sk_live_SECRETVALUE"
 
-// fixedCopy is every error the coordinator may answer: the standard
+// fixedCopy is every error the coordinator may Answer: the standard
 // JSON-RPC 2.0 codes under their standard words, and its own fixed copy
 // of tools/call's protocol errors.
 var fixedCopy = map[string]bool{
@@ -215,7 +216,7 @@ var fixedCopy = map[string]bool{
 // answer but as the id the client chose; initialize's own failures
 // included.
 func testErrorsAreFixedCopy(t *testing.T, oa string) {
-	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	h := servetest.NewHost(t, oa, resolve.StarterRegistry(hosttest.Name))
 	check := func(t *testing.T, s *rawSession, line, wantID string, wantCode int64) {
 		t.Helper()
 		s.send(line)
@@ -284,7 +285,7 @@ func testErrorsAreFixedCopy(t *testing.T, oa string) {
 // error and the session goes on — a run in flight while the line arrives
 // ends done, and the next valid call is answered.
 func testMalformedLines(t *testing.T, oa string) {
-	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	h := servetest.NewHost(t, oa, resolve.StarterRegistry(hosttest.Name))
 	s := startRaw(t, oa, h.Home)
 	cases := []struct {
 		line string
@@ -339,7 +340,7 @@ func testMalformedLines(t *testing.T, oa string) {
 // coordinator exits cleanly and records the run client_disconnected, not
 // effect_timeout: nothing timed out.
 func testClientGoneMidEffect(t *testing.T, oa string) {
-	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	h := servetest.NewHost(t, oa, resolve.StarterRegistry(hosttest.Name))
 	s := startRaw(t, oa, h.Home, "--effect-timeout", "10m")
 	s.send(runLine(`"gone"`, "TO-0001", 600))
 	for {
@@ -373,7 +374,7 @@ func testClientGoneMidEffect(t *testing.T, oa string) {
 // with wait_seconds, and waits for its outcome instead of answering
 // running at once.
 func testTwoCoordinatorsWait(t *testing.T, oa string) {
-	h := newMCPHost(t, oa, resolve.StarterRegistry(hosttest.Name))
+	h := servetest.NewHost(t, oa, resolve.StarterRegistry(hosttest.Name))
 	first := startRaw(t, oa, h.Home, "--effect-timeout", "3s")
 	second := startRaw(t, oa, h.Home)
 	first.send(runLine(`"shared"`, "TO-0001", 0))
@@ -397,10 +398,10 @@ func testTwoCoordinatorsWait(t *testing.T, oa string) {
 // line without its newline) and hands the go-sdk only the good ones.
 func TestStdioTransportSkipsBadLines(t *testing.T) {
 	ctx := context.Background()
-	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", coordinator.MaxLine) + `"}}`
+	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", mcpserve.MaxLine) + `"}}`
 	input := "{bad json\n\n" + long + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" + `{"jsonrpc":"1.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":4,"method":"ping"}`
 	var out, op strings.Builder
-	conn, err := coordinator.NewStdioTransport(io.NopCloser(strings.NewReader(input)), &out, &op).Connect(ctx)
+	conn, err := mcpserve.NewStdioTransport(io.NopCloser(strings.NewReader(input)), &out, &op).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

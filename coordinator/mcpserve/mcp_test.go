@@ -1,4 +1,4 @@
-package coordinator_test
+package mcpserve_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -35,7 +36,7 @@ func TestMCPInMemory(t *testing.T) {
 	defer cancel()
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
-	go func() { served <- coordinator.Serve(ctx, c, st) }()
+	go func() { served <- mcpserve.Serve(ctx, c, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "in-memory", Version: "v1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package coordinator
+package mcpserve
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
 )
 
 // An app's question during an effect reaches the person behind the
@@ -44,17 +45,17 @@ func isQuestionAnswer(req *mcp.CallToolRequest) bool {
 // askQuestion answers the round with the app's question of item id when
 // this process holds it and the client can show it; nil otherwise.
 func (s *mcpServer) askQuestion(req *mcp.CallToolRequest, st questionState) *mcp.CallToolResult {
-	l := s.c.questions.get(st.AttentionID)
-	if l == nil || !s.canForward(req, l.params) {
+	q := s.c.WaitingQuestion(st.AttentionID)
+	if q == nil || !s.canForward(req, q.Params) {
 		return nil
 	}
-	token, err := s.c.SealState(st, questionTTL)
+	token, err := s.c.SealState(st, q.TTL)
 	if err != nil {
 		return s.fail(st.Tool, err)
 	}
-	shown := *l.params
+	shown := *q.Params
 	shown.Meta = nil
-	shown.Message = fmt.Sprintf("While making a change, the app behind connection %q (capability %q) asks: %s", l.connection, l.capability, l.params.Message)
+	shown.Message = fmt.Sprintf("While making a change, the app behind connection %q (capability %q) asks: %s", q.Connection, q.Capability, q.Params.Message)
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{questionInput: &shown}, RequestState: token}
 }
 
@@ -73,7 +74,7 @@ func (s *mcpServer) questionAnswered(ctx context.Context, req *mcp.CallToolReque
 	if !ok {
 		return nil, toolError(errState)
 	}
-	_, err := s.c.answerQuestion(ctx, st.AttentionID, Answer{Action: resp.Action, Content: resp.Content}, ByElicitation, ChannelElicitation)
+	_, err := s.c.AnswerQuestion(ctx, st.AttentionID, coordinator.Answer{Action: resp.Action, Content: resp.Content}, ByElicitation, ChannelElicitation)
 	switch {
 	case err == nil, blocking.Has(err, blocking.QuestionNotWaiting):
 		// Not waiting: the call ended meanwhile; the item and run say how.
@@ -104,10 +105,10 @@ func (s *mcpServer) decideQuestionTool(ctx context.Context, req *mcp.CallToolReq
 		return s.decided(ctx, a.AttentionID)
 	}
 	item, err := s.c.AttentionItem(ctx, a.AttentionID)
-	if err != nil || item.Kind != KindDownstreamQuestion {
+	if err != nil || item.Kind != coordinator.KindDownstreamQuestion {
 		return nil
 	}
-	if s.c.questions.get(item.ID) == nil {
+	if s.c.WaitingQuestion(item.ID) == nil {
 		return nil // the call is gone: reject or escalate, as decided
 	}
 	if ask := s.askQuestion(req, questionState{Tool: contract.ToolDecide, AttentionID: item.ID}); ask != nil {
@@ -126,9 +127,9 @@ func (s *mcpServer) decided(ctx context.Context, id string) *mcp.CallToolResult 
 }
 
 func init() {
-	decideNext[AttentionAnswered] = "The person answered the app's question; the change goes on. Call get_run with the run_id for its outcome."
-	decideNext[AttentionClosed] = "Closed: the run ends not_sure_if_saved. Tell the person to check the record before anyone tries again."
-	decideNext[AttentionLapsed] = "No one answered in time; the app was told cancel and its own answer decided the step. Call get_run for the outcome."
+	decideNext[coordinator.AttentionAnswered] = "The person answered the app's question; the change goes on. Call get_run with the run_id for its outcome."
+	decideNext[coordinator.AttentionClosed] = "Closed: the run ends not_sure_if_saved. Tell the person to check the record before anyone tries again."
+	decideNext[coordinator.AttentionLapsed] = "No one answered in time; the app was told cancel and its own answer decided the step. Call get_run for the outcome."
 	toolErrorsByCode[blocking.QuestionDecisionInvalid] = toolErr{string(blocking.QuestionDecisionInvalid), "A question the app asked is answered by the person, never approved; once its call is gone, reject closes it and escalate hands it on."}
 	toolErrorsByCode[blocking.QuestionStillWaiting] = toolErr{string(blocking.QuestionStillWaiting), "The app is still waiting for the person's answer; call decide_attention_item from a client that offers elicitation, or the person answers on the host (oa attention answer ID --as NAME)."}
 	toolErrorsByCode[blocking.QuestionNotWaiting] = toolErr{string(blocking.QuestionNotWaiting), "No call is waiting for an answer to this question any more; see get_run for how the run stands."}
