@@ -13,6 +13,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,6 +74,12 @@ type Pool struct {
 	exe    string
 	max    int
 
+	// refers remembers which values in scope each source refers to
+	// (usesOf), so what a source never reads is not sent to a worker; at
+	// most maxKnownSources of them (a host has a few dozen).
+	refers  sync.Map
+	sources atomic.Int64
+
 	mu     sync.Mutex
 	idle   []*worker
 	live   int
@@ -100,11 +107,13 @@ func (p *Pool) Budget() Budget { return p.budget }
 // any other way while evaluating) fails it with ErrOverMemory. When ctx
 // ends first the worker is ended too and ctx's error returned.
 func (p *Pool) Eval(ctx context.Context, source string, input, steps, result json.RawMessage) (json.RawMessage, error) {
+	req := request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}
+	p.omitUnused(&req)
 	w, err := p.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := w.eval(ctx, request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}, wallCap(p.budget.Time))
+	a, err := w.eval(ctx, req, wallCap(p.budget.Time))
 	if err != nil {
 		p.end(w)
 		return nil, err
@@ -115,6 +124,33 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	}
 	return a.Out, nil
 }
+
+// omitUnused leaves out of req the values its source never refers to:
+// filled or not, they cannot change its answer, and sending them costs an
+// encoding, a pipe and a decoding (a step's result can be a whole record).
+// One that is not JSON is still sent, to be refused as before.
+func (p *Pool) omitUnused(req *request) {
+	var u uses
+	if known, ok := p.refers.Load(req.Source); ok {
+		u = known.(uses)
+	} else {
+		u = usesOf(req.Source)
+		if p.sources.Add(1) <= maxKnownSources {
+			p.refers.Store(req.Source, u)
+		}
+	}
+	for _, f := range []struct {
+		value *json.RawMessage
+		used  bool
+	}{{&req.Input, u.Input}, {&req.Steps, u.Steps}, {&req.Result, u.Result}} {
+		if !f.used && *f.value != nil && json.Valid(*f.value) {
+			*f.value = nil
+		}
+	}
+}
+
+// maxKnownSources bounds the sources a Pool remembers what they refer to.
+const maxKnownSources = 4096
 
 // EvalError is an evaluation that did not give a concrete value of its
 // kind. Message is CUE's about the expression: it can quote values, so it
@@ -305,20 +341,29 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 	if err != nil || memory <= 0 {
 		memory = DefaultEvaluationMemory
 	}
-	memlimit.Hold(memory, exitOverMemory)
+	memlimit.Limit(memory)
+	// One evaluation at a time on one goroutine (CUE's evaluator is
+	// sequential): a second P only adds threads spinning for work the
+	// worker never has (BenchmarkPoolClinicRun: −15 % of its CPU). The
+	// watchdog still runs, preempting an evaluation within 10 ms.
+	runtime.GOMAXPROCS(1)
 	e := NewEvaluator()
 	r := bufio.NewScanner(in)
 	r.Buffer(make([]byte, 0, 64<<10), 4*MaxAnswerBytes)
 	enc := json.NewEncoder(out)
 	for r.Scan() {
+		// Watched from the request's decoding to the answer: between
+		// evaluations the worker waits on its input and its heap cannot
+		// grow, so nothing wakes it there.
+		w := startWatch(memory)
 		var req request
 		var a answer
 		if err := json.Unmarshal(r.Bytes(), &req); err != nil {
 			a.Error = "the request is not JSON"
 		} else {
-			stop := holdCPU(time.Duration(req.CPU))
+			w.cpu(time.Duration(req.CPU))
 			v, err := e.Eval(req.Source, req.Input, req.Steps, req.Result)
-			stop()
+			w.endCPU()
 			if err != nil {
 				a.Error = err.Error()
 			} else {
@@ -332,6 +377,7 @@ func serveWorker(budget string, in io.Reader, out io.Writer) int {
 				runtime.GC()
 			}
 		}
+		w.stop()
 		if err := enc.Encode(a); err != nil {
 			return 1
 		}
@@ -346,31 +392,53 @@ const (
 	exitOverTime   = 4
 )
 
-// holdCPU ends this worker (exitOverTime) once the process has used more
-// than budget of CPU time since it was called, until stop is called. It
-// checks every 5 ms, so an evaluation that ends sooner costs one timer.
-func holdCPU(budget time.Duration) (stop func()) {
-	if budget <= 0 {
-		budget = DefaultEvaluationTime
-	}
-	start := cpuTime()
-	done := make(chan struct{})
+// watch is a worker's watchdog over one request: it ends the worker
+// (exitOverMemory) once the heap passes the memory budget and, while an
+// evaluation runs, (exitOverTime) once the process has used more than
+// the evaluation's CPU budget since it began. It checks every
+// memlimit.Every, so a request answered sooner costs one timer.
+type watch struct {
+	done  chan struct{}
+	start atomic.Int64 // the process's CPU time when the evaluation began
+	limit atomic.Int64 // the evaluation's CPU budget; 0 while none runs
+}
+
+func startWatch(memory int64) *watch {
+	w := &watch{done: make(chan struct{})}
 	go func() {
-		t := time.NewTicker(5 * time.Millisecond)
+		t := time.NewTicker(memlimit.Every)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-w.done:
 				return
 			case <-t.C:
-				if cpuTime()-start > budget {
+				if memlimit.Over(memory) {
+					os.Exit(exitOverMemory)
+				}
+				if limit := w.limit.Load(); limit > 0 && int64(cpuTime())-w.start.Load() > limit {
 					os.Exit(exitOverTime)
 				}
 			}
 		}
 	}()
-	return func() { close(done) }
+	return w
 }
+
+// cpu starts holding an evaluation to budget of CPU time (the default
+// when budget is not positive); endCPU ends it.
+func (w *watch) cpu(budget time.Duration) {
+	if budget <= 0 {
+		budget = DefaultEvaluationTime
+	}
+	w.start.Store(int64(cpuTime()))
+	w.limit.Store(int64(budget))
+}
+
+func (w *watch) endCPU() { w.limit.Store(0) }
+
+// stop ends the watch.
+func (w *watch) stop() { close(w.done) }
 
 // liveHeapBytes is the heap found live by the last garbage collection:
 // what the worker's CUE context keeps, without the garbage of the last

@@ -215,6 +215,7 @@ func BenchmarkRunSandboxJob(b *testing.B) {
 	in := inputs("AB-1234")
 	i := 0
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		i++
 		res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("bench-%d", i), Wait: time.Minute})
@@ -222,6 +223,7 @@ func BenchmarkRunSandboxJob(b *testing.B) {
 			b.Fatalf("run %d: %+v, %v", i, res, err)
 		}
 	}
+	cpu.report(b)
 }
 
 // BenchmarkCheckPlan: the plan re-check alone, as made at the start of
@@ -254,6 +256,7 @@ func benchConcurrentRuns(b *testing.B, n int) {
 	ctx := context.Background()
 	round := 0
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		round++
 		results := make([]coordinator.Result, n)
@@ -291,4 +294,5 @@ func benchConcurrentRuns(b *testing.B, n int) {
 			b.Fatalf("round %d: %d distinct runs and %d receipts for %d calls", round, len(runs), len(receipts), n)
 		}
 	}
+	cpu.report(b)
 }

@@ -83,6 +83,9 @@ type Coordinator struct {
 	receipts      *signing.Signer
 	readTools     []ReadTool
 	me            owner
+	// inputSchemas holds each job's input schema, resolved once
+	// (engine.go, checkInputs): the artifact is fixed for the session.
+	inputSchemas sync.Map
 	// heads remembers the signed heads already verified (integrity.go);
 	// counted is closed once the receipts and runs were counted against
 	// them, with countErr the disagreement found (integrity.go).

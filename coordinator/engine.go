@@ -349,20 +349,13 @@ func (c *Coordinator) terminal(r *runState, reason contract.Reason) {
 	r.Status, r.Outcome, r.Reason, r.InFlight = stateTerminal, info.Outcome, reason, ""
 }
 
-// checkInputs validates inputs against the job's input schema.
-func checkInputs(job ir.Job, inputs []byte) error {
+// checkInputs validates inputs against the job's input schema, resolved
+// once per job for the session.
+func (c *Coordinator) checkInputs(job ir.Job, inputs []byte) error {
 	if inputs == nil {
 		return errors.New("inputs are not JSON")
 	}
-	b, err := json.Marshal(job.InputSchema)
-	if err != nil {
-		return err
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	resolved, err := s.Resolve(nil)
+	resolved, err := c.inputSchema(job)
 	if err != nil {
 		return err
 	}
@@ -371,6 +364,28 @@ func checkInputs(job ir.Job, inputs []byte) error {
 		return err
 	}
 	return resolved.Validate(v)
+}
+
+// inputSchema is job's input schema resolved, remembered by job name
+// (a session's artifact, and so its jobs, never change).
+func (c *Coordinator) inputSchema(job ir.Job) (*jsonschema.Resolved, error) {
+	if known, ok := c.inputSchemas.Load(job.Name); ok {
+		return known.(*jsonschema.Resolved), nil
+	}
+	b, err := json.Marshal(job.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	c.inputSchemas.Store(job.Name, resolved)
+	return resolved, nil
 }
 
 func newID(prefix string) string {

@@ -131,10 +131,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 	if !ok {
 		return &stop{reason: contract.ReasonUnknownWorkflow}
 	}
-	if err := checkInputs(job, inputs); err != nil {
+	if err := c.checkInputs(job, inputs); err != nil {
 		return &stop{reason: contract.ReasonInvalidInputs}
 	}
-	seen := map[string]json.RawMessage{}
+	seen := &stepResults{m: map[string]json.RawMessage{}}
 	// failed picks the reason of a failure: nothing written yet, or not.
 	failed := func(before contract.Reason) error {
 		switch {
@@ -172,7 +172,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			if reason != "" {
 				return failed(reason)
 			}
-			seen[s.ID] = res
+			seen.set(s.ID, res)
 		case ir.StepGuard:
 			_, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, "")
 			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, nil)
@@ -255,7 +255,7 @@ func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held
 // readStep calls a read-only capability with the step's arguments, after
 // the plan check: a read never reaches a downstream server under a plan
 // no person approved. The error is for program faults only.
-func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (_ json.RawMessage, reason contract.Reason, err error) {
+func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen *stepResults) (_ json.RawMessage, reason contract.Reason, err error) {
 	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
 	defer func() { span.End(stepCode(reason, err)) }()
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
@@ -324,7 +324,7 @@ func orStop(err error, reason contract.Reason) error {
 // approval where it is required, only after the plan and the downstream
 // tool list are checked again, and recorded as in flight before it is
 // sent, so a crash mid-call reads as not_sure_if_saved.
-func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen map[string]json.RawMessage) (err error) {
+func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (err error) {
 	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
 	defer func() { span.End(stopCode(err)) }()
 	entry, ok := c.binding.Plan.Entry(s.Capability)
@@ -540,32 +540,48 @@ func (c *Coordinator) evalFailed(ctx context.Context, err error, failed func(con
 	return failed(evalReason(err))
 }
 
-func (c *Coordinator) arguments(ctx context.Context, evaluator string, inputs []byte, seen map[string]json.RawMessage) (json.RawMessage, error) {
+func (c *Coordinator) arguments(ctx context.Context, evaluator string, inputs []byte, seen *stepResults) (json.RawMessage, error) {
 	e, ok := c.art.Worker.Evaluator(evaluator)
 	if !ok {
 		return nil, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	return c.eval.Eval(ctx, e.Source, inputs, stepsJSON(seen), nil)
+	return c.eval.Eval(ctx, e.Source, inputs, seen.encoded(), nil)
 }
 
-func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []byte, seen map[string]json.RawMessage, result json.RawMessage) (bool, error) {
+func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []byte, seen *stepResults, result json.RawMessage) (bool, error) {
 	e, ok := c.art.Worker.Evaluator(evaluator)
 	if !ok {
 		return false, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	out, err := c.eval.Eval(ctx, e.Source, inputs, stepsJSON(seen), result)
+	out, err := c.eval.Eval(ctx, e.Source, inputs, seen.encoded(), result)
 	if err != nil {
 		return false, err
 	}
 	return string(out) == "true", nil
 }
 
-func stepsJSON(seen map[string]json.RawMessage) json.RawMessage {
-	b, err := json.Marshal(seen)
-	if err != nil {
-		panic("coordinator: step results are JSON: " + err.Error())
+// stepResults are the results of the steps an attempt has read, and their
+// JSON as evaluators see it (steps), encoded once per result added rather
+// than once per evaluation.
+type stepResults struct {
+	m    map[string]json.RawMessage
+	json json.RawMessage
+}
+
+func (s *stepResults) set(id string, res json.RawMessage) {
+	s.m[id] = res
+	s.json = nil
+}
+
+func (s *stepResults) encoded() json.RawMessage {
+	if s.json == nil {
+		b, err := json.Marshal(s.m)
+		if err != nil {
+			panic("coordinator: step results are JSON: " + err.Error())
+		}
+		s.json = b
 	}
-	return b
+	return s.json
 }
 
 // Read serves a read-only capability tool: through the plan (checked
