@@ -119,6 +119,10 @@ func TestCobraMistakesAreUsageErrors(t *testing.T) {
 		{[]string{"attest", ref}, "at least one of the flags in the group [key predicate-out] is required"},
 		{[]string{"attest", "--key", "k", "--predicate-out", "p", "--authority", "a", ref}, "none of the others can be"},
 		{[]string{"attest", "--predicate-out", "p", ref}, "are set they must all be set"},
+		// A bound of zero or less is a mistake, never "no bound" or "refuse everything".
+		{[]string{"compile", "--max-ir-bytes", "0", "../../examples/clinic-triage"}, "--max-ir-bytes must be a positive number of bytes, got 0"},
+		{[]string{"push", "--compile-timeout", "-1s", "../../examples/clinic-triage", ref}, "--compile-timeout must be a positive duration"},
+		{[]string{"compile", "--max-memory-bytes", "-5", "../../examples/clinic-triage"}, "--max-memory-bytes must be a positive number of bytes"},
 	} {
 		_, errOut, code := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {
