@@ -93,7 +93,7 @@ const (
 	DocProjection         = "projection.json"
 	DocPlan               = "plan.json"
 	// DocTeachRequests holds the deployment's signed teach requests
-	// (coordinator.SignedTeachRequest); a bundle from before teach
+	// (attention.SignedTeachRequest); a bundle from before teach
 	// requests has none.
 	DocTeachRequests = "teach-requests.json"
 	// DocTrustedRoots holds the trusted roots the policy names for the
@@ -323,7 +323,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	teach, err := coordinator.TeachRequestsOf(ctx, h, b.Deployment)
+	teach, err := coordinator.AttentionRecords(h).TeachRequestsOf(ctx, b.Deployment)
 	if err != nil {
 		return nil, err
 	}

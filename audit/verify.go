@@ -21,6 +21,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
@@ -540,7 +541,7 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 // teachLink verifies the bundle's teach requests: each signed by a
 // receipt key the host pinned, of this host and a run in its records.
 func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, error) {
-	var reqs []coordinator.SignedTeachRequest
+	var reqs []attention.SignedTeachRequest
 	if doc := b.docs[DocTeachRequests]; doc != nil {
 		if err := canonical.DecodeStrict(doc, &reqs); err != nil {
 			return LinkTeach, "", blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocTeachRequests)
