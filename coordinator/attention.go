@@ -20,10 +20,7 @@ import (
 // and the run's move to paused are one write, and only a run still
 // running here moves.
 func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
-	item := attention.Stored{Item: attention.Item{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: risk,
-		State: attention.Open, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
-		Question:  fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability),
-		Skippable: s.SkippableWhile != ""}, Deployment: r.Deployment}
+	item := attention.NewApproval(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: risk, At: c.now().UTC()})
 	b, err := json.Marshal(item)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -222,11 +221,8 @@ func (e *effectCall) unanswered() string {
 // pauses r on it, in one write, then makes it answerable here.
 func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, params *mcp.ElicitParams) (*liveQuestion, error) {
 	schema, _ := json.Marshal(params.RequestedSchema)
-	item := attention.Stored{Item: attention.Item{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: entry.Risk,
-		State: attention.Open, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
-		Question: fmt.Sprintf("While making step %s of workflow %s (capability %s), the app behind connection %s asks the person a question. Answer it with oa attention answer, or through an MCP client that offers elicitation.", s.ID, r.Workflow, s.Capability, entry.ConnectionID),
-		Kind:     attention.KindDownstreamQuestion, Connection: entry.ConnectionID, MessageDigest: ir.DigestBytes([]byte(params.Message)), SchemaDigest: digestJSON(schema)},
-		Deployment: r.Deployment}
+	item := attention.NewQuestion(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: entry.Risk, At: c.now().UTC()},
+		entry.ConnectionID, ir.DigestBytes([]byte(params.Message)), digestJSON(schema))
 	b, err := json.Marshal(item)
 	if err != nil {
 		return nil, err
@@ -289,8 +285,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention
 		if err != nil {
 			return nil, nil, err
 		}
-		item.State, item.AnswerAction, item.AnswerDigest = attention.Answered, a.Action, digestJSON(raw)
-		item.DecidedBy, item.Channel, item.DecidedAt = by, channel, &now
+		item.Answered(a.Action, digestJSON(raw), by, channel, now)
 		if r.Status == statePaused && r.AttentionID == id {
 			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
 		}
@@ -341,9 +336,7 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		if item.State == attention.Open {
-			item.State, item.DecidedAt = attention.Lapsed, &now
-		}
+		item.Lapse(now)
 		if r.Status == statePaused && r.AttentionID == id {
 			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
 		}
@@ -395,13 +388,8 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 	if clock == nil {
 		clock = time.Now
 	}
-	switch {
-	case strings.TrimSpace(d.By) == "":
-		return nil, blocking.New(blocking.DecisionInvalid, "a decision is made by a named person")
-	case d.Decision == contract.DecisionApprove:
-		return nil, blocking.New(blocking.QuestionDecisionInvalid, "a question is answered, not approved")
-	case d.Decision != contract.DecisionReject && d.Decision != contract.DecisionEscalate:
-		return nil, blocking.New(blocking.QuestionDecisionInvalid, "once its call is gone, a question is rejected (closed) or escalated")
+	if err := attention.CheckQuestionDecision(d); err != nil {
+		return nil, err
 	}
 	key, err := runKey(h.h.Home)
 	if err != nil {
@@ -418,8 +406,10 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 		if err != nil {
 			return nil, nil, err
 		}
-		if item.State != attention.Open && !(item.State == attention.Escalated && d.Decision == contract.DecisionReject) {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		// Only reject or escalate comes here: an escalated question
+		// may still be closed, once.
+		if err := item.Waits(d); err != nil {
+			return nil, nil, err
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
@@ -427,13 +417,11 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 		if r.Reason == contract.ReasonDownstreamQuestion && (r.Owner.alive() || h.live(item.ID)) {
 			return nil, nil, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}
-		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
+		item.DecideQuestion(d, now)
 		if d.Decision == contract.DecisionReject {
 			info, _ := contract.ReasonDownstreamQuestionClosed.Info()
-			item.State = attention.Closed
 			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, contract.ReasonDownstreamQuestionClosed, "", ""
 		} else {
-			item.State = attention.Escalated
 			r.Reason = contract.ReasonEscalated
 		}
 		r.UpdatedAt = now

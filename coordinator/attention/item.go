@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -124,4 +125,76 @@ func (s *Stored) Decide(d Decision, now time.Time) error {
 		contract.DecisionEscalate: Escalated, contract.DecisionSkip: Skipped}[d.Decision]
 	s.DecidedBy, s.Channel, s.DecidedAt = d.By, d.Channel, &now
 	return nil
+}
+
+// Pause names what a new item pauses: its id, the run, the step it waits
+// at and the step's risk, and when.
+type Pause struct {
+	ID, RunID, Deployment, Workflow string
+	Step                            ir.Step
+	Risk                            ir.Risk
+	At                              time.Time
+}
+
+// open is the open item of pause p, asking question.
+func (p Pause) open(question string) Stored {
+	return Stored{Item: Item{ID: p.ID, RunID: p.RunID, Workflow: p.Workflow, Step: p.Step.ID, Capability: p.Step.Capability, Risk: p.Risk,
+		State: Open, CreatedAt: p.At, Outcome: contract.OutcomeNeedsReview, Question: question}, Deployment: p.Deployment}
+}
+
+// NewApproval is the open item asking a person to approve the step: the
+// question is fixed copy naming the step and capability, never values.
+func NewApproval(p Pause) Stored {
+	s := p.open(fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", p.Step.ID, p.Workflow, p.Risk, p.Step.Capability))
+	s.Skippable = p.Step.SkippableWhile != ""
+	return s
+}
+
+// NewQuestion is the open item of a question the app behind connection
+// asked during the step: it keeps digests of the app's message and form,
+// never their text.
+func NewQuestion(p Pause, connection, messageDigest, schemaDigest string) Stored {
+	s := p.open(fmt.Sprintf("While making step %s of workflow %s (capability %s), the app behind connection %s asks the person a question. Answer it with oa attention answer, or through an MCP client that offers elicitation.", p.Step.ID, p.Workflow, p.Step.Capability, connection))
+	s.Kind, s.Connection, s.MessageDigest, s.SchemaDigest = KindDownstreamQuestion, connection, messageDigest, schemaDigest
+	return s
+}
+
+// CheckQuestionDecision refuses a decision a question item does not take:
+// once the app's call is gone, a question is closed (reject) or
+// escalated by a named person; approval is never a decision on it.
+func CheckQuestionDecision(d Decision) error {
+	switch {
+	case strings.TrimSpace(d.By) == "":
+		return blocking.New(blocking.DecisionInvalid, "a decision is made by a named person")
+	case d.Decision == contract.DecisionApprove:
+		return blocking.New(blocking.QuestionDecisionInvalid, "a question is answered, not approved")
+	case d.Decision != contract.DecisionReject && d.Decision != contract.DecisionEscalate:
+		return blocking.New(blocking.QuestionDecisionInvalid, "once its call is gone, a question is rejected (closed) or escalated")
+	}
+	return nil
+}
+
+// DecideQuestion records reject (the question closes) or escalate on a
+// question item, made at now.
+func (s *Stored) DecideQuestion(d Decision, now time.Time) {
+	s.DecidedBy, s.Channel, s.DecidedAt = d.By, d.Channel, &now
+	s.State = Escalated
+	if d.Decision == contract.DecisionReject {
+		s.State = Closed
+	}
+}
+
+// Answered records that a person (by, through channel) answered the
+// app's question with action at now; answerDigest is the digest of the
+// answer sent, whose content is never kept.
+func (s *Stored) Answered(action, answerDigest, by, channel string, now time.Time) {
+	s.State, s.AnswerAction, s.AnswerDigest = Answered, action, answerDigest
+	s.DecidedBy, s.Channel, s.DecidedAt = by, channel, &now
+}
+
+// Lapse records that no one answered the open question in time.
+func (s *Stored) Lapse(now time.Time) {
+	if s.State == Open {
+		s.State, s.DecidedAt = Lapsed, &now
+	}
 }
