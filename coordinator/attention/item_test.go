@@ -40,7 +40,9 @@ func TestStoredRowUnchanged(t *testing.T) {
 
 // TestDecisionRules: who may decide what, on which item, in which state.
 func TestDecisionRules(t *testing.T) {
-	d := func(decision string) Decision { return Decision{AttentionID: "att-1", Decision: decision, By: "Dr Ada", Channel: "cli"} }
+	d := func(decision string) Decision {
+		return Decision{AttentionID: "att-1", Decision: decision, By: "Dr Ada", Channel: "cli"}
+	}
 	if err := CheckDecision(Decision{Decision: contract.DecisionApprove, By: "  "}); !blocking.Has(err, blocking.DecisionInvalid) {
 		t.Fatalf("unnamed person: %v", err)
 	}
