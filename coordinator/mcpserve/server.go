@@ -116,7 +116,7 @@ func (s *mcpServer) add(defs *[]toolDef, name, description string, in, out any, 
 func (s *mcpServer) tools() []toolDef {
 	var defs []toolDef
 	result := resultSchema()
-	attention := attentionSchema()
+	itemSchema := attentionSchema()
 
 	// Reading the coordinator's own records: read-only, idempotent, and a
 	// closed world (no downstream app is called).
@@ -157,13 +157,13 @@ func (s *mcpServer) tools() []toolDef {
 
 	s.add(&defs, contract.ToolListNeedsAttention,
 		"List the paused runs waiting for a person's decision (open attention items). Reads only.",
-		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": attention}}, "items"),
+		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": itemSchema}}, "items"),
 		local("List runs that need attention"), s.listAttention)
 
 	s.add(&defs, contract.ToolGetAttentionItem,
 		"Get one attention item: the paused run, the step and capability waiting for a decision, and its state. Reads only.",
 		obj(map[string]any{contract.ArgAttentionID: idString("An attention_id from a result or list_needs_attention.")}, contract.ArgAttentionID),
-		attention, local("Get an attention item"), s.getAttention)
+		itemSchema, local("Get an attention item"), s.getAttention)
 
 	s.add(&defs, contract.ToolDecide,
 		"Relay a person's decision on a paused run: approve, reject, escalate, skip or teach. Approve, skip (only where the item says skippable) and teach (a request for a revised package version, which leaves the run paused) always come from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot make them (the person uses `oa attention approve|skip|teach ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval or a skip, call run_workflow again with the same request_id and the same inputs to continue the run.",
@@ -171,7 +171,7 @@ func (s *mcpServer) tools() []toolDef {
 			contract.ArgAttentionID: idString("The attention item's id."),
 			contract.ArgDecision:    enum("The decision.", decisionValues()),
 		}, contract.ArgAttentionID, contract.ArgDecision),
-		obj(map[string]any{"attention_item": attention, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
+		obj(map[string]any{"attention_item": itemSchema, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
 		// A decision is final and moves a run on (or ends it), so it is
 		// neither read-only nor idempotent, and it may be destructive:
 		// a rejection ends the run for good. It calls no downstream app.
