@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/oa-dev/oa/internal/testkit/cputime"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -56,7 +53,7 @@ func BenchmarkPoolClinicRun(b *testing.B) {
 		return out
 	}
 	i := 0
-	cpu := workersCPU()
+	cpu := cputime.Live()
 	b.ReportAllocs()
 	for b.Loop() {
 		i++
@@ -79,32 +76,5 @@ func BenchmarkPoolClinicRun(b *testing.B) {
 			b.Fatal("note_on_record")
 		}
 	}
-	b.ReportMetric(float64(workersCPU()-cpu)/float64(b.N)/1e6, "worker-cpu-ms/op")
-}
-
-// workersCPU is the CPU time of this process's live children, the
-// pool's workers, from /proc (clock ticks of 10 ms).
-func workersCPU() time.Duration {
-	var total time.Duration
-	me := strconv.Itoa(os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ... utime stime: fields 4, 14 and 15.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 13 || f[1] != me {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(u+s) * 10 * time.Millisecond
-	}
-	return total
+	b.ReportMetric(cputime.PerOp(cputime.Live()-cpu, b.N), "worker-cpu-ms/op")
 }

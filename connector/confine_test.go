@@ -8,14 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/cputime"
 )
 
 // outcome is the probe server's answer for one process.
@@ -315,25 +314,13 @@ func BenchmarkOpenConfinement(b *testing.B) {
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			cfg := connector.Config{Command: connectortest.Server(b), Args: []string{"--tools", file}, Confinement: mode.profile}
-			before := childCPU()
+			before := cputime.Reaped()
 			for b.Loop() {
 				if inv, err := connector.Probe(context.Background(), cfg, connector.Options{}); err != nil || len(inv.Tools) != 2 {
 					b.Fatalf("probe: %v", err)
 				}
 			}
-			b.ReportMetric(float64(childCPU()-before)/float64(b.N)/1e6, "child-cpu-ms/op")
+			b.ReportMetric(cputime.PerOp(cputime.Reaped()-before, b.N), "child-cpu-ms/op")
 		})
 	}
-}
-
-// childCPU is the user and system CPU time of this process's reaped
-// children: for a confined start, the launcher and the server (one
-// process, executed twice), a figure the machine's load does not inflate
-// as it does wall time.
-func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

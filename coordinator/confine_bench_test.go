@@ -3,12 +3,12 @@ package coordinator_test
 import (
 	"context"
 	"io"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/internal/testkit/cputime"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -33,7 +33,7 @@ func BenchmarkSessionStartConfinement(b *testing.B) {
 			h.AddConnection(host, "records", resolve.SandboxConnector, cfg)
 			h.Bind(host, "claude-test")
 			host.Close()
-			before := childCPU()
+			before := cputime.Reaped()
 			for b.Loop() {
 				c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 30 * time.Second, Operator: io.Discard})
 				if err != nil {
@@ -43,18 +43,7 @@ func BenchmarkSessionStartConfinement(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(childCPU()-before)/float64(b.N)/1e6, "child-cpu-ms/op")
+			b.ReportMetric(cputime.PerOp(cputime.Reaped()-before, b.N), "child-cpu-ms/op")
 		})
 	}
-}
-
-// childCPU is the user and system CPU time of this process's reaped
-// children (the launcher and the server it becomes, for a confined
-// start), which the machine's load does not inflate as it does wall time.
-func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,30 +3,12 @@ package main
 import (
 	"io"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
 )
-
-func TestPositionalNames(t *testing.T) {
-	for use, want := range map[string][]string{
-		"inspect FILE":                {"FILE"},
-		"copy SRC DST":                {"SRC", "DST"},
-		"check [FILE]":                {"FILE"},
-		"sign --key KEY REF@sha256:…": {"REF@sha256:…"},
-		"add NAME --connector C [--env NAME…] [--secret-file F] --as NAME -- COMMAND ARGS…": {"NAME", "COMMAND", "ARGS…"},
-		"revoke DIGEST --reason TEXT --as NAME [--publish --fleet FILE --fleet-key KEY]":    {"DIGEST"},
-		"bind REF@sha256:… --deployment NAME --model M --as NAME [--yes]":                   {"REF@sha256:…"},
-		"list": nil,
-	} {
-		if got := positionalNames(use); !reflect.DeepEqual(got, want) {
-			t.Errorf("positionalNames(%q) = %q, want %q", use, got, want)
-		}
-	}
-}
 
 // TestArgumentMistakesNameTheArgument: through the CLI, a missing argument
 // is named as the Use line writes it, with the usage and --help, exit 2;
@@ -114,6 +96,37 @@ func TestInspectRefusesPipesAndDevices(t *testing.T) {
 		_, errOut, code := runCLI(t, "inspect", p)
 		if code != 2 || !strings.Contains(errOut, p+": ") || !strings.Contains(errOut, "not a regular file") {
 			t.Errorf("inspect %s: exit %d\n%s", p, code, errOut)
+		}
+	}
+}
+
+// TestCobraMistakesAreUsageErrors: every mistake cobra finds in the
+// command line itself is a usage error (exit 2, its own message), typed
+// where it is found rather than recognized by its text: an unknown command
+// or flag, a missing required flag, and each kind of flag group (one of a
+// group required, which exited 1 while the message prefixes were listed;
+// mutually exclusive; required together).
+func TestCobraMistakesAreUsageErrors(t *testing.T) {
+	t.Setenv("OA_HOME", t.TempDir())
+	ref := "localhost:5000/clinic@sha256:" + strings.Repeat("a", 64)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus" for "oa"`},
+		{[]string{"compile", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"attention", "approve", "x"}, `required flag(s) "as" not set`},
+		{[]string{"attest", ref}, "at least one of the flags in the group [key predicate-out] is required"},
+		{[]string{"attest", "--key", "k", "--predicate-out", "p", "--authority", "a", ref}, "none of the others can be"},
+		{[]string{"attest", "--predicate-out", "p", ref}, "are set they must all be set"},
+		// A bound of zero or less is a mistake, never "no bound" or "refuse everything".
+		{[]string{"compile", "--max-ir-bytes", "0", "../../examples/clinic-triage"}, "--max-ir-bytes must be a positive number of bytes, got 0"},
+		{[]string{"push", "--compile-timeout", "-1s", "../../examples/clinic-triage", ref}, "--compile-timeout must be a positive duration"},
+		{[]string{"compile", "--max-memory-bytes", "-5", "../../examples/clinic-triage"}, "--max-memory-bytes must be a positive number of bytes"},
+	} {
+		_, errOut, code := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("oa %v: exit %d, want 2 with %q\n%s", c.args, code, c.want, errOut)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
@@ -13,7 +15,7 @@ func newExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [CODE]",
 		Short: "Explain a blocking code: its stage, meaning and how to resolve it",
-		Args:  wantArgs(0, 1),
+		Args:  cli.WantArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var entries []blocking.Entry
 			switch {
@@ -22,12 +24,12 @@ func newExplainCmd() *cobra.Command {
 			default:
 				e, ok := blocking.Lookup(blocking.Code(args[0]))
 				if !ok {
-					return usageError{fmt.Errorf("unknown blocking code %q; `oa explain --all` lists them", args[0])}
+					return cli.Usage(fmt.Errorf("unknown blocking code %q; `oa explain --all` lists them", args[0]))
 				}
 				entries = []blocking.Entry{e}
 			}
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), entries)
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), entries)
 			}
 			for _, e := range entries {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s  (stage %s)\n  %s.\n  %s\n", e.Code, e.Stage, e.Title, e.Copy)

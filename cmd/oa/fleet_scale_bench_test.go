@@ -5,10 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/internal/testkit/cputime"
 	"github.com/oa-dev/oa/internal/testkit/fleettest"
 )
 
@@ -52,11 +52,11 @@ func BenchmarkFleetScale(b *testing.B) {
 	run := func(b *testing.B, cmd *exec.Cmd) {
 		b.StopTimer()
 		f.Registry.ResetCounters()
-		before := selfCPU(b)
+		before := cputime.Self()
 		b.StartTimer()
 		runOne(b, cmd)
 		b.StopTimer()
-		registryCPU += selfCPU(b) - before
+		registryCPU += cputime.Self() - before
 		oaCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		requests += f.Registry.Requests()
 		b.StartTimer()
@@ -97,13 +97,4 @@ func BenchmarkFleetScale(b *testing.B) {
 	b.Run("status", func(b *testing.B) {
 		measure(b, func() *exec.Cmd { return command("fleet", "status", "--fleet", specFile) })
 	})
-}
-
-// selfCPU is this process's CPU time so far (user+sys).
-func selfCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

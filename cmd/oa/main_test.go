@@ -35,7 +35,10 @@ func TestInitCompileInspect(t *testing.T) {
 		t.Fatalf("inspect: %d\n%s", code, out)
 	}
 	out, _, code = runCLI(t, "inspect", "--json", irFile)
-	var s irSummary
+	var s struct {
+		WorkerIRDigest string `json:"workerIrDigest"`
+		Canonical      bool   `json:"canonical"`
+	}
 	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.WorkerIRDigest != digest || !s.Canonical {
 		t.Fatalf("inspect --json: %d %s", code, out)
 	}

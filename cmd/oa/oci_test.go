@@ -12,6 +12,7 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/internal/testkit/registrytest"
@@ -251,7 +252,7 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := oci.ParseRef("tainted:v1", oci.RefOptions{Home: oaHome()})
+	ref, err := oci.ParseRef("tainted:v1", oci.RefOptions{Home: cli.Home()})
 	if err != nil {
 		t.Fatal(err)
 	}

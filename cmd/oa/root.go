@@ -1,44 +1,68 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
+
+	"github.com/oa-dev/oa/cmd/oa/internal/auditcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+	"github.com/oa-dev/oa/cmd/oa/internal/fleetcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/hostcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/publishcmd"
+	"github.com/oa-dev/oa/cmd/oa/internal/runcmd"
 
 	"github.com/spf13/cobra"
-
-	"github.com/oa-dev/oa/blocking"
 )
 
 // run executes the CLI with args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := findCommand(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return 0
 	}
-	printError(stderr, err, jsonFlag(root))
-	return exitStatus(err)
+	cli.PrintError(stderr, err, cli.JSONFlag(root))
+	return cli.ExitStatus(err)
 }
 
-// usageError marks a mistake in the command line itself, a refusal like
-// any other: exit status 2.
-type usageError struct{ error }
-
-func exitStatus(err error) int {
-	if _, ok := err.(usageError); ok || isCobraUsage(err) {
-		return 2
+// findCommand refuses an unknown command as a usage error before cobra
+// runs anything: cobra finds the command the same way in Execute, and
+// reports an unknown one as a plain error. Shell completion requests are
+// left to cobra, which answers them itself.
+func findCommand(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil
 	}
-	return blocking.ExitStatus(err)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	_, _, err := root.Find(args)
+	// Execute adds the completion command again after help, the order
+	// oa --help lists them in.
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			root.RemoveCommand(c)
+		}
+	}
+	if err != nil {
+		return cli.Usage(err)
+	}
+	return nil
 }
 
-// isCobraUsage recognizes the command-line mistakes cobra reports itself,
-// which it returns as plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "required flag(s)") || strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "if any flags in the group")
+// checkFlags is the root's PersistentPreRunE: it makes cobra's checks of
+// required flags and flag groups (which cobra repeats, finding nothing,
+// after it) usage errors.
+func checkFlags(cmd *cobra.Command, _ []string) error {
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return cli.Usage(err)
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return cli.Usage(err)
+	}
+	return nil
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -63,10 +87,14 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd(), newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newCoordinatorCmd(), newAttentionCmd(), newReceiptsCmd(), newQuickstartCmd(), newHarnessCmd(), newExplainCmd(), newVersionCmd())
-	root.AddCommand(newFleetCmd(), newProvisionCmd(), newAgentCmd())
-	root.AddCommand(newAuditCmd())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
+	root.PersistentPreRunE = checkFlags
+	root.AddCommand(publishcmd.Commands()...)
+	root.AddCommand(hostcmd.Commands()...)
+	root.AddCommand(runcmd.Commands()...)
+	root.AddCommand(fleetcmd.Commands()...)
+	root.AddCommand(auditcmd.Commands()...)
+	root.AddCommand(newExplainCmd(), newVersionCmd())
 	groupCommands(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
@@ -117,64 +145,8 @@ func wrapArgs(c *cobra.Command) {
 	check := c.Args
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		return nil
 	}
-}
-
-func jsonFlag(cmd *cobra.Command) bool {
-	v, _ := cmd.PersistentFlags().GetBool("json")
-	return v
-}
-
-func wantJSON(cmd *cobra.Command) bool {
-	v, _ := cmd.Flags().GetBool("json")
-	return v
-}
-
-// printJSON writes v as indented JSON.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// printError renders a refusal with its code and fix, or a fault.
-func printError(w io.Writer, err error, asJSON bool) {
-	refusals := blocking.Refusals(err)
-	if asJSON {
-		out := map[string]any{"exitStatus": exitStatus(err)}
-		if refusals != nil {
-			type shown struct {
-				*blocking.Error
-				Stage blocking.Stage `json:"stage"`
-				Title string         `json:"title"`
-				Fix   string         `json:"fix"`
-			}
-			list := make([]shown, len(refusals))
-			for i, r := range refusals {
-				e := r.Entry()
-				list[i] = shown{r, e.Stage, e.Title, e.Copy}
-			}
-			out["refusals"] = list
-		} else {
-			out["error"] = err.Error()
-		}
-		_ = printJSON(w, out)
-		return
-	}
-	if refusals != nil {
-		fmt.Fprintf(w, "oa: refused (%d problem", len(refusals))
-		if len(refusals) != 1 {
-			fmt.Fprint(w, "s")
-		}
-		fmt.Fprintln(w, "):")
-		for _, r := range refusals {
-			fmt.Fprintln(w, r.Error())
-		}
-		return
-	}
-	fmt.Fprintf(w, "oa: %v\n", err)
 }

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
+
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 
 	"github.com/spf13/cobra"
 
@@ -13,22 +14,14 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the oa version and the worker protocol it speaks",
-		Args:  wantArgs(0, 0),
+		Args:  cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := oaVersion()
-			if wantJSON(cmd) {
-				return printJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
+			v := cli.Version()
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]string{"version": v, "protocol": ir.Protocol})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "oa %s (protocol %s)\n", v, ir.Protocol)
 			return nil
 		},
 	}
-}
-
-// oaVersion is the module version oa was built at, or "(devel)".
-func oaVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
 }

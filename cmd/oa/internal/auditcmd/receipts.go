@@ -1,0 +1,99 @@
+package auditcmd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
+)
+
+func newReceiptsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "receipts", Short: "List and verify this host's chained run receipts"}
+	var full bool
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Check every receipt's signature and link; name the first broken link",
+		Long: `Verify checks the whole receipt chain of this host: every record's
+signature with the receipt key ($OA_HOME/keys/receipt.pub, which must be
+the key the host-signed checkpoint pins), every sequence number and every
+link to the receipt before; that the chain reaches the host's last signed
+head checkpoint, both the one in the database and the copy in
+$OA_HOME/receipts.checkpoint (so removed receipts or an emptied database
+are caught); that every receipt names a host-signed binding with its plan;
+and that runs (their host MACs checked) and receipts agree. Exit status 2
+names the first broken link (receipt_chain_broken,
+receipt_checkpoint_mismatch, receipt_key_unpinned,
+receipt_binding_unverified, receipt_runs_disagree, run_record_tampered,
+revocations_disagree).
+
+By default it starts from the head the last successful verify reached
+(recorded, with the host MAC, in $OA_HOME/receipts.verified): the heads,
+the counts and the receipt it ended at are checked again, and everything
+sealed or stored since in full. --full checks every receipt and run from
+the first, on every core.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cli.WithHost(cmd, func(h *host.Host) error {
+				r, err := coordinator.VerifyReceiptsWith(cmd.Context(), h, coordinator.VerifyOptions{Full: full})
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if cli.WantJSON(cmd) {
+					if err := cli.PrintJSON(out, r); err != nil {
+						return err
+					}
+				} else if r.OK {
+					fmt.Fprintf(out, "receipt chain ok: %d receipts", r.Receipts)
+					if r.Head != "" {
+						fmt.Fprintf(out, ", head %s", r.Head)
+					}
+					if r.Incremental {
+						fmt.Fprintf(out, " (%d checked since the last verify; --full checks all)", r.Verified)
+					}
+					fmt.Fprintln(out)
+				} else if r.FirstBroken > 0 {
+					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d (%s): %s\n", r.FirstBroken, r.Receipts, r.Code, r.Problem)
+				} else {
+					fmt.Fprintf(out, "receipt chain BROKEN (%s): %s\n", r.Code, r.Problem)
+				}
+				return r.Err()
+			})
+		},
+	}
+	verify.Flags().BoolVar(&full, "full", false, "check every receipt and run from the first, not only what was sealed since the last verify")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the receipts in chain order (not verified: use receipts verify)",
+		Args:  cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cli.WithHost(cmd, func(h *host.Host) error {
+				list, err := coordinator.ListReceipts(cmd.Context(), h)
+				if err != nil {
+					return err
+				}
+				if cli.WantJSON(cmd) {
+					return cli.PrintJSON(cmd.OutOrStdout(), list)
+				}
+				out := cmd.OutOrStdout()
+				if len(list) == 0 {
+					fmt.Fprintln(out, "no receipts")
+					return nil
+				}
+				fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST")
+				for _, s := range list {
+					r := s.Record
+					fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(verify, list)
+	return cmd
+}

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"oras.land/oras-go/v2"
+
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/oci"
+)
+
+// Home is $OA_HOME, by default ~/.oa: host state and the default OCI
+// layouts live there.
+func Home() string {
+	if h := os.Getenv("OA_HOME"); h != "" {
+		return h
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".oa")
+	}
+	return ".oa"
+}
+
+// RefFlags are the flags every command that takes a reference has.
+type RefFlags struct {
+	Layout   bool
+	Registry RegistryFlags
+	// Opened is the host the command opened before reading the release,
+	// if it did: its policy's limits apply without loading the policy
+	// file a second time.
+	Opened *host.Host
+}
+
+// Register adds --oci-layout and the registry flags to cmd.
+func (f *RefFlags) Register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.Layout, "oci-layout", false, "the reference is an OCI image layout PATH[:TAG][@DIGEST]")
+	f.Registry.Register(cmd, "", "the registry")
+}
+
+// Open parses s and opens its target for reading.
+func (f *RefFlags) Open(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+	return f.openTarget(ctx, s, false)
+}
+
+// OpenForWrite parses s and opens its target, creating a missing layout.
+func (f *RefFlags) OpenForWrite(ctx context.Context, s string) (oci.Ref, oci.Target, error) {
+	return f.openTarget(ctx, s, true)
+}
+
+func (f *RefFlags) openTarget(ctx context.Context, s string, create bool) (oci.Ref, oci.Target, error) {
+	ref, opts, err := f.parse(s, create)
+	if err != nil {
+		return oci.Ref{}, nil, err
+	}
+	target, err := oci.Open(ctx, ref, opts)
+	return ref, target, err
+}
+
+// parse parses s and says the options its target is opened with (the
+// host's limits over the registry flags).
+func (f *RefFlags) parse(s string, create bool) (oci.Ref, oci.OpenOptions, error) {
+	ref, err := oci.ParseRef(s, oci.RefOptions{Home: Home(), Layout: f.Layout})
+	if err != nil {
+		return oci.Ref{}, oci.OpenOptions{}, err
+	}
+	if ref.Layout != "" && !ref.LayoutPath {
+		// A layout under $OA_HOME/oci: a home that is a file is its own
+		// refusal, not a failure to make a folder.
+		if err := host.CheckHome(Home()); err != nil {
+			return oci.Ref{}, oci.OpenOptions{}, err
+		}
+	}
+	opts, err := f.releaseOptions(create)
+	return ref, opts, err
+}
+
+// openOptions are the registry flags' options, creating a missing layout
+// when create is set.
+func (f *RefFlags) openOptions(create bool) oci.OpenOptions {
+	o := f.Registry.Options()
+	o.Create = create
+	return o
+}
+
+// releaseOptions are the registry flags' options under this host's
+// limits (host.Policy.ReleaseOptions, the one place every stage takes
+// them from), or the defaults when there is no host: those of the host
+// the command opened, else read from $OA_HOME.
+func (f *RefFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
+	if f.Opened != nil {
+		return f.Opened.Policy.ReleaseOptions(f.openOptions(create)), nil
+	}
+	return host.ReleaseOptions(Home(), f.openOptions(create))
+}
+
+// ResolvePinned opens s and resolves it to a manifest descriptor, refusing
+// a reference without a digest with the digest its tag resolves to.
+func (f *RefFlags) ResolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
+	ref, target, err := f.Open(ctx, s)
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	desc, err := oci.Resolve(ctx, target, ref.Reference())
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	return ref, target, desc, ref.RequireDigest(desc.Digest)
+}
+
+// ResolvePinnedRead is ResolvePinned for commands that only read the
+// release: a digest reference costs one manifest request (no separate
+// HEAD), and what was read is remembered for the reads that follow.
+func (f *RefFlags) ResolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+	ref, opts, err := f.parse(s, false)
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	rel, err := oci.OpenPinned(ctx, ref, opts)
+	if err != nil {
+		return ref, nil, ocispec.Descriptor{}, err
+	}
+	return ref, rel.Target, rel.Descriptor, nil
+}
+
+// OpenPinned is ResolvePinned followed by a verified fetch of the artifact.
+func (f *RefFlags) OpenPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
+	ref, target, desc, err := f.ResolvePinned(ctx, s)
+	if err != nil {
+		return ref, nil, nil, err
+	}
+	art, err := oci.Fetch(ctx, target, desc)
+	return ref, target, art, err
+}
+
+// Progress writes a line per step to w when w is a terminal, so long
+// transfers show life without cluttering logs and pipes.
+type Progress struct{ w io.Writer }
+
+// NewProgress is progress on w, or nowhere when w is not a terminal.
+func NewProgress(w io.Writer) Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return Progress{w}
+	}
+	return Progress{io.Discard}
+}
+
+// Step writes one line.
+func (p Progress) Step(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }

@@ -1,0 +1,307 @@
+package hostcmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/harness"
+)
+
+func newHarnessCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "harness",
+		Short: "Install a bound deployment into an MCP client, inspect or uninstall it, read its runs",
+		Long: `The harness owns the agent session (the model loop); oa only installs a
+bound deployment into it and reads back what happened. For an MCP client
+(--client ` + strings.Join(harness.Clients, ", ") + `) install writes the
+client's MCP server entry for oa coordinator serve in the client's own
+configuration file, the projection of the bound release with its Agent
+Skills folder, and an install record; inspect compares them with the
+binding; uninstall removes exactly what install wrote; transcript lists the
+deployment's runs from this host's store.`,
+	}
+	cmd.AddCommand(newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessUninstallCmd(), newHarnessTranscriptCmd())
+	return cmd
+}
+
+// clientFiles is the help text naming what install writes for each client.
+const clientFiles = `Each client gets its entry in its own file (project-level ones under DIR,
+user-level ones under the user's home, from HOME and the client's own
+variables):
+
+  claude-code     DIR/.mcp.json (mcpServers); skill in DIR/.claude/skills/PACKAGE;
+                  projection and record in DIR/.claude/oa
+  claude-desktop  claude_desktop_config.json (mcpServers) in ~/Library/Application
+                  Support/Claude (macOS), %APPDATA%\Claude (Windows) or
+                  $XDG_CONFIG_HOME/Claude, default ~/.config/Claude (Linux); no
+                  skill folder: the skill is in the projection, oa/NAME/skills
+  cursor          DIR/.cursor/mcp.json (mcpServers); skill in DIR/.cursor/skills
+  vscode          DIR/.vscode/mcp.json (servers, "type": "stdio"; comments kept);
+                  skill in DIR/.github/skills
+  codex           $CODEX_HOME/config.toml (default ~/.codex) as a
+                  [mcp_servers.oa-NAME] table; skill in $CODEX_HOME/skills
+  gemini-cli      DIR/.gemini/settings.json (mcpServers); skill in DIR/.gemini/skills
+  windsurf        ~/.codeium/windsurf/mcp_config.json (mcpServers); skill in
+                  ~/.codeium/windsurf/skills
+  zed             DIR/.zed/settings.json (context_servers, "source": "custom";
+                  comments kept); no skill folder: the skill is in the projection,
+                  DIR/.zed/oa/NAME/skills
+  generic         DIR/oa-NAME.mcp.json (a standalone mcpServers file), the
+                  projection in DIR/oa-NAME (skills under skills/PACKAGE)
+
+Every other server, setting and comment in the file is kept; a file that
+does not parse is refused with its path and line and left as it is; each
+file is replaced atomically.`
+
+// harnessFlags are the flags of install and inspect.
+type harnessFlags struct {
+	client     string
+	deployment string
+	dir        string
+}
+
+func (f *harnessFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, ", "))
+	cmd.Flags().StringVar(&f.deployment, "deployment", "", "the bound deployment")
+	cmd.Flags().StringVar(&f.dir, "dir", "", "the project folder to install into (default: the current folder); not for a user-level client (claude-desktop, codex, windsurf)")
+	_ = cmd.MarkFlagRequired("client")
+	_ = cmd.MarkFlagRequired("deployment")
+}
+
+func (f *harnessFlags) open() (*harness.MCPClient, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir := f.dir
+	if harness.UserLevel(f.client) {
+		if dir != "" {
+			return nil, cli.Usage(fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", f.client))
+		}
+	} else if dir == "" {
+		dir = "."
+	}
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Executable: exe})
+}
+
+func newHarnessInstallCmd() *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "install --client CLIENT --deployment NAME [--dir DIR]",
+		Short: "Install a bound deployment into an MCP client: server entry, skill folder, install record",
+		Long: `Install writes what an MCP client needs to work with the deployment, once
+its binding verifies and its release is actively admitted: the oa-NAME
+server entry, the projection of the bound release, its Agent Skills folder
+where the client reads skills, and an install record.
+
+` + clientFiles + `
+
+The server entry runs this oa executable as coordinator serve --deployment
+NAME with OA_HOME set to this host. A skill folder oa did not write is never
+replaced. Installing again replaces the installation whole.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The entry names this executable; go run's is deleted when it ends.
+			if exe, _ := os.Executable(); cli.IsGoRunBuild(exe) {
+				return cli.Usage(fmt.Errorf("this oa runs under go run, from a temporary file the client could not start later: install oa first (go install ./cmd/oa), then run the installed oa"))
+			}
+			m, err := f.open()
+			if err != nil {
+				return err
+			}
+			inst, err := m.Prepare(cmd.Context(), f.deployment)
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				if err := cli.PrintJSON(cmd.OutOrStdout(), inst); err != nil {
+					return err
+				}
+				return inst.Err()
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "installed deployment %s into %s (%s)\n", inst.Deployment, inst.Client, inst.Dir)
+			printInstallation(cmd.OutOrStdout(), inst)
+			return inst.Err()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newHarnessInspectCmd() *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "inspect --client CLIENT --deployment NAME [--dir DIR]",
+		Short: "Report what of a deployment is installed in an MCP client and whether it matches the binding",
+		Long: `Inspect reads the install record and checks, each by name: the binding
+verifies (binding) and its release is actively admitted (admission), the
+install record is there (record), the client's oa-NAME server entry runs
+the installed oa as coordinator serve --deployment NAME with this OA_HOME
+(server_entry), every installed file has its recorded digest with none
+missing or added (files), the installed persona, skill and
+materializationDigest are the bound plan's (projection), and the binding
+sequence number and plan digest are the current binding's (binding_link).
+Exit status 2 with each failed check's code when anything differs.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := f.open()
+			if err != nil {
+				return err
+			}
+			inst, err := m.Inspect(cmd.Context(), f.deployment)
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				if err := cli.PrintJSON(cmd.OutOrStdout(), inst); err != nil {
+					return err
+				}
+				return inst.Err()
+			}
+			state := "matches the binding"
+			if !inst.Matches {
+				state = "does NOT match the binding"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deployment %s in %s (%s): %s\n", inst.Deployment, inst.Client, inst.Dir, state)
+			printInstallation(cmd.OutOrStdout(), inst)
+			return inst.Err()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func printInstallation(w io.Writer, inst *harness.Installation) {
+	if r := inst.Record; r != nil {
+		fmt.Fprintf(w, "  server       %s in %s: %s %s\n", r.Server.Name, r.Server.File, r.Server.Entry.Command, strings.Join(r.Server.Entry.Args, " "))
+		if r.SkillDir != "" {
+			fmt.Fprintf(w, "  skill        %s\n", r.SkillDir)
+		} else {
+			fmt.Fprintf(w, "  skill        %s/skills/%s (in the projection: %s reads no skill folder of its own)\n", r.ProjectionDir, r.Package, inst.Client)
+		}
+		fmt.Fprintf(w, "  projection   %s\n", r.ProjectionDir)
+		fmt.Fprintf(w, "  files        %d, each recorded with its digest\n", len(r.Files))
+		fmt.Fprintf(w, "  record       %s\n", inst.RecordFile)
+		fmt.Fprintf(w, "  installed    %s@%s, binding #%d, plan %s, model %s\n", r.Package, r.Version, r.BindingSeq, r.PlanDigest, r.Model)
+		fmt.Fprintf(w, "  materialization %s\n", r.MaterializationDigest)
+	}
+	if b := inst.Bound; b != nil {
+		fmt.Fprintf(w, "  bound        %s@%s, binding #%d, plan %s, model %s\n", b.Package, b.Version, b.BindingSeq, b.PlanDigest, b.Model)
+	}
+	for _, c := range inst.Checks {
+		if c.OK {
+			fmt.Fprintf(w, "  ok       %s\n", c.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  CHANGED  %s: %s [%s]\n", c.Name, c.Detail, c.Code)
+	}
+}
+
+func newHarnessUninstallCmd() *cobra.Command {
+	var f harnessFlags
+	cmd := &cobra.Command{
+		Use:   "uninstall --client CLIENT --deployment NAME [--dir DIR]",
+		Short: "Remove exactly what oa harness install wrote for a deployment",
+		Long: `Uninstall removes what the install record lists, as long as it is still as
+install wrote it: the oa-NAME server entry (and the configuration file or
+its servers key, when install created them and nothing else is left in
+them), the projection and skill files, the folders install created, and
+last the install record. Every other server, setting and comment stays.
+
+Anything changed since install (an edited entry, an altered file, a file
+added beside them) is left in place and named, with the install record;
+exit status 2 (harness_uninstall_incomplete). A configuration file that does
+not parse is refused and nothing is removed. The host is not consulted:
+a deployment can be uninstalled after it was unbound.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := f.open()
+			if err != nil {
+				return err
+			}
+			r, err := m.Uninstall(cmd.Context(), f.deployment)
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				if err := cli.PrintJSON(cmd.OutOrStdout(), r); err != nil {
+					return err
+				}
+				return r.Err()
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "uninstalled deployment %s from %s (%s)\n", r.Deployment, r.Client, r.Dir)
+			for _, p := range r.Removed {
+				fmt.Fprintf(w, "  removed  %s\n", p)
+			}
+			for _, p := range r.Left {
+				fmt.Fprintf(w, "  LEFT     %s\n", p)
+			}
+			return r.Err()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newHarnessTranscriptCmd() *cobra.Command {
+	var deployment string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "transcript --deployment NAME [--limit N]",
+		Short: "List a deployment's runs from this host's store: time, run, workflow, attempt, outcome, reason, receipt",
+		Long: `Transcript lists the deployment's runs, oldest first (the latest --limit of
+them; 0 lists all): when each started, its run id and request id, the
+workflow, the attempt, the outcome and closed reason, and the receipt
+digest of a sealed run. It shows names, codes and digests only: the store
+keeps no input value and nothing read downstream, and a workflow name the
+caller made up is withheld.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 0 {
+				return cli.Usage(fmt.Errorf("--limit must be 0 or more"))
+			}
+			turns, err := harness.Transcript(cmd.Context(), cli.Home(), deployment, limit)
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), struct {
+					Deployment string               `json:"deployment"`
+					Runs       []harness.TurnRecord `json:"runs"`
+				}{deployment, turns})
+			}
+			w := cmd.OutOrStdout()
+			if len(turns) == 0 {
+				fmt.Fprintf(w, "no runs for deployment %s\n", deployment)
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tRUN\tREQUEST\tWORKFLOW\tATTEMPT\tOUTCOME\tREASON\tRECEIPT")
+			for _, t := range turns {
+				workflow := t.Workflow
+				if t.WorkflowWithheld {
+					workflow = "(withheld)"
+				}
+				receipt := t.ReceiptDigest
+				if receipt == "" {
+					receipt = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.Time.Format(time.RFC3339), t.RunID, t.RequestID, workflow, t.Attempt, t.Outcome, t.Reason, receipt)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&deployment, "deployment", "", "the deployment")
+	cmd.Flags().IntVar(&limit, "limit", 50, "list only the latest N runs (0 lists all)")
+	_ = cmd.MarkFlagRequired("deployment")
+	return cmd
+}

@@ -1,0 +1,87 @@
+package connection
+
+import (
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
+)
+
+// The states a connection is in, as View.State and Record.State say them.
+const (
+	// StateReady: enabled, its current revision verified, its server
+	// reached at the last verification.
+	StateReady = "ready"
+	// StateDisabled: turned off by a person; plans do not use it.
+	StateDisabled = "disabled"
+	// StateUnverified: its current revision was never verified.
+	StateUnverified = "unverified"
+	// StateOffline: verified, but the last verification attempt did not
+	// reach the server.
+	StateOffline = "offline"
+	// StateUnverifiable: its record does not verify with the host key (an
+	// edited row); nothing of it can be believed.
+	StateUnverifiable = "unverifiable"
+)
+
+// State is where the connection stands, in the order a person has to act
+// on it: disabled before unverified before offline, else ready.
+func (r *Record) State() string {
+	switch {
+	case !r.Enabled:
+		return StateDisabled
+	case !r.Verified():
+		return StateUnverified
+	case !r.Online:
+		return StateOffline
+	default:
+		return StateReady
+	}
+}
+
+// View is what a person is shown of a connection: its configuration
+// (names of secrets, never values: the record holds none), its state and
+// what its last verification found.
+type View struct {
+	Name            string   `json:"name"`
+	Connector       string   `json:"connector"`
+	Revision        int64    `json:"revision"`
+	State           string   `json:"state"`
+	Enabled         bool     `json:"enabled"`
+	Online          bool     `json:"online"`
+	Verified        bool     `json:"verified"`
+	AuthorityDigest string   `json:"authorityDigest,omitempty"`
+	InventoryDigest string   `json:"inventoryDigest,omitempty"`
+	Tools           []string `json:"tools,omitempty"`
+	VerifiedBy      string   `json:"verifiedBy,omitempty"`
+	// Protocol is the MCP version a remote server agreed to when verified.
+	Protocol string `json:"protocol,omitempty"`
+	// Transport is how a remote server was reached when verified.
+	Transport string           `json:"transport,omitempty"`
+	Config    connector.Config `json:"config"`
+	// Confinement is the profile in words; Enforced is how the last
+	// verification's start was confined.
+	Confinement string         `json:"confinement"`
+	Enforced    *confine.Level `json:"enforced,omitempty"`
+	// Login is the state of an OAuth connection's stored login (never a
+	// token), set by whoever shows one connection (StoredLogin).
+	Login *connector.LoginState `json:"login,omitempty"`
+}
+
+// ViewOf is the view of the connection name whose record is rec; a nil
+// rec (the record does not verify, see Listed) is StateUnverifiable and
+// shows nothing else.
+func ViewOf(name string, rec *Record) View {
+	if rec == nil {
+		return View{Name: name, State: StateUnverifiable}
+	}
+	v := View{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, State: rec.State(), Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
+	if rec.Config.Command == connector.SandboxCommand {
+		v.Confinement = "in-process: the built-in sandbox runs inside oa"
+	}
+	if ver := rec.Verification; ver != nil {
+		v.InventoryDigest, v.VerifiedBy, v.Protocol, v.Enforced, v.Transport = ver.Inventory.Digest, ver.VerifiedBy, ver.Protocol, ver.Enforced, ver.Transport
+		for _, t := range ver.Inventory.Tools {
+			v.Tools = append(v.Tools, t.Name)
+		}
+	}
+	return v
+}
