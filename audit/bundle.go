@@ -94,7 +94,7 @@ const (
 	DocProjection         = "projection.json"
 	DocPlan               = "plan.json"
 	// DocTeachRequests holds the deployment's signed teach requests
-	// (ledger.SignedTeachRequest); a bundle from before teach
+	// (attention.SignedTeachRequest); a bundle from before teach
 	// requests has none.
 	DocTeachRequests = "teach-requests.json"
 	// DocTrustedRoots holds the trusted roots the policy names for the
@@ -324,7 +324,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	teach, err := ledger.TeachRequestsOf(ctx, h, b.Deployment)
+	teach, err := attentionRecords(h).TeachRequestsOf(ctx, b.Deployment)
 	if err != nil {
 		return nil, err
 	}

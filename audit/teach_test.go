@@ -12,9 +12,9 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -39,12 +39,12 @@ func TestAuditTeachRequests(t *testing.T) {
 		}
 		if id == "done-first" {
 			// A sealed receipt, so the bundle has a chain to verify.
-			if _, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
+			if _, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		if _, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: "Ask for the ward first."}); err != nil {
+		if _, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: "Ask for the ward first."}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,11 +72,11 @@ func TestAuditTeachRequests(t *testing.T) {
 		t.Fatalf("bundle with a teach request: %+v", r.Links)
 	}
 	edited := rewrite(t, f.bundle, func(d map[string][]byte) {
-		editDoc(t, d, DocTeachRequests, func(rs *[]ledger.SignedTeachRequest) { (*rs)[0].Request.Text = "Never ask anyone." })
+		editDoc(t, d, DocTeachRequests, func(rs *[]attention.SignedTeachRequest) { (*rs)[0].Request.Text = "Never ask anyone." })
 	})
 	wantBroken(t, verify(t, edited, f.keys), LinkTeach, blocking.TeachRequestInvalid)
 	moved := rewrite(t, f.bundle, func(d map[string][]byte) {
-		editDoc(t, d, DocTeachRequests, func(rs *[]ledger.SignedTeachRequest) { (*rs)[0].Request.Deployment = "other" })
+		editDoc(t, d, DocTeachRequests, func(rs *[]attention.SignedTeachRequest) { (*rs)[0].Request.Deployment = "other" })
 	})
 	wantBroken(t, verify(t, moved, f.keys), LinkTeach, blocking.TeachRequestInvalid)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
@@ -540,7 +541,7 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 // teachLink verifies the bundle's teach requests: each signed by a
 // receipt key the host pinned, of this host and a run in its records.
 func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, error) {
-	var reqs []ledger.SignedTeachRequest
+	var reqs []attention.SignedTeachRequest
 	if doc := b.docs[DocTeachRequests]; doc != nil {
 		if err := canonical.DecodeStrict(doc, &reqs); err != nil {
 			return LinkTeach, "", blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocTeachRequests)
@@ -551,7 +552,18 @@ func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, er
 			return LinkTeach, "", blocking.New(blocking.TeachRequestInvalid, "a teach request of another deployment is in the bundle")
 		}
 	}
-	return LinkTeach, fmt.Sprintf("%d teach requests", len(reqs)), ledger.CheckTeachRequests(ctx, h, reqs)
+	detail := fmt.Sprintf("%d teach requests", len(reqs))
+	keys, err := ledger.ReceiptKeyPins(ctx, h)
+	if err != nil {
+		return LinkTeach, detail, err
+	}
+	return LinkTeach, detail, attentionRecords(h).CheckTeachRequests(ctx, reqs, keys.Key)
+}
+
+// attentionRecords are host h's attention records, read through the
+// ledger's store without the engine.
+func attentionRecords(h *host.Host) attention.Records {
+	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host}
 }
 
 // checkHostName holds the host name host.json gives to the host-signed

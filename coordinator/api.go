@@ -69,67 +69,6 @@ type RunRequest struct {
 	Wait time.Duration `json:"-"`
 }
 
-// AttentionItem is a paused run waiting for a person.
-type AttentionItem struct {
-	ID         string  `json:"attention_id"`
-	RunID      string  `json:"run_id"`
-	Workflow   string  `json:"workflow"`
-	Step       string  `json:"step"`
-	Capability string  `json:"capability"`
-	Risk       ir.Risk `json:"risk"`
-	// State is open, approved, rejected, escalated or skipped.
-	State string `json:"state"`
-	// Question is fixed copy naming the step and capability, never values.
-	Question  string           `json:"question"`
-	DecidedBy string           `json:"decided_by,omitempty"`
-	Channel   string           `json:"channel,omitempty"`
-	CreatedAt time.Time        `json:"created_at"`
-	DecidedAt *time.Time       `json:"decided_at,omitempty"`
-	Outcome   contract.Outcome `json:"outcome"`
-	// Skippable is whether the package declares the step skippable
-	// (skippableWhile), recorded from the IR when the run paused.
-	Skippable bool `json:"skippable,omitempty"`
-	// TeachRequests counts the teach requests attached to the item; their
-	// text is operator text, read with ledger.TeachRequestsOf, never shown here.
-	TeachRequests int `json:"teach_requests,omitempty"`
-	// Kind is "" for an approval and KindDownstreamQuestion for a
-	// question the app asked during a change. A question records only
-	// the connection it came from and digests of the app's message, of
-	// its requested form and of the person's answer; the answer's action
-	// (accept, decline, cancel) is a closed word.
-	Kind          string `json:"kind,omitempty"`
-	Connection    string `json:"connection,omitempty"`
-	MessageDigest string `json:"message_digest,omitempty"`
-	SchemaDigest  string `json:"schema_digest,omitempty"`
-	AnswerAction  string `json:"answer_action,omitempty"`
-	AnswerDigest  string `json:"answer_digest,omitempty"`
-}
-
-// Attention states.
-const (
-	AttentionOpen      = "open"
-	AttentionApproved  = "approved"
-	AttentionRejected  = "rejected"
-	AttentionEscalated = "escalated"
-	AttentionSkipped   = "skipped"
-)
-
-// Decision is a person's decision on an attention item.
-type Decision struct {
-	AttentionID string
-	// Decision is one of contract.Decisions.
-	Decision string
-	// By names the person; Channel is how the decision arrived: "cli",
-	// "elicitation" (the person answered the MCP form) or "mcp" (a
-	// rejection or escalation relayed by the calling agent).
-	By      string
-	Channel string
-	// Text is a teach decision's request: operator text, bounded by
-	// MaxTeachText and scanned for customer state, never shown to the
-	// calling agent.
-	Text string
-}
-
 // ReadResult is the answer of a read-only capability tool: the downstream
 // structured content, checked against the tool's output schema.
 type ReadResult struct {

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
@@ -22,10 +21,7 @@ import (
 // and the run's move to paused are one write, and only a run still
 // running here moves.
 func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
-	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: risk,
-		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
-		Question:  fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", s.ID, r.Workflow, risk, s.Capability),
-		Skippable: s.SkippableWhile != ""}, Deployment: r.Deployment}
+	item := attention.NewApproval(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: risk, At: c.now().UTC()})
 	b, err := json.Marshal(item)
 	if err != nil {
 		return err
@@ -68,69 +64,56 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reason contract.
 	}
 }
 
+// AttentionRecords are host h's attention records, for the readers that
+// have a host but no running coordinator (the CLI; audit builds its own
+// on the ledger's store).
+func AttentionRecords(h *host.Host) attention.Records {
+	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host}
+}
+
 // NeedsAttention lists this deployment's open attention items.
-func (c *Coordinator) NeedsAttention(ctx context.Context) ([]AttentionItem, error) {
-	all, err := listAttention(ctx, c.host, false)
+func (c *Coordinator) NeedsAttention(ctx context.Context) ([]attention.Item, error) {
+	all, err := AttentionRecords(c.host).Load(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	out := []AttentionItem{}
+	out := []attention.Item{}
 	for _, a := range all {
 		if a.Deployment == c.opts.Deployment {
-			out = append(out, a.AttentionItem)
+			out = append(out, a.Item)
 		}
 	}
 	return out, nil
 }
 
 // AttentionItem returns one of this deployment's attention items.
-func (c *Coordinator) AttentionItem(ctx context.Context, id string) (*AttentionItem, error) {
-	a, err := getAttention(ctx, c.host, id)
+func (c *Coordinator) AttentionItem(ctx context.Context, id string) (*attention.Item, error) {
+	a, err := AttentionRecords(c.host).LoadOne(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if a.Deployment != c.opts.Deployment {
 		return nil, blocking.New(blocking.AttentionUnknown, "no such item on this deployment")
 	}
-	return &a.AttentionItem, nil
+	return &a.Item, nil
 }
 
 // Decide records a person's decision on one of this deployment's items.
-func (c *Coordinator) Decide(ctx context.Context, d Decision) (*AttentionItem, error) {
+func (c *Coordinator) Decide(ctx context.Context, d attention.Decision) (*attention.Item, error) {
 	item, err := c.AttentionItem(ctx, d.AttentionID)
 	if err != nil {
 		return nil, err
 	}
-	if item.Kind == KindDownstreamQuestion {
+	if item.Kind == attention.KindDownstreamQuestion {
 		return decideQuestion(ctx, hostStore{c.host, c.receipts, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
 	}
 	return decide(ctx, c.host, c.receipts, d, c.now)
 }
 
-// ListAttention lists the host's attention items: the open ones, or all.
-func ListAttention(ctx context.Context, h *host.Host, all bool) ([]AttentionItem, error) {
-	items, err := listAttention(ctx, h, all)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AttentionItem, len(items))
-	for i, a := range items {
-		out[i] = a.AttentionItem
-	}
-	return out, nil
-}
-
-// GetAttention returns one attention item of the host.
-func GetAttention(ctx context.Context, h *host.Host, id string) (*AttentionItem, error) {
-	a, err := getAttention(ctx, h, id)
-	if err != nil {
-		return nil, err
-	}
-	return &a.AttentionItem, nil
-}
-
-// DecideAttention records an operator's decision from the CLI.
-func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionItem, error) {
+// DecideAttention records an operator's decision from the CLI. It is the
+// engine's, not the records': a decision moves the run and may seal its
+// receipt.
+func DecideAttention(ctx context.Context, h *host.Host, d attention.Decision) (*attention.Item, error) {
 	secret, err := ledger.HostSecret(h.Home)
 	if err != nil {
 		return nil, err
@@ -139,43 +122,10 @@ func DecideAttention(ctx context.Context, h *host.Host, d Decision) (*AttentionI
 	if err != nil {
 		return nil, err
 	}
-	if it, err := getAttention(ctx, h, d.AttentionID); err == nil && it.Kind == KindDownstreamQuestion {
+	if it, err := AttentionRecords(h).LoadOne(ctx, d.AttentionID); err == nil && it.Kind == attention.KindDownstreamQuestion {
 		return decideQuestion(ctx, hostStore{h, signer, func(string) bool { return false }}, d, nil)
 	}
 	return decide(ctx, h, signer, d, nil)
-}
-
-func listAttention(ctx context.Context, h *host.Host, all bool) ([]attentionState, error) {
-	rows, err := ledger.StoreOf(h).AttentionItems(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []attentionState
-	for _, row := range rows {
-		var a attentionState
-		if err := json.Unmarshal(row.State, &a); err != nil {
-			return nil, err
-		}
-		if all || a.State == AttentionOpen {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
-func getAttention(ctx context.Context, h *host.Host, id string) (*attentionState, error) {
-	row, err := ledger.StoreOf(h).AttentionByID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if row == nil {
-		return nil, blocking.New(blocking.AttentionUnknown, "no such item")
-	}
-	var a attentionState
-	if err := json.Unmarshal(row.State, &a); err != nil {
-		return nil, err
-	}
-	return &a, nil
 }
 
 // decide records the decision on the item and moves its run, in one
@@ -185,15 +135,16 @@ func getAttention(ctx context.Context, h *host.Host, id string) (*attentionState
 // the package declares the step skippable; reject ends it; escalate
 // leaves it waiting for the people it was escalated to; teach (teach.go)
 // attaches a request for a revised package version and leaves the pause
-// as it is.
-func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision, clock func() time.Time) (*AttentionItem, error) {
+// as it is. The item's own rules are attention's (Stored.Waits,
+// Stored.Decide).
+func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d attention.Decision, clock func() time.Time) (*attention.Item, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	if !slices.Contains(contract.Decisions, d.Decision) || strings.TrimSpace(d.By) == "" {
-		return nil, blocking.New(blocking.DecisionInvalid, "a decision is approve, reject, escalate, skip or teach, by a named person")
+	if err := attention.CheckDecision(d); err != nil {
+		return nil, err
 	}
-	if _, err := getAttention(ctx, h, d.AttentionID); err != nil {
+	if _, err := AttentionRecords(h).LoadOne(ctx, d.AttentionID); err != nil {
 		return nil, err
 	}
 	if d.Decision == contract.DecisionTeach {
@@ -204,7 +155,7 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 	if err != nil {
 		return nil, err
 	}
-	var item attentionState
+	var item attention.Stored
 	var run *runState
 	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
@@ -214,41 +165,16 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 		if err != nil {
 			return nil, nil, err
 		}
-		// An escalated item waits for the people it went to: they may
-		// still approve or reject it, once.
-		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision != contract.DecisionEscalate) {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		if err := item.Waits(d); err != nil {
+			return nil, nil, err
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
-		if d.Decision == contract.DecisionSkip && !item.Skippable {
-			return nil, nil, blocking.New(blocking.SkipNotDeclared, "the package does not declare step %s skippable", item.Step)
+		if err := item.Decide(d, now); err != nil {
+			return nil, nil, err
 		}
-		item.State = map[string]string{contract.DecisionApprove: AttentionApproved, contract.DecisionReject: AttentionRejected,
-			contract.DecisionEscalate: AttentionEscalated, contract.DecisionSkip: AttentionSkipped}[d.Decision]
-		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
-		switch d.Decision {
-		case contract.DecisionApprove:
-			if !r.approved(item.Step) {
-				r.Approved = append(r.Approved, item.Step)
-			}
-			r.Reason = contract.ReasonApprovedAwaitingCaller
-		case contract.DecisionReject:
-			reason := r.afterChange(contract.ReasonRejected)
-			info, _ := reason.Info()
-			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
-		case contract.DecisionEscalate:
-			r.Reason = contract.ReasonEscalated
-		case contract.DecisionSkip:
-			// Whether the declared guard still holds is decided when the
-			// run reaches the step again (see skipStep): inputs are never
-			// stored, so the guard can only be evaluated with the caller's.
-			if !r.skipAllowed(item.Step) {
-				r.SkipAllowed = append(r.SkipAllowed, item.Step)
-			}
-			r.Reason = contract.ReasonSkipAwaitingCaller
-		}
+		moveOnDecision(r, item.Step, d.Decision)
 		r.UpdatedAt = now
 		run = r
 		b, err := json.Marshal(item)
@@ -266,5 +192,30 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d Decisio
 			return nil, err
 		}
 	}
-	return &item.AttentionItem, nil
+	return &item.Item, nil
+}
+
+// moveOnDecision moves run r, paused at step, on a person's decision.
+func moveOnDecision(r *runState, step, decision string) {
+	switch decision {
+	case contract.DecisionApprove:
+		if !r.approved(step) {
+			r.Approved = append(r.Approved, step)
+		}
+		r.Reason = contract.ReasonApprovedAwaitingCaller
+	case contract.DecisionReject:
+		reason := r.afterChange(contract.ReasonRejected)
+		info, _ := reason.Info()
+		r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
+	case contract.DecisionEscalate:
+		r.Reason = contract.ReasonEscalated
+	case contract.DecisionSkip:
+		// Whether the declared guard still holds is decided when the
+		// run reaches the step again (see skipStep): inputs are never
+		// stored, so the guard can only be evaluated with the caller's.
+		if !r.skipAllowed(step) {
+			r.SkipAllowed = append(r.SkipAllowed, step)
+		}
+		r.Reason = contract.ReasonSkipAwaitingCaller
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/ledger"
@@ -44,7 +45,7 @@ func (s *served) pausedAtCheck(t *testing.T, id, record string) *coordinator.Res
 	if err != nil || item.Step != "load_record" || item.Skippable {
 		t.Fatalf("first pause: %+v, %v", item, err)
 	}
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: first.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: first.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	res := s.run(t, id, record)
@@ -59,8 +60,8 @@ func TestSkipWhileGuardHolds(t *testing.T) {
 	ctx := context.Background()
 	s := serveSkippable(t)
 	res := s.pausedAtCheck(t, "skip", "AB-1234")
-	item, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
-	if err != nil || item.State != coordinator.AttentionSkipped {
+	item, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
+	if err != nil || item.State != attention.Skipped {
 		t.Fatalf("skip: %+v, %v", item, err)
 	}
 	waiting, err := s.c.GetRun(ctx, res.RunID, 0)
@@ -89,7 +90,7 @@ func TestSkipRefusedWhenGuardNoLongerHolds(t *testing.T) {
 	ctx := context.Background()
 	s := serveSkippable(t)
 	res := s.pausedAtCheck(t, "closed", "CD-5678")
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	closeRecord(t, sandbox.Dir(s.Home), "CD-5678")
@@ -132,13 +133,13 @@ func TestSkipRefusedOnUndeclaredStep(t *testing.T) {
 	ctx := context.Background()
 	s := serveSkippable(t)
 	res := s.run(t, "undeclared", "AB-1234")
-	_, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
+	_, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
 	if !blocking.Has(err, blocking.SkipNotDeclared) {
 		t.Fatalf("skip of load_record: %v, want %s", err, blocking.SkipNotDeclared)
 	}
 	item, _ := s.c.AttentionItem(ctx, res.AttentionID)
 	again := s.run(t, "undeclared", "AB-1234")
-	if item.State != coordinator.AttentionOpen || again.Reason != contract.ReasonApprovalRequired {
+	if item.State != attention.Open || again.Reason != contract.ReasonApprovalRequired {
 		t.Fatalf("a refused skip changed something: %+v, %+v", item, again)
 	}
 }
@@ -148,31 +149,31 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	s := serve(t, approvalRegistry())
 	res := s.run(t, "teach", "AB-1234")
 	const text = "Ask for the ward before appending: the note needs it."
-	for _, bad := range []string{"", "   ", strings.Repeat("x", coordinator.MaxTeachText+1), "Write to ada.lovelace@example.com first.", "Card 4111 1111 1111 1111 failed."} {
-		if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: bad}); !blocking.Has(err, blocking.TeachTextInvalid) {
+	for _, bad := range []string{"", "   ", strings.Repeat("x", attention.MaxTeachText+1), "Write to ada.lovelace@example.com first.", "Card 4111 1111 1111 1111 failed."} {
+		if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: bad}); !blocking.Has(err, blocking.TeachTextInvalid) {
 			t.Fatalf("teach text %.20q: %v, want %s", bad, err, blocking.TeachTextInvalid)
 		} else if strings.Contains(err.Error(), "example.com") || strings.Contains(err.Error(), "4111") {
 			t.Fatalf("the refusal echoes the text: %v", err)
 		}
 	}
-	item, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text})
-	if err != nil || item.State != coordinator.AttentionOpen || item.TeachRequests != 1 || item.DecidedAt != nil {
+	item, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text})
+	if err != nil || item.State != attention.Open || item.TeachRequests != 1 || item.DecidedAt != nil {
 		t.Fatalf("teach: %+v, %v", item, err)
 	}
 	again := s.run(t, "teach", "AB-1234")
 	if again.Reason != contract.ReasonApprovalRequired || again.AttentionID != res.AttentionID {
 		t.Fatalf("the pause changed: %+v", again)
 	}
-	reqs, err := coordinator.TeachRequestsFor(ctx, s.host, res.AttentionID)
+	reqs, err := coordinator.AttentionRecords(s.host).TeachRequestsFor(ctx, res.AttentionID)
 	if err != nil || len(reqs) != 1 || reqs[0].Request.Text != text || reqs[0].Request.RunID != res.RunID || reqs[0].Request.Step != "append_note" {
 		t.Fatalf("teach requests: %+v, %v", reqs, err)
 	}
-	if err := ledger.CheckTeachRequests(ctx, s.host, reqs); err != nil {
+	if err := coordinator.CheckTeachRequests(ctx, s.host, reqs); err != nil {
 		t.Fatalf("a recorded request does not verify: %v", err)
 	}
 	forged := reqs[0]
 	forged.Request.Text = "Skip the check entirely."
-	if err := ledger.CheckTeachRequests(ctx, s.host, []ledger.SignedTeachRequest{forged}); !blocking.Has(err, blocking.TeachRequestInvalid) {
+	if err := coordinator.CheckTeachRequests(ctx, s.host, []attention.SignedTeachRequest{forged}); !blocking.Has(err, blocking.TeachRequestInvalid) {
 		t.Fatalf("an edited request verified: %v", err)
 	}
 	// The calling agent's views carry a count, never the text.
@@ -181,22 +182,22 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	if strings.Contains(string(shown), "ward before") || !strings.Contains(string(shown), `"teach_requests":1`) {
 		t.Fatalf("attention list as the agent sees it: %s", shown)
 	}
-	for i := 1; i < coordinator.MaxTeachPerItem; i++ {
-		if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); err != nil {
+	for i := 1; i < attention.MaxTeachPerItem; i++ {
+		if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); err != nil {
 			t.Fatalf("teach request %d: %v", i+1, err)
 		}
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.TeachRequestsFull) {
+	if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.TeachRequestsFull) {
 		t.Fatalf("teach request over the bound: %v", err)
 	}
 	// The approval still works after teach requests.
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	if done := s.run(t, "teach", "AB-1234"); done.Outcome != contract.OutcomeDone {
 		t.Fatalf("after approval: %+v", done)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.AttentionDecided) {
+	if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); !blocking.Has(err, blocking.AttentionDecided) {
 		t.Fatalf("teach on a decided item: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
@@ -111,11 +112,11 @@ func TestKilledDuringEffect(t *testing.T) {
 func TestKilledWhilePaused(t *testing.T) {
 	s := serve(t, approvalRegistry())
 	killedMidRun(t, s, "AB-1234", func(run map[string]any) bool { return run["status"] == "paused" })
-	items, err := coordinator.ListAttention(context.Background(), s.host, false)
+	items, err := coordinator.AttentionRecords(s.host).List(context.Background(), false)
 	if err != nil || len(items) != 1 {
 		t.Fatalf("attention after the kill: %+v, %v", items, err)
 	}
-	if _, err := coordinator.DecideAttention(context.Background(), s.host, coordinator.Decision{AttentionID: items[0].ID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := coordinator.DecideAttention(context.Background(), s.host, attention.Decision{AttentionID: items[0].ID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	c := s.open(t)

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
@@ -44,23 +43,6 @@ import (
 // not_sure_if_saved, downstream_question_closed) or escalates it. A
 // coordinator that died while asking leaves the same reading (settle).
 // Nothing here ever invents the person's answer or the app's outcome.
-
-// KindDownstreamQuestion is the kind of an attention item raised by a
-// downstream server's question during an effect.
-const KindDownstreamQuestion = "downstream_question"
-
-// States of a question item beyond the approval ones.
-const (
-	// AttentionAnswered: the person answered and the answer went to the
-	// app.
-	AttentionAnswered = "answered"
-	// AttentionClosed: the app's call was gone unanswered and a person
-	// closed the item.
-	AttentionClosed = "closed"
-	// AttentionLapsed: no one answered in time; the app was told cancel
-	// and its own answer decided the step.
-	AttentionLapsed = "lapsed"
-)
 
 // questionTTL bounds how long an effect's call waits for a person's
 // answer to its app's question (a variable for tests only).
@@ -240,11 +222,8 @@ func (e *effectCall) unanswered() string {
 // pauses r on it, in one write, then makes it answerable here.
 func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, params *mcp.ElicitParams) (*liveQuestion, error) {
 	schema, _ := json.Marshal(params.RequestedSchema)
-	item := attentionState{AttentionItem: AttentionItem{ID: newID("att"), RunID: r.RunID, Workflow: r.Workflow, Step: s.ID, Capability: s.Capability, Risk: entry.Risk,
-		State: AttentionOpen, CreatedAt: c.now().UTC(), Outcome: contract.OutcomeNeedsReview,
-		Question: fmt.Sprintf("While making step %s of workflow %s (capability %s), the app behind connection %s asks the person a question. Answer it with oa attention answer, or through an MCP client that offers elicitation.", s.ID, r.Workflow, s.Capability, entry.ConnectionID),
-		Kind:     KindDownstreamQuestion, Connection: entry.ConnectionID, MessageDigest: ir.DigestBytes([]byte(params.Message)), SchemaDigest: digestJSON(schema)},
-		Deployment: r.Deployment}
+	item := attention.NewQuestion(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: entry.Risk, At: c.now().UTC()},
+		entry.ConnectionID, ir.DigestBytes([]byte(params.Message)), digestJSON(schema))
 	b, err := json.Marshal(item)
 	if err != nil {
 		return nil, err
@@ -280,23 +259,16 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 	return l, nil
 }
 
-// Answer is a person's answer to an app's question: accept with content,
-// decline or cancel.
-type Answer struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
 // AnswerQuestion hands a person's answer to the app waiting in this
 // process, unchanged, after checking it against the app's form; the item
 // records who answered, the action and a digest of the answer, and the
 // run goes back to running, in one write.
-func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a Answer, by, channel string) (*AttentionItem, error) {
+func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string) (*attention.Item, error) {
 	l := c.questions.get(id)
 	if l == nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "no call waits for this question here")
 	}
-	if err := checkAnswer(l.params, a); err != nil {
+	if err := attention.CheckAnswer(l.params, a); err != nil {
 		return nil, err // nothing was sent: it may be answered again
 	}
 	if c.questions.take(id) != l {
@@ -305,7 +277,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a Answer, b
 	res := &mcp.ElicitResult{Action: a.Action, Content: a.Content}
 	raw, _ := json.Marshal(res)
 	now := c.now().UTC()
-	var item attentionState
+	var item attention.Stored
 	err := ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
@@ -314,8 +286,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a Answer, b
 		if err != nil {
 			return nil, nil, err
 		}
-		item.State, item.AnswerAction, item.AnswerDigest = AttentionAnswered, a.Action, digestJSON(raw)
-		item.DecidedBy, item.Channel, item.DecidedAt = by, channel, &now
+		item.Answered(a.Action, digestJSON(raw), by, channel, now)
 		if r.Status == statePaused && r.AttentionID == id {
 			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
 		}
@@ -333,50 +304,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a Answer, b
 	}
 	l.answer <- res
 	fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: %s answered the app's question (%s, answer %s)\n", id, by, a.Action, item.AnswerDigest)
-	return &item.AttentionItem, nil
-}
-
-// checkAnswer holds an answer to what the app may be sent: a closed
-// action, and for an accepted form, content matching the app's requested
-// schema (which the go-sdk has already held to flat primitive fields).
-func checkAnswer(params *mcp.ElicitParams, a Answer) error {
-	switch a.Action {
-	case "decline", "cancel":
-		if len(a.Content) != 0 {
-			return blocking.New(blocking.QuestionAnswerInvalid, "a %s carries no content", a.Action)
-		}
-		return nil
-	case "accept":
-	default:
-		return blocking.New(blocking.QuestionAnswerInvalid, "the action must be accept, decline or cancel")
-	}
-	if params.Mode == "url" {
-		if len(a.Content) != 0 {
-			return blocking.New(blocking.QuestionAnswerInvalid, "a URL request's accept carries no content")
-		}
-		return nil
-	}
-	raw, err := json.Marshal(params.RequestedSchema)
-	if err != nil {
-		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
-	}
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
-	}
-	content := map[string]any{}
-	for k, v := range a.Content {
-		content[k] = v
-	}
-	if err := resolved.Validate(content); err != nil {
-		// The validator's text quotes values: only the rule is said.
-		return blocking.New(blocking.QuestionAnswerInvalid, "the content does not match the fields the app asked for")
-	}
-	return nil
+	return &item.Item, nil
 }
 
 // questionUnanswered leaves r paused on its question item after the app's
@@ -401,7 +329,7 @@ func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) erro
 func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 	now := c.now().UTC()
 	return ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
-		var item attentionState
+		var item attention.Stored
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -409,9 +337,7 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		if item.State == AttentionOpen {
-			item.State, item.DecidedAt = AttentionLapsed, &now
-		}
+		item.Lapse(now)
 		if r.Status == statePaused && r.AttentionID == id {
 			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
 		}
@@ -447,7 +373,7 @@ func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runStat
 		if gone(cur) {
 			cur.Reason = contract.ReasonDownstreamQuestionUnanswered
 			// A dead coordinator's socket answers no one.
-			_ = os.Remove(questionSocket(c.opts.Home, cur.AttentionID))
+			_ = os.Remove(attention.QuestionSocket(c.opts.Home, cur.AttentionID))
 		}
 		r = cur
 		return nil
@@ -459,24 +385,19 @@ func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runStat
 // once the app's call is gone, reject closes it (the run ends
 // not_sure_if_saved: what the app did is unknown) and escalate hands it
 // on; approval is never a decision on a question.
-func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() time.Time) (*AttentionItem, error) {
+func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, clock func() time.Time) (*attention.Item, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	switch {
-	case strings.TrimSpace(d.By) == "":
-		return nil, blocking.New(blocking.DecisionInvalid, "a decision is made by a named person")
-	case d.Decision == contract.DecisionApprove:
-		return nil, blocking.New(blocking.QuestionDecisionInvalid, "a question is answered, not approved")
-	case d.Decision != contract.DecisionReject && d.Decision != contract.DecisionEscalate:
-		return nil, blocking.New(blocking.QuestionDecisionInvalid, "once its call is gone, a question is rejected (closed) or escalated")
+	if err := attention.CheckQuestionDecision(d); err != nil {
+		return nil, err
 	}
 	key, err := runKey(h.h.Home)
 	if err != nil {
 		return nil, err
 	}
 	now := clock().UTC()
-	var item attentionState
+	var item attention.Stored
 	var run *runState
 	err = ledger.StoreOf(h.h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
@@ -486,8 +407,10 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 		if err != nil {
 			return nil, nil, err
 		}
-		if item.State != AttentionOpen && !(item.State == AttentionEscalated && d.Decision == contract.DecisionReject) {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		// Only reject or escalate comes here: an escalated question
+		// may still be closed, once.
+		if err := item.Waits(d); err != nil {
+			return nil, nil, err
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
@@ -495,13 +418,11 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 		if r.Reason == contract.ReasonDownstreamQuestion && (alive(r.Owner) || h.live(item.ID)) {
 			return nil, nil, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}
-		item.DecidedBy, item.Channel, item.DecidedAt = d.By, d.Channel, &now
+		item.DecideQuestion(d, now)
 		if d.Decision == contract.DecisionReject {
 			info, _ := contract.ReasonDownstreamQuestionClosed.Info()
-			item.State = AttentionClosed
 			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, contract.ReasonDownstreamQuestionClosed, "", ""
 		} else {
-			item.State = AttentionEscalated
 			r.Reason = contract.ReasonEscalated
 		}
 		r.UpdatedAt = now
@@ -521,7 +442,7 @@ func decideQuestion(ctx context.Context, h hostStore, d Decision, clock func() t
 			return nil, err
 		}
 	}
-	return &item.AttentionItem, nil
+	return &item.Item, nil
 }
 
 // cancelled is the answer the app gets when no person can answer.

@@ -20,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
@@ -225,13 +226,13 @@ func TestEffectQuestionForwarded(t *testing.T) {
 	if err != nil || len(items) != 0 {
 		t.Fatalf("open items after the answers: %v %+v", err, items)
 	}
-	all, err := coordinator.ListAttention(ctx, h.Open(), true)
+	all, err := coordinator.AttentionRecords(h.Open()).List(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var actions []string
 	for _, it := range all {
-		if it.Kind != coordinator.KindDownstreamQuestion || it.State != coordinator.AttentionAnswered || it.AnswerDigest == "" || it.MessageDigest == "" || it.Connection != "records" {
+		if it.Kind != attention.KindDownstreamQuestion || it.State != attention.Answered || it.AnswerDigest == "" || it.MessageDigest == "" || it.Connection != "records" {
 			t.Fatalf("item %+v", it)
 		}
 		actions = append(actions, it.AnswerAction)
@@ -266,11 +267,11 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 	}
 	outputs := []string{raw}
 	cli := h.Open()
-	shown, err := coordinator.ShowQuestion(ctx, cli, res.AttentionID)
+	shown, err := coordinator.AttentionRecords(cli).ShowQuestion(ctx, res.AttentionID)
 	if err != nil || shown.Message != plantedQuestion || shown.Connection != "records" || !strings.Contains(string(shown.Schema), `"ward"`) {
 		t.Fatalf("shown on the host: %v %+v", err, shown)
 	}
-	if _, err := coordinator.DecideAttention(ctx, cli, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionStillWaiting) {
+	if _, err := coordinator.DecideAttention(ctx, cli, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionStillWaiting) {
 		t.Fatalf("reject while the app waits: %v", err)
 	}
 	c.Close()
@@ -286,14 +287,14 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 		b, _ := json.Marshal(got)
 		outputs = append(outputs, string(b))
 	}
-	if _, err := coordinator.AnswerQuestion(ctx, cli, res.AttentionID, coordinator.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
+	if _, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
 		t.Fatalf("an answer after the call is gone: %v", err)
 	}
-	if _, err := coordinator.DecideAttention(ctx, cli, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "ops", Channel: "cli"}); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionDecisionInvalid) {
+	if _, err := coordinator.DecideAttention(ctx, cli, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "ops", Channel: "cli"}); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionDecisionInvalid) {
 		t.Fatalf("approve of a question: %v", err)
 	}
-	item, err := coordinator.DecideAttention(ctx, cli, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"})
-	if err != nil || item.State != coordinator.AttentionClosed {
+	item, err := coordinator.DecideAttention(ctx, cli, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"})
+	if err != nil || item.State != attention.Closed {
 		t.Fatalf("reject: %v %+v", err, item)
 	}
 	c3 := openQuestionCoordinator(t, h, operator)
@@ -328,20 +329,20 @@ func TestEffectQuestionAnsweredOnHost(t *testing.T) {
 		t.Fatalf("paused: %+v", res)
 	}
 	cli := h.Open()
-	for _, bad := range []coordinator.Answer{{Action: "accept", Content: map[string]any{"ward": 4}}, {Action: "accept"}, {Action: "maybe"}, {Action: "decline", Content: map[string]any{"ward": "x"}}} {
-		if _, err := coordinator.AnswerQuestion(ctx, cli, res.AttentionID, bad, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionAnswerInvalid) {
+	for _, bad := range []attention.Answer{{Action: "accept", Content: map[string]any{"ward": 4}}, {Action: "accept"}, {Action: "maybe"}, {Action: "decline", Content: map[string]any{"ward": "x"}}} {
+		if _, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, bad, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionAnswerInvalid) {
 			t.Fatalf("answer %+v: %v", bad, err)
 		}
 	}
-	item, err := coordinator.AnswerQuestion(ctx, cli, res.AttentionID, coordinator.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops")
-	if err != nil || item.State != coordinator.AttentionAnswered || item.AnswerAction != "accept" || item.DecidedBy != "ops" {
+	item, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops")
+	if err != nil || item.State != attention.Answered || item.AnswerAction != "accept" || item.DecidedBy != "ops" {
 		t.Fatalf("answer: %v %+v", err, item)
 	}
 	got, err := c.GetRun(ctx, res.RunID, time.Minute)
 	if err != nil || got.Outcome != contract.OutcomeDone || got.Reason != contract.ReasonVerified {
 		t.Fatalf("after the answer: %v %+v", err, got)
 	}
-	if _, err := coordinator.AnswerQuestion(ctx, cli, res.AttentionID, coordinator.Answer{Action: "cancel"}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
+	if _, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "cancel"}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
 		t.Fatalf("a second answer: %v", err)
 	}
 	c.Close()
@@ -376,7 +377,7 @@ func TestEffectQuestionLapsed(t *testing.T) {
 	}
 	if res := run("lapse-done"); res.Outcome != contract.OutcomeDone {
 		t.Fatalf("the app went on after cancel: %+v", res)
-	} else if it, err := c.AttentionItem(ctx, res.AttentionID); err != nil || it.State != coordinator.AttentionLapsed {
+	} else if it, err := c.AttentionItem(ctx, res.AttentionID); err != nil || it.State != attention.Lapsed {
 		t.Fatalf("item: %v %+v", err, it)
 	}
 	cancelFails.Store(true)
@@ -384,13 +385,13 @@ func TestEffectQuestionLapsed(t *testing.T) {
 	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestionUnanswered {
 		t.Fatalf("the app's error after cancel: %+v", res)
 	}
-	if _, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionEscalate, By: "ops", Channel: "cli"}); err != nil {
+	if _, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionEscalate, By: "ops", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Reason != contract.ReasonEscalated {
 		t.Fatalf("escalated: %+v", got)
 	}
-	if it, err := c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); err != nil || it.State != coordinator.AttentionClosed {
+	if it, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); err != nil || it.State != attention.Closed {
 		t.Fatalf("reject: %v %+v", err, it)
 	}
 	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed {

@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
@@ -141,10 +142,10 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	if again := s.run(t, "ask", "AB-1234"); again.Reason != contract.ReasonApprovalRequired || !again.Replayed {
 		t.Fatalf("asking again before a decision: %+v", again)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := coordinator.DecideAttention(ctx, s.host, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+	if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
 		t.Fatal("a decided item was decided again")
 	}
 	done := s.run(t, "ask", "AB-1234")
@@ -156,7 +157,7 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	}
 	// Rejected: did_not_run, sealed.
 	res = s.run(t, "no", "CD-5678")
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	rejected := s.run(t, "no", "CD-5678")
@@ -197,7 +198,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, approvalRegistry())
 	res := s.run(t, "twice", "CD-5678")
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := sandbox.Notes(sandbox.Dir(s.Home), "CD-5678")
@@ -221,7 +222,7 @@ func TestConcurrentResumeSendsOnce(t *testing.T) {
 		}
 	}
 	// A decision on an item its run no longer waits on is refused.
-	if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
+	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "Dr Bob", Channel: "cli"}); err == nil {
 		t.Fatal("a decided item was decided again")
 	}
 }

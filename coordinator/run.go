@@ -75,14 +75,6 @@ func (r *runState) result() *Result {
 	return &res
 }
 
-// attentionState is an attention item's durable state.
-type attentionState struct {
-	AttentionItem
-	Deployment string `json:"deployment"`
-	// Teach holds the item's signed teach requests (operator text).
-	Teach []ledger.SignedTeachRequest `json:"teach,omitempty"`
-}
-
 // readRun reads a run's state from the host's store, its MAC checked.
 func readRun(ctx context.Context, h *host.Host, runID string) (*runState, error) {
 	r, err := ledger.ReadRun(ctx, h, runID)

@@ -6,27 +6,18 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/signing"
 )
 
-// Teach requests (ledger.TeachRequest) are made here, on a paused run,
-// and attached to its attention item; the ledger signs and checks them.
-
-// MaxTeachText bounds a teach request's text, in bytes: the ledger's
-// bound, which the MCP face states in its form.
-const MaxTeachText = ledger.MaxTeachText
-
-// MaxTeachPerItem bounds the teach requests one attention item holds, so
-// an item (read whole by every listing) stays small.
-const MaxTeachPerItem = 16
-
-// teach attaches a signed teach request to the item while its run still
-// waits on it (open or escalated), in one write that leaves the run as it
-// is.
-func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision, now time.Time) (*AttentionItem, error) {
-	if err := ledger.CheckTeachText(d.Text); err != nil {
+// teach attaches a signed teach request (attention.TeachRequest) to the
+// item while its run still waits on it (open or escalated), in one write
+// that leaves the run as it is. The request is signed with the receipt
+// key, pinned first as for a receipt.
+func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d attention.Decision, now time.Time) (*attention.Item, error) {
+	if err := attention.CheckTeachText(d.Text); err != nil {
 		return nil, err
 	}
 	if err := ledger.PinReceiptKey(ctx, h, signer, now); err != nil {
@@ -36,7 +27,7 @@ func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision
 	if err != nil {
 		return nil, err
 	}
-	var item attentionState
+	var item attention.Stored
 	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
@@ -45,37 +36,31 @@ func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d Decision
 		if err != nil {
 			return nil, nil, err
 		}
-		if item.State != AttentionOpen && item.State != AttentionEscalated {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the item is %s", item.State)
+		if err := item.Waits(d); err != nil {
+			return nil, nil, err
 		}
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
-		if len(item.Teach) >= MaxTeachPerItem {
-			return nil, nil, blocking.New(blocking.TeachRequestsFull, "the item holds %d teach requests", len(item.Teach))
-		}
-		signed, err := ledger.SignTeach(signer, ledger.TeachRequest{Type: ledger.TeachRequestType, Host: h.Policy.Host, Deployment: item.Deployment,
-			AttentionID: item.ID, RunID: item.RunID, Workflow: item.Workflow, Step: item.Step, Capability: item.Capability,
-			BindingDigest: r.Binding, PlanDigest: r.PlanDigest, By: d.By, Channel: d.Channel, Text: d.Text, At: now.Truncate(time.Millisecond)})
-		if err != nil {
+		if err := item.AttachTeach(signer, h.Policy.Host, attention.Release{BindingDigest: r.Binding, PlanDigest: r.PlanDigest}, d, now); err != nil {
 			return nil, nil, err
 		}
-		item.Teach = append(item.Teach, *signed)
-		item.TeachRequests = len(item.Teach)
 		b, err := json.Marshal(item)
 		return b, runState, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &item.AttentionItem, nil
+	return &item.Item, nil
 }
 
-// TeachRequestsFor returns the teach requests attached to one item.
-func TeachRequestsFor(ctx context.Context, h *host.Host, attentionID string) ([]ledger.SignedTeachRequest, error) {
-	a, err := getAttention(ctx, h, attentionID)
+// CheckTeachRequests verifies teach requests against the host h with the
+// receipt keys h pinned (ledger.ReceiptKeyPins; see
+// attention.Records.CheckTeachRequests).
+func CheckTeachRequests(ctx context.Context, h *host.Host, reqs []attention.SignedTeachRequest) error {
+	keys, err := ledger.ReceiptKeyPins(ctx, h)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return append([]ledger.SignedTeachRequest{}, a.Teach...), nil
+	return AttentionRecords(h).CheckTeachRequests(ctx, reqs, keys.Key)
 }

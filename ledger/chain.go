@@ -50,7 +50,7 @@ type ChainInputs struct {
 // the runs and the receipts by run id, both read from one snapshot of the
 // store, so its memory does not grow with the history.
 func CheckChain(ctx context.Context, h *host.Host, in ChainInputs) (*ChainReport, error) {
-	keys, err := receiptKeyPins(ctx, h)
+	keys, err := ReceiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (c *chainCheck) stop(seq int64, code blocking.Code, format string, args ...
 }
 
 // run is the whole check inside one read snapshot.
-func (c *chainCheck) run(ctx context.Context, tx *sql.Tx, keys pinnedKeys, file *Checkpoint) error {
+func (c *chainCheck) run(ctx context.Context, tx *sql.Tx, keys PinnedKeys, file *Checkpoint) error {
 	head, err := latestCheckpointIn(ctx, tx, c.h, keys)
 	if err != nil {
 		var why *blocking.Error
@@ -149,7 +149,7 @@ func (c *chainCheck) run(ctx context.Context, tx *sql.Tx, keys pinnedKeys, file 
 }
 
 // latestCheckpointIn is latestCheckpoint read through q.
-func latestCheckpointIn(ctx context.Context, q store.Querier, h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
+func latestCheckpointIn(ctx context.Context, q store.Querier, h *host.Host, keys PinnedKeys) (*Checkpoint, error) {
 	v, err := store.LatestVersionTx(ctx, q, store.KindCheckpoint, store.CheckpointKey)
 	if err != nil || v == nil {
 		return nil, err

@@ -64,7 +64,7 @@ type SignedCheckpoint struct {
 // only to learn which key to verify it with; nothing in it is believed
 // until then.
 func ReadCheckpoint(ctx context.Context, h *host.Host, record, signature []byte) (*Checkpoint, error) {
-	keys, err := receiptKeyPins(ctx, h)
+	keys, err := ReceiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +72,14 @@ func ReadCheckpoint(ctx context.Context, h *host.Host, record, signature []byte)
 }
 
 // readCheckpoint is ReadCheckpoint with the host's pins already read.
-func readCheckpoint(h *host.Host, keys pinnedKeys, record, signature []byte) (*Checkpoint, error) {
+func readCheckpoint(h *host.Host, keys PinnedKeys, record, signature []byte) (*Checkpoint, error) {
 	var cp Checkpoint
 	if len(record) > maxCheckpointFile || canonical.DecodeStrict(record, &cp) != nil || cp.Seq < 1 || cp.Host != h.Policy.Host {
 		return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "the checkpoint is not this host's checkpoint record")
 	}
 	switch cp.Type {
 	case CheckpointType:
-		key, err := keys.key(cp.ReceiptKey)
+		key, err := keys.Key(cp.ReceiptKey)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +97,7 @@ func readCheckpoint(h *host.Host, keys pinnedKeys, record, signature []byte) (*C
 }
 
 // decodeCheckpointFile reads the checkpoint file's bytes (nil: none).
-func decodeCheckpointFile(h *host.Host, keys pinnedKeys, b []byte) (*Checkpoint, error) {
+func decodeCheckpointFile(h *host.Host, keys PinnedKeys, b []byte) (*Checkpoint, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -130,7 +130,7 @@ func readCheckpointBytes(home string) ([]byte, error) {
 
 // readCheckpointFile reads and verifies $OA_HOME's checkpoint, nil when
 // there is none.
-func readCheckpointFile(h *host.Host, keys pinnedKeys) (*Checkpoint, error) {
+func readCheckpointFile(h *host.Host, keys PinnedKeys) (*Checkpoint, error) {
 	b, err := readCheckpointBytes(h.Home)
 	if err != nil || b == nil {
 		return nil, err
@@ -149,7 +149,7 @@ func writeCheckpointFile(home string, v *store.Version) error {
 // extendsCheckpoints refuses to seal receipt rec unless the chain it
 // extends reaches the store's last checkpoint and the file's: new runs
 // never extend a truncated chain.
-func extendsCheckpoints(h *host.Host, keys pinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
+func extendsCheckpoints(h *host.Host, keys PinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
 	if file != nil && (file.Seq >= rec.Seq || file.Seq == rec.Seq-1 && file.Head != rec.PrevDigest) {
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the chain is shorter than, or differs from, checkpoint #%d in %s; no receipt is appended", file.Seq, CheckpointFile)
 	}

@@ -26,6 +26,7 @@
 // first broken link with a closed blocking code.
 //
 // Its typed store (Store, store.go) owns the runs, attention, receipts and
-// used request states tables; teach requests (teach.go) are signed with
-// the receipt key and checked here too.
+// used request states tables. Teach requests are signed with the receipt
+// key; coordinator/attention checks them with the keys the host pinned
+// (ReceiptKeyPins).
 package ledger

@@ -39,7 +39,7 @@ type HeadCache struct {
 }
 
 // read is readCheckpoint, remembered.
-func (k *HeadCache) read(h *host.Host, keys pinnedKeys, record, signature []byte) (*Checkpoint, error) {
+func (k *HeadCache) read(h *host.Host, keys PinnedKeys, record, signature []byte) (*Checkpoint, error) {
 	sum := sha256.New()
 	sum.Write(record)
 	sum.Write([]byte{0})
@@ -52,7 +52,7 @@ func (k *HeadCache) read(h *host.Host, keys pinnedKeys, record, signature []byte
 	if cp != nil {
 		// Only the pin can have gone since: the key must still be pinned.
 		if cp.Type == CheckpointType {
-			if _, err := keys.key(cp.ReceiptKey); err != nil {
+			if _, err := keys.Key(cp.ReceiptKey); err != nil {
 				return nil, err
 			}
 		}
@@ -88,7 +88,7 @@ type Heads struct {
 // signer is the receipt key the caller seals with; counts adds the count
 // of every row (CheckCounts), which the per-attempt check leaves out.
 func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache *HeadCache, counts bool) (*Heads, error) {
-	keys, err := receiptKeyPins(ctx, h)
+	keys, err := ReceiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, 
 
 // readCheckpointFileCached is readCheckpointFile with verified heads
 // remembered.
-func readCheckpointFileCached(h *host.Host, keys pinnedKeys, cache *HeadCache) (*Checkpoint, error) {
+func readCheckpointFileCached(h *host.Host, keys PinnedKeys, cache *HeadCache) (*Checkpoint, error) {
 	b, err := readCheckpointBytes(h.Home)
 	if err != nil || b == nil {
 		return nil, err
@@ -197,7 +197,7 @@ func checkHeads(ctx context.Context, h *host.Host, head, file *Checkpoint, last 
 
 // checkOwnPin refuses when a seal with the receipt key id would be
 // refused: its pin edited, or removed while the chain names the key.
-func checkOwnPin(ctx context.Context, h *host.Host, keys pinnedKeys, id string) error {
+func checkOwnPin(ctx context.Context, h *host.Host, keys PinnedKeys, id string) error {
 	if _, ok := keys[id]; ok {
 		return nil
 	}

@@ -50,19 +50,19 @@ type ReceiptKeyPin struct {
 	At        time.Time `json:"at"`
 }
 
-// pinnedKeys are the receipt keys the host pinned, by key id: only pins
+// PinnedKeys are the receipt keys the host pinned, by key id: only pins
 // that verify with the host key are in it.
-type pinnedKeys map[string]*signing.Verifier
+type PinnedKeys map[string]*signing.Verifier
 
-// receiptKeyPins reads every pin of the host and keeps those that verify
+// ReceiptKeyPins reads every pin of the host and keeps those that verify
 // (read before a seal's write transaction, which must not use the
 // database, and once per chain check).
-func receiptKeyPins(ctx context.Context, h *host.Host) (pinnedKeys, error) {
+func ReceiptKeyPins(ctx context.Context, h *host.Host) (PinnedKeys, error) {
 	vs, err := h.Versions().LatestOfKind(ctx, ReceiptKeyKind)
 	if err != nil {
 		return nil, err
 	}
-	keys := pinnedKeys{}
+	keys := PinnedKeys{}
 	for i := range vs {
 		if ver, ok := readPin(h, &vs[i]); ok {
 			keys[vs[i].Key] = ver
@@ -85,9 +85,9 @@ func readPin(h *host.Host, v *store.Version) (*signing.Verifier, bool) {
 	return ver, true
 }
 
-// key is the pinned receipt key id names; receipt_key_unpinned when the
+// Key is the pinned receipt key id names (an attention.KeyOf); receipt_key_unpinned when the
 // host pinned no such key (or its pin does not verify).
-func (k pinnedKeys) key(id string) (*signing.Verifier, error) {
+func (k PinnedKeys) Key(id string) (*signing.Verifier, error) {
 	if ver, ok := k[id]; ok {
 		return ver, nil
 	}

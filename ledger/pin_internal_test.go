@@ -43,17 +43,17 @@ func TestReadCheckpointSigners(t *testing.T) {
 		}
 		return b, sig
 	}
-	pinned := pinnedKeys{receipt.KeyID(): receipt.Verifier()}
+	pinned := PinnedKeys{receipt.KeyID(): receipt.Verifier()}
 	cases := []struct {
 		name string
 		rec  func() ([]byte, []byte)
-		keys pinnedKeys
+		keys PinnedKeys
 		want blocking.Code // "" accepted
 	}{
 		{"v2 by the pinned receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointType)) }, pinned, ""},
-		{"v2 by an unpinned receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointType)) }, pinnedKeys{}, blocking.ReceiptKeyUnpinned},
+		{"v2 by an unpinned receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointType)) }, PinnedKeys{}, blocking.ReceiptKeyUnpinned},
 		{"v2 by the host key", func() ([]byte, []byte) { return byHost(cp(CheckpointType)) }, pinned, blocking.ReceiptCheckpointMismatch},
-		{"v1 by the host key", func() ([]byte, []byte) { return byHost(cp(CheckpointTypeHostSigned)) }, pinnedKeys{}, ""},
+		{"v1 by the host key", func() ([]byte, []byte) { return byHost(cp(CheckpointTypeHostSigned)) }, PinnedKeys{}, ""},
 		{"v1 by the receipt key", func() ([]byte, []byte) { return byReceipt(cp(CheckpointTypeHostSigned)) }, pinned, blocking.ReceiptCheckpointMismatch},
 		{"another type", func() ([]byte, []byte) { return byReceipt(cp("oa.receipt-checkpoint/v3")) }, pinned, blocking.ReceiptCheckpointMismatch},
 	}

@@ -74,7 +74,7 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 	if err := PinReceiptKey(ctx, h, signer, now); err != nil {
 		return nil, err
 	}
-	keys, err := receiptKeyPins(ctx, h)
+	keys, err := ReceiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
 	}

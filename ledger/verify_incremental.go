@@ -140,7 +140,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		}
 		return broken(0, why.Code, "%s", why.Detail), nil
 	}
-	keys, err := receiptKeyPins(ctx, h)
+	keys, err := ReceiptKeyPins(ctx, h)
 	if err != nil {
 		return nil, err
 	}

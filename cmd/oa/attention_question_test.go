@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -80,9 +81,9 @@ func TestAttentionAnswerCLI(t *testing.T) {
 	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "floor=2")
 	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "beds=many")
 	cliRefused(t, "question_still_waiting", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
-	var it coordinator.AttentionItem
+	var it attention.Item
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "ward=B-4", "--set", "beds=2", "--json")), &it); err != nil ||
-		it.State != coordinator.AttentionAnswered || it.AnswerAction != "accept" || it.DecidedBy != "Dr Ada" {
+		it.State != attention.Answered || it.AnswerAction != "accept" || it.DecidedBy != "Dr Ada" {
 		t.Fatalf("attention answer: %v %+v", err, it)
 	}
 	res, err := c.GetRun(context.Background(), paused.RunID, 30*time.Second)

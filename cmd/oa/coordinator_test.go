@@ -19,6 +19,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
@@ -109,7 +110,7 @@ func TestAttentionCLI(t *testing.T) {
 	}
 	second := runClinic(t, c, "req-2", "CD-5678")
 
-	var items []coordinator.AttentionItem
+	var items []attention.Item
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--json")), &items); err != nil || len(items) != 2 {
 		t.Fatalf("attention list --json: %v %+v", err, items)
 	}
@@ -122,9 +123,9 @@ func TestAttentionCLI(t *testing.T) {
 	}
 	cliRefused(t, "required flag", "attention", "approve", paused.AttentionID)
 	cliRefused(t, "attention_unknown", "attention", "approve", "att-nope", "--as", "Dr Ada")
-	var it coordinator.AttentionItem
+	var it attention.Item
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "approve", paused.AttentionID, "--as", "Dr Ada", "--json")), &it); err != nil ||
-		it.State != coordinator.AttentionApproved || it.DecidedBy != "Dr Ada" || it.Channel != "cli" {
+		it.State != attention.Approved || it.DecidedBy != "Dr Ada" || it.Channel != "cli" {
 		t.Fatalf("attention approve: %v %+v", err, it)
 	}
 	cliRefused(t, "attention_decided", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
@@ -156,17 +157,17 @@ func TestAttentionSkipAndTeachCLI(t *testing.T) {
 	if err := os.WriteFile(file, []byte("Ask for the ward before the note.\nIt saves a call."), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var it coordinator.AttentionItem
+	var it attention.Item
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text-file", file, "--json")), &it); err != nil ||
-		it.State != coordinator.AttentionOpen || it.TeachRequests != 1 {
+		it.State != attention.Open || it.TeachRequests != 1 {
 		t.Fatalf("attention teach: %v %+v", err, it)
 	}
 	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "Ask for the ward") || !strings.Contains(show, "teach") {
 		t.Fatalf("attention show does not give the operator the teach request:\n%s", show)
 	}
 	var shown struct {
-		State string                      `json:"state"`
-		Teach []ledger.SignedTeachRequest `json:"teach"`
+		State string                         `json:"state"`
+		Teach []attention.SignedTeachRequest `json:"teach"`
 	}
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "show", paused.AttentionID, "--json")), &shown); err != nil || shown.State != "open" || len(shown.Teach) != 1 || shown.Teach[0].Request.By != "Dr Ada" {
 		t.Fatalf("attention show --json: %v %+v", err, shown)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
@@ -56,13 +57,13 @@ func TestServerSkipAndTeach(t *testing.T) {
 	if len(person.Asked()) != 2 {
 		t.Fatalf("the person was asked %d times, want 2", len(person.Asked()))
 	}
-	all, err := coordinator.ListAttention(ctx, h.Open(), true)
+	all, err := coordinator.AttentionRecords(h.Open()).List(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var skipped int
 	for _, it := range all {
-		if it.State == coordinator.AttentionSkipped && it.Step == "confirm_note" && it.Channel == mcpserve.ChannelElicitation {
+		if it.State == attention.Skipped && it.Step == "confirm_note" && it.Channel == mcpserve.ChannelElicitation {
 			skipped++
 		}
 	}
@@ -84,7 +85,7 @@ func TestServerSkipAndTeach(t *testing.T) {
 	if _, code := decliner.Call(contract.ToolDecide, map[string]any{"attention_id": att, "decision": contract.DecisionSkip}); code != "skip_not_declared" {
 		t.Fatalf("skip of a step the package does not declare skippable: %q", code)
 	}
-	reqs, err := coordinator.TeachRequestsFor(ctx, h.Open(), att.(string))
+	reqs, err := coordinator.AttentionRecords(h.Open()).TeachRequestsFor(ctx, att.(string))
 	if err != nil || len(reqs) != 1 || reqs[0].Request.Text != teachMarker || reqs[0].Request.Channel != mcpserve.ChannelElicitation {
 		t.Fatalf("recorded teach requests: %+v, %v", reqs, err)
 	}
@@ -109,7 +110,7 @@ func TestServerSkipAndTeach(t *testing.T) {
 	if _, code := agent.Check(contract.ToolDecide, mustRes(t, r, err)); code != "request_state_invalid" {
 		t.Fatalf("made-up teach Answer: %q", code)
 	}
-	if reqs, _ := coordinator.TeachRequestsFor(ctx, h.Open(), att.(string)); len(reqs) != 1 {
+	if reqs, _ := coordinator.AttentionRecords(h.Open()).TeachRequestsFor(ctx, att.(string)); len(reqs) != 1 {
 		t.Fatalf("%d teach requests, want the person's one", len(reqs))
 	}
 	for _, c := range []*servetest.Client{person, decliner, leaky, agent} {

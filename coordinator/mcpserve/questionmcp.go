@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 )
 
 // An app's question during an effect reaches the person behind the
@@ -74,7 +74,7 @@ func (s *mcpServer) questionAnswered(ctx context.Context, req *mcp.CallToolReque
 	if !ok {
 		return nil, toolError(errState)
 	}
-	_, err := s.c.AnswerQuestion(ctx, st.AttentionID, coordinator.Answer{Action: resp.Action, Content: resp.Content}, ByElicitation, ChannelElicitation)
+	_, err := s.c.AnswerQuestion(ctx, st.AttentionID, attention.Answer{Action: resp.Action, Content: resp.Content}, ByElicitation, ChannelElicitation)
 	switch {
 	case err == nil, blocking.Has(err, blocking.QuestionNotWaiting):
 		// Not waiting: the call ended meanwhile; the item and run say how.
@@ -105,7 +105,7 @@ func (s *mcpServer) decideQuestionTool(ctx context.Context, req *mcp.CallToolReq
 		return s.decided(ctx, a.AttentionID)
 	}
 	item, err := s.c.AttentionItem(ctx, a.AttentionID)
-	if err != nil || item.Kind != coordinator.KindDownstreamQuestion {
+	if err != nil || item.Kind != attention.KindDownstreamQuestion {
 		return nil
 	}
 	if s.c.WaitingQuestion(item.ID) == nil {
@@ -127,9 +127,9 @@ func (s *mcpServer) decided(ctx context.Context, id string) *mcp.CallToolResult 
 }
 
 func init() {
-	decideNext[coordinator.AttentionAnswered] = "The person answered the app's question; the change goes on. Call get_run with the run_id for its outcome."
-	decideNext[coordinator.AttentionClosed] = "Closed: the run ends not_sure_if_saved. Tell the person to check the record before anyone tries again."
-	decideNext[coordinator.AttentionLapsed] = "No one answered in time; the app was told cancel and its own answer decided the step. Call get_run for the outcome."
+	decideNext[attention.Answered] = "The person answered the app's question; the change goes on. Call get_run with the run_id for its outcome."
+	decideNext[attention.Closed] = "Closed: the run ends not_sure_if_saved. Tell the person to check the record before anyone tries again."
+	decideNext[attention.Lapsed] = "No one answered in time; the app was told cancel and its own answer decided the step. Call get_run for the outcome."
 	toolErrorsByCode[blocking.QuestionDecisionInvalid] = toolErr{string(blocking.QuestionDecisionInvalid), "A question the app asked is answered by the person, never approved; once its call is gone, reject closes it and escalate hands it on."}
 	toolErrorsByCode[blocking.QuestionStillWaiting] = toolErr{string(blocking.QuestionStillWaiting), "The app is still waiting for the person's answer; call decide_attention_item from a client that offers elicitation, or the person answers on the host (oa attention answer ID --as NAME)."}
 	toolErrorsByCode[blocking.QuestionNotWaiting] = toolErr{string(blocking.QuestionNotWaiting), "No call is waiting for an answer to this question any more; see get_run for how the run stands."}

@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/telemetry"
 )
@@ -115,7 +116,7 @@ func (s *mcpServer) add(defs *[]toolDef, name, description string, in, out any, 
 func (s *mcpServer) tools() []toolDef {
 	var defs []toolDef
 	result := resultSchema()
-	attention := attentionSchema()
+	itemSchema := attentionSchema()
 
 	// Reading the coordinator's own records: read-only, idempotent, and a
 	// closed world (no downstream app is called).
@@ -156,13 +157,13 @@ func (s *mcpServer) tools() []toolDef {
 
 	s.add(&defs, contract.ToolListNeedsAttention,
 		"List the paused runs waiting for a person's decision (open attention items). Reads only.",
-		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": attention}}, "items"),
+		emptyInput(), obj(map[string]any{"items": map[string]any{"type": "array", "items": itemSchema}}, "items"),
 		local("List runs that need attention"), s.listAttention)
 
 	s.add(&defs, contract.ToolGetAttentionItem,
 		"Get one attention item: the paused run, the step and capability waiting for a decision, and its state. Reads only.",
 		obj(map[string]any{contract.ArgAttentionID: idString("An attention_id from a result or list_needs_attention.")}, contract.ArgAttentionID),
-		attention, local("Get an attention item"), s.getAttention)
+		itemSchema, local("Get an attention item"), s.getAttention)
 
 	s.add(&defs, contract.ToolDecide,
 		"Relay a person's decision on a paused run: approve, reject, escalate, skip or teach. Approve, skip (only where the item says skippable) and teach (a request for a revised package version, which leaves the run paused) always come from the person: with a client that offers form elicitation the person is asked in a form; a client without it cannot make them (the person uses `oa attention approve|skip|teach ID --as NAME` on the host). Reject and escalate are relayed as given. After an approval or a skip, call run_workflow again with the same request_id and the same inputs to continue the run.",
@@ -170,7 +171,7 @@ func (s *mcpServer) tools() []toolDef {
 			contract.ArgAttentionID: idString("The attention item's id."),
 			contract.ArgDecision:    enum("The decision.", decisionValues()),
 		}, contract.ArgAttentionID, contract.ArgDecision),
-		obj(map[string]any{"attention_item": attention, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
+		obj(map[string]any{"attention_item": itemSchema, "next_action": str("Fixed copy: what to do next.")}, "attention_item", "next_action"),
 		// A decision is final and moves a run on (or ends it), so it is
 		// neither read-only nor idempotent, and it may be destructive:
 		// a rejection ends the run for good. It calls no downstream app.
@@ -393,7 +394,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		}
 		answered, askedFor = true, st.AttentionID
 		if decision != nil {
-			if _, err := s.c.Decide(ctx, coordinator.Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
+			if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
 				return s.fail(contract.ToolRunWorkflow, err)
 			}
 		}
@@ -415,7 +416,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		if err != nil {
 			return s.fail(contract.ToolRunWorkflow, err)
 		}
-		if item.State == coordinator.AttentionOpen {
+		if item.State == attention.Open {
 			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable}, item)
 		}
 	}
@@ -451,7 +452,7 @@ func (s *mcpServer) getRun(ctx context.Context, _ *mcp.CallToolRequest, raw json
 }
 
 type attentionList struct {
-	Items []coordinator.AttentionItem `json:"items"`
+	Items []attention.Item `json:"items"`
 }
 
 func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _ json.RawMessage) *mcp.CallToolResult {
@@ -460,7 +461,7 @@ func (s *mcpServer) listAttention(ctx context.Context, _ *mcp.CallToolRequest, _
 		return s.fail(contract.ToolListNeedsAttention, err)
 	}
 	if items == nil {
-		items = []coordinator.AttentionItem{}
+		items = []attention.Item{}
 	}
 	return s.answer(contract.ToolListNeedsAttention, attentionList{items})
 }
@@ -483,17 +484,17 @@ func (s *mcpServer) getAttention(ctx context.Context, _ *mcp.CallToolRequest, ra
 }
 
 type decided struct {
-	Item       *coordinator.AttentionItem `json:"attention_item"`
-	NextAction string                     `json:"next_action"`
+	Item       *attention.Item `json:"attention_item"`
+	NextAction string          `json:"next_action"`
 }
 
 // Fixed next actions of decide_attention_item, by item state.
 var decideNext = map[string]string{
-	coordinator.AttentionOpen:      "No decision was recorded; the run is still waiting for a person.",
-	coordinator.AttentionApproved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
-	coordinator.AttentionRejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
-	coordinator.AttentionEscalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
-	coordinator.AttentionSkipped:   "Skipped. Call run_workflow again with the same request_id and the same inputs to continue the run without that step.",
+	attention.Open:      "No decision was recorded; the run is still waiting for a person.",
+	attention.Approved:  "Approved. Call run_workflow again with the same request_id and the same inputs to continue the run.",
+	attention.Rejected:  "Rejected: the run ends without the change. Tell the person nothing was written.",
+	attention.Escalated: "Escalated: the run stays stopped for the people it was escalated to. Do not retry.",
+	attention.Skipped:   "Skipped. Call run_workflow again with the same request_id and the same inputs to continue the run without that step.",
 }
 
 // teachNext is the fixed next action after a teach request: the pause is
@@ -508,7 +509,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 	if res := s.decideQuestionTool(ctx, req, a); res != nil {
 		return res
 	}
-	d := coordinator.Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
+	d := attention.Decision{AttentionID: a.AttentionID, Decision: a.Decision, By: ByCallingAgent, Channel: ChannelMCP}
 	switch {
 	case isAnswer(req):
 		st, decision, bad := s.openAnswer(ctx, req, contract.ToolDecide)
@@ -537,7 +538,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if err != nil {
 			return s.fail(contract.ToolDecide, err)
 		}
-		if item.State != coordinator.AttentionOpen && (a.Decision != contract.DecisionTeach || item.State != coordinator.AttentionEscalated) {
+		if item.State != attention.Open && (a.Decision != contract.DecisionTeach || item.State != attention.Escalated) {
 			return toolError(toolErrorsByCode[blocking.AttentionDecided])
 		}
 		if a.Decision == contract.DecisionSkip && !item.Skippable {
@@ -608,7 +609,7 @@ func isAnswer(req *mcp.CallToolRequest) bool {
 }
 
 // ask answers with the approval form instead of a result.
-func (s *mcpServer) ask(tool string, st approvalState, item *coordinator.AttentionItem) *mcp.CallToolResult {
+func (s *mcpServer) ask(tool string, st approvalState, item *attention.Item) *mcp.CallToolResult {
 	token, err := s.c.SealState(st, approvalTTL)
 	if err != nil {
 		return s.fail(tool, err)
@@ -628,12 +629,12 @@ func (s *mcpServer) ask(tool string, st approvalState, item *coordinator.Attenti
 }
 
 // teachMessage is fixed copy naming the workflow and step of a teach form.
-func teachMessage(item *coordinator.AttentionItem) string {
-	return fmt.Sprintf("Workflow %q is paused before step %q. Describe how the package should change (at most %d characters, no customer data): your request goes to the host's audit record for the package's publisher. The run stays paused; nothing else happens.", item.Workflow, item.Step, coordinator.MaxTeachText)
+func teachMessage(item *attention.Item) string {
+	return fmt.Sprintf("Workflow %q is paused before step %q. Describe how the package should change (at most %d characters, no customer data): your request goes to the host's audit record for the package's publisher. The run stays paused; nothing else happens.", item.Workflow, item.Step, attention.MaxTeachText)
 }
 
 // teachForm asks the person for the text of a teach request.
-var teachForm = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"text":{"type":"string","title":"Request for a revised package","description":"How the package should change, without customer data.","minLength":1,"maxLength":%d}},"required":["text"]}`, coordinator.MaxTeachText))
+var teachForm = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"text":{"type":"string","title":"Request for a revised package","description":"How the package should change, without customer data.","minLength":1,"maxLength":%d}},"required":["text"]}`, attention.MaxTeachText))
 
 // decisionForm is the approval form, offering skip only where the
 // package declares the step skippable.
@@ -655,7 +656,7 @@ func formDecisions(skippable bool) []string {
 
 // approvalMessage is fixed copy naming the workflow, step and capability:
 // identifiers from the package, never a value.
-func approvalMessage(item *coordinator.AttentionItem) string {
+func approvalMessage(item *attention.Item) string {
 	return fmt.Sprintf("Workflow %q is paused before step %q, which uses the consequential capability %q. Approve to let the run make this change, reject to stop it with nothing written, or escalate to hand it to others. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -140,7 +141,7 @@ func workflowsSchema() map[string]any {
 }
 
 func attentionSchema() map[string]any {
-	states := []string{coordinator.AttentionOpen, coordinator.AttentionApproved, coordinator.AttentionRejected, coordinator.AttentionEscalated, coordinator.AttentionSkipped, coordinator.AttentionAnswered, coordinator.AttentionClosed, coordinator.AttentionLapsed}
+	states := []string{attention.Open, attention.Approved, attention.Rejected, attention.Escalated, attention.Skipped, attention.Answered, attention.Closed, attention.Lapsed}
 	dateTime := func(d string) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time", "description": d}
 	}
@@ -158,7 +159,7 @@ func attentionSchema() map[string]any {
 		"created_at":     dateTime("When the run paused."),
 		"decided_at":     dateTime("When it was decided."),
 		"outcome":        enum("The run's outcome.", outcomeValues()),
-		"kind":           enum("downstream_question for a question the app asked during a change; absent for an approval.", []string{coordinator.KindDownstreamQuestion}),
+		"kind":           enum("downstream_question for a question the app asked during a change; absent for an approval.", []string{attention.KindDownstreamQuestion}),
 		"connection":     str("The connection whose app asked (a question)."),
 		"message_digest": str("Digest of the app's question; its text is never stored."),
 		"schema_digest":  str("Digest of the form the app asked for."),

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
@@ -230,14 +231,14 @@ func testServerApprovalByElicitation(t *testing.T, oa string) {
 		if len(c.Asked()) != 1 || !strings.Contains(c.Asked()[0], `"append_triage_note"`) || !strings.Contains(c.Asked()[0], `"append_note"`) || !strings.Contains(c.Asked()[0], `"records.note.append"`) || strings.Contains(c.Asked()[0], "Approved by") {
 			t.Fatalf("elicitation (protocol %q): %q", protocol, c.Asked())
 		}
-		all, err := coordinator.ListAttention(context.Background(), h.Open(), true)
+		all, err := coordinator.AttentionRecords(h.Open()).List(context.Background(), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var found bool
 		for _, it := range all {
 			if it.RunID == res["run_id"] {
-				found = it.State == coordinator.AttentionApproved && it.Channel == mcpserve.ChannelElicitation && it.DecidedBy == mcpserve.ByElicitation
+				found = it.State == attention.Approved && it.Channel == mcpserve.ChannelElicitation && it.DecidedBy == mcpserve.ByElicitation
 			}
 		}
 		if !found {

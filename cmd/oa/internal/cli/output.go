@@ -58,6 +58,16 @@ func PrintJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// PrintJSONResult writes v as indented JSON and then returns v's own
+// verdict (a refusal when what it reports does not hold), so that --json
+// output is printed whole before the exit status says the outcome.
+func PrintJSONResult(w io.Writer, v interface{ Err() error }) error {
+	if err := PrintJSON(w, v); err != nil {
+		return err
+	}
+	return v.Err()
+}
+
 // PrintError renders a refusal with its code and fix, or a fault.
 func PrintError(w io.Writer, err error, asJSON bool) {
 	refusals := blocking.Refusals(err)

@@ -122,10 +122,7 @@ replaced. Installing again replaces the installation whole.`,
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				if err := cli.PrintJSON(cmd.OutOrStdout(), inst); err != nil {
-					return err
-				}
-				return inst.Err()
+				return cli.PrintJSONResult(cmd.OutOrStdout(), inst)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "installed deployment %s into %s (%s)\n", inst.Deployment, inst.Client, inst.Dir)
 			printInstallation(cmd.OutOrStdout(), inst)
@@ -161,10 +158,7 @@ Exit status 2 with each failed check's code when anything differs.`,
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				if err := cli.PrintJSON(cmd.OutOrStdout(), inst); err != nil {
-					return err
-				}
-				return inst.Err()
+				return cli.PrintJSONResult(cmd.OutOrStdout(), inst)
 			}
 			state := "matches the binding"
 			if !inst.Matches {
@@ -232,10 +226,7 @@ a deployment can be uninstalled after it was unbound.`,
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				if err := cli.PrintJSON(cmd.OutOrStdout(), r); err != nil {
-					return err
-				}
-				return r.Err()
+				return cli.PrintJSONResult(cmd.OutOrStdout(), r)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "uninstalled deployment %s from %s (%s)\n", r.Deployment, r.Client, r.Dir)

@@ -293,10 +293,7 @@ with its state. It exits 2 when any link does not hold.`,
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				if err := cli.PrintJSON(cmd.OutOrStdout(), in); err != nil {
-					return err
-				}
-				return in.Err()
+				return cli.PrintJSONResult(cmd.OutOrStdout(), in)
 			}
 			cli.PrintIntegrity(cmd.OutOrStdout(), ref.String(), in)
 			return in.Err()

@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/ledger"
 )
 
 func newAttentionCmd() *cobra.Command {
@@ -39,12 +39,12 @@ decide here, whatever the MCP client can do.`,
 		Args:  cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				items, err := coordinator.ListAttention(cmd.Context(), h, all)
+				items, err := coordinator.AttentionRecords(h).List(cmd.Context(), all)
 				if err != nil {
 					return err
 				}
 				if items == nil {
-					items = []coordinator.AttentionItem{}
+					items = []attention.Item{}
 				}
 				if cli.WantJSON(cmd) {
 					return cli.PrintJSON(cmd.OutOrStdout(), items)
@@ -69,11 +69,11 @@ decide here, whatever the MCP client can do.`,
 		Args:  cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				it, err := coordinator.GetAttention(cmd.Context(), h, args[0])
+				it, err := coordinator.AttentionRecords(h).Get(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
-				teach, err := coordinator.TeachRequestsFor(cmd.Context(), h, args[0])
+				teach, err := coordinator.AttentionRecords(h).TeachRequestsFor(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -106,8 +106,8 @@ var decisionShort = map[string]string{
 // attentionShown is an item as `oa attention show --json` prints it: with
 // its teach requests, which only the operator sees.
 type attentionShown struct {
-	*coordinator.AttentionItem
-	Teach []ledger.SignedTeachRequest `json:"teach,omitempty"`
+	*attention.Item
+	Teach []attention.SignedTeachRequest `json:"teach,omitempty"`
 }
 
 func indent(text string) string {
@@ -133,7 +133,7 @@ func teachText(cmd *cobra.Command, text, file string) (string, error) {
 		defer f.Close()
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, ledger.MaxTeachText+1))
+	b, err := io.ReadAll(io.LimitReader(r, attention.MaxTeachText+1))
 	return string(b), err
 }
 
@@ -153,7 +153,7 @@ func newDecisionCmd(decision string) *cobra.Command {
 				return err
 			}
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				it, err := coordinator.DecideAttention(cmd.Context(), h, coordinator.Decision{AttentionID: args[0], Decision: decision, By: as, Channel: "cli", Text: txt})
+				it, err := coordinator.DecideAttention(cmd.Context(), h, attention.Decision{AttentionID: args[0], Decision: decision, By: as, Channel: "cli", Text: txt})
 				if err != nil {
 					return err
 				}
@@ -163,14 +163,14 @@ func newDecisionCmd(decision string) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&as, "as", "", "the person deciding (recorded)")
 	if decision == contract.DecisionTeach {
-		cmd.Flags().StringVar(&text, "text", "", fmt.Sprintf("how the package should change (at most %d bytes, no customer data)", ledger.MaxTeachText))
+		cmd.Flags().StringVar(&text, "text", "", fmt.Sprintf("how the package should change (at most %d bytes, no customer data)", attention.MaxTeachText))
 		cmd.Flags().StringVar(&textFile, "text-file", "", "read the text from FILE (- for standard input)")
 	}
 	_ = cmd.MarkFlagRequired("as")
 	return cmd
 }
 
-func printAttention(cmd *cobra.Command, it *coordinator.AttentionItem) error {
+func printAttention(cmd *cobra.Command, it *attention.Item) error {
 	if cli.WantJSON(cmd) {
 		return cli.PrintJSON(cmd.OutOrStdout(), it)
 	}
@@ -178,7 +178,7 @@ func printAttention(cmd *cobra.Command, it *coordinator.AttentionItem) error {
 	return nil
 }
 
-func printAttentionText(out io.Writer, it *coordinator.AttentionItem) {
+func printAttentionText(out io.Writer, it *attention.Item) {
 	fmt.Fprintf(out, "attention %s: %s\n  run        %s\n  workflow   %s\n  step       %s (%s, %s)\n  question   %s\n  created    %s\n",
 		it.ID, it.State, it.RunID, it.Workflow, it.Step, it.Capability, it.Risk, it.Question, it.CreatedAt.Format(time.RFC3339))
 	if it.DecidedAt != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 )
 
@@ -23,7 +24,7 @@ func newQuestionCmd() *cobra.Command {
 		Args:  cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				q, err := coordinator.ShowQuestion(cmd.Context(), h, args[0])
+				q, err := coordinator.AttentionRecords(h).ShowQuestion(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -37,7 +38,7 @@ func newQuestionCmd() *cobra.Command {
 	}
 }
 
-func printQuestion(cmd *cobra.Command, q *coordinator.QuestionShown) {
+func printQuestion(cmd *cobra.Command, q *attention.QuestionShown) {
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "attention %s: the app behind connection %s (capability %s) asks:\n  %s\n", q.AttentionID, q.Connection, q.Capability, q.Message)
 	if q.URL != "" {
@@ -91,7 +92,7 @@ the question with oa attention question ID.`,
 				return fmt.Errorf("give exactly one of --accept (with --set or with --content), --decline or --cancel (see %s --help)", cmd.CommandPath())
 			}
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				a := coordinator.Answer{Action: "accept"}
+				a := attention.Answer{Action: "accept"}
 				switch {
 				case decline:
 					a.Action = "decline"
@@ -102,7 +103,7 @@ the question with oa attention question ID.`,
 						return blocking.New(blocking.QuestionAnswerInvalid, "--content must be one JSON object")
 					}
 				case len(set) > 0:
-					q, err := coordinator.ShowQuestion(cmd.Context(), h, args[0])
+					q, err := coordinator.AttentionRecords(h).ShowQuestion(cmd.Context(), args[0])
 					if err != nil {
 						return err
 					}
@@ -110,7 +111,7 @@ the question with oa attention question ID.`,
 						return err
 					}
 				}
-				it, err := coordinator.AnswerQuestion(cmd.Context(), h, args[0], a, as)
+				it, err := coordinator.AttentionRecords(h).AnswerQuestion(cmd.Context(), args[0], a, as)
 				if err != nil {
 					return err
 				}

@@ -1,16 +1,14 @@
-package ledger
+package attention
 
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/signing"
@@ -31,6 +29,10 @@ const TeachRequestType = "oa.teach-request/v1"
 
 // MaxTeachText bounds a teach request's text, in bytes.
 const MaxTeachText = 4096
+
+// MaxTeachPerItem bounds the teach requests one attention item holds, so
+// an item (read whole by every listing) stays small.
+const MaxTeachPerItem = 16
 
 // TeachRequest is one request for a revised package version.
 type TeachRequest struct {
@@ -75,8 +77,32 @@ func CheckTeachText(text string) error {
 	return nil
 }
 
-// SignTeach signs a teach request with the receipt key.
-func SignTeach(signer *signing.Signer, req TeachRequest) (*SignedTeachRequest, error) {
+// Release names what a paused run runs: the digests of its binding and
+// plan, which a teach request records.
+type Release struct {
+	BindingDigest, PlanDigest string
+}
+
+// AttachTeach signs teach decision d of host as a request on the item,
+// made at now, and attaches it; an item holds at most MaxTeachPerItem.
+// Whether the item and its run still wait is checked before, in the same
+// write (Waits, and the engine for the run).
+func (s *Stored) AttachTeach(signer *signing.Signer, host string, rel Release, d Decision, now time.Time) error {
+	if len(s.Teach) >= MaxTeachPerItem {
+		return blocking.New(blocking.TeachRequestsFull, "the item holds %d teach requests", len(s.Teach))
+	}
+	signed, err := signTeach(signer, TeachRequest{Type: TeachRequestType, Host: host, Deployment: s.Deployment,
+		AttentionID: s.ID, RunID: s.RunID, Workflow: s.Workflow, Step: s.Step, Capability: s.Capability,
+		BindingDigest: rel.BindingDigest, PlanDigest: rel.PlanDigest, By: d.By, Channel: d.Channel, Text: d.Text, At: now.Truncate(time.Millisecond)})
+	if err != nil {
+		return err
+	}
+	s.Teach = append(s.Teach, *signed)
+	s.TeachRequests = len(s.Teach)
+	return nil
+}
+
+func signTeach(signer *signing.Signer, req TeachRequest) (*SignedTeachRequest, error) {
 	msg, err := canonical.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -88,55 +114,29 @@ func SignTeach(signer *signing.Signer, req TeachRequest) (*SignedTeachRequest, e
 	return &SignedTeachRequest{Request: req, KeyID: signer.KeyID(), Signature: base64.StdEncoding.EncodeToString(sig)}, nil
 }
 
-// TeachRequestsOf returns the teach requests attached to the host's
-// attention items, of one deployment ("" for all), oldest item first. It
-// is for the operator and the audit export: the texts are operator text.
-func TeachRequestsOf(ctx context.Context, h *host.Host, deployment string) ([]SignedTeachRequest, error) {
-	rows, err := StoreOf(h).AttentionItems(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := []SignedTeachRequest{}
-	for _, row := range rows {
-		// The item itself is the coordinator's; the ledger reads only
-		// its deployment and the signed requests attached to it.
-		var item struct {
-			Deployment string               `json:"deployment"`
-			Teach      []SignedTeachRequest `json:"teach"`
-		}
-		if err := json.Unmarshal(row.State, &item); err != nil {
-			return nil, err
-		}
-		if deployment == "" || item.Deployment == deployment {
-			out = append(out, item.Teach...)
-		}
-	}
-	return out, nil
-}
+// KeyOf looks up a receipt key the host pinned, by key id; it refuses an
+// id the host never pinned.
+type KeyOf func(keyID string) (*signing.Verifier, error)
 
-// CheckTeachRequests verifies teach requests against the host h (the
+// CheckTeachRequests verifies teach requests against the records (of the
 // rebuilt host of an audit bundle): each is signed by a receipt key the
-// host pinned, names this host, and a run of the host's store of the
-// same deployment; its text is within the bounds a request is taken
+// host pinned (keys), names this host, and a run of the host's store of
+// the same deployment; its text is within the bounds a request is taken
 // with. The error names the first request that fails and why.
-func CheckTeachRequests(ctx context.Context, h *host.Host, reqs []SignedTeachRequest) error {
-	keys, err := receiptKeyPins(ctx, h)
-	if err != nil {
-		return err
-	}
+func (r Records) CheckTeachRequests(ctx context.Context, reqs []SignedTeachRequest, keys KeyOf) error {
 	for i, s := range reqs {
-		if err := checkTeach(ctx, h, keys, s); err != nil {
+		if err := r.checkTeach(ctx, keys, s); err != nil {
 			return fmt.Errorf("teach request %d: %w", i+1, err)
 		}
 	}
 	return nil
 }
 
-func checkTeach(ctx context.Context, h *host.Host, keys pinnedKeys, s SignedTeachRequest) error {
+func (r Records) checkTeach(ctx context.Context, keys KeyOf, s SignedTeachRequest) error {
 	bad := func(format string, args ...any) error {
 		return blocking.New(blocking.TeachRequestInvalid, format, args...)
 	}
-	ver, err := keys.key(s.KeyID)
+	ver, err := keys(s.KeyID)
 	if err != nil {
 		return err
 	}
@@ -148,13 +148,13 @@ func checkTeach(ctx context.Context, h *host.Host, keys pinnedKeys, s SignedTeac
 	if err != nil || ver.VerifyBytes(sig, msg) != nil {
 		return bad("the signature does not verify with the pinned receipt key")
 	}
-	if s.Request.Type != TeachRequestType || s.Request.Host != h.Policy.Host {
+	if s.Request.Type != TeachRequestType || s.Request.Host != r.Host {
 		return bad("the request is not a teach request of this host")
 	}
 	if err := CheckTeachText(s.Request.Text); err != nil {
 		return err
 	}
-	row, err := StoreOf(h).RunByID(ctx, s.Request.RunID)
+	row, err := r.Rows.RunByID(ctx, s.Request.RunID)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,212 @@
+package attention
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+// A question an app asks during an effect is answerable on the host: the
+// coordinator waiting for it listens on a Unix socket under $OA_HOME/q
+// (0700 folder, 0600 socket, named by the attention item) for as long as
+// the question waits. `oa attention show` asks it for the question (the
+// app's message and form, shown to the person at the terminal and kept
+// nowhere) and `oa attention answer` sends the person's answer, which the
+// coordinator checks against the form and hands to the app unchanged.
+// Each exchange is one bounded JSON request and reply: the client is
+// here, the server is the waiting coordinator's.
+
+// QuestionDir is the folder of the question sockets of a host.
+func QuestionDir(home string) string { return filepath.Join(home, "q") }
+
+// QuestionSocket is the socket of question id.
+func QuestionSocket(home, id string) string { return filepath.Join(QuestionDir(home), id+".sock") }
+
+// Bounds of one socket exchange.
+const (
+	QuestionIOTimeout = 30 * time.Second
+	QuestionMaxBytes  = 1 << 20
+)
+
+// QuestionRequest is one request over a question socket.
+type QuestionRequest struct {
+	Op     string  `json:"op"` // "show" or "answer"
+	Answer *Answer `json:"answer,omitempty"`
+	By     string  `json:"by,omitempty"`
+}
+
+// QuestionReply is one reply over a question socket.
+type QuestionReply struct {
+	Question *QuestionShown `json:"question,omitempty"`
+	Item     *Item          `json:"item,omitempty"`
+	Code     blocking.Code  `json:"code,omitempty"`
+	Detail   string         `json:"detail,omitempty"`
+}
+
+// QuestionShown is an app's question as shown to the person answering it.
+// It is never stored: Message, URL and Schema are the app's own.
+type QuestionShown struct {
+	AttentionID string          `json:"attention_id"`
+	Connection  string          `json:"connection"`
+	Capability  string          `json:"capability"`
+	Mode        string          `json:"mode"`
+	Message     string          `json:"message"`
+	URL         string          `json:"url,omitempty"`
+	Schema      json.RawMessage `json:"requested_schema,omitempty"`
+}
+
+// Answer is a person's answer to an app's question: accept with content,
+// decline or cancel.
+type Answer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// askQuestionSocket makes one exchange with the coordinator waiting for
+// question id.
+func (r Records) askQuestionSocket(ctx context.Context, id string, req QuestionRequest) (*QuestionReply, error) {
+	if _, err := r.LoadOne(ctx, id); err != nil {
+		return nil, err
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "unix", QuestionSocket(r.Home, id))
+	if err != nil {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "no coordinator on this host waits for an answer to this item")
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(QuestionIOTimeout))
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not take the request")
+	}
+	var reply QuestionReply
+	if err := json.NewDecoder(io.LimitReader(conn, QuestionMaxBytes)).Decode(&reply); err != nil {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not answer")
+	}
+	if reply.Code != "" {
+		return nil, blocking.New(reply.Code, "%s", reply.Detail)
+	}
+	return &reply, nil
+}
+
+// ShowQuestion asks the coordinator waiting for question id what the app
+// asks, to show it to the person answering.
+func (r Records) ShowQuestion(ctx context.Context, id string) (*QuestionShown, error) {
+	reply, err := r.askQuestionSocket(ctx, id, QuestionRequest{Op: "show"})
+	if err != nil {
+		return nil, err
+	}
+	if reply.Question == nil {
+		return nil, errors.New("coordinator: the waiting coordinator sent no question")
+	}
+	return reply.Question, nil
+}
+
+// AnswerQuestion sends a person's answer to the app's question id through
+// the coordinator waiting for it; by names the person.
+func (r Records) AnswerQuestion(ctx context.Context, id string, a Answer, by string) (*Item, error) {
+	reply, err := r.askQuestionSocket(ctx, id, QuestionRequest{Op: "answer", Answer: &a, By: by})
+	if err != nil {
+		return nil, err
+	}
+	if reply.Item == nil {
+		return nil, errors.New("coordinator: the waiting coordinator sent no item")
+	}
+	return reply.Item, nil
+}
+
+// FormContent builds an accept's content from NAME=VALUE fields, typed by
+// the app's requested form (string, integer, number, boolean): a field
+// the form does not ask for, or a value of another type, is refused by
+// name. The coordinator checks the content against the form again.
+func (q *QuestionShown) FormContent(fields []string) (map[string]any, error) {
+	var form struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	if len(q.Schema) > 0 {
+		if err := json.Unmarshal(q.Schema, &form); err != nil {
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+		}
+	}
+	out := map[string]any{}
+	for _, f := range fields {
+		name, value, ok := strings.Cut(f, "=")
+		prop, known := form.Properties[name]
+		switch {
+		case !ok || name == "":
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "a field is given as NAME=VALUE")
+		case !known:
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "the app's form has no field %q", name)
+		}
+		var err error
+		switch prop.Type {
+		case "integer":
+			out[name], err = strconv.ParseInt(value, 10, 64)
+		case "number":
+			out[name], err = strconv.ParseFloat(value, 64)
+		case "boolean":
+			out[name], err = strconv.ParseBool(value)
+		default:
+			out[name] = value
+		}
+		if err != nil {
+			return nil, blocking.New(blocking.QuestionAnswerInvalid, "field %q takes a %s", name, prop.Type)
+		}
+	}
+	return out, nil
+}
+
+// CheckAnswer holds an answer to what the app may be sent: a closed
+// action, and for an accepted form, content matching the app's requested
+// schema (which the go-sdk has already held to flat primitive fields).
+func CheckAnswer(params *mcp.ElicitParams, a Answer) error {
+	switch a.Action {
+	case "decline", "cancel":
+		if len(a.Content) != 0 {
+			return blocking.New(blocking.QuestionAnswerInvalid, "a %s carries no content", a.Action)
+		}
+		return nil
+	case "accept":
+	default:
+		return blocking.New(blocking.QuestionAnswerInvalid, "the action must be accept, decline or cancel")
+	}
+	if params.Mode == "url" {
+		if len(a.Content) != 0 {
+			return blocking.New(blocking.QuestionAnswerInvalid, "a URL request's accept carries no content")
+		}
+		return nil
+	}
+	raw, err := json.Marshal(params.RequestedSchema)
+	if err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return blocking.New(blocking.QuestionAnswerInvalid, "the app's form cannot be read")
+	}
+	content := map[string]any{}
+	for k, v := range a.Content {
+		content[k] = v
+	}
+	if err := resolved.Validate(content); err != nil {
+		// The validator's text quotes values: only the rule is said.
+		return blocking.New(blocking.QuestionAnswerInvalid, "the content does not match the fields the app asked for")
+	}
+	return nil
+}

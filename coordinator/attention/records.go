@@ -1,0 +1,116 @@
+package attention
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/store"
+)
+
+// Rows is what the records read of the host's store (ledger.Store, which
+// owns the attention and runs tables).
+type Rows interface {
+	// AttentionItems returns every attention item, oldest first.
+	AttentionItems(ctx context.Context) ([]store.Attention, error)
+	// AttentionByID returns an attention item, or nil.
+	AttentionByID(ctx context.Context, id string) (*store.Attention, error)
+	// RunByID returns a run, or nil.
+	RunByID(ctx context.Context, runID string) (*store.Run, error)
+}
+
+// Records are the attention records of one host, read without a running
+// coordinator (the coordinator's AttentionRecords builds them).
+type Records struct {
+	// Rows reads the host's store.
+	Rows Rows
+	// Home is the host's $OA_HOME, where the question sockets are.
+	Home string
+	// Host is the host's name in its policy, which teach requests carry.
+	Host string
+}
+
+// List lists the host's attention items: the open ones, or all.
+func (r Records) List(ctx context.Context, all bool) ([]Item, error) {
+	items, err := r.Load(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Item, len(items))
+	for i, a := range items {
+		out[i] = a.Item
+	}
+	return out, nil
+}
+
+// Get returns one attention item of the host.
+func (r Records) Get(ctx context.Context, id string) (*Item, error) {
+	a, err := r.LoadOne(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &a.Item, nil
+}
+
+// Load returns the stored attention items, oldest first: the open ones,
+// or all.
+func (r Records) Load(ctx context.Context, all bool) ([]Stored, error) {
+	rows, err := r.Rows.AttentionItems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Stored
+	for _, row := range rows {
+		var a Stored
+		if err := json.Unmarshal(row.State, &a); err != nil {
+			return nil, err
+		}
+		if all || a.State == Open {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// LoadOne returns one stored attention item, refused as unknown when the
+// host has none of that id.
+func (r Records) LoadOne(ctx context.Context, id string) (*Stored, error) {
+	row, err := r.Rows.AttentionByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, blocking.New(blocking.AttentionUnknown, "no such item")
+	}
+	var a Stored
+	if err := json.Unmarshal(row.State, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// TeachRequestsOf returns the teach requests attached to the host's
+// attention items, of one deployment ("" for all), oldest item first. It
+// is for the operator and the audit export: the texts are operator text.
+func (r Records) TeachRequestsOf(ctx context.Context, deployment string) ([]SignedTeachRequest, error) {
+	items, err := r.Load(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	out := []SignedTeachRequest{}
+	for _, a := range items {
+		if deployment == "" || a.Deployment == deployment {
+			out = append(out, a.Teach...)
+		}
+	}
+	return out, nil
+}
+
+// TeachRequestsFor returns the teach requests attached to one item.
+func (r Records) TeachRequestsFor(ctx context.Context, attentionID string) ([]SignedTeachRequest, error) {
+	a, err := r.LoadOne(ctx, attentionID)
+	if err != nil {
+		return nil, err
+	}
+	return append([]SignedTeachRequest{}, a.Teach...), nil
+}
