@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/stdioconn"
 	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/telemetry"
 )
@@ -183,7 +184,10 @@ func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	st, ct := mcp.NewInMemoryTransports()
+	// The sandbox speaks over an in-process pipe read through stdioconn,
+	// as a subprocess's stdio is: the go-sdk's in-memory transport
+	// allocates 32 KiB per message decoded.
+	st, ct := stdioconn.Pipe()
 	ss, err := sandbox.NewServer(opts.SandboxDir).Connect(octx, st, nil)
 	if err != nil {
 		return nil, blocking.New(blocking.ConnectorStartFailed, "the sandbox connector did not start")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
+	"github.com/oa-dev/oa/internal/stdioconn"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
@@ -56,7 +58,12 @@ func newBenchDeployment(b *testing.B, cfg connector.Config) *benchDeployment {
 func (d *benchDeployment) client(b *testing.B) *mcp.ClientSession {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, ct := mcp.NewInMemoryTransports()
+	// The coordinator's side is the wire `oa coordinator serve` reads
+	// stdin with; the client's is a line-buffered connection, as an
+	// efficient agent's would be (the go-sdk's in-memory transport would
+	// charge 32 KiB per message decoded to the benchmark's CPU).
+	serverEnd, clientEnd := net.Pipe()
+	st, ct := mcpserve.NewStdioTransport(serverEnd, serverEnd, nil), stdioconn.Over(clientEnd)
 	served := make(chan error, 1)
 	go func() { served <- mcpserve.Serve(ctx, d.c, st) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v1"}, nil).Connect(ctx, ct, nil)

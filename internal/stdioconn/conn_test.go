@@ -136,3 +136,42 @@ func TestCommandRoundTrip(t *testing.T) {
 		t.Fatal("the process still runs after Close")
 	}
 }
+
+// TestPipeCarriesASession: a go-sdk server and client over a Pipe list
+// and call a tool, and closing the client ends the server's session.
+func TestPipeCarriesASession(t *testing.T) {
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	type in struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "greet"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, map[string]string, error) {
+		return nil, map[string]string{"greeting": "hello " + a.Name}, nil
+	})
+	st, ct := stdioconn.Pipe()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "pipe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(res.StructuredContent); string(got) != `{"greeting":"hello pipe"}` {
+		t.Fatalf("structured %s", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server session outlived the client's close")
+	}
+}
