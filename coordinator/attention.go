@@ -151,48 +151,13 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d attenti
 		return teach(ctx, h, signer, d, clock().UTC())
 	}
 	now := clock().UTC()
-	key, err := runKey(h.Home)
-	if err != nil {
-		return nil, err
-	}
-	var item attention.Stored
-	var run *runState
-	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
-		if err := json.Unmarshal(itemState, &item); err != nil {
-			return nil, nil, err
-		}
-		r, err := decodeRun(key, runState)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := item.Waits(d); err != nil {
-			return nil, nil, err
-		}
-		if r.Status != statePaused || r.AttentionID != item.ID {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
-		}
+	return onWaitingItem(ctx, h, signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
 		if err := item.Decide(d, now); err != nil {
-			return nil, nil, err
+			return false, err
 		}
 		moveOnDecision(r, item.Step, d.Decision)
-		r.UpdatedAt = now
-		run = r
-		b, err := json.Marshal(item)
-		if err != nil {
-			return nil, nil, err
-		}
-		rb, err := r.encode(key)
-		return b, rb, err
+		return true, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if run.Status == stateTerminal {
-		if _, err := sealRun(ctx, h, signer, run.RunID, now); err != nil {
-			return nil, err
-		}
-	}
-	return &item.Item, nil
 }
 
 // moveOnDecision moves run r, paused at step, on a person's decision.
@@ -218,4 +183,54 @@ func moveOnDecision(r *runState, step, decision string) {
 		}
 		r.Reason = contract.ReasonSkipAwaitingCaller
 	}
+}
+
+// onWaitingItem is the one write every decision makes: it loads the item
+// and its run, holds that the item still waits for d and that the run is
+// paused on this very item, lets change decide on them (moving the run
+// or not: change reports whether it did), stores both in one transaction
+// and, when the run ended here, seals its receipt.
+func onWaitingItem(ctx context.Context, h *host.Host, signer *signing.Signer, d attention.Decision, now time.Time, change func(item *attention.Stored, r *runState) (moved bool, err error)) (*attention.Item, error) {
+	key, err := runKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	var item attention.Stored
+	var run *runState
+	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+		if err := json.Unmarshal(itemState, &item); err != nil {
+			return nil, nil, err
+		}
+		r, err := decodeRun(key, runState)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := item.Waits(d); err != nil {
+			return nil, nil, err
+		}
+		if r.Status != statePaused || r.AttentionID != item.ID {
+			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
+		}
+		moved, err := change(&item, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		ib, err := json.Marshal(item)
+		if err != nil || !moved {
+			return ib, runState, err
+		}
+		r.UpdatedAt = now
+		run = r
+		rb, err := r.encode(key)
+		return ib, rb, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if run != nil && run.Status == stateTerminal {
+		if _, err := sealRun(ctx, h, signer, run.RunID, now); err != nil {
+			return nil, err
+		}
+	}
+	return &item.Item, nil
 }

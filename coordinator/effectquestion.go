@@ -392,31 +392,12 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 	if err := attention.CheckQuestionDecision(d); err != nil {
 		return nil, err
 	}
-	key, err := runKey(h.h.Home)
-	if err != nil {
-		return nil, err
-	}
 	now := clock().UTC()
-	var item attention.Stored
-	var run *runState
-	err = ledger.StoreOf(h.h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
-		if err := json.Unmarshal(itemState, &item); err != nil {
-			return nil, nil, err
-		}
-		r, err := decodeRun(key, runState)
-		if err != nil {
-			return nil, nil, err
-		}
-		// Only reject or escalate comes here: an escalated question
-		// may still be closed, once.
-		if err := item.Waits(d); err != nil {
-			return nil, nil, err
-		}
-		if r.Status != statePaused || r.AttentionID != item.ID {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
-		}
+	// Only reject or escalate comes here: an escalated question may
+	// still be closed, once.
+	return onWaitingItem(ctx, h.h, h.signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
 		if r.Reason == contract.ReasonDownstreamQuestion && (alive(r.Owner) || h.live(item.ID)) {
-			return nil, nil, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
+			return false, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}
 		item.DecideQuestion(d, now)
 		if d.Decision == contract.DecisionReject {
@@ -425,24 +406,8 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 		} else {
 			r.Reason = contract.ReasonEscalated
 		}
-		r.UpdatedAt = now
-		run = r
-		ib, err := json.Marshal(item)
-		if err != nil {
-			return nil, nil, err
-		}
-		rb, err := r.encode(key)
-		return ib, rb, err
+		return true, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if run.Status == stateTerminal {
-		if _, err := sealRun(ctx, h.h, h.signer, run.RunID, now); err != nil {
-			return nil, err
-		}
-	}
-	return &item.Item, nil
 }
 
 // cancelled is the answer the app gets when no person can answer.

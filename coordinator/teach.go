@@ -2,10 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
-	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ledger"
@@ -23,35 +21,11 @@ func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d attentio
 	if err := ledger.PinReceiptKey(ctx, h, signer, now); err != nil {
 		return nil, err
 	}
-	key, err := runKey(h.Home)
-	if err != nil {
-		return nil, err
-	}
-	var item attention.Stored
-	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
-		if err := json.Unmarshal(itemState, &item); err != nil {
-			return nil, nil, err
-		}
-		r, err := decodeRun(key, runState)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := item.Waits(d); err != nil {
-			return nil, nil, err
-		}
-		if r.Status != statePaused || r.AttentionID != item.ID {
-			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
-		}
-		if err := item.AttachTeach(signer, h.Policy.Host, attention.Release{BindingDigest: r.Binding, PlanDigest: r.PlanDigest}, d, now); err != nil {
-			return nil, nil, err
-		}
-		b, err := json.Marshal(item)
-		return b, runState, err
+	return onWaitingItem(ctx, h, signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
+		// The pause stays as it is: teaching asks for a revised
+		// version, it decides nothing about this run.
+		return false, item.AttachTeach(signer, h.Policy.Host, attention.Release{BindingDigest: r.Binding, PlanDigest: r.PlanDigest}, d, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &item.Item, nil
 }
 
 // CheckTeachRequests verifies teach requests against the host h with the
