@@ -66,7 +66,7 @@ func disabledTools() string {
 
 // useBundle replaces the example bundle hosttest.New writes with the
 // testdata bundle called name.
-func useBundle(t *testing.T, name string) func(string) {
+func useBundle(t testing.TB, name string) func(string) {
 	return func(dir string) {
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
