@@ -45,12 +45,6 @@ type RevocationHead struct {
 	At    time.Time `json:"at"`
 }
 
-// signedHead is the head file's content: the head's exact signed bytes.
-type signedHead struct {
-	Record    []byte `json:"record"`
-	Signature []byte `json:"signature"`
-}
-
 // chainRevocations is the chain digest after each revocation, in order:
 // out[i] covers revocations 1…i+1.
 func chainRevocations(rows []store.Revocation) []string {
@@ -155,7 +149,7 @@ func CheckRevocations(ctx context.Context, h *host.Host) error {
 	if file == nil {
 		return nil
 	}
-	var sh signedHead
+	var sh host.SignedCopy
 	if len(file) > maxRevocationHeadFile || canonical.DecodeStrict(file, &sh) != nil {
 		return blocking.New(blocking.RevocationsDisagree, "%s is malformed", RevocationHeadFile)
 	}

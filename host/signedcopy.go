@@ -15,9 +15,9 @@ import (
 // maxSignedCopy bounds the read of a signed copy already in place.
 const maxSignedCopy = 64 << 10
 
-// signedCopy is the form of a signed copy's file: the exact signed record
-// and its signature.
-type signedCopy struct {
+// SignedCopy is the form of a signed copy's file (and of a signed head in
+// an audit bundle): the exact signed record and its signature.
+type SignedCopy struct {
 	Record    []byte `json:"record"`
 	Signature []byte `json:"signature"`
 }
@@ -33,7 +33,7 @@ func KeepSignedCopy(home, name, seqField string, v *store.Version) error {
 	if seq, ok := signedCopySeq(path, seqField); ok && seq >= v.Seq {
 		return nil
 	}
-	data, err := canonical.Marshal(signedCopy{Record: v.Record, Signature: v.Signature})
+	data, err := canonical.Marshal(SignedCopy{Record: v.Record, Signature: v.Signature})
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func signedCopySeq(path, seqField string) (seq int64, ok bool) {
 	if err != nil || len(b) > maxSignedCopy {
 		return 0, false
 	}
-	var c signedCopy
+	var c SignedCopy
 	var fields map[string]json.RawMessage
 	if canonical.DecodeStrict(b, &c) != nil || json.Unmarshal(c.Record, &fields) != nil || json.Unmarshal(fields[seqField], &seq) != nil {
 		return 0, false

@@ -51,11 +51,8 @@ type Checkpoint struct {
 }
 
 // SignedCheckpoint is a checkpoint's exact signed bytes, as the file in
-// $OA_HOME and audit bundles hold it.
-type SignedCheckpoint struct {
-	Record    []byte `json:"record"`
-	Signature []byte `json:"signature"`
-}
+// $OA_HOME and audit bundles hold it: a host signed copy.
+type SignedCheckpoint = host.SignedCopy
 
 // ReadCheckpoint verifies a signed checkpoint and decodes it strictly:
 // one of type CheckpointType with the receipt key it names, which must be
