@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 )
 
 func newExplainCmd() *cobra.Command {

@@ -3,14 +3,14 @@ package main
 import (
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/oa-dev/oa/cmd/oa/internal/auditcmd"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/cmd/oa/internal/fleetcmd"
 	"github.com/oa-dev/oa/cmd/oa/internal/hostcmd"
 	"github.com/oa-dev/oa/cmd/oa/internal/publishcmd"
 	"github.com/oa-dev/oa/cmd/oa/internal/runcmd"
-
-	"github.com/spf13/cobra"
 )
 
 // run executes the CLI with args and returns the exit status.

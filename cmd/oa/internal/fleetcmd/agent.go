@@ -7,11 +7,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/fleet"
 )
 

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/oa-dev/oa/bind"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"

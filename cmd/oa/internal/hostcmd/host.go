@@ -9,13 +9,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 )

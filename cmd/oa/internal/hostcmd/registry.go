@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/resolve"
 )

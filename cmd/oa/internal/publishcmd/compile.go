@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/internal/atomicfile"
 )
 

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/signing"
 )
 

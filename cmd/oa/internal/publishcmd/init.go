@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/examples"
 )
 

@@ -5,10 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/schemas"

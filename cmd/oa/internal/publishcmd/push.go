@@ -3,12 +3,11 @@ package publishcmd
 import (
 	"fmt"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 )

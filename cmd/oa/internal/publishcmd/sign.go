@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"

@@ -3,10 +3,9 @@ package publishcmd
 import (
 	"fmt"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )

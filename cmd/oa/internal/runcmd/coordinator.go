@@ -11,11 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
 	"github.com/oa-dev/oa/demo"

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oa-dev/oa/cmd/oa/internal/cli"
-
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ledger"
