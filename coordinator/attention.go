@@ -26,40 +26,53 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 	if err != nil {
 		return err
 	}
-	return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
-		cur, err := decodeRun(c.secret, state)
-		if err != nil {
-			return nil, err
-		}
+	pause := func(update func([]byte) ([]byte, error)) error {
+		return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+	}
+	return c.writeRun(r.RunID, pause, func(cur *runState) error {
 		if cur.Status != stateRunning {
-			return nil, errNotContinued
+			return errNotContinued
 		}
 		reason := cur.afterChange(contract.ReasonApprovalRequired)
 		info, _ := reason.Info()
 		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
-		cur.UpdatedAt = c.now().UTC()
 		*r = *cur
-		return cur.encode(c.secret)
+		return nil
 	})
 }
 
-// finish makes a run this process executes terminal and seals its
-// receipt in the same write.
-func (c *Coordinator) finish(ctx context.Context, runID string, reason contract.Reason) {
+// finish makes a run this process executes terminal, with the reason
+// reasonOf gives its stored state (what it owes applied), and seals its
+// receipt in the same write (ledger.FinishRun). When the receipt cannot be
+// sealed the outcome is still written, alone, and the fault told to the
+// operator; the run is sealed when next read (settle).
+func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) {
 	// The write happens even when the coordinator is closing; ctx only
 	// carries the run's trace context.
 	ctx = context.WithoutCancel(ctx)
-	err := c.update(ctx, runID, func(cur *runState) error {
+	ended := func(cur *runState) error {
 		if cur.Status != stateRunning {
 			return errNotContinued // decided or settled meanwhile: leave it
 		}
-		c.terminal(cur, cur.afterChange(reason))
+		c.terminal(cur, cur.afterChange(reasonOf(cur)))
 		return nil
-	})
-	if err == nil {
-		_, err = sealRun(ctx, c.host, c.receipts, runID, c.now())
 	}
-	if err != nil && !errors.Is(err, errNotContinued) {
+	var upto uint64
+	_, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error {
+		cur := (*runState)(r)
+		upto = c.owed.onto(cur)
+		cur.UpdatedAt = c.now().UTC()
+		return ended(cur)
+	})
+	switch {
+	case err == nil:
+		c.owed.paid(runID, upto)
+		return
+	case errors.Is(err, errNotContinued):
+		return
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+	if err := c.update(ctx, runID, ended); err != nil && !errors.Is(err, errNotContinued) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 	}
 }

@@ -110,6 +110,9 @@ type Coordinator struct {
 	// questions holds the apps' questions waiting for a person
 	// (effectquestion.go).
 	questions questions
+	// owed holds the changes of the runs executing here that ride on
+	// their next write (owed.go).
+	owed owed
 }
 
 // ReadTool is a read-only capability served as its own tool, under the

@@ -207,6 +207,13 @@ func (e *effectCall) answeredWith(res *mcp.ElicitResult) *mcp.ElicitResult {
 	return res
 }
 
+// questioned reports whether the app asked a question during the call.
+func (e *effectCall) questioned() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.asked != ""
+}
+
 // unanswered is the attention item of a question no person answered
 // during this call, or "".
 func (e *effectCall) unanswered() string {
@@ -228,18 +235,16 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 	if err != nil {
 		return nil, err
 	}
-	err = ledger.StoreOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(state []byte) ([]byte, error) {
-		cur, err := decodeRun(c.secret, state)
-		if err != nil {
-			return nil, err
-		}
+	pause := func(update func([]byte) ([]byte, error)) error {
+		return ledger.StoreOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+	}
+	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
 		if cur.Status != stateRunning {
-			return nil, errNotContinued
+			return errNotContinued
 		}
 		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestion, s.ID, item.ID
-		cur.UpdatedAt = c.now().UTC()
 		*r = *cur
-		return cur.encode(c.secret)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -330,17 +330,32 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 
 // update moves a run in one write transaction.
 func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
-	return ledger.StoreOf(c.host).UpdateRun(ctx, runID, func(b []byte) ([]byte, error) {
+	return c.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
+		return ledger.StoreOf(c.host).UpdateRun(ctx, runID, update)
+	}, f)
+}
+
+// writeRun is every write of a run's state this process makes: write runs
+// update in its transaction, which decodes the stored state, applies what
+// the run owes (owed.go), then f, and encodes the result.
+func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
+	var upto uint64
+	err := write(func(b []byte) ([]byte, error) {
 		r, err := decodeRun(c.secret, b)
 		if err != nil {
 			return nil, err
 		}
+		upto = c.owed.onto(r)
 		if err := f(r); err != nil {
 			return nil, err
 		}
 		r.UpdatedAt = c.now().UTC()
 		return r.encode(c.secret)
 	})
+	if err == nil {
+		c.owed.paid(runID, upto)
+	}
+	return err
 }
 
 // terminal sets r's terminal outcome from reason.

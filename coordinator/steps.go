@@ -37,11 +37,12 @@ func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) 
 	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
 	defer c.endRun(span, runID)
 	defer c.questions.forget(runID)
+	defer c.payOwed(runID)
 	select {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	case <-ctx.Done():
-		c.finish(ctx, runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption)
 		return
 	}
 	r, err := c.read(ctx, runID)
@@ -58,16 +59,16 @@ func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) 
 	case errors.As(err, &s) && s.reason == contract.ReasonReadFailed && ctx.Err() != nil:
 		// A read cut short because this coordinator is closing failed
 		// through no fault of the server: the run was interrupted.
-		c.finish(ctx, runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption)
 	case errors.As(err, &s):
-		c.finish(ctx, runID, s.reason)
+		c.finish(ctx, runID, func(*runState) contract.Reason { return s.reason })
 	case ctx.Err() != nil:
-		c.finish(ctx, runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption)
 	case err != nil:
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-		c.finish(ctx, runID, c.interruption(runID))
+		c.finish(ctx, runID, c.interruption)
 	default:
-		c.finish(ctx, runID, c.verdict(runID))
+		c.finish(ctx, runID, c.verdict)
 	}
 }
 
@@ -78,11 +79,7 @@ func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error)
 
 // verdict is a run's outcome once every step ran: done only when every
 // piece of required evidence was read back.
-func (c *Coordinator) verdict(runID string) contract.Reason {
-	cur, err := c.read(context.Background(), runID)
-	if err != nil {
-		return contract.ReasonInterrupted
-	}
+func (c *Coordinator) verdict(cur *runState) contract.Reason {
 	job, _ := c.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
 		if !slices.Contains(cur.Evidence, need) {
@@ -114,10 +111,10 @@ func skippedCheck(job ir.Job, r *runState, need string) bool {
 	return false
 }
 
-func (c *Coordinator) interruption(runID string) contract.Reason {
-	cur, err := c.read(context.Background(), runID)
+// interruption is the reason of a run cut short before its steps ended.
+func (c *Coordinator) interruption(cur *runState) contract.Reason {
 	switch {
-	case err == nil && !cur.effectsStarted():
+	case !cur.effectsStarted():
 		return contract.ReasonInterruptedEarly
 	case c.clientGone():
 		return contract.ReasonClientDisconnected
@@ -213,15 +210,9 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 				return c.evalFailed(ctx, err, failed)
 			}
 			if ok && s.Evidence != "" {
-				if err := c.update(ctx, r.RunID, func(cur *runState) error {
-					if !slices.Contains(cur.Evidence, s.Evidence) {
-						cur.Evidence = append(cur.Evidence, s.Evidence)
-					}
-					cur.Digests[s.ID] = digestJSON(res)
-					return nil
-				}); err != nil {
-					return err
-				}
+				// Written with the run's next write: the verdict, sealed
+				// with the receipt, is its only reader (owed.go).
+				c.owe(r, evidenceRead(s.ID, s.Evidence, digestJSON(res)))
 			}
 		}
 	}
@@ -379,20 +370,25 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 			return err
 		}
 	}
-	// Record the answer even when the coordinator is closing: the effect
-	// was sent.
-	if err := c.update(context.Background(), r.RunID, func(cur *runState) error {
-		if reason == "" {
-			cur.Completed = append(cur.Completed, s.ID)
-			cur.Digests[s.ID] = digestJSON(res.Structured)
+	digest := ""
+	if reason == "" {
+		digest = digestJSON(res.Structured)
+	}
+	answered := completedEffect(s.ID, digest, reason)
+	if call.questioned() {
+		// A person was asked during the call and may decide on the run:
+		// record the answer now, even when the coordinator is closing.
+		if err := c.update(context.Background(), r.RunID, func(cur *runState) error {
+			answered(cur)
+			*r = *cur
+			return nil
+		}); err != nil {
+			return err
 		}
-		if reason == "" || reasonWroteNothing(reason) {
-			cur.InFlight = ""
-		}
-		*r = *cur
-		return nil
-	}); err != nil {
-		return err
+	} else {
+		// The in-flight mark is durable: the answer rides on the run's
+		// next write, its terminal one included (owed.go).
+		c.owe(r, answered)
 	}
 	if reason != "" {
 		return &stop{reason: reason}

@@ -38,12 +38,12 @@ func TestStoreOfMainDatabase(t *testing.T) {
 	if err := s.InsertRun(ctx, store.Run{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	r, cp, err := s.seal(ctx, "run-2", 1, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	r, cp, err := s.seal(ctx, "run-2", func([]byte) (int, error) { return 1, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		if prev == nil || prev.Seq != 1 {
 			t.Errorf("previous receipt = %+v", prev)
 		}
 		return []byte(`{"receipt":2}`), []byte("sig"), "prev", nil
-	}, func(state, record []byte) ([]byte, error) { return state, nil },
+	}, func(record []byte) ([]byte, error) { return []byte(`{}`), nil },
 		func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
 			if prev == nil || string(prev.Record) != `{"checkpoint":1}` || runs != 2 {
 				t.Errorf("checkpoint saw runs %d, previous %+v", runs, prev)

@@ -55,9 +55,7 @@ type Receipt struct {
 // first, once per key on a host. An attempt already sealed, or not
 // terminal, is left as it is. A chain shorter than the last checkpoint is
 // never extended. It returns the run as stored.
-func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (sealed *RunRecord, err error) {
-	ctx, span := telemetry.StartSeal(ctx, runID)
-	defer func() { span.Sealed(sealedDigest(sealed)); span.End(telemetry.Code(err)) }()
+func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (*RunRecord, error) {
 	r, err := ReadRun(ctx, h, runID)
 	if err != nil {
 		return nil, err
@@ -65,6 +63,19 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 	if r.Status != RunTerminal || r.Receipt != "" {
 		return r, nil
 	}
+	return FinishRun(ctx, h, signer, runID, now, nil)
+}
+
+// FinishRun ends a run and seals it in the same write transaction: end
+// gets the run as stored and makes it terminal, or returns an error and
+// nothing is written; the receipt of the state it leaves is then sealed as
+// SealRun seals one. So a run's outcome and its receipt are one durable
+// point: no reader ever finds the run ended and unsealed. With end nil it
+// seals the run as stored. FinishRun fails with ErrAttemptSealed when end
+// ended an attempt the chain holds a receipt of already (nothing is kept).
+func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time, end func(*RunRecord) error) (sealed *RunRecord, err error) {
+	ctx, span := telemetry.StartSeal(ctx, runID)
+	defer func() { span.Sealed(sealedDigest(sealed)); span.End(telemetry.Code(err)) }()
 	key, err := RunKey(h.Home)
 	if err != nil {
 		return nil, err
@@ -83,8 +94,24 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		return nil, err
 	}
 	at := now.UTC().Truncate(time.Millisecond)
-	var out *RunRecord
-	_, cp, err := StoreOf(h).seal(ctx, runID, r.Attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	var r, out *RunRecord
+	attempt := func(state []byte) (int, error) {
+		cur, err := DecodeRun(key, state)
+		if err != nil {
+			return 0, err
+		}
+		if end != nil {
+			if err := end(cur); err != nil {
+				return 0, err
+			}
+		}
+		if cur.Status != RunTerminal || cur.Receipt != "" {
+			return 0, errNothingToSeal
+		}
+		r = cur
+		return cur.Attempt, nil
+	}
+	build := func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
 			EvidenceDigests: r.Digests, Skipped: r.Skipped, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
@@ -97,15 +124,13 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		}
 		sig, err := signer.SignBytes(b)
 		return b, sig, rec.Prev, err
-	}, func(state, record []byte) ([]byte, error) {
-		cur, err := DecodeRun(key, state)
-		if err != nil {
-			return nil, err
-		}
-		cur.Receipt = ir.DigestBytes(record)
-		out = cur
-		return cur.Encode(key)
-	}, func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
+	}
+	mark := func(record []byte) ([]byte, error) {
+		r.Receipt = ir.DigestBytes(record)
+		out = r
+		return r.Encode(key)
+	}
+	checkpoint := func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
 		if err := extendsCheckpoints(h, keys, rec, prev, floor); err != nil {
 			return nil, nil, err
 		}
@@ -116,7 +141,8 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 		}
 		sig, err := signer.SignBytes(b)
 		return b, sig, err
-	})
+	}
+	_, cp, err := StoreOf(h).seal(ctx, runID, attempt, build, mark, checkpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -125,11 +151,19 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 			return nil, fmt.Errorf("receipt checkpoint file: %w", err)
 		}
 	}
-	if out == nil { // sealed meanwhile by another caller
-		return ReadRun(ctx, h, runID)
+	switch {
+	case out != nil:
+		return out, nil
+	case end != nil && r != nil:
+		return nil, ErrAttemptSealed
 	}
-	return out, nil
+	return ReadRun(ctx, h, runID) // sealed meanwhile by another caller, or nothing to seal
 }
+
+// ErrAttemptSealed is FinishRun's error for a run whose ended attempt the
+// chain already holds a receipt of: the run's row is older than its
+// receipts, and nothing was written.
+var ErrAttemptSealed = errors.New("ledger: the run's attempt is sealed already; nothing was written")
 
 // ChainReport is the result of checking the receipt chain, its signed
 // checkpoints and its agreement with the runs.

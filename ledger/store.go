@@ -104,33 +104,49 @@ func (s Store) AttentionItems(ctx context.Context) ([]store.Attention, error) {
 
 // seal appends the receipt of one attempt of a run to the chain,
 // records it in the run's state and appends the host's signed head
-// checkpoint, in one write transaction. build gets the next sequence
-// number and the previous receipt (nil for the first) and returns the
-// signed record; mark gets the run's state and the new receipt's record
-// and returns the state to store; checkpoint gets the new receipt, the
+// checkpoint, in one write transaction. attempt gets the run's stored
+// state and returns the attempt to seal (it may first end the run: the
+// state it leaves is what build and mark use); build gets the next
+// sequence number and the previous receipt (nil for the first) and
+// returns the signed record; mark gets the new receipt's record and
+// returns the state to store; checkpoint gets the new receipt, the
 // number of runs stored and the previous checkpoint (nil for none) and
 // returns the signed checkpoint, stored as version Seq of
 // (store.KindCheckpoint, store.CheckpointKey). An attempt is sealed once:
-// a second call for it changes nothing and returns (nil, nil, nil).
-func (s Store) seal(ctx context.Context, runID string, attempt int,
+// a second call for it changes nothing and returns (nil, nil, nil); so
+// does attempt returning errNothingToSeal.
+func (s Store) seal(ctx context.Context, runID string,
+	attempt func(state []byte) (int, error),
 	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
-	mark func(state, record []byte) ([]byte, error),
+	mark func(record []byte) ([]byte, error),
 	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
 	var sealed *store.Receipt
 	var cp *store.Version
 	err := s.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, attempt).Scan(&n); err != nil {
+		var state []byte
+		var deployment, requestID string
+		if err := tx.QueryRowContext(ctx, `SELECT state, deployment, request_id FROM runs WHERE run_id = ?`, runID).Scan(&state, &deployment, &requestID); err != nil {
+			return fmt.Errorf("store: seal run %s: %w", runID, err)
+		}
+		n, err := attempt(store.Unpack(state))
+		if errors.Is(err, errNothingToSeal) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var sealedBefore int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM receipts WHERE run_id = ? AND attempt = ?`, runID, n).Scan(&sealedBefore); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		if n > 0 {
-			return nil
+		if sealedBefore > 0 {
+			return errAttemptSealed
 		}
 		prev, err := lastReceipt(ctx, tx, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
 		if err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		r := store.Receipt{Seq: 1, RunID: runID, Attempt: attempt}
+		r := store.Receipt{Seq: 1, RunID: runID, Attempt: n}
 		if prev != nil {
 			r.Seq = prev.Seq + 1
 		}
@@ -140,11 +156,6 @@ func (s Store) seal(ctx context.Context, runID string, attempt int,
 		if err := store.CheckRecord(r.Record, r.Signature); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		var state []byte
-		var deployment, requestID string
-		if err := tx.QueryRowContext(ctx, `SELECT state, deployment, request_id FROM runs WHERE run_id = ?`, runID).Scan(&state, &deployment, &requestID); err != nil {
-			return fmt.Errorf("store: seal run %s: %w", runID, err)
-		}
 		// The receipt is stored plain: an incremental verify hashes every
 		// receipt up to its mark, and unpacking each would cost more than
 		// the bytes it saves (docs/PERFORMANCE.md, note 8). Run states and
@@ -153,7 +164,7 @@ func (s Store) seal(ctx context.Context, runID string, attempt int,
 			r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature, deployment, requestID); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		next, err := mark(store.Unpack(state), r.Record)
+		next, err := mark(r.Record)
 		if err != nil {
 			return err
 		}
@@ -166,11 +177,23 @@ func (s Store) seal(ctx context.Context, runID string, attempt int,
 		sealed = &r
 		return nil
 	})
+	if errors.Is(err, errAttemptSealed) {
+		return nil, nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return sealed, cp, nil
 }
+
+var (
+	// errNothingToSeal is what seal's attempt returns for a run with
+	// nothing to seal: not terminal, or its receipt already named.
+	errNothingToSeal = errors.New("ledger: nothing to seal")
+	// errAttemptSealed rolls back a seal whose attempt the chain holds
+	// already (whatever attempt did to the state is not kept).
+	errAttemptSealed = errors.New("ledger: the attempt is sealed already")
+)
 
 // insertCheckpoint appends the checkpoint of receipt r inside tx.
 func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (*store.Version, error) {

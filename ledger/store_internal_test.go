@@ -52,13 +52,13 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 		t.Fatalf("item after decide: %s", a.State)
 	}
 	seal := func(attempt int) (*store.Receipt, error) {
-		r, cp, err := db.seal(ctx, "r1", attempt, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+		r, cp, err := db.seal(ctx, "r1", func([]byte) (int, error) { return attempt, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)
 			}
 			return []byte(fmt.Sprint(seq)), []byte("s"), p, nil
-		}, func(state, record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil },
+		}, func(record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil },
 			func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
 				if (prev == nil) != (r.Seq == 1) || prev != nil && prev.Seq != r.Seq-1 || runs != 1 {
 					return nil, nil, fmt.Errorf("checkpoint of #%d saw runs %d, previous %+v", r.Seq, runs, prev)
