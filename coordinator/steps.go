@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
 )
 
@@ -328,21 +329,30 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
 	}
+	// The downstream tool list is listed and checked while the arguments
+	// are evaluated and the in-flight mark is written: all three hold
+	// before the call is sent, and none waits for another.
+	listed := c.sessionAsync(ctx, entry)
 	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
 	if err != nil {
+		<-listed
 		if ctx.Err() != nil {
 			return err
 		}
 		return &stop{reason: evalReason(err)}
 	}
-	session, err := c.session(ctx, entry, 0)
-	if err != nil {
-		return &stop{reason: sessionReason(err)}
-	}
 	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
+		<-listed
 		return err
 	}
 	r.InFlight = s.ID
+	got := <-listed
+	if got.err != nil {
+		// Nothing was sent: the mark ends with the run's next write.
+		c.owe(r, neverSent(s.ID))
+		return &stop{reason: sessionReason(got.err)}
+	}
+	session := got.session
 	// The call's timeout stops while its app's question waits for a
 	// person (effectquestion.go).
 	call := c.newEffectCall(r, s, entry)
@@ -473,6 +483,35 @@ func sessionReason(err error) contract.Reason {
 		return contract.ReasonAppCredentials
 	}
 	return contract.ReasonAppOffline
+}
+
+// listedSession is what sessionAsync delivers: a session whose tool list
+// was listed and checked, or why there is none.
+type listedSession struct {
+	session *connector.Session
+	err     error
+}
+
+// sessionAsync gets the session of the plan entry's connection, its tool
+// list listed again and checked (session with no max age), in the
+// background; the channel delivers it once.
+func (c *Coordinator) sessionAsync(ctx context.Context, e resolve.Entry) <-chan listedSession {
+	out := make(chan listedSession, 1)
+	go func() {
+		s, err := c.session(ctx, e, 0)
+		out <- listedSession{s, err}
+	}()
+	return out
+}
+
+// neverSent is the change that ends effect step's in-flight mark when
+// its call was never sent.
+func neverSent(step string) func(*runState) {
+	return func(cur *runState) {
+		if cur.InFlight == step {
+			cur.InFlight = ""
+		}
+	}
 }
 
 // reasonWroteNothing reports whether reason proves the effect wrote
