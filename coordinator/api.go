@@ -32,6 +32,15 @@ type Options struct {
 	// Probe re-reads every downstream inventory at session start and before
 	// each effect (on unless a test turns it off to count calls).
 	NoProbe bool
+	// ProbeInBackground makes Open return once the plan checks, and start
+	// and check every downstream server in the background: a step that
+	// needs a server waits for that, and a server whose check failed is
+	// told to the operator and refused to every step that needs it, as a
+	// server changed mid-session is (tool_drift, app_offline). So a
+	// session is answered while its servers start (what `oa coordinator
+	// serve` uses); without it Open returns only once every server
+	// checked, and refuses to open when one did not.
+	ProbeInBackground bool
 	// MaxRuns bounds the runs this process executes at once; 0 means
 	// DefaultMaxRuns. A run over the bound is stored and waits its turn
 	// (a caller whose wait ends meanwhile is answered running), so a burst

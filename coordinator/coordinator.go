@@ -92,6 +92,9 @@ type Coordinator struct {
 	heads    ledger.HeadCache
 	counted  chan struct{}
 	countErr error
+	// probed is closed when a probe run in the background ended
+	// (Options.ProbeInBackground); nil when none runs.
+	probed chan struct{}
 
 	// life ends every downstream session and run when the coordinator
 	// closes.
@@ -199,7 +202,11 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		c.cancel(errClosing)
 		return nil, err
 	}
-	if !opts.NoProbe {
+	switch {
+	case opts.NoProbe:
+	case opts.ProbeInBackground:
+		c.probeInBackground(plan)
+	default:
 		if err := c.probe(ctx, plan); err != nil {
 			c.Close()
 			return nil, err
@@ -237,7 +244,7 @@ func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
 				if n > 0 {
 					maxAge = probeReuse
 				}
-				if _, errs[i] = c.session(ctx, plan.Capabilities[i], maxAge); errs[i] != nil {
+				if _, errs[i] = c.probeSession(ctx, plan.Capabilities[i], maxAge); errs[i] != nil {
 					return
 				}
 			}
@@ -250,6 +257,34 @@ func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
 		}
 	}
 	return nil
+}
+
+// probeInBackground runs the probe in the background (Options.
+// ProbeInBackground): sessions wait for it (session), and its refusal is
+// the operator's to read, each step that needs the server refused again
+// when it opens the session anew.
+func (c *Coordinator) probeInBackground(plan *resolve.Plan) {
+	probed := make(chan struct{})
+	c.probed = probed
+	go func() {
+		defer close(probed)
+		if err := c.probe(c.life, plan); err != nil && c.life.Err() == nil {
+			fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: a downstream server failed its check at start (%v); the steps that need it are refused until it checks\n", c.opts.Deployment, err)
+		}
+	}()
+}
+
+// waitProbe waits for a probe running in the background, if any.
+func (c *Coordinator) waitProbe(ctx context.Context) error {
+	if c.probed == nil {
+		return nil
+	}
+	select {
+	case <-c.probed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // probeReuse is how old the listing of a connection may be for its other
@@ -319,8 +354,18 @@ const readRelist = time.Second
 // session returns the open downstream session of the entry's connection,
 // opening it when needed, and checks its tool list against the plan: a
 // list made now when maxAge is 0 (effects, session start), else one no
-// older than maxAge with no change announced since (reads).
+// older than maxAge with no change announced since (reads). It waits for
+// the probe of a session start made in the background first, so a step
+// never starts a second server beside the probe's.
 func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
+	if err := c.waitProbe(ctx); err != nil {
+		return nil, err
+	}
+	return c.probeSession(ctx, e, maxAge)
+}
+
+// probeSession is session without waiting for a probe: the probe's own.
+func (c *Coordinator) probeSession(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
 	c.mu.Lock()
 	s := c.sessions[e.ConnectionID]
 	c.mu.Unlock()
@@ -472,6 +517,7 @@ func (c *Coordinator) Close() error {
 		c.cancel(errClosing)
 	}
 	c.runs.Wait()
+	_ = c.waitProbe(context.Background()) // ended by the cancel above
 	if c.eval != nil {
 		c.eval.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,4 +109,68 @@ func TestStartRefusesChangedInventory(t *testing.T) {
 	if !strings.Contains(operator.String(), "connection records lists other tools") {
 		t.Fatalf("operator:\n%s", operator.String())
 	}
+}
+
+// TestBackgroundProbeRefusesTheStepsOfAChangedServer: with
+// ProbeInBackground (what `oa coordinator serve` uses, so initialize is
+// answered while the servers start) a server whose tools changed after
+// the binding does not stop the session from opening; the operator is
+// told, and a run that needs it waits for the check and is refused before
+// anything reaches the server (did_not_run, tool_drift), as after a
+// change mid-session.
+func TestBackgroundProbeRefusesTheStepsOfAChangedServer(t *testing.T) {
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	specs := []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	}
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
+		t.Fatal(err)
+	}
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
+	h.Bind(host, "claude-test")
+	specs[0].Description = "Read a record, and more."
+	if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
+		t.Fatal(err)
+	}
+	var operator syncBuilder
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second, ProbeInBackground: true})
+	if err != nil {
+		t.Fatalf("the session did not open: %v", err)
+	}
+	defer c.Close()
+	res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "after-start", Wait: 30 * time.Second,
+		Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonToolDrift {
+		t.Fatalf("a run on the changed server: %+v", res)
+	}
+	if out := operator.String(); !strings.Contains(out, "failed its check at start") || !strings.Contains(out, "connection records lists other tools") {
+		t.Fatalf("the operator was not told:\n%s", out)
+	}
+}
+
+// syncBuilder is a strings.Builder safe for the coordinator's goroutines.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

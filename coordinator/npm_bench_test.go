@@ -1,14 +1,18 @@
 package coordinator_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
@@ -16,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 )
 
 // BenchmarkRunNpmMemory: issue 26's run figure against a real Node server
@@ -106,4 +111,75 @@ func BenchmarkRunNpmMemory(b *testing.B) {
 		}
 		cpu.report(b)
 	})
+}
+
+// BenchmarkSessionStartNpm: issue 26's session start against the kind of
+// server it names, as an MCP client sees it — from starting the process
+// to the answer of initialize. coordinator: `oa coordinator serve` on a
+// host whose plan uses the pinned Node server-memory and
+// server-filesystem, each confined as its connection records (oa starts
+// both and checks their tool lists before it answers); server-memory:
+// that Node server started directly, unconfined, the floor any client of
+// it pays. The difference is what governance adds to a session's start.
+func BenchmarkSessionStartNpm(b *testing.B) {
+	servers := interoptest.Confine(b)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Fatalf("node is needed to run the npm servers: %v", err)
+	}
+	memDir, root := b.TempDir(), b.TempDir()
+	b.Setenv("MEMORY_FILE_PATH", filepath.Join(memDir, "memory.jsonl"))
+	h := &servetest.Host{Host: hosttest.New(b, useBundle(b, "confined-npm")), OA: servetest.Binary(b)}
+	h.WriteRegistry(confinedNpmRegistry())
+	host := h.Open()
+	h.AddConnection(host, "memory", "npm.memory", connector.Config{Command: node, Args: []string{servers.Memory}, Env: []string{"MEMORY_FILE_PATH"},
+		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{memDir}}})
+	h.AddConnection(host, "files", "npm.files", connector.Config{Command: node, Args: []string{servers.Filesystem, root},
+		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{root}}})
+	h.Bind(host, "claude-test")
+	b.Run("coordinator", func(b *testing.B) {
+		benchInitialize(b, func() *exec.Cmd {
+			cmd := exec.Command(h.OA, "coordinator", "serve", "--deployment", "clinic")
+			cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
+			return cmd
+		})
+	})
+	b.Run("server-memory", func(b *testing.B) {
+		benchInitialize(b, func() *exec.Cmd { return exec.Command(node, servers.Memory) })
+	})
+}
+
+// benchInitialize starts newCmd's process once per iteration, runs the
+// MCP initialize handshake with it and closes the session; the time is
+// to initialize answered, tools-listed-ms/op to the answer of the
+// tools/list that follows, and cpu-ms/op the process's CPU time (its
+// children's included once they were waited for).
+func benchInitialize(b *testing.B, newCmd func() *exec.Cmd) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	var cpu, listed time.Duration
+	for b.Loop() {
+		cmd := newCmd()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		start := time.Now()
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			cancel()
+			b.Fatalf("initialize: %v\n%s", err, stderr.String())
+		}
+		b.StopTimer()
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			b.Fatalf("tools/list: %v\n%s", err, stderr.String())
+		}
+		listed += time.Since(start)
+		_ = cs.Close()
+		cancel()
+		if cmd.ProcessState != nil {
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(listed.Microseconds())/1000/float64(b.N), "tools-listed-ms/op")
 }

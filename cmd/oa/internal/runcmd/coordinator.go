@@ -33,9 +33,12 @@ func newCoordinatorCmd() *cobra.Command {
 		Long: `Serve speaks MCP over stdin and stdout to the one client that started it;
 there is no network listener. At session start it checks the deployment's
 binding, that the release is actively admitted and that the recomputed plan
-is the bound one, and starts every connection of the plan to compare its
-tool list with the verified one; it checks the plan again at the start of
-every run and before every step that reaches a downstream server. A line
+is the bound one, then answers the client while it starts every connection
+of the plan and compares its tool list with the verified one (a step waits
+for its server; a server that fails the check is named on stderr and every
+step that needs it is refused, as after a change mid-session); it checks the
+plan again at the start of every run and before every step that reaches a
+downstream server. A line
 from the client that is not JSON-RPC 2.0 is answered with the JSON-RPC
 error and the session goes on. A refusal at session start exits 2 with the blocking code on
 stderr and nothing on stdout. stderr is the operator's channel: it names
@@ -48,7 +51,9 @@ first use exactly as oa quickstart prepares one.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts := coordinator.Options{Home: cli.Home(), Deployment: deployment, Registry: reg.Options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment}
+			// The downstream servers start and are checked while the client's
+			// initialize is answered; a step waits for its server.
+			opts := coordinator.Options{Home: cli.Home(), Deployment: deployment, Registry: reg.Options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment, ProbeInBackground: true}
 			if deployment == "" {
 				home, err := sandboxHome(cmd)
 				if err != nil {
