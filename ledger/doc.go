@@ -5,7 +5,8 @@
 // record. The coordinator writes through it; `oa receipts` and `audit`
 // read and verify through it, without the engine.
 //
-// Sealing (SealRun): the receipt of a run's terminal attempt is signed
+// Sealing (SealRun, and FinishRun, which ends the run in the same write
+// transaction as its receipt): the receipt of a run's terminal attempt is signed
 // with the receipt key (ReceiptSigner, $OA_HOME/keys/receipt.key, with a
 // sealed copy so a start needs no key derivation), chained to the receipt
 // before by its digest and appended in one write transaction with the

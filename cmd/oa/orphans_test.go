@@ -75,6 +75,11 @@ func killedCoordinator(t *testing.T, mode string) {
 	// Runs last: whatever a failed run left is ended from the ledger.
 	t.Cleanup(func() { reapLeftovers(t, h.Home) })
 
+	// The connection's verification ran the server once: its pid file is
+	// not the coordinator's server's, which starts after initialize.
+	if err := os.Remove(pidFile); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	first := startCoordinator(t, env)
 	tree := readTree(t, pidFile)
 	called := make(chan error, 1)
@@ -99,7 +104,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		t.Fatal("the killed coordinator's tree is not in the ledger")
 	}
 
-	second := startCoordinator(t, env) // initialize answered: start-up is over
+	second := startCoordinator(t, env) // initialize answered: leftovers are reaped before it
 	for _, p := range tree {
 		if alive(p) {
 			t.Errorf("process %d of the killed coordinator's tree still runs after the next start\n%s", p, second.stderr)
