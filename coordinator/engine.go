@@ -125,7 +125,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		}
 		return nil, err
 	}
-	return c.launch(ctx, r.RunID, inputs, req.Wait, done)
+	return c.launch(ctx, r, inputs, req.Wait, done)
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
@@ -142,7 +142,9 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 	if err != nil {
 		return nil, err
 	}
+	var continued *runState
 	err = c.update(ctx, r.RunID, func(cur *runState) error {
+		continued = cur
 		switch {
 		case retry && (cur.Status != stateTerminal || !cur.SafeToRetry() || cur.Attempt != r.Attempt):
 			return errNotContinued
@@ -167,7 +169,7 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 		}
 		return nil, err
 	}
-	return c.launch(ctx, r.RunID, inputs, wait, done)
+	return c.launch(ctx, continued, inputs, wait, done)
 }
 
 var (
@@ -207,13 +209,14 @@ func (c *Coordinator) isActive(runID string) bool {
 }
 
 // launch executes a claimed run in the background and waits for it up to
-// wait.
-func (c *Coordinator) launch(ctx context.Context, runID string, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
+// wait. r is the run as this process just wrote it: claimed, no one else
+// moves it, so it is not read back.
+func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	go func() {
-		defer c.release(runID, done)
-		c.execute(telemetry.Detach(c.life, ctx), runID, inputs)
+		defer c.release(r.RunID, done)
+		c.execute(telemetry.Detach(c.life, ctx), r, inputs)
 	}()
-	return c.wait(ctx, runID, wait)
+	return c.wait(ctx, r.RunID, wait)
 }
 
 // wait waits up to d for the run to stop, then reads it. A run this

@@ -34,7 +34,8 @@ func (s *stop) Error() string { return string(s.reason) }
 // A run waits for one of the process's slots (Options.MaxRuns) before its
 // first step; a coordinator closing meanwhile ends it interrupted before
 // any effect.
-func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) {
+func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) {
+	runID := r.RunID
 	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
 	defer c.endRun(span, runID)
 	defer c.questions.forget(runID)
@@ -46,13 +47,8 @@ func (c *Coordinator) execute(ctx context.Context, runID string, inputs []byte) 
 		c.finish(ctx, runID, c.interruption)
 		return
 	}
-	r, err := c.read(ctx, runID)
-	if err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-		return
-	}
 	span.Describe(r.Workflow, r.Attempt)
-	err = c.steps(ctx, r, inputs)
+	err := c.steps(ctx, r, inputs)
 	var s *stop
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
