@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -24,24 +24,7 @@ import (
 // effect (did_not_run, tool_drift), and the operator is told which
 // connection drifted.
 func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
-	h := hosttest.New(t, nil)
-	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	host := h.Open()
-	specs := []connectortest.ToolSpec{
-		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
-			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
-		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
-			Result: json.RawMessage(`{"saved":true}`)},
-	}
-	toolsFile := filepath.Join(t.TempDir(), "tools.json")
-	write := func(specs []connectortest.ToolSpec) {
-		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(specs)
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
-	h.Bind(host, "claude-test")
+	h, specs, write := driftHost(t)
 	var operator strings.Builder
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
 	if err != nil {
@@ -77,24 +60,7 @@ func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
 // (connection_inventory_changed), with every connection of the plan
 // probed at once; nothing is served.
 func TestStartRefusesChangedInventory(t *testing.T) {
-	h := hosttest.New(t, nil)
-	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	host := h.Open()
-	specs := []connectortest.ToolSpec{
-		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
-			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
-		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
-			Result: json.RawMessage(`{"saved":true}`)},
-	}
-	toolsFile := filepath.Join(t.TempDir(), "tools.json")
-	write := func(specs []connectortest.ToolSpec) {
-		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(specs)
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
-	h.Bind(host, "claude-test")
+	h, specs, write := driftHost(t)
 	specs[0].Description = "Read a record, and more."
 	write(specs)
 	var operator strings.Builder
@@ -119,26 +85,10 @@ func TestStartRefusesChangedInventory(t *testing.T) {
 // anything reaches the server (did_not_run, tool_drift), as after a
 // change mid-session.
 func TestBackgroundProbeRefusesTheStepsOfAChangedServer(t *testing.T) {
-	h := hosttest.New(t, nil)
-	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	host := h.Open()
-	specs := []connectortest.ToolSpec{
-		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
-			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
-		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
-			Result: json.RawMessage(`{"saved":true}`)},
-	}
-	toolsFile := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
-		t.Fatal(err)
-	}
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
-	h.Bind(host, "claude-test")
+	h, specs, write := driftHost(t)
 	specs[0].Description = "Read a record, and more."
-	if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
-		t.Fatal(err)
-	}
-	var operator syncBuilder
+	write(specs)
+	var operator servetest.Buffer
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second, ProbeInBackground: true})
 	if err != nil {
 		t.Fatalf("the session did not open: %v", err)
@@ -157,20 +107,28 @@ func TestBackgroundProbeRefusesTheStepsOfAChangedServer(t *testing.T) {
 	}
 }
 
-// syncBuilder is a strings.Builder safe for the coordinator's goroutines.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// driftHost is a host bound to a test server whose tool list is read
+// from a file on every listing: write replaces the list the server gives
+// (specs, as bound, to change and write again).
+func driftHost(t *testing.T) (*hosttest.Host, []connectortest.ToolSpec, func([]connectortest.ToolSpec)) {
+	t.Helper()
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	host := h.Open()
+	specs := []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	}
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	write := func(specs []connectortest.ToolSpec) {
+		if err := os.Rename(connectortest.WriteTools(t, t.TempDir(), specs), toolsFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(specs)
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", toolsFile, "--reload-tools"}, Confinement: connectortest.Allow(filepath.Dir(toolsFile))})
+	h.Bind(host, "claude-test")
+	return h, specs, write
 }
