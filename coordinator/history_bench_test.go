@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
@@ -70,6 +71,26 @@ func BenchmarkHistory(b *testing.B) {
 				b.Fatal(err)
 			}
 			c.Close()
+		}
+	})
+	// A run on the long history: what it costs must not grow with it.
+	b.Run("run", func(b *testing.B) {
+		c, err := coordinator.Open(ctx, coordinator.Options{Home: home, Deployment: demo.Deployment, Mode: coordinator.ModeSandbox, Operator: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.WaitCounted(ctx); err != nil {
+			b.Fatal(err)
+		}
+		stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+		i := 0
+		for b.Loop() {
+			i++
+			res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: coordtest.Inputs("AB-1234"), RequestID: "history-" + stamp + "-" + strconv.Itoa(i), Wait: time.Minute})
+			if err != nil || res.Proof != contract.ProofSealed {
+				b.Fatalf("run %d: %+v, %v", i, res, err)
+			}
 		}
 	})
 	verify := func(b *testing.B, full bool) {
