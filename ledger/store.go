@@ -122,6 +122,7 @@ func (s Store) seal(ctx context.Context, runID string,
 	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
 	var sealed *store.Receipt
 	var cp *store.Version
+	var remember func()
 	err := s.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
 		var state []byte
 		var deployment, requestID string
@@ -171,7 +172,7 @@ func (s Store) seal(ctx context.Context, runID string,
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
 			return fmt.Errorf("store: seal run %s: %w", runID, err)
 		}
-		if cp, err = insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
+		if cp, remember, err = s.insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
 			return err
 		}
 		sealed = &r
@@ -182,6 +183,9 @@ func (s Store) seal(ctx context.Context, runID string,
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if remember != nil {
+		remember()
 	}
 	return sealed, cp, nil
 }
@@ -195,26 +199,28 @@ var (
 	errAttemptSealed = errors.New("ledger: the attempt is sealed already")
 )
 
-// insertCheckpoint appends the checkpoint of receipt r inside tx.
-func insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (*store.Version, error) {
-	var runs int64
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&runs); err != nil {
-		return nil, fmt.Errorf("store: seal run: %w", err)
+// insertCheckpoint appends the checkpoint of receipt r inside tx; the
+// runs it signs are counted without reading the whole table
+// (store.DB.CountRuns), and remember keeps that count once tx committed.
+func (s Store) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
+	runs, remember, err := s.db.CountRuns(ctx, tx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
 	prev, err := store.LatestVersionTx(ctx, tx, store.KindCheckpoint, store.CheckpointKey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v := store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: r.Seq}
 	if v.Record, v.Signature, err = checkpoint(r, runs, prev); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	packed := v
 	packed.Record = store.Pack(v.Record)
 	if err := store.InsertVersionTx(ctx, tx, packed); err != nil {
-		return nil, fmt.Errorf("store: seal run: checkpoint: %w", err)
+		return nil, nil, fmt.Errorf("store: seal run: checkpoint: %w", err)
 	}
-	return &v, nil
+	return &v, remember, nil
 }
 
 func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any) (*store.Receipt, error) {

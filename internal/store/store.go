@@ -274,6 +274,8 @@ type DB struct {
 	// process ever asks SQLite for the write lock.
 	w    *sql.DB
 	path string
+	// runs is the runs table's size as last counted (CountRuns).
+	runs runCount
 	// wmu guards the queue of writes waiting for the next group commit
 	// and whether a goroutine is writing them (Write).
 	wmu     sync.Mutex
