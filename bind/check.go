@@ -3,7 +3,6 @@ package bind
 import (
 	"context"
 	"crypto/sha256"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -134,6 +133,9 @@ type Checker struct {
 	// and policySame whether they held the host's policy.
 	policyBytes *[sha256.Size]byte
 	policySame  bool
+	// files hashes the registry and policy files, again only when they
+	// changed (filedigest.go).
+	files fileDigests
 }
 
 type approvedCheck struct {
@@ -201,14 +203,10 @@ func (k *Checker) inputs(ctx context.Context) (checkInputs, error) {
 		return checkInputs{}, err
 	}
 	in := checkInputs{stamp: stamp}
-	if src, err := os.ReadFile(filepath.Join(k.h.Home, resolve.RegistryFile)); err == nil {
-		in.registry, in.readable = sha256.Sum256(src), true
-	}
-	src, err := os.ReadFile(filepath.Join(k.h.Home, host.PolicyFile))
-	if err != nil {
-		in.readable = false
-	}
-	in.policy = sha256.Sum256(src)
+	in.registry, in.readable = k.files.digest(filepath.Join(k.h.Home, resolve.RegistryFile))
+	var policyReadable bool
+	in.policy, policyReadable = k.files.digest(filepath.Join(k.h.Home, host.PolicyFile))
+	in.readable = in.readable && policyReadable
 	return in, nil
 }
 
