@@ -44,6 +44,7 @@ func newBenchDeployment(b *testing.B, cfg connector.Config) *benchDeployment {
 	host := d.Open()
 	d.AddConnection(host, "records", resolve.SandboxConnector, cfg)
 	d.Bind(host, "claude-test")
+	settleHostFiles()
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: d.Home, Deployment: "clinic", EffectTimeout: 30 * time.Second, Operator: io.Discard})
 	if err != nil {
 		b.Fatal(err)
@@ -52,6 +53,13 @@ func newBenchDeployment(b *testing.B, cfg connector.Config) *benchDeployment {
 	d.c = c
 	return d
 }
+
+// settleHostFiles waits until the host's policy and registry files,
+// written a moment ago, are as still as a real host's: the plan check
+// hashes a file changed within the last 2 s on every check (bind's
+// fileDigests), which a host prepared just now would pay for the whole
+// of a short benchmark.
+func settleHostFiles() { time.Sleep(2100 * time.Millisecond) }
 
 // client serves the coordinator over in-memory transports and returns a
 // go-sdk client session on it, as an MCP client would hold one.

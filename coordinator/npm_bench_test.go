@@ -49,6 +49,7 @@ func BenchmarkRunNpmMemory(b *testing.B) {
 	d.AddConnection(host, "files", "npm.files", connector.Config{Command: node, Args: []string{servers.Filesystem, root},
 		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{root}}})
 	d.Bind(host, "claude-test")
+	settleHostFiles()
 	ctx := context.Background()
 	// Entity names match ^[A-Z]{2}-[0-9]{4}$: each op gets a new one, so
 	// the guard always finds it absent and the graph grows alike in both.
