@@ -212,11 +212,12 @@ func (c *Coordinator) isActive(runID string) bool {
 // wait. r is the run as this process just wrote it: claimed, no one else
 // moves it, so it is not read back.
 func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
+	runID := r.RunID // r is the executing goroutine's from here on
 	go func() {
-		defer c.release(r.RunID, done)
+		defer c.release(runID, done)
 		c.execute(telemetry.Detach(c.life, ctx), r, inputs)
 	}()
-	return c.wait(ctx, r.RunID, wait)
+	return c.wait(ctx, runID, wait)
 }
 
 // wait waits up to d for the run to stop, then reads it. A run this

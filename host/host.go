@@ -35,6 +35,9 @@ type Host struct {
 	// verifier checks every record read; signer, decrypted only when a
 	// record is written (scrypt makes that cost about 0.1 s), signs them.
 	verifier *signing.Verifier
+	// signerMu guards signer: the runs of a coordinator may need it at
+	// once (each first seal of a receipt key pins it).
+	signerMu sync.Mutex
 	signer   *signing.Signer
 	db       *store.DB
 	// verified remembers signatures already checked (see verify).
@@ -117,6 +120,8 @@ func ReleaseOptions(home string, transport oci.OpenOptions) (oci.OpenOptions, er
 // loadSigner decrypts the host private key once, and checks it is the
 // key of the host public key records are verified with.
 func (h *Host) loadSigner() (*signing.Signer, error) {
+	h.signerMu.Lock()
+	defer h.signerMu.Unlock()
 	if h.signer != nil {
 		return h.signer, nil
 	}

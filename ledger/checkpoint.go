@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,11 +119,17 @@ func decodeSignedCheckpoint(b []byte) (*SignedCheckpoint, error) {
 // readCheckpointBytes reads $OA_HOME's checkpoint file, nil when there is
 // none.
 func readCheckpointBytes(home string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(home, CheckpointFile))
+	f, err := os.Open(filepath.Join(home, CheckpointFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Bounded: one byte more than a checkpoint may have is enough for its
+	// decoding to refuse a file that is not one.
+	return io.ReadAll(io.LimitReader(f, maxCheckpointFile+1))
 }
 
 // readCheckpointFile reads and verifies $OA_HOME's checkpoint, nil when

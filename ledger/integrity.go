@@ -88,19 +88,27 @@ type Heads struct {
 // signer is the receipt key the caller seals with; counts adds the count
 // of every row (CheckCounts), which the per-attempt check leaves out.
 func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache *HeadCache, counts bool) (*Heads, error) {
-	keys, err := ReceiptKeyPins(ctx, h)
-	if err != nil {
-		return nil, err
-	}
 	var out Heads
-	// The file first, then the store: the file is written after the
-	// seal's commit, so read in this order it is never ahead of the store
-	// because of a seal by another process meanwhile.
-	if out.File, err = readCheckpointFileCached(h, keys, cache); err != nil {
+	// The file first, then the store, then the pins. The file is written
+	// after the seal's commit, so read in this order it is never ahead of
+	// the store because of a seal by another process (or run) meanwhile;
+	// and a receipt key is pinned, in a write of its own, before its first
+	// seal, so the pins read last hold every key the two name (read first,
+	// they missed a key a concurrent first seal pinned, and refused the
+	// host's records as unpinned).
+	fileBytes, err := readCheckpointBytes(h.Home)
+	if err != nil {
 		return nil, err
 	}
 	v, last, err := readHead(ctx, h)
 	if err != nil {
+		return nil, err
+	}
+	keys, err := ReceiptKeyPins(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if out.File, err = checkpointInFile(h, keys, cache, fileBytes); err != nil {
 		return nil, err
 	}
 	if v != nil {
@@ -148,12 +156,11 @@ LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, 
 	return v, last, nil
 }
 
-// readCheckpointFileCached is readCheckpointFile with verified heads
+// checkpointInFile is readCheckpointFile of the file's bytes b, with verified heads
 // remembered.
-func readCheckpointFileCached(h *host.Host, keys PinnedKeys, cache *HeadCache) (*Checkpoint, error) {
-	b, err := readCheckpointBytes(h.Home)
-	if err != nil || b == nil {
-		return nil, err
+func checkpointInFile(h *host.Host, keys PinnedKeys, cache *HeadCache, b []byte) (*Checkpoint, error) {
+	if b == nil {
+		return nil, nil
 	}
 	sc, err := decodeSignedCheckpoint(b)
 	if err != nil {
@@ -206,6 +213,11 @@ func checkOwnPin(ctx context.Context, h *host.Host, keys PinnedKeys, id string) 
 		return err
 	}
 	if v != nil {
+		// Pinned since keys were read (another run's first seal) when it
+		// verifies now; else it was edited.
+		if _, ok := readPin(h, v); ok {
+			return nil
+		}
 		return blocking.New(blocking.ReceiptKeyUnpinned, "the pin of receipt key %s does not verify with the host key", id)
 	}
 	if chainNamesKey(ctx, h, id) {

@@ -70,3 +70,29 @@ func TestReadCheckpointSigners(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnPinMadeMeanwhile: a store check that read the pins just before
+// another run's first seal pinned the receipt key finds the key's pin
+// when it looks again; a pin that verifies is not "a pin that does not
+// verify" (it refused a host's first concurrent runs as
+// host_records_disagree), while one edited still is.
+func TestOwnPinMadeMeanwhile(t *testing.T) {
+	th := hosttest.New(t, nil)
+	h := th.Open()
+	keys, err := pipeline.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt := keys.Signer
+	ctx := t.Context()
+	before, err := ReceiptKeyPins(ctx, h) // read before the pin exists
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := PinReceiptKey(ctx, h, receipt, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkOwnPin(ctx, h, before, receipt.KeyID()); err != nil {
+		t.Fatalf("a pin made after the pins were read: %v", err)
+	}
+}
