@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/oa-dev/oa/internal/filekey"
 )
 
 // TestFileDigestsReadAgainOnlyWhatChanged: a file still for longer than
@@ -43,9 +45,8 @@ func TestFileDigestsReadAgainOnlyWhatChanged(t *testing.T) {
 	// once still for settle (here: its times and the known entry aged by
 	// hand), the digest comes from memory.
 	want("policy one")
-	seen, _ := statOf(path)
-	seen.digest = sha256.Sum256([]byte("remembered"))
-	f.known = map[string]fileSeen{path: seen}
+	key, _ := filekey.Of(path)
+	f.known = map[string]fileSeen{path: {key, sha256.Sum256([]byte("remembered"))}}
 	want("remembered")
 	// The same size and modification time, other bytes: the change time
 	// moved, so it is read again.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/internal/filekey"
 )
 
 // stateFile and lockFile live in the state folder.
@@ -77,17 +78,11 @@ type store struct {
 	queue   []*pending
 	writing bool
 
-	cmu    sync.Mutex // the last state read, by its file's identity
+	// cmu guards the last state read, by its file's key: every save is a
+	// new file renamed into place, so a new key is a new state.
+	cmu    sync.Mutex
 	cached *state
-	cacheK fileKey
-}
-
-// fileKey identifies one version of the state file: every save is a new
-// file renamed into place, so a new inode (or size or time) is a new state.
-type fileKey struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64
+	cacheK filekey.Key
 }
 
 // pending is a queued update and where its result goes.
@@ -123,22 +118,17 @@ func (st *store) view(fn func(*state)) error {
 // hundreds of concurrent reads of a record) share one parse. The state
 // returned is shared: callers only read it (state.read copies).
 func (st *store) loadCached() (*state, error) {
-	var k fileKey
-	if info, err := os.Stat(filepath.Join(st.dir, stateFile)); err == nil {
-		if sys, ok := info.Sys().(*syscall.Stat_t); ok {
-			k = fileKey{dev: uint64(sys.Dev), ino: sys.Ino, size: info.Size(), mtime: info.ModTime().UnixNano()}
-		}
-	}
+	k, known := filekey.Of(filepath.Join(st.dir, stateFile))
 	st.cmu.Lock()
 	defer st.cmu.Unlock()
-	if k != (fileKey{}) && st.cached != nil && st.cacheK == k {
+	if known && st.cached != nil && st.cacheK == k {
 		return st.cached, nil
 	}
 	s, err := load(st.dir)
 	if err != nil {
 		return nil, err
 	}
-	if k != (fileKey{}) {
+	if known {
 		st.cached, st.cacheK = s, k
 	}
 	return s, nil
