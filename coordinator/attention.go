@@ -57,16 +57,11 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 		c.terminal(cur, cur.afterChange(reasonOf(cur)))
 		return nil
 	}
-	var upto uint64
-	_, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error {
-		cur := (*runState)(r)
-		upto = c.owed.onto(cur)
-		cur.UpdatedAt = c.now().UTC()
-		return ended(cur)
-	})
+	move, paid := c.owing(runID, ended)
+	_, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
 	switch {
 	case err == nil:
-		c.owed.paid(runID, upto)
+		paid()
 		return
 	case errors.Is(err, errNotContinued):
 		return

@@ -339,27 +339,41 @@ func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState
 	}, f)
 }
 
-// writeRun is every write of a run's state this process makes: write runs
-// update in its transaction, which decodes the stored state, applies what
-// the run owes (owed.go), then f, and encodes the result.
+// writeRun is a write of a run's state through a store write that hands
+// over the stored bytes: write runs update in its transaction, which
+// decodes the stored state, moves it (owing) and encodes the result.
 func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
-	var upto uint64
+	move, paid := c.owing(runID, f)
 	err := write(func(b []byte) ([]byte, error) {
 		r, err := decodeRun(c.secret, b)
 		if err != nil {
 			return nil, err
 		}
-		upto = c.owed.onto(r)
-		if err := f(r); err != nil {
+		if err := move(r); err != nil {
 			return nil, err
 		}
-		r.UpdatedAt = c.now().UTC()
 		return r.encode(c.secret)
 	})
 	if err == nil {
-		c.owed.paid(runID, upto)
+		paid()
 	}
 	return err
+}
+
+// owing is how every write of a run's state this process makes moves the
+// run: move applies what the run owes (owed.go), then f, and stamps the
+// time; paid forgets what the write carried, once it committed.
+func (c *Coordinator) owing(runID string, f func(*runState) error) (move func(*runState) error, paid func()) {
+	var upto uint64
+	move = func(r *runState) error {
+		upto = c.owed.onto(r)
+		if err := f(r); err != nil {
+			return err
+		}
+		r.UpdatedAt = c.now().UTC()
+		return nil
+	}
+	return move, func() { c.owed.paid(runID, upto) }
 }
 
 // terminal sets r's terminal outcome from reason.
