@@ -2,11 +2,11 @@ package bind
 
 import (
 	"crypto/sha256"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/internal/filekey"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // fileDigests gives the sha256 of a file's bytes, reading the file again
@@ -42,7 +42,9 @@ func (f *fileDigests) digest(path string) (sum [sha256.Size]byte, ok bool) {
 			return known.digest, true
 		}
 	}
-	src, err := os.ReadFile(path)
+	// Read as the file is loaded (schemas.LoadConfig): bounded, regular
+	// files only, never waiting on a pipe.
+	src, err := schemas.ReadLocalFile(path, schemas.MaxConfigFileBytes)
 	if err != nil {
 		return sha256.Sum256(nil), false
 	}

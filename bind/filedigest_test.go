@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/oa-dev/oa/internal/filekey"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // TestFileDigestsReadAgainOnlyWhatChanged: a file still for longer than
@@ -67,5 +69,20 @@ func TestFileDigestsReadAgainOnlyWhatChanged(t *testing.T) {
 	}
 	if _, ok := f.digest(path); ok {
 		t.Fatal("a removed file was answered from memory")
+	}
+	// A named pipe in its place is not waited on, and a file over the
+	// configuration bound is not read whole: neither is readable.
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.digest(path); ok {
+		t.Fatal("a named pipe was read")
+	}
+	big := filepath.Join(dir, "big.cue")
+	if err := os.WriteFile(big, make([]byte, schemas.MaxConfigFileBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.digest(big); ok {
+		t.Fatal("a file over the configuration bound was read")
 	}
 }
