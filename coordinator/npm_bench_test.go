@@ -1,7 +1,6 @@
 package coordinator_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
@@ -118,10 +115,11 @@ func BenchmarkRunNpmMemory(b *testing.B) {
 // server it names, as an MCP client sees it — from starting the process
 // to the answer of initialize. coordinator: `oa coordinator serve` on a
 // host whose plan uses the pinned Node server-memory and
-// server-filesystem, each confined as its connection records (oa starts
-// both and checks their tool lists before it answers); server-memory:
-// that Node server started directly, unconfined, the floor any client of
-// it pays. The difference is what governance adds to a session's start.
+// server-filesystem, each confined as its connection records (oa answers
+// while it starts both and checks their tool lists); server-memory: that
+// Node server started directly, unconfined, the floor any client of it
+// pays. The difference is what governance adds to a session's start; the
+// other figures are servetest.BenchStart's.
 func BenchmarkSessionStartNpm(b *testing.B) {
 	servers := interoptest.Confine(b)
 	node, err := exec.LookPath("node")
@@ -139,48 +137,13 @@ func BenchmarkSessionStartNpm(b *testing.B) {
 		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{root}}})
 	h.Bind(host, "claude-test")
 	b.Run("coordinator", func(b *testing.B) {
-		benchInitialize(b, func() *exec.Cmd {
+		servetest.BenchStart(b, func() *exec.Cmd {
 			cmd := exec.Command(h.OA, "coordinator", "serve", "--deployment", "clinic")
 			cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
 			return cmd
 		})
 	})
 	b.Run("server-memory", func(b *testing.B) {
-		benchInitialize(b, func() *exec.Cmd { return exec.Command(node, servers.Memory) })
+		servetest.BenchStart(b, func() *exec.Cmd { return exec.Command(node, servers.Memory) })
 	})
-}
-
-// benchInitialize starts newCmd's process once per iteration, runs the
-// MCP initialize handshake with it and closes the session; the time is
-// to initialize answered, tools-listed-ms/op to the answer of the
-// tools/list that follows, and cpu-ms/op the process's CPU time (its
-// children's included once they were waited for).
-func benchInitialize(b *testing.B, newCmd func() *exec.Cmd) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	var cpu, listed time.Duration
-	for b.Loop() {
-		cmd := newCmd()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		start := time.Now()
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			cancel()
-			b.Fatalf("initialize: %v\n%s", err, stderr.String())
-		}
-		b.StopTimer()
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			b.Fatalf("tools/list: %v\n%s", err, stderr.String())
-		}
-		listed += time.Since(start)
-		_ = cs.Close()
-		cancel()
-		if cmd.ProcessState != nil {
-			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-	b.ReportMetric(float64(listed.Microseconds())/1000/float64(b.N), "tools-listed-ms/op")
 }
