@@ -78,3 +78,18 @@ func (s *Session) changesSeen() uint64 {
 
 // forgetFreshness drops the session's record when it ends.
 func (s *Session) forgetFreshness() { freshByClient.Delete(s.cs) }
+
+// AnnouncesToolChanges reports whether the server promised when the
+// session began to announce every change of its tool list
+// (tools.listChanged) and can keep that promise for the session's life: a
+// server oa started itself, a subprocess or the sandbox, runs the same
+// code until it ends. A remote server is never taken at its word: a new
+// deployment behind the same address announces nothing to the sessions of
+// the one it replaced.
+func (s *Session) AnnouncesToolChanges() bool {
+	if s.Remote() {
+		return false
+	}
+	res := s.cs.InitializeResult()
+	return res != nil && res.Capabilities != nil && res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged
+}

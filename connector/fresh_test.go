@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,5 +51,38 @@ func TestFresh(t *testing.T) {
 	s.Close()
 	if _, err := s.Fresh(ctx, time.Hour); err == nil {
 		t.Fatal("Fresh on an ended session answered")
+	}
+}
+
+// TestAnnouncesToolChanges: a server oa starts is taken at its word when
+// it declares tools.listChanged (the test server with --announce-changes,
+// the sandbox), not when it does not; a remote server never is, even when
+// it declares it (the go-sdk's default).
+func TestAnnouncesToolChanges(t *testing.T) {
+	ctx := context.Background()
+	file := connectortest.WriteTools(t, t.TempDir(), baseTools())
+	srv := httptest.NewServer(remoteServer(t, false))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		cfg  connector.Config
+		want bool
+	}{
+		{"silent subprocess", connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file}, Confinement: connectortest.Allow(filepath.Dir(file))}, false},
+		{"announcing subprocess", connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file, "--announce-changes"}, Confinement: connectortest.Allow(filepath.Dir(file))}, true},
+		{"sandbox", connector.Config{Command: connector.SandboxCommand}, true},
+		{"remote", remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), false},
+	} {
+		s, err := connector.Open(ctx, tc.cfg, connector.Options{Timeout: 10 * time.Second, SandboxDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.name == "remote" && !s.Remote() {
+			t.Fatal("the remote session is not remote")
+		}
+		if got := s.AnnouncesToolChanges(); got != tc.want {
+			t.Errorf("%s: AnnouncesToolChanges = %v, want %v", tc.name, got, tc.want)
+		}
+		s.Close()
 	}
 }

@@ -345,16 +345,28 @@ func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 	return nil, report.Err()
 }
 
-// readRelist bounds how old the tool list a read is checked against may
+// readRelist bounds how old the tool list a step is checked against may
 // be: a read re-lists the downstream tools when the server announced a
 // change (tools/list_changed), when the last listing is older than this,
-// or when none was made. Every effect re-lists.
-const readRelist = time.Second
+// or when none was made. An effect does the same only on a server that
+// announces its changes (untilAnnounced); on any other it re-lists. A
+// variable only so a test can widen it (SetRelistAge).
+var readRelist = time.Second
+
+// untilAnnounced is the maxAge of an effect's listing: the tool list is
+// listed again before the call unless the server promised at the
+// session's start to announce every change of its tools and can keep that
+// promise for the session (connector.Session.AnnouncesToolChanges), in
+// which case a listing no older than readRelist with no change announced
+// since is the live list. Without it an effect on a Node server queued a
+// whole tools/list (~1.4 ms of the server's single thread) before its call.
+const untilAnnounced time.Duration = -1
 
 // session returns the open downstream session of the entry's connection,
 // opening it when needed, and checks its tool list against the plan: a
-// list made now when maxAge is 0 (effects, session start), else one no
-// older than maxAge with no change announced since (reads). It waits for
+// list made now when maxAge is 0 (session start), one no older than
+// maxAge with no change announced since (reads), or one by effect's rule
+// (untilAnnounced). It waits for
 // the probe of a session start made in the background first, so a step
 // never starts a second server beside the probe's.
 func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
@@ -392,6 +404,12 @@ func (c *Coordinator) probeSession(ctx context.Context, e resolve.Entry, maxAge 
 	}
 	if c.opts.NoProbe {
 		return s, nil
+	}
+	if maxAge == untilAnnounced {
+		maxAge = 0
+		if s.AnnouncesToolChanges() {
+			maxAge = readRelist
+		}
 	}
 	var inv *connector.Inventory
 	var err error

@@ -21,6 +21,14 @@ func SetQuestionTTL(d time.Duration) (restore func()) {
 	return func() { questionTTL = old }
 }
 
+// SetRelistAge sets how old a tool list a step may be checked against
+// (readRelist), for one test.
+func SetRelistAge(d time.Duration) (restore func()) {
+	old := readRelist
+	readRelist = d
+	return func() { readRelist = old }
+}
+
 // WaitCounted waits until the background count of the session start is
 // done and returns what it found.
 func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }

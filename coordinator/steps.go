@@ -489,12 +489,12 @@ type listedSession struct {
 }
 
 // sessionAsync gets the session of the plan entry's connection, its tool
-// list listed again and checked (session with no max age), in the
-// background; the channel delivers it once.
+// list checked as an effect needs it (untilAnnounced), in the background;
+// the channel delivers it once.
 func (c *Coordinator) sessionAsync(ctx context.Context, e resolve.Entry) <-chan listedSession {
 	out := make(chan listedSession, 1)
 	go func() {
-		s, err := c.session(ctx, e, 0)
+		s, err := c.session(ctx, e, untilAnnounced)
 		out <- listedSession{s, err}
 	}()
 	return out

@@ -8,6 +8,10 @@
 //	--tools FILE          the tool list (connectortest.ToolSpec entries)
 //	--page-size N         list N tools per tools/list page (0: all at once)
 //	--reload-tools        read the tools file again on every tools/list
+//	--announce-changes    declare tools.listChanged, and with --reload-tools
+//	                      send tools/list_changed when the tools file changes
+//	--count-lists         append a line to the tools file's name plus
+//	                      ".lists" for each tools/list
 //	--hang-on-call        never answer a tools/call
 //	--crash-on-call       exit with status 3 on a tools/call
 //	--hang-at-start       never answer initialize
@@ -29,6 +33,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -59,6 +64,8 @@ var (
 	toolsFile   = flag.String("tools", "", "tool list file")
 	pageSize    = flag.Int("page-size", 0, "tools per page")
 	reloadTools = flag.Bool("reload-tools", false, "read the tools file again on every tools/list (a server whose tools change while it runs)")
+	announce    = flag.Bool("announce-changes", false, "declare tools.listChanged and announce changes of the tools file")
+	countLists  = flag.Bool("count-lists", false, "append a line to the tools file's name plus .lists for each tools/list")
 	hangOnCall  = flag.Bool("hang-on-call", false, "never answer a call")
 	crashOnCall = flag.Bool("crash-on-call", false, "exit on a call")
 	hangAtStart = flag.Bool("hang-at-start", false, "never answer initialize")
@@ -108,7 +115,27 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return newServer(specs).Run(context.Background(), &mcp.StdioTransport{})
+	server := newServer(specs)
+	if *announce && *reloadTools {
+		go announceChanges(server)
+	}
+	return server.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// announceChanges watches the tools file and, when its bytes change, makes
+// the go-sdk send tools/list_changed by adding a tool (which tools/list,
+// served from the file, never shows).
+func announceChanges(server *mcp.Server) {
+	last, _ := os.ReadFile(*toolsFile)
+	for n := 0; ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(*toolsFile)
+		if err != nil || bytes.Equal(b, last) {
+			continue
+		}
+		last = b
+		n++
+		server.AddTool(&mcp.Tool{Name: "changed_" + strconv.Itoa(n), InputSchema: json.RawMessage(`{"type":"object"}`)}, callHandler(spec{}))
+	}
 }
 
 // hang blocks forever. A bare select{} would not: with no other goroutine
@@ -191,7 +218,7 @@ func readSpecs() ([]spec, error) {
 // newServer registers a handler per distinct tool name, and serves
 // tools/list from the specs verbatim through a middleware.
 func newServer(specs []spec) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "oa-testserver", Version: "v1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	s := mcp.NewServer(&mcp.Implementation{Name: "oa-testserver", Version: "v1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: *announce}}})
 	for _, sp := range specs {
 		s.AddTool(&mcp.Tool{Name: sp.Name, Description: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}, callHandler(sp))
 	}
@@ -245,16 +272,19 @@ func noteMeta(meta mcp.Meta) {
 
 // noteCall appends name to the --call-file, so a test knows a call has
 // arrived (and is hanging, for a tool that hangs).
-func noteCall(name string) {
-	if *callFile == "" {
+func noteCall(name string) { appendLine(*callFile, name) }
+
+// appendLine appends line to file ("": to none).
+func appendLine(file, line string) {
+	if file == "" {
 		return
 	}
-	f, err := os.OpenFile(*callFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintln(f, name)
+	fmt.Fprintln(f, line)
 }
 
 // listVerbatim answers tools/list with the specs as written, paged.
@@ -263,6 +293,9 @@ func listVerbatim(specs []spec) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/list" {
 				return next(ctx, method, req)
+			}
+			if *countLists {
+				appendLine(*toolsFile+".lists", method)
 			}
 			start := 0
 			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil && p.Cursor != "" {
