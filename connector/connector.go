@@ -526,6 +526,11 @@ func (s *Session) Protocol() string {
 	return ""
 }
 
+// Sandbox reports whether the session is the built-in sandbox records
+// connector (SandboxCommand), served in this process, whose closed error
+// words are oa's own.
+func (s *Session) Sandbox() bool { return s.server != nil }
+
 // Remote reports whether the session is to a remote server.
 func (s *Session) Remote() bool { return s.remote != nil }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
-	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
@@ -355,7 +354,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	callCtx, cancel := call.context(ctx)
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
-	reason := classifyEffect(res, err, c.speaksSandbox(ctx, entry.ConnectionID))
+	reason := classifyEffect(res, err, session.Sandbox())
 	if err != nil && (reason == contract.ReasonEffectTimeout || reason == contract.ReasonEffectUnclear) && c.life.Err() != nil {
 		// Cut short by the session ending, not by the timeout: the client
 		// went away, or the coordinator is closing (a signal).
@@ -415,17 +414,11 @@ func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step) e
 	return &stop{reason: contract.ReasonApprovalRequired, pause: true}
 }
 
-// speaksSandbox reports whether a connection is the built-in sandbox,
-// whose closed error words are a promise about what was written. Any
-// other server's error words prove nothing.
-func (c *Coordinator) speaksSandbox(ctx context.Context, connectionID string) bool {
-	rec, err := connection.Get(ctx, c.host, connectionID)
-	return err == nil && rec.Config.Command == connector.SandboxCommand
-}
-
 // classifyEffect maps an effect call's answer to a reason ("" = success).
 // An answer that does not prove nothing was written is never did_not_run;
-// only the sandbox's closed error words (trusted) prove that.
+// only the sandbox's closed error words (trusted: the session is the
+// built-in sandbox) prove that. Any other server's error words prove
+// nothing.
 func classifyEffect(res *connector.CallResult, err error, trusted bool) contract.Reason {
 	switch {
 	case err != nil && blocking.Has(err, blocking.ConnectorArgumentsInvalid, blocking.ConnectorToolUnknown, blocking.ConnectorClosed):
