@@ -43,6 +43,47 @@ func KeepSignedCopy(home, name, seqField string, v *store.Version) error {
 	return nil
 }
 
+// StagedCopy is a signed copy written beside its file, to replace it once
+// the version it copies is committed (StageSignedCopy).
+type StagedCopy struct {
+	name, seqField string
+	seq            int64
+	staged         *atomicfile.Prepared
+}
+
+// StageSignedCopy writes the copy of signed version v beside the file name
+// under home, synced, while v's own write is still being committed: Keep
+// then only renames it into place. A copy so kept may, after a crash, read
+// as the one it replaced (the folder is not synced), which a copy that
+// only has to be no later than the database allows.
+func StageSignedCopy(home, name, seqField string, v *store.Version) (*StagedCopy, error) {
+	data, err := canonical.Marshal(SignedCopy{Record: v.Record, Signature: v.Signature})
+	if err != nil {
+		return nil, err
+	}
+	staged, err := atomicfile.Prepare(filepath.Join(home, name), data, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &StagedCopy{name: name, seqField: seqField, seq: v.Seq, staged: staged}, nil
+}
+
+// Keep puts the staged copy in place of the file, unless the file already
+// holds a later one (as KeepSignedCopy).
+func (c *StagedCopy) Keep(home string) error {
+	if seq, ok := signedCopySeq(filepath.Join(home, c.name), c.seqField); ok && seq >= c.seq {
+		c.staged.Discard()
+		return nil
+	}
+	if err := c.staged.Replace(); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	return nil
+}
+
+// Discard removes the staged copy, leaving the file as it was.
+func (c *StagedCopy) Discard() { c.staged.Discard() }
+
 // signedCopySeq reads the number in field seqField of the record in the
 // signed copy at path; ok is false when there is no readable copy (the
 // copy's signature is checked by its readers, not here).

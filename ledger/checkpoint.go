@@ -142,12 +142,53 @@ func readCheckpointFile(h *host.Host, keys PinnedKeys) (*Checkpoint, error) {
 	return decodeCheckpointFile(h, keys, b)
 }
 
-// writeCheckpointFile replaces $OA_HOME's checkpoint with v, atomically
-// (a temporary file renamed into place), unless the file already holds a
-// later one: it only moves forward, so two sealers finishing out of order
-// leave the later head.
-func writeCheckpointFile(home string, v *store.Version) error {
-	return host.KeepSignedCopy(home, CheckpointFile, "seq", v)
+// checkpointFile writes the copy of each checkpoint a seal signs beside
+// $OA_HOME's checkpoint file while the seal's transaction commits
+// (prepare, in the background: the copy's sync and the commit's overlap),
+// and puts the last one in place once it committed (keep); a seal that
+// did not commit leaves the file as it was. The file only moves forward,
+// so two sealers finishing out of order leave the later head, and it is
+// never ahead of the store: it is renamed into place after the commit.
+// Its folder is not synced, so after a crash it may read as the copy
+// before, which a file that is a floor allows.
+type checkpointFile struct {
+	home    string
+	pending []chan preparedCopy // one per checkpoint signed: a seal's write may run again
+}
+
+type preparedCopy struct {
+	copy *host.StagedCopy
+	err  error
+}
+
+// prepare starts writing the copy of checkpoint v.
+func (f *checkpointFile) prepare(v *store.Version) {
+	done := make(chan preparedCopy, 1)
+	f.pending = append(f.pending, done)
+	go func() {
+		c, err := host.StageSignedCopy(f.home, CheckpointFile, "seq", v)
+		done <- preparedCopy{c, err}
+	}()
+}
+
+// keep puts the last copy prepared in place when committed is true, and
+// discards every other.
+func (f *checkpointFile) keep(committed bool) error {
+	var err error
+	for i, done := range f.pending {
+		p := <-done
+		switch {
+		case p.err != nil && committed && i == len(f.pending)-1:
+			err = p.err
+		case p.err != nil:
+		case committed && i == len(f.pending)-1:
+			err = p.copy.Keep(f.home)
+		default:
+			p.copy.Discard()
+		}
+	}
+	f.pending = nil
+	return err
 }
 
 // extendsCheckpoints refuses to seal receipt rec unless the chain it

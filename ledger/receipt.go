@@ -130,6 +130,7 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 		out = r
 		return r.Encode(key)
 	}
+	file := &checkpointFile{home: h.Home}
 	checkpoint := func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
 		if err := extendsCheckpoints(h, keys, rec, prev, floor); err != nil {
 			return nil, nil, err
@@ -140,16 +141,17 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 			return nil, nil, err
 		}
 		sig, err := signer.SignBytes(b)
+		if err == nil {
+			file.prepare(&store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: rec.Seq, Record: b, Signature: sig})
+		}
 		return b, sig, err
 	}
 	_, cp, err := StoreOf(h).seal(ctx, runID, attempt, build, mark, checkpoint)
+	if ferr := file.keep(err == nil && cp != nil); err == nil && ferr != nil {
+		return nil, fmt.Errorf("receipt checkpoint file: %w", ferr)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if cp != nil {
-		if err := writeCheckpointFile(h.Home, cp); err != nil {
-			return nil, fmt.Errorf("receipt checkpoint file: %w", err)
-		}
 	}
 	switch {
 	case out != nil:

@@ -120,3 +120,36 @@ func TestFailedRenameLeavesNoTemp(t *testing.T) {
 		t.Fatalf("folder holds %v", got)
 	}
 }
+
+// TestPrepareThenReplaceOrDiscard: a prepared file is beside the path,
+// not in its place, until Replace; Discard leaves the old file; neither
+// leaves a temporary file behind.
+func TestPrepareThenReplaceOrDiscard(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "head")
+	if err := atomicfile.Write(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := atomicfile.Prepare(path, []byte("dropped"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := atomicfile.Prepare(path, []byte("new"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" || len(entries(t, dir)) != 3 {
+		t.Fatalf("before Replace: %q, folder %v", b, entries(t, dir))
+	}
+	dropped.Discard()
+	if err := kept.Replace(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if b, _ := os.ReadFile(path); err != nil || string(b) != "new" || info.Mode().Perm() != 0o600 {
+		t.Fatalf("after Replace: %q, %v", b, err)
+	}
+	if got := entries(t, dir); len(got) != 1 {
+		t.Fatalf("left in the folder: %v", got)
+	}
+}
