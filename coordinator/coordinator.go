@@ -116,6 +116,9 @@ type Coordinator struct {
 	// owed holds the changes of the runs executing here that ride on
 	// their next write (owed.go).
 	owed owed
+	// admissions holds the admission of each new run still being admitted
+	// while its first steps run (admit.go).
+	admissions admissions
 }
 
 // ReadTool is a read-only capability served as its own tool, under the

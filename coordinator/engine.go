@@ -43,9 +43,6 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		return nil, err
 	}
 	if row == nil {
-		if refused, err := c.beforeNewRun(ctx, req.RequestID); err != nil || refused != nil {
-			return refused, err
-		}
 		return c.start(ctx, req, inputs, fp)
 	}
 	r, refused, err := c.verifiedRun(ctx, row)
@@ -118,14 +115,34 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	if err != nil {
 		return nil, err
 	}
-	if err := ledger.StoreOf(c.host).InsertRun(ctx, store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
-		c.release(r.RunID, done)
+	// The run is admitted — the store checked, its row written — while
+	// its first steps already run: none of them writes or makes an effect
+	// before the admission is done (admit.go).
+	row := store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
+	adm := c.admissions.begin(r.RunID)
+	runCtx, cancel := context.WithCancel(telemetry.Detach(c.life, ctx))
+	runID := r.RunID // r is the executing goroutine's from here on
+	go func() {
+		defer c.release(runID, done)
+		defer cancel()
+		c.execute(runCtx, r, inputs)
+	}()
+	refused, err := c.beforeNewRun(ctx, req.RequestID)
+	if err == nil && refused == nil {
+		err = ledger.StoreOf(c.host).InsertRun(ctx, row)
+	}
+	if refused != nil || err != nil {
+		cancel() // its reads stop, and its writes are refused
+		c.admissions.end(runID, adm, true)
+		<-done // its execution ended, having written nothing
+		c.admissions.forget(runID)
 		if errors.Is(err, store.ErrConflict) {
 			return c.Run(ctx, req) // another caller started this request first
 		}
-		return nil, err
+		return refused, err
 	}
-	return c.launch(ctx, r, inputs, req.Wait, done)
+	c.admissions.end(runID, adm, false)
+	return c.wait(ctx, runID, req.Wait)
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
@@ -343,6 +360,9 @@ func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState
 // over the stored bytes: write runs update in its transaction, which
 // decodes the stored state, moves it (owing) and encodes the result.
 func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
+	if err := c.admissions.wait(runID); err != nil {
+		return err
+	}
 	move, paid := c.owing(runID, f)
 	err := write(func(b []byte) ([]byte, error) {
 		r, err := decodeRun(c.secret, b)

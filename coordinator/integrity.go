@@ -21,8 +21,9 @@ import (
 // receipt, the newest checkpoint, the pins, the checkpoint file, the
 // receipt of the request); each session also counts the receipts and
 // runs once, in the background from its start, which is what catches a
-// row removed from the middle (see docs/AUDIT.md); no attempt starts
-// before that count is done.
+// row removed from the middle (see docs/AUDIT.md); no attempt writes or
+// makes an effect before that count is done. A new run's check is made
+// while its first reads run (admit.go).
 
 // refuseDisagreeing answers a request whose attempt the store check
 // refused: did_not_run, host_records_disagree, nothing started. The
