@@ -52,8 +52,9 @@ type stdioTransport struct {
 
 // Connect implements mcp.Transport.
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &stdioConn{operator: t.operator}
+	c := &stdioConn{operator: t.operator, made: make(chan struct{})}
 	c.Conn = stdioconn.New(t.in, t.out, stdioconn.Options{MaxLine: MaxLine, Filter: c.filter})
+	close(c.made)
 	return c, nil
 }
 
@@ -61,6 +62,10 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 type stdioConn struct {
 	*stdioconn.Conn
 	operator io.Writer
+	// made is closed once Conn is set: the filter runs on the reading
+	// goroutine stdioconn.New starts, and may refuse the first line
+	// before New has returned.
+	made chan struct{}
 	// initializing holds the ids of initialize requests not yet
 	// answered: the go-sdk answers their failures without a code.
 	initializing sync.Map
@@ -97,6 +102,7 @@ func (c *stdioConn) refuse(code int64, id json.RawMessage) {
 		panic("coordinator: a JSON-RPC error answer is always encodable: " + err.Error())
 	}
 	fmt.Fprintf(c.operator, "oa coordinator: refused a line from the client: %s (%d)\n", fixed.Message, code)
+	<-c.made
 	_ = c.WriteLine(answer)
 }
 
