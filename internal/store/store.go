@@ -324,15 +324,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	q.Add("_pragma", "synchronous(FULL)")
 	dsn := (&url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}).String()
 
-	sdb, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
-	wdb, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		sdb.Close()
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
+	// Each connection keeps the statements it runs prepared (prepared.go).
+	sdb, wdb := openPrepared(dsn), openPrepared(dsn)
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	db := &DB{db: sdb, w: wdb, path: abs}
