@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -73,7 +72,7 @@ func LoadSigner(privatePEM, password []byte) (*Signer, error) {
 var openedSigners keyMemo[*Signer]
 
 // keyMemo remembers what was decrypted from a private key file, keyed by
-// a digest of the exact key bytes and password (keyMemoID), so no two
+// a digest of the exact key bytes and password (memoID), so no two
 // (key, password) pairs share an entry. At most maxRemembered entries
 // are kept, so a process that opens many distinct keys does not grow
 // without bound; past that, keys are decrypted every time.
@@ -87,7 +86,7 @@ const maxRemembered = 256
 // open returns what open decrypted from privatePEM with password before,
 // or runs it now and remembers a success (never a refusal).
 func (k *keyMemo[V]) open(privatePEM, password []byte, open func(privatePEM, password []byte) (V, error)) (V, error) {
-	id := keyMemoID(privatePEM, password)
+	id := memoID(privatePEM, password)
 	if v, ok := k.m.Load(id); ok {
 		return v.(V), nil
 	}
@@ -96,19 +95,6 @@ func (k *keyMemo[V]) open(privatePEM, password []byte, open func(privatePEM, pas
 		k.m.Store(id, v)
 	}
 	return v, err
-}
-
-// keyMemoID is the SHA-256 of the length-prefixed key bytes and password.
-func keyMemoID(privatePEM, password []byte) [sha256.Size]byte {
-	h := sha256.New()
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(privatePEM)))
-	h.Write(n[:])
-	h.Write(privatePEM)
-	h.Write(password)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
 }
 
 // loadSigner decrypts privatePEM with password, every time.
@@ -161,12 +147,21 @@ func classifyKeyError(err error) error {
 
 // LoadVerifier reads a cosign public key file (PEM "PUBLIC KEY", PKIX),
 // as `cosign verify --key` does. It refuses key_invalid otherwise.
+// A key parsed once is remembered (verified.go).
 func LoadVerifier(publicPEM []byte) (*Verifier, error) {
+	id := memoID(publicPEM)
+	if v, ok := loadedVerifiers.get(id); ok {
+		return v, nil
+	}
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(publicPEM)
 	if err != nil {
 		return nil, blocking.New(blocking.KeyInvalid, "the public key is not a PEM PUBLIC KEY")
 	}
-	return newVerifier(pub)
+	v, err := newVerifier(pub)
+	if err == nil {
+		loadedVerifiers.put(id, v)
+	}
+	return v, err
 }
 
 // newVerifier wraps pub with SHA-256 hashing, cosign's default.
@@ -235,10 +230,19 @@ func (s *Signer) SignBytes(msg []byte) ([]byte, error) {
 	return s.sv.SignMessage(bytes.NewReader(msg))
 }
 
-// VerifyBytes checks a signature SignBytes made over msg.
+// VerifyBytes checks a signature SignBytes made over msg. A signature
+// that verified once with this key is not verified again (verified.go).
 func (v *Verifier) VerifyBytes(sig, msg []byte) error {
 	if v.v == nil {
 		return errors.New("signing: an identity verifier cannot verify host records")
 	}
-	return v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg))
+	id := memoID([]byte(v.keyID), sig, msg)
+	if _, ok := verified.get(id); ok {
+		return nil
+	}
+	if err := v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg)); err != nil {
+		return err
+	}
+	verified.put(id, struct{}{})
+	return nil
 }

@@ -1,0 +1,81 @@
+package signing
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+)
+
+// TestVerifyBytesRemembersOnlySuccesses: a signature that verified is
+// answered from memory after, and only for the same key, signature and
+// message; a failure is never remembered, and a message or signature
+// changed after a success still fails. LoadVerifier gives the key it
+// parsed before for the same PEM.
+func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
+	newSigner := func() *Signer {
+		priv, _, err := GenerateKeys([]byte("pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadSigner(priv, []byte("pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	one, other := newSigner(), newSigner()
+	msg := []byte(`{"seq":1}`)
+	sig, err := one.SignBytes(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := one.Verifier().PublicPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver, err := LoadVerifier(pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := LoadVerifier(bytes.Clone(pem)); again != ver {
+		t.Fatal("the same PEM was parsed again")
+	}
+	if err := ver.VerifyBytes(sig, []byte(`{"seq":2}`)); err == nil {
+		t.Fatal("a signature verified over another message")
+	}
+	for range 2 {
+		if err := ver.VerifyBytes(sig, msg); err != nil {
+			t.Fatalf("the signature did not verify: %v", err)
+		}
+	}
+	if _, ok := verified.get(memoID([]byte(ver.KeyID()), sig, msg)); !ok {
+		t.Fatal("the success was not remembered")
+	}
+	if err := ver.VerifyBytes(sig, []byte(`{"seq":2}`)); err == nil {
+		t.Fatal("after a success, a signature verified over another message")
+	}
+	bad := bytes.Clone(sig)
+	bad[len(bad)-1] ^= 1
+	if err := ver.VerifyBytes(bad, msg); err == nil {
+		t.Fatal("after a success, a changed signature verified")
+	}
+	if err := other.Verifier().VerifyBytes(sig, msg); err == nil {
+		t.Fatal("another key verified the remembered signature")
+	}
+}
+
+// TestMemoIsBounded: a memo never holds more than maxMemo entries; the
+// one put when it is full is kept.
+func TestMemoIsBounded(t *testing.T) {
+	var m boundedMemo[int]
+	id := func(i int) [32]byte { return memoID([]byte(strconv.Itoa(i))) }
+	for i := range maxMemo + 1 {
+		m.put(id(i), i)
+	}
+	if len(m.m) != 1 {
+		t.Fatalf("%d entries, want 1 after emptying at %d", len(m.m), maxMemo)
+	}
+	if v, ok := m.get(id(maxMemo)); !ok || v != maxMemo {
+		t.Fatalf("the last entry: %d, %v", v, ok)
+	}
+}
