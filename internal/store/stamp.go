@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"sync"
 )
 
 // Stamp summarizes the append-only signed tables (admissions, revocations,
@@ -35,30 +33,13 @@ FROM (SELECT count(*) AS n, coalesce(max(r), 0) AS m FROM (
 	SELECT rowid AS r FROM versions WHERE kind < ?1 UNION ALL SELECT rowid FROM versions WHERE kind > ?1)) v`
 
 // SignedStamp reads the stamp of the signed tables in one statement (one
-// read transaction).
-// The statement is prepared once per DB: it runs before every plan check.
+// read transaction), kept prepared like every statement (prepared.go): it
+// runs before every plan check.
 func (db *DB) SignedStamp(ctx context.Context) (Stamp, error) {
-	stmt, err := db.stampStmt()
-	if err != nil {
-		return Stamp{}, fmt.Errorf("store: read stamp: %w", err)
-	}
 	var s Stamp
-	err = stmt.QueryRowContext(ctx, KindCheckpoint).Scan(&s.Admissions, &s.AdmissionsMax, &s.Revocations, &s.RevocationsMax, &s.Versions, &s.VersionsMax)
+	err := db.db.QueryRowContext(ctx, stampQuery, KindCheckpoint).Scan(&s.Admissions, &s.AdmissionsMax, &s.Revocations, &s.RevocationsMax, &s.Versions, &s.VersionsMax)
 	if err != nil {
 		return Stamp{}, fmt.Errorf("store: read stamp: %w", err)
 	}
 	return s, nil
-}
-
-// stampOnce prepares the stamp statement once per DB.
-type stampOnce struct {
-	once sync.Once
-	stmt *sql.Stmt
-	err  error
-}
-
-func (db *DB) stampStmt() (*sql.Stmt, error) {
-	o := &db.stamp
-	o.once.Do(func() { o.stmt, o.err = db.db.Prepare(stampQuery) })
-	return o.stmt, o.err
 }

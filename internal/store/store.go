@@ -281,8 +281,6 @@ type DB struct {
 	wmu     sync.Mutex
 	queue   []*queuedWrite
 	leading bool
-	// stamp is the prepared statement of SignedStamp (stamp.go).
-	stamp stampOnce
 }
 
 // Open opens the database at path, creating it if needed, and brings its
