@@ -45,13 +45,14 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 // reasonOf gives its stored state (what it owes applied), and seals its
 // receipt in the same write (ledger.FinishRun). When the receipt cannot be
 // sealed the outcome is still written, alone, and the fault told to the
-// operator; the run is sealed when next read (settle).
-func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) {
+// operator; the run is sealed when next read (settle). It returns the
+// state it sealed, or nil when it sealed none.
+func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) *runState {
 	// The write happens even when the coordinator is closing; ctx only
 	// carries the run's trace context.
 	ctx = context.WithoutCancel(ctx)
 	if c.admissions.wait(runID) != nil {
-		return // refused at its admission: there is no run to end
+		return nil // refused at its admission: there is no run to end
 	}
 	ended := func(cur *runState) error {
 		if cur.Status != stateRunning {
@@ -61,18 +62,19 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 		return nil
 	}
 	move, paid := c.owing(runID, ended)
-	_, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
+	sealed, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
 	switch {
 	case err == nil:
 		paid()
-		return
+		return (*runState)(sealed)
 	case errors.Is(err, errNotContinued):
-		return
+		return nil
 	}
 	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 	if err := c.update(ctx, runID, ended); err != nil && !errors.Is(err, errNotContinued) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 	}
+	return nil
 }
 
 // AttentionRecords are host h's attention records, for the readers that

@@ -73,7 +73,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 // replay answers a request already made: its run's result, waited for
 // while this process runs it.
 func (c *Coordinator) replay(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
-	res, err := c.wait(ctx, runID, wait)
+	res, err := c.wait(ctx, runID, wait, nil)
 	if res != nil {
 		res.Replayed = true
 	}
@@ -122,10 +122,11 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	adm := c.admissions.begin(r.RunID)
 	runCtx, cancel := context.WithCancel(telemetry.Detach(c.life, ctx))
 	runID := r.RunID // r is the executing goroutine's from here on
+	var sealed *runState
 	go func() {
 		defer c.release(runID, done)
 		defer cancel()
-		c.execute(runCtx, r, inputs)
+		sealed = c.execute(runCtx, r, inputs)
 	}()
 	refused, err := c.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
@@ -142,7 +143,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		return refused, err
 	}
 	c.admissions.end(runID, adm, false)
-	return c.wait(ctx, runID, req.Wait)
+	return c.wait(ctx, runID, req.Wait, func() *runState { return sealed })
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
@@ -230,18 +231,23 @@ func (c *Coordinator) isActive(runID string) bool {
 // moves it, so it is not read back.
 func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	runID := r.RunID // r is the executing goroutine's from here on
+	var sealed *runState
 	go func() {
 		defer c.release(runID, done)
-		c.execute(telemetry.Detach(c.life, ctx), r, inputs)
+		sealed = c.execute(telemetry.Detach(c.life, ctx), r, inputs)
 	}()
-	return c.wait(ctx, runID, wait)
+	return c.wait(ctx, runID, wait, func() *runState { return sealed })
 }
 
 // wait waits up to d for the run to stop, then reads it. A run this
 // process executes is waited for on its channel; a run another process
 // executes (another coordinator on the same OA_HOME) is read from the
 // store again with backoff until it stops, its owner is gone, or d ends.
-func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration) (*Result, error) {
+//
+// sealed, when not nil, is the run's execution's own account of how it
+// ended (set before its done channel closes): the state it sealed, which
+// is answered as it is rather than read back, or nil.
+func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration, sealed func() *runState) (*Result, error) {
 	if d <= 0 {
 		return c.GetRun(ctx, runID, 0)
 	}
@@ -255,6 +261,9 @@ func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration) (
 		if done != nil {
 			select {
 			case <-done:
+				if r := ownSealed(sealed); r != nil {
+					return r.result(), nil
+				}
 			case <-c.questions.signal(runID): // paused on an app's question
 			case <-t.C:
 			case <-ctx.Done():
@@ -292,7 +301,7 @@ const (
 // GetRun reads a run's result, waiting up to wait while it runs here.
 func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
 	if wait > 0 {
-		return c.wait(ctx, runID, wait)
+		return c.wait(ctx, runID, wait, nil)
 	}
 	row, err := ledger.StoreOf(c.host).RunByID(ctx, runID)
 	if err != nil {
@@ -309,6 +318,14 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 		return nil, err
 	}
 	return r.result(), nil
+}
+
+// ownSealed is what sealed gives, or nil when there is none.
+func ownSealed(sealed func() *runState) *runState {
+	if sealed == nil {
+		return nil
+	}
+	return sealed()
 }
 
 // settle ends a run left running by no one — its process is gone, or it

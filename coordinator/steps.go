@@ -33,7 +33,7 @@ func (s *stop) Error() string { return string(s.reason) }
 // A run waits for one of the process's slots (Options.MaxRuns) before its
 // first step; a coordinator closing meanwhile ends it interrupted before
 // any effect.
-func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) {
+func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) (sealed *runState) {
 	runID := r.RunID
 	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
 	defer c.endRun(span, runID)
@@ -43,30 +43,29 @@ func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) {
 	case c.slots <- struct{}{}:
 		defer func() { <-c.slots }()
 	case <-ctx.Done():
-		c.finish(ctx, runID, c.interruption)
-		return
+		return c.finish(ctx, runID, c.interruption)
 	}
 	span.Describe(r.Workflow, r.Attempt)
 	err := c.steps(ctx, r, inputs)
 	var s *stop
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
-		return // waiting for a person (or decided meanwhile): nothing to finish
+		return nil // waiting for a person (or decided meanwhile): nothing to finish
 	case errors.Is(err, errNotAdmitted):
-		return // refused at its admission: nothing of it was written
+		return nil // refused at its admission: nothing of it was written
 	case errors.As(err, &s) && s.reason == contract.ReasonReadFailed && ctx.Err() != nil:
 		// A read cut short because this coordinator is closing failed
 		// through no fault of the server: the run was interrupted.
-		c.finish(ctx, runID, c.interruption)
+		return c.finish(ctx, runID, c.interruption)
 	case errors.As(err, &s):
-		c.finish(ctx, runID, func(*runState) contract.Reason { return s.reason })
+		return c.finish(ctx, runID, func(*runState) contract.Reason { return s.reason })
 	case ctx.Err() != nil:
-		c.finish(ctx, runID, c.interruption)
+		return c.finish(ctx, runID, c.interruption)
 	case err != nil:
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-		c.finish(ctx, runID, c.interruption)
+		return c.finish(ctx, runID, c.interruption)
 	default:
-		c.finish(ctx, runID, c.verdict)
+		return c.finish(ctx, runID, c.verdict)
 	}
 }
 
