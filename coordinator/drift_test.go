@@ -36,14 +36,7 @@ func TestInventoryDriftRefusesTheNextRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	run := func(id string) *coordinator.Result {
-		res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
-			Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	run := func(id string) *coordinator.Result { return appendNote(t, c, id) }
 	// The planted read never shows the note, so an unchanged server ends
 	// not_sure_if_saved: the effect was sent.
 	if res := run("before"); res.Outcome != contract.OutcomeNotSureIfSaved {
@@ -85,14 +78,7 @@ func TestEffectsRelistUnlessTheServerAnnouncesChanges(t *testing.T) {
 			}
 			defer c.Close()
 			started := countLines(t, listFile) // the connection's check, the binding's, the session's start
-			run := func(id string) *coordinator.Result {
-				res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
-					Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
+			run := func(id string) *coordinator.Result { return appendNote(t, c, id) }
 			const runs = 3
 			for i := range runs {
 				if res := run(fmt.Sprint("run-", i)); res.Outcome != contract.OutcomeNotSureIfSaved {
@@ -126,6 +112,18 @@ func TestEffectsRelistUnlessTheServerAnnouncesChanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// appendNote runs append_triage_note on the drift host's record as
+// request id and returns its result.
+func appendNote(t *testing.T, c *coordinator.Coordinator, id string) *coordinator.Result {
+	t.Helper()
+	res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
+		Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // countLines is the number of lines in file (0 when it does not exist).
@@ -180,12 +178,7 @@ func TestBackgroundProbeRefusesTheStepsOfAChangedServer(t *testing.T) {
 		t.Fatalf("the session did not open: %v", err)
 	}
 	defer c.Close()
-	res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "after-start", Wait: 30 * time.Second,
-		Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonToolDrift {
+	if res := appendNote(t, c, "after-start"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonToolDrift {
 		t.Fatalf("a run on the changed server: %+v", res)
 	}
 	if out := operator.String(); !strings.Contains(out, "failed its check at start") || !strings.Contains(out, "connection records lists other tools") {
