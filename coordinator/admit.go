@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // A new run is admitted — the store checked against the host's signed
@@ -14,6 +15,11 @@ import (
 // after a write (its in-flight mark), as is a pause. A run refused at its
 // admission is cancelled and writes nothing: its reads, which change
 // nothing, are all it did, and its caller gets the refusal.
+
+// admissionDelay holds every admission back this long before it starts:
+// zero but in a test, where it lets a run's first steps reach its first
+// write before its admission is decided (SetAdmissionDelay).
+var admissionDelay time.Duration
 
 // errNotAdmitted is what a write of a run refused at its admission gets:
 // the run has no row to write, and stops.

@@ -128,6 +128,9 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		defer cancel()
 		sealed = c.execute(runCtx, r, inputs)
 	}()
+	if admissionDelay > 0 {
+		time.Sleep(admissionDelay)
+	}
 	refused, err := c.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
 		err = ledger.StoreOf(c.host).InsertRun(ctx, row)

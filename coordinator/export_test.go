@@ -29,6 +29,14 @@ func SetRelistAge(d time.Duration) (restore func()) {
 	return func() { readRelist = old }
 }
 
+// SetAdmissionDelay holds every new run's admission back by d, for one
+// test: its first steps reach its first write before it is decided.
+func SetAdmissionDelay(d time.Duration) (restore func()) {
+	old := admissionDelay
+	admissionDelay = d
+	return func() { admissionDelay = old }
+}
+
 // WaitCounted waits until the background count of the session start is
 // done and returns what it found.
 func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }

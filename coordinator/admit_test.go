@@ -1,0 +1,60 @@
+package coordinator_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/internal/testkit/coordtest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestWritesWaitForTheAdmission: a new run's first steps start while it
+// is admitted (admit.go), held back here until its first write (the
+// effect's in-flight mark) comes before the admission is decided. Admitted,
+// the write waits for its row and the run ends done; refused by the store
+// check, its caller gets the refusal, nothing of the run is written or
+// sent (no row, no note), and the operator is told the refusal and
+// nothing else — no fault of a write the refused run tried.
+func TestWritesWaitForTheAdmission(t *testing.T) {
+	defer coordinator.SetAdmissionDelay(300 * time.Millisecond)()
+	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	if res := s.run(t, "admitted", "AB-1234"); res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified {
+		t.Fatalf("a run admitted after its first steps: %+v", res)
+	}
+	s.c.Close()
+	var operator servetest.Buffer
+	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: s.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitCounted(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db := coordtest.RawDB(t, s.Home)
+	coordtest.Exec(t, db, `DELETE FROM receipts WHERE seq = (SELECT max(seq) FROM receipts)`)
+	res, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("EF-0001"), RequestID: "refused", Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonHostRecordsDisagree || res.RunID != "" {
+		t.Fatalf("a run refused at its admission: %+v", res)
+	}
+	if n := coordtest.Notes(t, s.Home, "EF-0001"); n != 0 {
+		t.Fatalf("the refused run's effect was made: %d notes", n)
+	}
+	var rows int
+	if err := db.QueryRow(`SELECT count(*) FROM runs WHERE request_id = 'refused'`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("the refused run was stored: %d rows, %v", rows, err)
+	}
+	out := operator.String()
+	if !strings.Contains(out, "disagree with its signed head") || strings.Contains(out, "not admitted") || strings.Contains(out, "were not written") || strings.Contains(out, ": run run_") {
+		t.Fatalf("the operator was told:\n%s", out)
+	}
+}
