@@ -71,7 +71,7 @@ type rawSession struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Scanner
-	stderr *strings.Builder
+	stderr *servetest.Buffer
 }
 
 func startRaw(t *testing.T, oa, home string, extra ...string) *rawSession {
@@ -90,7 +90,7 @@ func startUninitialized(t *testing.T, oa, home string, extra ...string) *rawSess
 	t.Helper()
 	cmd := exec.Command(oa, append([]string{"coordinator", "serve", "--deployment", "clinic"}, extra...)...)
 	cmd.Env = append(os.Environ(), "OA_HOME="+home)
-	s := &rawSession{t: t, cmd: cmd, stderr: &strings.Builder{}}
+	s := &rawSession{t: t, cmd: cmd, stderr: &servetest.Buffer{}}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.in, err = cmd.StdinPipe(); err != nil {
