@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/internal/memlimit"
+	"github.com/oa-dev/oa/internal/memo"
 )
 
 // Why evaluation runs in worker processes (docs/DESIGN.md, "Evaluation
@@ -80,7 +82,7 @@ type Pool struct {
 	refers  sync.Map
 	sources atomic.Int64
 	// done remembers recent values (memo.go).
-	done memo
+	done memo.Bounded[json.RawMessage]
 
 	mu     sync.Mutex
 	idle   []*worker
@@ -97,7 +99,7 @@ func NewPool(b Budget) (*Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("component: cannot find this program to start evaluation workers: %w", err)
 	}
-	return &Pool{budget: b.WithDefaults(), exe: exe, max: max(4, 2*runtime.GOMAXPROCS(0)), free: make(chan struct{}, 1)}, nil
+	return &Pool{budget: b.WithDefaults(), exe: exe, max: max(4, 2*runtime.GOMAXPROCS(0)), free: make(chan struct{}, 1), done: memo.Bounded[json.RawMessage]{Max: maxMemo}}, nil
 }
 
 // Budget is the budget every evaluation of p is held to.
@@ -112,8 +114,8 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	req := request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}
 	p.omitUnused(&req)
 	key := req.key()
-	if v, ok := p.done.get(key); ok {
-		return v, nil
+	if v, ok := p.done.Get(key); ok {
+		return slices.Clone(v), nil
 	}
 	w, err := p.get(ctx)
 	if err != nil {
@@ -128,7 +130,7 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	if a.Error != "" {
 		return nil, &EvalError{Message: a.Error}
 	}
-	p.done.put(key, a.Out)
+	p.done.Put(key, slices.Clone(a.Out))
 	return a.Out, nil
 }
 

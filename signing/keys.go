@@ -19,6 +19,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/memo"
 )
 
 // PasswordEnv is the environment variable cosign reads a key password
@@ -72,7 +73,7 @@ func LoadSigner(privatePEM, password []byte) (*Signer, error) {
 var openedSigners keyMemo[*Signer]
 
 // keyMemo remembers what was decrypted from a private key file, keyed by
-// a digest of the exact key bytes and password (memoID), so no two
+// a digest of the exact key bytes and password (memo.IDOf), so no two
 // (key, password) pairs share an entry. At most maxRemembered entries
 // are kept, so a process that opens many distinct keys does not grow
 // without bound; past that, keys are decrypted every time.
@@ -86,7 +87,7 @@ const maxRemembered = 256
 // open returns what open decrypted from privatePEM with password before,
 // or runs it now and remembers a success (never a refusal).
 func (k *keyMemo[V]) open(privatePEM, password []byte, open func(privatePEM, password []byte) (V, error)) (V, error) {
-	id := memoID(privatePEM, password)
+	id := memo.IDOf(privatePEM, password)
 	if v, ok := k.m.Load(id); ok {
 		return v.(V), nil
 	}
@@ -149,8 +150,8 @@ func classifyKeyError(err error) error {
 // as `cosign verify --key` does. It refuses key_invalid otherwise.
 // A key parsed once is remembered (verified.go).
 func LoadVerifier(publicPEM []byte) (*Verifier, error) {
-	id := memoID(publicPEM)
-	if v, ok := loadedVerifiers.get(id); ok {
+	id := memo.IDOf(publicPEM)
+	if v, ok := loadedVerifiers.Get(id); ok {
 		return v, nil
 	}
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(publicPEM)
@@ -159,7 +160,7 @@ func LoadVerifier(publicPEM []byte) (*Verifier, error) {
 	}
 	v, err := newVerifier(pub)
 	if err == nil {
-		loadedVerifiers.put(id, v)
+		loadedVerifiers.Put(id, v)
 	}
 	return v, err
 }
@@ -236,13 +237,13 @@ func (v *Verifier) VerifyBytes(sig, msg []byte) error {
 	if v.v == nil {
 		return errors.New("signing: an identity verifier cannot verify host records")
 	}
-	id := memoID([]byte(v.keyID), sig, msg)
-	if _, ok := verified.get(id); ok {
+	id := memo.IDOf([]byte(v.keyID), sig, msg)
+	if _, ok := verified.Get(id); ok {
 		return nil
 	}
 	if err := v.v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(msg)); err != nil {
 		return err
 	}
-	verified.put(id, struct{}{})
+	verified.Put(id, struct{}{})
 	return nil
 }

@@ -2,8 +2,9 @@ package signing
 
 import (
 	"bytes"
-	"strconv"
 	"testing"
+
+	"github.com/oa-dev/oa/internal/memo"
 )
 
 // TestVerifyBytesRemembersOnlySuccesses: a signature that verified is
@@ -48,7 +49,7 @@ func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
 			t.Fatalf("the signature did not verify: %v", err)
 		}
 	}
-	if _, ok := verified.get(memoID([]byte(ver.KeyID()), sig, msg)); !ok {
+	if _, ok := verified.Get(memo.IDOf([]byte(ver.KeyID()), sig, msg)); !ok {
 		t.Fatal("the success was not remembered")
 	}
 	if err := ver.VerifyBytes(sig, []byte(`{"seq":2}`)); err == nil {
@@ -61,21 +62,5 @@ func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
 	}
 	if err := other.Verifier().VerifyBytes(sig, msg); err == nil {
 		t.Fatal("another key verified the remembered signature")
-	}
-}
-
-// TestMemoIsBounded: a memo never holds more than maxMemo entries; the
-// one put when it is full is kept.
-func TestMemoIsBounded(t *testing.T) {
-	var m boundedMemo[int]
-	id := func(i int) [32]byte { return memoID([]byte(strconv.Itoa(i))) }
-	for i := range maxMemo + 1 {
-		m.put(id(i), i)
-	}
-	if len(m.m) != 1 {
-		t.Fatalf("%d entries, want 1 after emptying at %d", len(m.m), maxMemo)
-	}
-	if v, ok := m.get(id(maxMemo)); !ok || v != maxMemo {
-		t.Fatalf("the last entry: %d, %v", v, ok)
 	}
 }
