@@ -119,15 +119,9 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	// its first steps already run: none of them writes or makes an effect
 	// before the admission is done (admit.go).
 	row := store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
-	adm := c.admissions.begin(r.RunID)
-	runCtx, cancel := context.WithCancel(telemetry.Detach(c.life, ctx))
 	runID := r.RunID // r is the executing goroutine's from here on
-	var sealed *runState
-	go func() {
-		defer c.release(runID, done)
-		defer cancel()
-		sealed = c.execute(runCtx, r, inputs)
-	}()
+	adm := c.admissions.begin(runID)
+	sealed, cancel := c.goExecute(ctx, r, inputs, done)
 	if admissionDelay > 0 {
 		time.Sleep(admissionDelay)
 	}
@@ -146,7 +140,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		return refused, err
 	}
 	c.admissions.end(runID, adm, false)
-	return c.wait(ctx, runID, req.Wait, func() *runState { return sealed })
+	return c.wait(ctx, runID, req.Wait, sealed)
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
@@ -234,12 +228,24 @@ func (c *Coordinator) isActive(runID string) bool {
 // moves it, so it is not read back.
 func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	runID := r.RunID // r is the executing goroutine's from here on
-	var sealed *runState
+	sealed, _ := c.goExecute(ctx, r, inputs, done)
+	return c.wait(ctx, runID, wait, sealed)
+}
+
+// goExecute executes claimed run r in the background, on a context of the
+// coordinator's life that cancel ends early, and releases its claim
+// (closing done) when it ends. sealed is the state its execution sealed,
+// or nil: read it once done is closed.
+func (c *Coordinator) goExecute(ctx context.Context, r *runState, inputs []byte, done chan struct{}) (sealed func() *runState, cancel context.CancelFunc) {
+	runCtx, cancel := context.WithCancel(telemetry.Detach(c.life, ctx))
+	runID := r.RunID
+	var end *runState
 	go func() {
 		defer c.release(runID, done)
-		sealed = c.execute(telemetry.Detach(c.life, ctx), r, inputs)
+		defer cancel()
+		end = c.execute(runCtx, r, inputs)
 	}()
-	return c.wait(ctx, runID, wait, func() *runState { return sealed })
+	return func() *runState { return end }, cancel
 }
 
 // wait waits up to d for the run to stop, then reads it. A run this
