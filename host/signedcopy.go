@@ -30,10 +30,10 @@ type SignedCopy struct {
 // file is replaced atomically, mode 0600.
 func KeepSignedCopy(home, name, seqField string, v *store.Version) error {
 	path := filepath.Join(home, name)
-	if seq, ok := signedCopySeq(path, seqField); ok && seq >= v.Seq {
+	if laterInPlace(path, seqField, v.Seq) {
 		return nil
 	}
-	data, err := canonical.Marshal(SignedCopy{Record: v.Record, Signature: v.Signature})
+	data, err := signedCopyBytes(v)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ type StagedCopy struct {
 // as the one it replaced (the folder is not synced), which a copy that
 // only has to be no later than the database allows.
 func StageSignedCopy(home, name, seqField string, v *store.Version) (*StagedCopy, error) {
-	data, err := canonical.Marshal(SignedCopy{Record: v.Record, Signature: v.Signature})
+	data, err := signedCopyBytes(v)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func StageSignedCopy(home, name, seqField string, v *store.Version) (*StagedCopy
 // Keep puts the staged copy in place of the file, unless the file already
 // holds a later one (as KeepSignedCopy).
 func (c *StagedCopy) Keep(home string) error {
-	if seq, ok := signedCopySeq(filepath.Join(home, c.name), c.seqField); ok && seq >= c.seq {
+	if laterInPlace(filepath.Join(home, c.name), c.seqField, c.seq) {
 		c.staged.Discard()
 		return nil
 	}
@@ -83,6 +83,19 @@ func (c *StagedCopy) Keep(home string) error {
 
 // Discard removes the staged copy, leaving the file as it was.
 func (c *StagedCopy) Discard() { c.staged.Discard() }
+
+// signedCopyBytes is the file of a signed copy of v.
+func signedCopyBytes(v *store.Version) ([]byte, error) {
+	return canonical.Marshal(SignedCopy{Record: v.Record, Signature: v.Signature})
+}
+
+// laterInPlace reports whether the signed copy at path already holds the
+// version numbered seq or a later one, by its record's field seqField:
+// a copy only moves forward.
+func laterInPlace(path, seqField string, seq int64) bool {
+	held, ok := signedCopySeq(path, seqField)
+	return ok && held >= seq
+}
 
 // signedCopySeq reads the number in field seqField of the record in the
 // signed copy at path; ok is false when there is no readable copy (the

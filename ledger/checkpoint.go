@@ -177,13 +177,13 @@ func (f *checkpointFile) keep(committed bool) error {
 	var err error
 	for i, done := range f.pending {
 		p := <-done
+		last := committed && i == len(f.pending)-1
 		switch {
-		case p.err != nil && committed && i == len(f.pending)-1:
+		case last && p.err != nil:
 			err = p.err
-		case p.err != nil:
-		case committed && i == len(f.pending)-1:
+		case last:
 			err = p.copy.Keep(f.home)
-		default:
+		case p.err == nil:
 			p.copy.Discard()
 		}
 	}
