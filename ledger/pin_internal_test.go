@@ -6,22 +6,18 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/pipeline"
+	"github.com/oa-dev/oa/signing"
 )
 
 // TestReadCheckpointSigners: a v2 checkpoint verifies only with a pinned
 // receipt key, a v1 (from before pins) only with the host key; any other
 // pairing is refused.
 func TestReadCheckpointSigners(t *testing.T) {
-	th := hosttest.New(t, nil)
-	h := th.Open()
-	keys, err := pipeline.NewKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	receipt := keys.Signer
+	h, receipt := hostAndReceiptKey(t)
 	cp := func(typ string) Checkpoint {
 		return Checkpoint{Type: typ, Host: h.Policy.Host, Seq: 1, Head: "sha256:" + strings.Repeat("0", 64), Runs: 1, Deployment: "clinic", ReceiptKey: receipt.KeyID(), At: time.Unix(0, 0).UTC()}
 	}
@@ -75,15 +71,10 @@ func TestReadCheckpointSigners(t *testing.T) {
 // another run's first seal pinned the receipt key finds the key's pin
 // when it looks again; a pin that verifies is not "a pin that does not
 // verify" (it refused a host's first concurrent runs as
-// host_records_disagree), while one edited still is.
+// host_records_disagree). An edited pin is still refused
+// (TestReceiptKeyPinTamperedIsNamed).
 func TestOwnPinMadeMeanwhile(t *testing.T) {
-	th := hosttest.New(t, nil)
-	h := th.Open()
-	keys, err := pipeline.NewKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	receipt := keys.Signer
+	h, receipt := hostAndReceiptKey(t)
 	ctx := t.Context()
 	before, err := ReceiptKeyPins(ctx, h) // read before the pin exists
 	if err != nil {
@@ -95,4 +86,15 @@ func TestOwnPinMadeMeanwhile(t *testing.T) {
 	if err := checkOwnPin(ctx, h, before, receipt.KeyID()); err != nil {
 		t.Fatalf("a pin made after the pins were read: %v", err)
 	}
+}
+
+// hostAndReceiptKey is a new test host and a receipt key of its own.
+func hostAndReceiptKey(t *testing.T) (*host.Host, *signing.Signer) {
+	t.Helper()
+	h := hosttest.New(t, nil).Open()
+	keys, err := pipeline.NewKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, keys.Signer
 }
