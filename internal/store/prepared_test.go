@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -113,5 +114,52 @@ func TestConnectionsKeepStatementsPrepared(t *testing.T) {
 	}
 	if n := keptStatements(t, db); n != maxPrepared {
 		t.Fatalf("%d statements kept, want the bound %d", n, maxPrepared)
+	}
+}
+
+// TestReadersOutliveABurst: connections opened for reads made at once are
+// kept for the next burst rather than closed (a connection opened again
+// reads the schema and prepares its statements again).
+func TestReadersOutliveABurst(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const atOnce = idleReaders / 2
+	burst := func() {
+		t.Helper()
+		// Each reader holds its rows open until all have started, so the
+		// burst needs atOnce connections at the same time.
+		var started, done sync.WaitGroup
+		started.Add(atOnce)
+		errs := make(chan error, atOnce)
+		for range atOnce {
+			done.Go(func() {
+				rows, err := db.QueryContext(ctx, `SELECT 1`)
+				started.Done()
+				if err != nil {
+					errs <- err
+					return
+				}
+				started.Wait()
+				rows.Close()
+			})
+		}
+		done.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	burst()
+	opened := db.db.Stats().OpenConnections
+	if opened < atOnce {
+		t.Fatalf("a burst of %d readers opened %d connections", atOnce, opened)
+	}
+	burst()
+	if s := db.db.Stats(); s.MaxIdleClosed != 0 || s.OpenConnections != opened {
+		t.Fatalf("after a second burst: %d connections closed as surplus idle, %d open (were %d)", s.MaxIdleClosed, s.OpenConnections, opened)
 	}
 }
