@@ -63,6 +63,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/coalesce"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
@@ -92,6 +93,9 @@ type Coordinator struct {
 	heads    ledger.HeadCache
 	counted  chan struct{}
 	countErr error
+	// storeChecks joins the store checks of attempts starting at once
+	// (beforeAttempt).
+	storeChecks coalesce.Read[struct{}]
 	// probed is closed when a probe run in the background ended
 	// (Options.ProbeInBackground); nil when none runs.
 	probed chan struct{}
@@ -197,6 +201,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err
 	}
+	c.storeChecks.Fn = c.checkStore
 	c.checker = bind.NewChecker(h, b, c.art)
 	c.life, c.cancel = context.WithCancelCause(context.Background())
 	c.countStore(heads)

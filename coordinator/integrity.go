@@ -23,7 +23,9 @@ import (
 // runs once, in the background from its start, which is what catches a
 // row removed from the middle (see docs/AUDIT.md); no attempt writes or
 // makes an effect before that count is done. A new run's check is made
-// while its first reads run (admit.go).
+// while its first reads run (admit.go). Attempts starting at once share
+// one check begun after each of them asked (internal/coalesce): 32 runs
+// in flight made the same reads 32 times.
 
 // refuseDisagreeing answers a request whose attempt the store check
 // refused: did_not_run, host_records_disagree, nothing started. The
@@ -60,7 +62,7 @@ func (c *Coordinator) countStore(heads *ledger.Heads) {
 func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workflow string, attempt int) (*Result, error) {
 	err := c.waitCounted(ctx)
 	if err == nil {
-		_, err = ledger.CheckStore(ctx, c.host, c.receipts, &c.heads, false)
+		_, err = c.storeChecks.Do(ctx)
 	}
 	if err == nil {
 		return nil, nil
@@ -69,6 +71,12 @@ func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workf
 		return nil, err
 	}
 	return c.refuseDisagreeing(err, runID, requestID, workflow, attempt), nil
+}
+
+// checkStore is the store check of beforeAttempt.
+func (c *Coordinator) checkStore(ctx context.Context) (struct{}, error) {
+	_, err := ledger.CheckStore(ctx, c.host, c.receipts, &c.heads, false)
+	return struct{}{}, err
 }
 
 // beforeNewRun is beforeAttempt for a request with no run row: besides

@@ -34,8 +34,14 @@ FROM (SELECT count(*) AS n, coalesce(max(r), 0) AS m FROM (
 
 // SignedStamp reads the stamp of the signed tables in one statement (one
 // read transaction), kept prepared like every statement (prepared.go): it
-// runs before every plan check.
+// runs before every plan check. Calls made at once share one read that
+// began after each of them (internal/coalesce), so each sees every row
+// committed before it called.
 func (db *DB) SignedStamp(ctx context.Context) (Stamp, error) {
+	return db.stamps.Do(ctx)
+}
+
+func (db *DB) readStamp(ctx context.Context) (Stamp, error) {
 	var s Stamp
 	err := db.db.QueryRowContext(ctx, stampQuery, KindCheckpoint).Scan(&s.Admissions, &s.AdmissionsMax, &s.Revocations, &s.RevocationsMax, &s.Versions, &s.VersionsMax)
 	if err != nil {

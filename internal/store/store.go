@@ -88,6 +88,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oa-dev/oa/internal/coalesce"
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -276,6 +277,9 @@ type DB struct {
 	path string
 	// runs is the runs table's size as last counted (CountRuns).
 	runs runCount
+	// stamps joins the stamp reads of runs checking their plans at once
+	// (SignedStamp).
+	stamps coalesce.Read[Stamp]
 	// wmu guards the queue of writes waiting for the next group commit
 	// and whether a goroutine is writing them (Write).
 	wmu     sync.Mutex
@@ -328,6 +332,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	wdb.SetMaxIdleConns(1)
 	keepReaders(sdb)
 	db := &DB{db: sdb, w: wdb, path: abs}
+	db.stamps.Fn = db.readStamp
 	if err := db.useWAL(ctx); err != nil {
 		db.Close()
 		return nil, err
