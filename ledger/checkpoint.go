@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
@@ -142,18 +144,29 @@ func readCheckpointFile(h *host.Host, keys PinnedKeys) (*Checkpoint, error) {
 	return decodeCheckpointFile(h, keys, b)
 }
 
-// checkpointFile writes the copy of each checkpoint a seal signs beside
+// checkpointFile writes the copy of the checkpoint a seal signs beside
 // $OA_HOME's checkpoint file while the seal's transaction commits
 // (prepare, in the background: the copy's sync and the commit's overlap),
-// and puts the last one in place once it committed (keep); a seal that
-// did not commit leaves the file as it was. The file only moves forward,
-// so two sealers finishing out of order leave the later head, and it is
-// never ahead of the store: it is renamed into place after the commit.
-// Its folder is not synced, so after a crash it may read as the copy
-// before, which a file that is a floor allows.
+// and puts it in place once it committed (keep); a seal that did not
+// commit leaves the file as it was. The file only moves forward, so two
+// sealers finishing out of order leave the later head, and it is never
+// ahead of the store: it is put in place after the commit. Its folder is
+// not synced, so after a crash it may read as the copy before, which a
+// file that is a floor allows.
+//
+// Only the newest committed copy matters, so seals that commit together
+// do not each write one: while one copy is being staged, the checkpoints
+// signed meanwhile are not staged, and once committed they are written
+// together — the newest of them, once (copyWriter). At 32 runs in flight
+// that was a file created, written and synced per run. A lone seal still
+// stages its copy while it commits.
 type checkpointFile struct {
 	home    string
-	pending []chan preparedCopy // one per checkpoint signed: a seal's write may run again
+	pending []chan preparedCopy // one per copy staged: a seal's write may run again
+	// last is the last checkpoint signed, and staged whether its copy is
+	// the last of pending.
+	last   *store.Version
+	staged bool
 }
 
 type preparedCopy struct {
@@ -161,23 +174,32 @@ type preparedCopy struct {
 	err  error
 }
 
-// prepare starts writing the copy of checkpoint v.
+// prepare starts writing the copy of checkpoint v, unless another copy is
+// being written for this home.
 func (f *checkpointFile) prepare(v *store.Version) {
+	f.last, f.staged = v, false
+	w := copyWriterOf(f.home)
+	if !w.staging.CompareAndSwap(false, true) {
+		return
+	}
+	f.staged = true
 	done := make(chan preparedCopy, 1)
 	f.pending = append(f.pending, done)
 	go func() {
 		c, err := host.StageSignedCopy(f.home, CheckpointFile, "seq", v)
+		w.staging.Store(false)
 		done <- preparedCopy{c, err}
 	}()
 }
 
-// keep puts the last copy prepared in place when committed is true, and
-// discards every other.
+// keep puts the last checkpoint signed in place when committed is true —
+// its staged copy, or else written with the others committed meanwhile —
+// and discards every other copy.
 func (f *checkpointFile) keep(committed bool) error {
 	var err error
 	for i, done := range f.pending {
 		p := <-done
-		last := committed && i == len(f.pending)-1
+		last := committed && f.staged && i == len(f.pending)-1
 		switch {
 		case last && p.err != nil:
 			err = p.err
@@ -188,7 +210,88 @@ func (f *checkpointFile) keep(committed bool) error {
 		}
 	}
 	f.pending = nil
+	if committed && !f.staged && f.last != nil {
+		err = copyWriterOf(f.home).write(f.home, f.last)
+	}
 	return err
+}
+
+// copyWriter writes the checkpoint file of one home for this process's
+// seals: staging is set while a seal's copy is staged, and the copies of
+// committed seals waiting are written together, the newest of them.
+type copyWriter struct {
+	// put writes a copy and puts it in place (keepCopy).
+	put     func(home string, v *store.Version) error
+	staging atomic.Bool
+	mu      sync.Mutex
+	waiting []waitingCopy
+	writing bool
+}
+
+type waitingCopy struct {
+	v    *store.Version
+	done chan error
+}
+
+// copyWriters holds the copyWriter of each home this process sealed in.
+var copyWriters sync.Map
+
+func copyWriterOf(home string) *copyWriter {
+	if w, ok := copyWriters.Load(home); ok {
+		return w.(*copyWriter)
+	}
+	w, _ := copyWriters.LoadOrStore(home, &copyWriter{put: keepCopy})
+	return w.(*copyWriter)
+}
+
+// write puts committed checkpoint v, or a later committed one, in the
+// file, and returns once it is there.
+func (w *copyWriter) write(home string, v *store.Version) error {
+	c := waitingCopy{v: v, done: make(chan error, 1)}
+	w.mu.Lock()
+	w.waiting = append(w.waiting, c)
+	if !w.writing {
+		w.writing = true
+		go w.lead(home)
+	}
+	w.mu.Unlock()
+	return <-c.done
+}
+
+// lead writes the newest copy waiting until none waits. Every copy waiting
+// is of a committed checkpoint, so the newest holds for all of them.
+func (w *copyWriter) lead(home string) {
+	for {
+		w.mu.Lock()
+		batch := w.waiting
+		w.waiting = nil
+		if len(batch) == 0 {
+			w.writing = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		newest := batch[0].v
+		for _, c := range batch[1:] {
+			if c.v.Seq > newest.Seq {
+				newest = c.v
+			}
+		}
+		err := w.put(home, newest)
+		for _, c := range batch {
+			c.done <- err
+		}
+	}
+}
+
+// keepCopy writes the copy of v and puts it in place (unless a later one
+// is there).
+func keepCopy(home string, v *store.Version) error {
+	c, err := host.StageSignedCopy(home, CheckpointFile, "seq", v)
+	if err != nil {
+		return err
+	}
+	return c.Keep(home)
 }
 
 // extendsCheckpoints refuses to seal receipt rec unless the chain it

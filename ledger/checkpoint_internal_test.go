@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/oa-dev/oa/internal/store"
 )
@@ -90,5 +91,79 @@ func BenchmarkWriteCheckpointFile(b *testing.B) {
 		if err := writeCheckpointFile(home, &store.Version{Seq: seq, Record: append([]byte(`{"seq":`+strconv.FormatInt(seq, 10)+`,"p":"`), append(rec, '"', '}')...), Signature: rec[:70]}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCommittedCopiesAreWrittenTogether: the copies of seals that
+// committed while a copy was being written are written once, the newest
+// of them, and every seal waiting is answered when it is in place.
+func TestCommittedCopiesAreWrittenTogether(t *testing.T) {
+	home := t.TempDir()
+	var writes []int64
+	w := &copyWriter{put: func(home string, v *store.Version) error {
+		writes = append(writes, v.Seq)
+		return keepCopy(home, v)
+	}}
+	v := func(seq int64) *store.Version {
+		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
+	}
+	// A write is under way (no leader is started), while 8 seals commit.
+	w.writing = true
+	errs := make(chan error, 8)
+	for _, seq := range []int64{5, 3, 8, 1, 7, 2, 6, 4} {
+		go func() { errs <- w.write(home, v(seq)) }()
+	}
+	for queued := 0; queued < 8; {
+		w.mu.Lock()
+		queued = len(w.waiting)
+		w.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	go w.lead(home) // the write under way ends
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(writes) != 1 || writes[0] != 8 {
+		t.Fatalf("wrote %v, want the newest (8) once", writes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Contains(b, []byte("eyJzZXEiOjh9")) { // base64 of {"seq":8}
+		t.Fatalf("file holds %s", b)
+	}
+}
+
+// TestCopySignedWhileAnotherIsStaged: a checkpoint signed while another
+// seal's copy is being staged is not staged itself; committed, it is
+// written after the commit; not committed, nothing is written.
+func TestCopySignedWhileAnotherIsStaged(t *testing.T) {
+	home := t.TempDir()
+	v := func(seq int64) *store.Version {
+		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
+	}
+	staging := &copyWriterOf(home).staging
+	staging.Store(true) // another seal's copy is being written
+	defer staging.Store(false)
+	failed := &checkpointFile{home: home}
+	failed.prepare(v(1))
+	if len(failed.pending) != 0 {
+		t.Fatal("a copy was staged while another was")
+	}
+	if err := failed.keep(false); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Fatalf("a seal that did not commit wrote %v", entries)
+	}
+	kept := &checkpointFile{home: home}
+	kept.prepare(v(2))
+	if err := kept.keep(true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Contains(b, []byte("eyJzZXEiOjJ9")) { // base64 of {"seq":2}
+		t.Fatalf("file holds %s, want the committed copy", b)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 1 {
+		t.Fatalf("left in the folder: %v", entries)
 	}
 }
