@@ -80,12 +80,7 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 	if err != nil {
 		return nil, err
 	}
-	// The checkpoint is signed with the receipt key; the host key signs
-	// only the key's pin, once per key on a host (see pin.go).
-	if err := PinReceiptKey(ctx, h, signer, now); err != nil {
-		return nil, err
-	}
-	keys, err := ReceiptKeyPins(ctx, h)
+	keys, err := pinnedWith(ctx, h, signer, now)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +155,22 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 		return nil, ErrAttemptSealed
 	}
 	return ReadRun(ctx, h, runID) // sealed meanwhile by another caller, or nothing to seal
+}
+
+// pinnedWith returns the host's pinned receipt keys, signer's among them.
+// The checkpoint is signed with the receipt key; the host key signs only
+// the key's pin, once per key on a host (see pin.go): the pins are read
+// once, and only a key not among them is pinned (or its missing pin
+// refused) by PinReceiptKey, after which they are read again.
+func pinnedWith(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) (PinnedKeys, error) {
+	keys, err := ReceiptKeyPins(ctx, h)
+	if err != nil || keys[signer.KeyID()] != nil {
+		return keys, err
+	}
+	if err := PinReceiptKey(ctx, h, signer, now); err != nil {
+		return nil, err
+	}
+	return ReceiptKeyPins(ctx, h)
 }
 
 // ErrAttemptSealed is FinishRun's error for a run whose ended attempt the

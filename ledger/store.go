@@ -27,9 +27,11 @@ func StoreOf(h *host.Host) Store { return Store{h.Store()} }
 // racing on one request id get one run.
 func (s Store) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
-	// commit with their other writes.
+	// commit with their other writes. Stored plain: a run's state is
+	// packed when its receipt is sealed (seal), the state it keeps; the
+	// states before are overwritten, and packing each cost a deflate.
 	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, store.Pack(r.State))
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
 		return err
 	})
 	if store.IsConstraint(err) {
@@ -304,7 +306,8 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
+	// Plain, as InsertRun: the seal packs the state a run keeps.
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
 		return fmt.Errorf("store: update run %s: %w", runID, err)
 	}
 	return nil
