@@ -111,22 +111,39 @@ func (p *Pool) Budget() Budget { return p.budget }
 // any other way while evaluating) fails it with ErrOverMemory. When ctx
 // ends first the worker is ended too and ctx's error returned.
 func (p *Pool) Eval(ctx context.Context, source string, input, steps, result json.RawMessage) (json.RawMessage, error) {
+	return p.EvalAhead(ctx, source, input, steps, result, nil)
+}
+
+// EvalAhead is Eval, and then, on the same worker and after the answer
+// is returned, evaluates each of ahead that refers to the input alone
+// (not to steps or result) with input, remembering its value for a later
+// Eval: a run's arguments that depend only on its inputs cost one worker
+// round trip together instead of one each. What is evaluated ahead
+// changes nothing about the answer, and its failures are not remembered:
+// an evaluation ahead that fails or goes over budget ends only that
+// worker, and is evaluated again, and fails as it should, when asked for.
+func (p *Pool) EvalAhead(ctx context.Context, source string, input, steps, result json.RawMessage, ahead []string) (json.RawMessage, error) {
 	req := request{CPU: int64(p.budget.Time), Source: source, Input: input, Steps: steps, Result: result}
 	p.omitUnused(&req)
 	key := req.key()
 	if v, ok := p.done.Get(key); ok {
 		return slices.Clone(v), nil
 	}
+	later := p.aheadOf(input, key, ahead)
 	w, err := p.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := w.eval(ctx, req, wallCap(p.budget.Time))
+	a, err := w.eval(ctx, req, later, wallCap(p.budget.Time))
 	if err != nil {
 		p.end(w)
 		return nil, err
 	}
-	p.put(w)
+	if len(later) > 0 {
+		go p.rememberAhead(w, later)
+	} else {
+		p.put(w)
+	}
 	if a.Error != "" {
 		return nil, &EvalError{Message: a.Error}
 	}
@@ -134,20 +151,50 @@ func (p *Pool) Eval(ctx context.Context, source string, input, steps, result jso
 	return a.Out, nil
 }
 
+// aheadOf is the requests of the sources of ahead that refer to the input
+// alone and whose values are not remembered yet, each once, never the
+// evaluation of key itself.
+func (p *Pool) aheadOf(input json.RawMessage, key memo.ID, ahead []string) []request {
+	var out []request
+	seen := map[memo.ID]bool{key: true}
+	for _, source := range ahead {
+		if u := p.usesOf(source); u.Steps || u.Result || !json.Valid(input) {
+			continue
+		}
+		req := request{CPU: int64(p.budget.Time), Source: source, Input: input}
+		p.omitUnused(&req)
+		k := req.key()
+		if _, known := p.done.Get(k); known || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, req)
+	}
+	return out
+}
+
+// rememberAhead reads the answers of the evaluations ahead sent with a
+// request on w, remembers the values, and returns w to the pool.
+func (p *Pool) rememberAhead(w *worker, ahead []request) {
+	for _, req := range ahead {
+		a, err := w.answer(context.Background(), wallCap(p.budget.Time))
+		if err != nil {
+			p.end(w)
+			return
+		}
+		if a.Error == "" {
+			p.done.Put(req.key(), slices.Clone(a.Out))
+		}
+	}
+	p.put(w)
+}
+
 // omitUnused leaves out of req the values its source never refers to:
 // filled or not, they cannot change its answer, and sending them costs an
 // encoding, a pipe and a decoding (a step's result can be a whole record).
 // One that is not JSON is still sent, to be refused as before.
 func (p *Pool) omitUnused(req *request) {
-	var u uses
-	if known, ok := p.refers.Load(req.Source); ok {
-		u = known.(uses)
-	} else {
-		u = usesOf(req.Source)
-		if p.sources.Add(1) <= maxKnownSources {
-			p.refers.Store(req.Source, u)
-		}
-	}
+	u := p.usesOf(req.Source)
 	for _, f := range []struct {
 		value *json.RawMessage
 		used  bool
@@ -156,6 +203,18 @@ func (p *Pool) omitUnused(req *request) {
 			*f.value = nil
 		}
 	}
+}
+
+// usesOf is which values in scope source refers to, remembered.
+func (p *Pool) usesOf(source string) uses {
+	if known, ok := p.refers.Load(source); ok {
+		return known.(uses)
+	}
+	u := usesOf(source)
+	if p.sources.Add(1) <= maxKnownSources {
+		p.refers.Store(source, u)
+	}
+	return u
 }
 
 // maxKnownSources bounds the sources a Pool remembers what they refer to.
@@ -288,21 +347,41 @@ func startWorker(exe string, memory int64) (*worker, error) {
 	return w, nil
 }
 
-// eval sends one request and waits for its answer, at most limit.
-func (w *worker) eval(ctx context.Context, req request, limit time.Duration) (answer, error) {
-	line, err := json.Marshal(req)
-	if err != nil {
-		return answer{}, err
+// eval sends one request, and the requests of ahead after it, and waits
+// for the first one's answer, at most limit; the answers of ahead are
+// read after (answer).
+func (w *worker) eval(ctx context.Context, req request, ahead []request, limit time.Duration) (answer, error) {
+	var lines []byte
+	for _, r := range append([]request{req}, ahead...) {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return answer{}, err
+		}
+		lines = append(append(lines, line...), '\n')
 	}
+	return w.exchange(ctx, lines, limit)
+}
+
+// answer waits for the worker's next answer, at most limit.
+func (w *worker) answer(ctx context.Context, limit time.Duration) (answer, error) {
+	return w.exchange(ctx, nil, limit)
+}
+
+// exchange writes lines to the worker, then reads its next answer, both
+// within limit (a worker that stops reading is ended as one that stops
+// answering).
+func (w *worker) exchange(ctx context.Context, lines []byte, limit time.Duration) (answer, error) {
 	type got struct {
 		a   answer
 		err error
 	}
 	done := make(chan got, 1)
 	go func() {
-		if _, err := w.in.Write(append(line, '\n')); err != nil {
-			done <- got{err: ErrOverMemory} // the worker is gone
-			return
+		if len(lines) > 0 {
+			if _, err := w.in.Write(lines); err != nil {
+				done <- got{err: ErrOverMemory} // the worker is gone
+				return
+			}
 		}
 		if !w.out.Scan() {
 			// It died (or answered too much): its exit status says why.

@@ -135,3 +135,51 @@ func TestPoolWorkerStaysWithinBudgetOverManyEvaluations(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolEvaluatesAhead: the arguments that read the inputs alone, sent
+// ahead with an evaluation, are evaluated on its worker after its answer
+// and remembered — a later Eval of them needs no worker (the pool is
+// closed by then) — while one that reads a step is evaluated when its
+// step asks for it, and one that goes over budget ahead changes nothing
+// about the answer, is not remembered, and fails when asked for.
+func TestPoolEvaluatesAhead(t *testing.T) {
+	p := newTestPool(t, Budget{Time: 300 * time.Millisecond, Memory: 1 << 30})
+	in := json.RawMessage(`{"record_ref":"AB-1234","summary":"` + strings.Repeat("x", 2000) + `"}`)
+	first := mustSource(t, ir.EvaluatorArguments, nil, `{record: input.record_ref}`)
+	inputOnly := mustSource(t, ir.EvaluatorArguments, []string{"strings"}, `{n: len(input.summary), r: strings.ToLower(input.record_ref)}`)
+	readsStep := mustSource(t, ir.EvaluatorArguments, nil, `{s: steps.load.status}`)
+	overBudget := mustSource(t, ir.EvaluatorPredicate, []string{"strings"}, cubic)
+	out, err := p.EvalAhead(context.Background(), first, in, json.RawMessage(`{}`), nil, []string{first, inputOnly, readsStep, overBudget})
+	if err != nil || string(out) != `{"record":"AB-1234"}` {
+		t.Fatalf("the evaluation sent with others ahead = %s, %v", out, err)
+	}
+	// The worker comes back (or is ended, over budget) once the
+	// evaluations ahead are answered.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		settled := len(p.idle) == p.live
+		p.mu.Unlock()
+		if settled || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := p.done.Len(); got != 2 {
+		t.Fatalf("%d values remembered, want the evaluation's and the one ahead that reads the inputs alone", got)
+	}
+	p.Close()
+	if out, err := p.Eval(context.Background(), inputOnly, in, json.RawMessage(`{"load":{}}`), nil); err != nil || string(out) != `{"n":2000,"r":"ab-1234"}` {
+		t.Fatalf("the one evaluated ahead, asked for = %s, %v: want it remembered", out, err)
+	}
+	if _, err := p.Eval(context.Background(), readsStep, in, json.RawMessage(`{"load":{"status":"open"}}`), nil); !errors.Is(err, errPoolClosed) {
+		t.Fatalf("one that reads a step, asked for: %v, want it evaluated now (the pool is closed)", err)
+	}
+	q := newTestPool(t, Budget{Time: 300 * time.Millisecond, Memory: 1 << 30})
+	if _, err := q.EvalAhead(context.Background(), first, in, nil, nil, []string{overBudget}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Eval(context.Background(), overBudget, in, nil, nil); !errors.Is(err, ErrOverTime) {
+		t.Fatalf("the one over budget ahead, asked for: %v, want ErrOverTime", err)
+	}
+}

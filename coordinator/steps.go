@@ -128,7 +128,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 	if err := c.checkInputs(job, inputs); err != nil {
 		return &stop{reason: contract.ReasonInvalidInputs}
 	}
-	seen := &stepResults{m: map[string]json.RawMessage{}}
+	seen := &stepResults{m: map[string]json.RawMessage{}, ahead: c.argumentSources(job)}
 	// failed picks the reason of a failure: nothing written yet, or not.
 	failed := func(before contract.Reason) error {
 		switch {
@@ -565,12 +565,24 @@ func (c *Coordinator) evalFailed(ctx context.Context, err error, failed func(con
 	return failed(evalReason(err))
 }
 
+// argumentSources is the sources of job's arguments evaluators, in the
+// order of its steps.
+func (c *Coordinator) argumentSources(job ir.Job) []string {
+	var out []string
+	for _, s := range job.Steps {
+		if e, ok := c.art.Worker.Evaluator(s.Arguments); ok && s.Arguments != "" {
+			out = append(out, e.Source)
+		}
+	}
+	return out
+}
+
 func (c *Coordinator) arguments(ctx context.Context, evaluator string, inputs []byte, seen *stepResults) (json.RawMessage, error) {
 	e, ok := c.art.Worker.Evaluator(evaluator)
 	if !ok {
 		return nil, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	return c.eval.Eval(ctx, e.Source, inputs, seen.encoded(), nil)
+	return c.eval.EvalAhead(ctx, e.Source, inputs, seen.encoded(), nil, seen.takeAhead())
 }
 
 func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []byte, seen *stepResults, result json.RawMessage) (bool, error) {
@@ -591,6 +603,18 @@ func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []
 type stepResults struct {
 	m    map[string]json.RawMessage
 	json json.RawMessage
+	// ahead is the sources of the job's arguments evaluators, sent with
+	// the attempt's first arguments evaluation to be evaluated ahead on
+	// its worker (component.Pool.EvalAhead: those that read the inputs
+	// alone), then nil.
+	ahead []string
+}
+
+// takeAhead returns ahead once.
+func (s *stepResults) takeAhead() []string {
+	a := s.ahead
+	s.ahead = nil
+	return a
 }
 
 func (s *stepResults) set(id string, res json.RawMessage) {
