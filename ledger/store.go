@@ -27,11 +27,12 @@ func StoreOf(h *host.Host) Store { return Store{h.Store()} }
 // racing on one request id get one run.
 func (s Store) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
-	// commit with their other writes. Stored plain: a run's state is
-	// packed when its receipt is sealed (seal), the state it keeps; the
-	// states before are overwritten, and packing each cost a deflate.
+	// commit with their other writes. Packed, like every state the run
+	// has after: stored plain until the seal packed them, runs took 74 B
+	// more each on disk (BenchmarkAuditHistory, 1,000 runs: 2,048
+	// against 1,974 B a run), over the 2 KB a run the history allows.
 	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, r.State)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, store.Pack(r.State))
 		return err
 	})
 	if store.IsConstraint(err) {
@@ -306,8 +307,7 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 	if err != nil {
 		return err
 	}
-	// Plain, as InsertRun: the seal packs the state a run keeps.
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, next, runID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
 		return fmt.Errorf("store: update run %s: %w", runID, err)
 	}
 	return nil

@@ -7,13 +7,11 @@ import (
 	"sync"
 )
 
-// Rows that grow with a host's history — each sealed run's state, each
+// Rows that grow with a host's history — each run's state, each
 // checkpoint's record (the ledger's store packs these two; receipts stay
-// plain, and a run's states before its seal, overwritten by it, are
-// stored plain: see ledger/store.go) — are JSON documents that repeat
-// the same keys and constants in every row. They are stored packed: one
-// format byte, then the document deflated against a fixed dictionary of
-// those keys. Unpacking gives back the exact bytes that were
+// plain, see ledger/store.go) — are JSON documents that repeat the
+// same keys and constants in every row. They are stored packed: one format byte, then the document deflated against a fixed
+// dictionary of those keys. Unpacking gives back the exact bytes that were
 // packed, so every signature and MAC is checked over the same bytes as
 // before, and a packed row edited behind the store's back unpacks to
 // something that no longer verifies. Rows stored before (plain JSON, whose
