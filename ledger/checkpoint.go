@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/coalesce"
 	"github.com/oa-dev/oa/internal/store"
 )
 
@@ -211,7 +212,7 @@ func (f *checkpointFile) keep(committed bool) error {
 	}
 	f.pending = nil
 	if committed && !f.staged && f.last != nil {
-		err = copyWriterOf(f.home).write(f.home, f.last)
+		err = copyWriterOf(f.home).write(f.last)
 	}
 	return err
 }
@@ -220,12 +221,11 @@ func (f *checkpointFile) keep(committed bool) error {
 // seals: staging is set while a seal's copy is staged, and the copies of
 // committed seals waiting are written together, the newest of them.
 type copyWriter struct {
+	home string
 	// put writes a copy and puts it in place (keepCopy).
 	put     func(home string, v *store.Version) error
 	staging atomic.Bool
-	mu      sync.Mutex
-	waiting []waitingCopy
-	writing bool
+	waiting coalesce.Batches[waitingCopy]
 }
 
 type waitingCopy struct {
@@ -240,47 +240,36 @@ func copyWriterOf(home string) *copyWriter {
 	if w, ok := copyWriters.Load(home); ok {
 		return w.(*copyWriter)
 	}
-	w, _ := copyWriters.LoadOrStore(home, &copyWriter{put: keepCopy})
+	w, _ := copyWriters.LoadOrStore(home, newCopyWriter(home, keepCopy))
 	return w.(*copyWriter)
+}
+
+func newCopyWriter(home string, put func(string, *store.Version) error) *copyWriter {
+	w := &copyWriter{home: home, put: put}
+	w.waiting.Run = w.writeNewest
+	return w
 }
 
 // write puts committed checkpoint v, or a later committed one, in the
 // file, and returns once it is there.
-func (w *copyWriter) write(home string, v *store.Version) error {
+func (w *copyWriter) write(v *store.Version) error {
 	c := waitingCopy{v: v, done: make(chan error, 1)}
-	w.mu.Lock()
-	w.waiting = append(w.waiting, c)
-	if !w.writing {
-		w.writing = true
-		go w.lead(home)
-	}
-	w.mu.Unlock()
+	w.waiting.Add(c)
 	return <-c.done
 }
 
-// lead writes the newest copy waiting until none waits. Every copy waiting
+// writeNewest writes the newest of a batch of copies. Every copy waiting
 // is of a committed checkpoint, so the newest holds for all of them.
-func (w *copyWriter) lead(home string) {
-	for {
-		w.mu.Lock()
-		batch := w.waiting
-		w.waiting = nil
-		if len(batch) == 0 {
-			w.writing = false
-			w.mu.Unlock()
-			return
+func (w *copyWriter) writeNewest(batch []waitingCopy) {
+	newest := batch[0].v
+	for _, c := range batch[1:] {
+		if c.v.Seq > newest.Seq {
+			newest = c.v
 		}
-		w.mu.Unlock()
-		newest := batch[0].v
-		for _, c := range batch[1:] {
-			if c.v.Seq > newest.Seq {
-				newest = c.v
-			}
-		}
-		err := w.put(home, newest)
-		for _, c := range batch {
-			c.done <- err
-		}
+	}
+	err := w.put(w.home, newest)
+	for _, c := range batch {
+		c.done <- err
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -100,35 +101,37 @@ func BenchmarkWriteCheckpointFile(b *testing.B) {
 func TestCommittedCopiesAreWrittenTogether(t *testing.T) {
 	home := t.TempDir()
 	var writes []int64
-	w := &copyWriter{put: func(home string, v *store.Version) error {
+	underWay, release := make(chan struct{}), make(chan struct{})
+	w := newCopyWriter(home, func(home string, v *store.Version) error {
 		writes = append(writes, v.Seq)
+		if len(writes) == 1 {
+			close(underWay)
+			<-release
+		}
 		return keepCopy(home, v)
-	}}
+	})
 	v := func(seq int64) *store.Version {
 		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
 	}
-	// A write is under way (no leader is started), while 8 seals commit.
-	w.writing = true
-	errs := make(chan error, 8)
-	for _, seq := range []int64{5, 3, 8, 1, 7, 2, 6, 4} {
-		go func() { errs <- w.write(home, v(seq)) }()
+	errs := make(chan error, 9)
+	go func() { errs <- w.write(v(1)) }()
+	<-underWay // a write is under way while 8 seals commit
+	for _, seq := range []int64{5, 3, 9, 2, 8, 4, 7, 6} {
+		go func() { errs <- w.write(v(seq)) }()
 	}
-	for queued := 0; queued < 8; {
-		w.mu.Lock()
-		queued = len(w.waiting)
-		w.mu.Unlock()
+	for w.waiting.Waiting() < 8 {
 		time.Sleep(time.Millisecond)
 	}
-	go w.lead(home) // the write under way ends
-	for range 8 {
+	close(release)
+	for range 9 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(writes) != 1 || writes[0] != 8 {
-		t.Fatalf("wrote %v, want the newest (8) once", writes)
+	if !slices.Equal(writes, []int64{1, 9}) {
+		t.Fatalf("wrote %v, want the first, then the newest of the 8 waiting (9) once", writes)
 	}
-	if b, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Contains(b, []byte("eyJzZXEiOjh9")) { // base64 of {"seq":8}
+	if b, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Contains(b, []byte("eyJzZXEiOjl9")) { // base64 of {"seq":9}
 		t.Fatalf("file holds %s", b)
 	}
 }

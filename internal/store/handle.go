@@ -37,13 +37,7 @@ var ErrConflict = errors.New("store: key already exists")
 // never returned as an error while ctx lasts.
 func (db *DB) Write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	w := &queuedWrite{ctx: ctx, op: op, fn: fn, done: make(chan error, 1)}
-	db.wmu.Lock()
-	db.queue = append(db.queue, w)
-	if !db.leading {
-		db.leading = true
-		go db.lead()
-	}
-	db.wmu.Unlock()
+	db.writes.Add(w)
 	return <-w.done
 }
 
@@ -57,23 +51,6 @@ type queuedWrite struct {
 
 // maxBatch bounds the writes of one group commit.
 const maxBatch = 64
-
-// lead writes queued batches until the queue is empty.
-func (db *DB) lead() {
-	for {
-		db.wmu.Lock()
-		n := min(len(db.queue), maxBatch)
-		if n == 0 {
-			db.leading = false
-			db.wmu.Unlock()
-			return
-		}
-		batch := db.queue[:n:n]
-		db.queue = db.queue[n:]
-		db.wmu.Unlock()
-		db.commitBatch(batch)
-	}
-}
 
 // commitBatch runs a batch of writes in one transaction. The transaction
 // waits for the write lock as long as any of its writes' contexts lasts.

@@ -85,7 +85,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/internal/coalesce"
@@ -280,11 +279,9 @@ type DB struct {
 	// stamps joins the stamp reads of runs checking their plans at once
 	// (SignedStamp).
 	stamps coalesce.Read[Stamp]
-	// wmu guards the queue of writes waiting for the next group commit
-	// and whether a goroutine is writing them (Write).
-	wmu     sync.Mutex
-	queue   []*queuedWrite
-	leading bool
+	// writes runs the writes waiting for the next group commit
+	// (commitBatch), at most maxBatch at once.
+	writes coalesce.Batches[*queuedWrite]
 }
 
 // Open opens the database at path, creating it if needed, and brings its
@@ -333,6 +330,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	keepReaders(sdb)
 	db := &DB{db: sdb, w: wdb, path: abs}
 	db.stamps.Fn = db.readStamp
+	db.writes.Run, db.writes.Max = db.commitBatch, maxBatch
 	if err := db.useWAL(ctx); err != nil {
 		db.Close()
 		return nil, err
