@@ -156,11 +156,12 @@ func readCheckpointFile(h *host.Host, keys PinnedKeys) (*Checkpoint, error) {
 // file that is a floor allows.
 //
 // Only the newest committed copy matters, so seals that commit together
-// do not each write one: while one copy is being staged, the checkpoints
-// signed meanwhile are not staged, and once committed they are written
-// together — the newest of them, once (copyWriter). At 32 runs in flight
-// that was a file created, written and synced per run. A lone seal still
-// stages its copy while it commits.
+// do not each write one: a copy is staged only by a seal that is the only
+// one under way in this process and while no other copy is being staged;
+// the checkpoints of the others, once committed, are written together —
+// the newest of them, once (copyWriter). At 32 runs in flight that was a
+// file created, written and synced per run. A lone seal still stages its
+// copy while it commits.
 type checkpointFile struct {
 	home    string
 	pending []chan preparedCopy // one per copy staged: a seal's write may run again
@@ -178,9 +179,12 @@ type preparedCopy struct {
 // prepare starts writing the copy of checkpoint v, unless another copy is
 // being written for this home.
 func (f *checkpointFile) prepare(v *store.Version) {
-	f.last, f.staged = v, false
 	w := copyWriterOf(f.home)
-	if !w.staging.CompareAndSwap(false, true) {
+	if f.last == nil {
+		w.sealing.Add(1) // until keep
+	}
+	f.last, f.staged = v, false
+	if w.sealing.Load() > 1 || !w.staging.CompareAndSwap(false, true) {
 		return
 	}
 	f.staged = true
@@ -211,8 +215,13 @@ func (f *checkpointFile) keep(committed bool) error {
 		}
 	}
 	f.pending = nil
-	if committed && !f.staged && f.last != nil {
-		err = copyWriterOf(f.home).write(f.last)
+	if f.last == nil {
+		return err
+	}
+	w := copyWriterOf(f.home)
+	w.sealing.Add(-1)
+	if committed && !f.staged {
+		err = w.write(f.last)
 	}
 	return err
 }
@@ -223,7 +232,10 @@ func (f *checkpointFile) keep(committed bool) error {
 type copyWriter struct {
 	home string
 	// put writes a copy and puts it in place (keepCopy).
-	put     func(home string, v *store.Version) error
+	put func(home string, v *store.Version) error
+	// sealing counts the seals between their first copy signed and keep;
+	// staging is set while a copy is staged.
+	sealing atomic.Int64
 	staging atomic.Bool
 	waiting coalesce.Batches[waitingCopy]
 }

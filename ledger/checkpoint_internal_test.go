@@ -170,3 +170,38 @@ func TestCopySignedWhileAnotherIsStaged(t *testing.T) {
 		t.Fatalf("left in the folder: %v", entries)
 	}
 }
+
+// TestOnlyALoneSealStagesItsCopy: a seal under way beside another does
+// not stage its copy, even with none being staged; committed, it is
+// written after, and the file ends at the newest.
+func TestOnlyALoneSealStagesItsCopy(t *testing.T) {
+	home := t.TempDir()
+	v := func(seq int64) *store.Version {
+		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
+	}
+	w := copyWriterOf(home)
+	lone, beside := &checkpointFile{home: home}, &checkpointFile{home: home}
+	lone.prepare(v(1))
+	if len(lone.pending) != 1 {
+		t.Fatal("a lone seal did not stage its copy")
+	}
+	for w.staging.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	beside.prepare(v(2))
+	if len(beside.pending) != 0 {
+		t.Fatal("a seal under way beside another staged its copy")
+	}
+	if err := lone.keep(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := beside.keep(true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Contains(b, []byte("eyJzZXEiOjJ9")) { // base64 of {"seq":2}
+		t.Fatalf("file holds %s, want the newest", b)
+	}
+	if n := w.sealing.Load(); n != 0 {
+		t.Fatalf("%d seals counted under way after both kept", n)
+	}
+}
