@@ -228,21 +228,8 @@ func BenchmarkConcurrentRunsNpm32(b *testing.B) {
 // pays. The difference is what governance adds to a session's start; the
 // other figures are servetest.BenchStart's.
 func BenchmarkSessionStartNpm(b *testing.B) {
-	servers := interoptest.Confine(b)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		b.Fatalf("node is needed to run the npm servers: %v", err)
-	}
-	memDir, root := b.TempDir(), b.TempDir()
-	b.Setenv("MEMORY_FILE_PATH", filepath.Join(memDir, "memory.jsonl"))
-	h := &servetest.Host{Host: hosttest.New(b, useBundle(b, "confined-npm")), OA: servetest.Binary(b)}
-	h.WriteRegistry(confinedNpmRegistry())
-	host := h.Open()
-	h.AddConnection(host, "memory", "npm.memory", connector.Config{Command: node, Args: []string{servers.Memory}, Env: []string{"MEMORY_FILE_PATH"},
-		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{memDir}}})
-	h.AddConnection(host, "files", "npm.files", connector.Config{Command: node, Args: []string{servers.Filesystem, root},
-		Confinement: &confine.Profile{Read: []string{servers.NodeModules}, Write: []string{root}}})
-	h.Bind(host, "claude-test")
+	d, memory := npmMemoryHost(b)
+	h := &servetest.Host{Host: d, OA: servetest.Binary(b)}
 	b.Run("coordinator", func(b *testing.B) {
 		servetest.BenchStart(b, func() *exec.Cmd {
 			cmd := exec.Command(h.OA, "coordinator", "serve", "--deployment", "clinic")
@@ -251,6 +238,6 @@ func BenchmarkSessionStartNpm(b *testing.B) {
 		})
 	})
 	b.Run("server-memory", func(b *testing.B) {
-		servetest.BenchStart(b, func() *exec.Cmd { return exec.Command(node, servers.Memory) })
+		servetest.BenchStart(b, func() *exec.Cmd { return exec.Command(memory.Command, memory.Args...) })
 	})
 }
