@@ -155,10 +155,13 @@ func (p *Pool) EvalAhead(ctx context.Context, source string, input, steps, resul
 // alone and whose values are not remembered yet, each once, never the
 // evaluation of key itself.
 func (p *Pool) aheadOf(input json.RawMessage, key memo.ID, ahead []string) []request {
+	if len(ahead) == 0 || !json.Valid(input) {
+		return nil
+	}
 	var out []request
 	seen := map[memo.ID]bool{key: true}
 	for _, source := range ahead {
-		if u := p.usesOf(source); u.Steps || u.Result || !json.Valid(input) {
+		if u := p.usesOf(source); u.Steps || u.Result {
 			continue
 		}
 		req := request{CPU: int64(p.budget.Time), Source: source, Input: input}
