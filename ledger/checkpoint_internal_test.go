@@ -16,11 +16,8 @@ import (
 // a later one in the file (two sealers finishing out of order).
 func TestCheckpointFileOnlyMovesForward(t *testing.T) {
 	home := t.TempDir()
-	v := func(seq int64) *store.Version {
-		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + string(rune('0'+seq)) + `}`), Signature: []byte("sig")}
-	}
 	for _, seq := range []int64{2, 1, 3} {
-		if err := writeCheckpointFile(home, v(seq)); err != nil {
+		if err := writeCheckpointFile(home, copyOf(seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -28,12 +25,18 @@ func TestCheckpointFileOnlyMovesForward(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte("eyJzZXEiOjN9")) { // base64 of {"seq":3}
 		t.Fatalf("file holds %s, %v", b, err)
 	}
-	if err := writeCheckpointFile(home, v(2)); err != nil {
+	if err := writeCheckpointFile(home, copyOf(2)); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.ReadFile(filepath.Join(home, CheckpointFile)); !bytes.Equal(again, b) {
 		t.Fatalf("an older checkpoint replaced a later one: %s", again)
 	}
+}
+
+// copyOf is a signed copy numbered seq (its signature is not checked by
+// the file's writers).
+func copyOf(seq int64) *store.Version {
+	return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
 }
 
 // writeCheckpointFile writes v to the checkpoint file as a seal that
@@ -50,15 +53,12 @@ func writeCheckpointFile(home string, v *store.Version) error {
 // folder.
 func TestCheckpointFileKeepsOnlyWhatCommitted(t *testing.T) {
 	home := t.TempDir()
-	v := func(seq int64) *store.Version {
-		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
-	}
-	if err := writeCheckpointFile(home, v(1)); err != nil {
+	if err := writeCheckpointFile(home, copyOf(1)); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(home, CheckpointFile))
 	failed := &checkpointFile{home: home}
-	failed.prepare(v(2))
+	failed.prepare(copyOf(2))
 	if err := failed.keep(false); err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +66,8 @@ func TestCheckpointFileKeepsOnlyWhatCommitted(t *testing.T) {
 		t.Fatalf("a seal that did not commit changed the file: %s", after)
 	}
 	twice := &checkpointFile{home: home}
-	twice.prepare(v(3))
-	twice.prepare(v(4))
+	twice.prepare(copyOf(3))
+	twice.prepare(copyOf(4))
 	if err := twice.keep(true); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +110,11 @@ func TestCommittedCopiesAreWrittenTogether(t *testing.T) {
 		}
 		return keepCopy(home, v)
 	})
-	v := func(seq int64) *store.Version {
-		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
-	}
 	errs := make(chan error, 9)
-	go func() { errs <- w.write(v(1)) }()
+	go func() { errs <- w.write(copyOf(1)) }()
 	<-underWay // a write is under way while 8 seals commit
 	for _, seq := range []int64{5, 3, 9, 2, 8, 4, 7, 6} {
-		go func() { errs <- w.write(v(seq)) }()
+		go func() { errs <- w.write(copyOf(seq)) }()
 	}
 	for w.waiting.Waiting() < 8 {
 		time.Sleep(time.Millisecond)
@@ -141,14 +138,11 @@ func TestCommittedCopiesAreWrittenTogether(t *testing.T) {
 // written after the commit; not committed, nothing is written.
 func TestCopySignedWhileAnotherIsStaged(t *testing.T) {
 	home := t.TempDir()
-	v := func(seq int64) *store.Version {
-		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
-	}
 	staging := &copyWriterOf(home).staging
 	staging.Store(true) // another seal's copy is being written
 	defer staging.Store(false)
 	failed := &checkpointFile{home: home}
-	failed.prepare(v(1))
+	failed.prepare(copyOf(1))
 	if len(failed.pending) != 0 {
 		t.Fatal("a copy was staged while another was")
 	}
@@ -159,7 +153,7 @@ func TestCopySignedWhileAnotherIsStaged(t *testing.T) {
 		t.Fatalf("a seal that did not commit wrote %v", entries)
 	}
 	kept := &checkpointFile{home: home}
-	kept.prepare(v(2))
+	kept.prepare(copyOf(2))
 	if err := kept.keep(true); err != nil {
 		t.Fatal(err)
 	}
@@ -176,19 +170,16 @@ func TestCopySignedWhileAnotherIsStaged(t *testing.T) {
 // written after, and the file ends at the newest.
 func TestOnlyALoneSealStagesItsCopy(t *testing.T) {
 	home := t.TempDir()
-	v := func(seq int64) *store.Version {
-		return &store.Version{Seq: seq, Record: []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `}`), Signature: []byte("sig")}
-	}
 	w := copyWriterOf(home)
 	lone, beside := &checkpointFile{home: home}, &checkpointFile{home: home}
-	lone.prepare(v(1))
+	lone.prepare(copyOf(1))
 	if len(lone.pending) != 1 {
 		t.Fatal("a lone seal did not stage its copy")
 	}
 	for w.staging.Load() {
 		time.Sleep(time.Millisecond)
 	}
-	beside.prepare(v(2))
+	beside.prepare(copyOf(2))
 	if len(beside.pending) != 0 {
 		t.Fatal("a seal under way beside another staged its copy")
 	}
