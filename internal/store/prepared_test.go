@@ -40,11 +40,7 @@ func keptStatements(t *testing.T, db *DB) int {
 // as they would unprepared, and are not kept.
 func TestConnectionsKeepStatementsPrepared(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t, filepath.Join(t.TempDir(), "state.db"))
 	db.db.SetMaxOpenConns(1) // one connection, so what it keeps is seen
 	const square = `SELECT ? * ?`
 	var got int
@@ -122,11 +118,7 @@ func TestConnectionsKeepStatementsPrepared(t *testing.T) {
 // reads the schema and prepares its statements again).
 func TestReadersOutliveABurst(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTest(t, filepath.Join(t.TempDir(), "state.db"))
 	const atOnce = idleReaders / 2
 	burst := func() {
 		t.Helper()
