@@ -14,15 +14,11 @@ import (
 // parsed before for the same PEM.
 func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
 	newSigner := func() *Signer {
-		priv, _, err := GenerateKeys([]byte("pw"))
+		kp, err := csGenerate()
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := LoadSigner(priv, []byte("pw"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return kp.signer
 	}
 	one, other := newSigner(), newSigner()
 	msg := []byte(`{"seq":1}`)
