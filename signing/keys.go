@@ -226,9 +226,17 @@ func ReadPassword(prompt func() ([]byte, error)) ([]byte, error) {
 }
 
 // SignBytes signs msg (ECDSA over its SHA-256), for records a host signs
-// itself: admissions, revocations, receipts.
+// itself: admissions, revocations, receipts. The signature is remembered
+// as verified with the signer's public key (verified.go): a host reads
+// back what it just signed — the checkpoint a seal extends was signed by
+// the seal before it — and a signature made with a key verifies with it.
 func (s *Signer) SignBytes(msg []byte) ([]byte, error) {
-	return s.sv.SignMessage(bytes.NewReader(msg))
+	sig, err := s.sv.SignMessage(bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	verified.Put(memo.IDOf([]byte(s.verifier.keyID), sig, msg), struct{}{})
+	return sig, nil
 }
 
 // VerifyBytes checks a signature SignBytes made over msg. A signature

@@ -60,3 +60,34 @@ func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
 		t.Fatal("another key verified the remembered signature")
 	}
 }
+
+// What a signer signs is known to verify with its own public key, and
+// with nothing else: the read back of a record just signed (the
+// checkpoint the next seal extends) is not verified again.
+func TestSignBytesRemembersWhatItSigned(t *testing.T) {
+	kp, err := csGenerate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := csGenerate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte(`{"seq":7}`)
+	sig, err := kp.signer.SignBytes(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := verified.Get(memo.IDOf([]byte(kp.signer.KeyID()), sig, msg)); !ok {
+		t.Fatal("the signature just made was not remembered as verified")
+	}
+	if err := kp.signer.Verifier().VerifyBytes(sig, msg); err != nil {
+		t.Fatalf("the signature did not verify: %v", err)
+	}
+	if err := other.signer.Verifier().VerifyBytes(sig, msg); err == nil {
+		t.Fatal("another key verified the signature")
+	}
+	if err := kp.signer.Verifier().VerifyBytes(sig, []byte(`{"seq":8}`)); err == nil {
+		t.Fatal("the signature verified over another message")
+	}
+}
