@@ -14,7 +14,10 @@ import (
 // dictionary of those keys. Unpacking gives back the exact bytes that were
 // packed, so every signature and MAC is checked over the same bytes as
 // before, and a packed row edited behind the store's back unpacks to
-// something that no longer verifies. Rows stored before (plain JSON, whose
+// something that no longer verifies — or, for the padding bits after the
+// header of the empty block that ends every packed row (at most 7, which
+// deflate ignores), to the same document, which changes nothing that is
+// checked. Rows stored before (plain JSON, whose
 // first byte is never the format byte) are read as they are.
 
 // packedV1 is the first byte of a row packed with packDictV1. A new
