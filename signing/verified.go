@@ -9,7 +9,9 @@ import "github.com/oa-dev/oa/internal/memo"
 // What verified once verifies always: a verification is a function of the
 // key, the signature and the message. So successes are remembered, keyed
 // by a digest of all three, and only successes: a signature that fails is
-// checked again every time. Parsed public keys are remembered the same
+// checked again every time. A signature SignBytes makes is remembered as
+// it is made: the host reads back what it just signed (the checkpoint the
+// next seal extends). Parsed public keys are remembered the same
 // way, by a digest of their PEM.
 
 // maxMemo bounds each memo; a full memo is emptied and fills again, so the
