@@ -238,13 +238,16 @@ func CheckCounts(ctx context.Context, h *host.Host, heads *Heads) error {
 // sign — and the runs to the most the heads counted: a row removed from
 // the middle of either shows here. One statement reads one snapshot, and
 // both only grow, so a seal by another process meanwhile is no
-// disagreement.
+// disagreement. The runs counted are remembered (store.DB.RememberRuns),
+// so the next seal counts only the runs added since.
 func checkCounts(ctx context.Context, h *host.Host, head, file *Checkpoint) error {
-	var receipts, top, runs int64
-	err := StoreOf(h).db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM receipts), (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM runs)`).Scan(&receipts, &top, &runs)
+	var receipts, top, runs, lastRun int64
+	db := StoreOf(h).db
+	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM receipts), (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM runs), (SELECT coalesce(max(rowid), 0) FROM runs)`).Scan(&receipts, &top, &runs, &lastRun)
 	if err != nil {
 		return fmt.Errorf("store: count receipts and runs: %w", err)
 	}
+	db.RememberRuns(runs, lastRun)
 	var signed, signedRuns int64
 	for _, cp := range []*Checkpoint{head, file} {
 		if cp != nil {

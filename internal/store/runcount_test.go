@@ -97,3 +97,48 @@ func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
 }
 
 var errRolledBack = errors.New("rolled back on purpose")
+
+// TestRememberedRunsAreCountedFrom: a count remembered from a snapshot
+// (RememberRuns) is where CountRuns starts: only the rows after its mark
+// are read — seen here by remembering one row too many — and an older
+// snapshot's count does not replace a newer one.
+func TestRememberedRunsAreCountedFrom(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, filepath.Join(t.TempDir(), "state.db"))
+	insert := func(ids ...string) {
+		t.Helper()
+		if err := db.Write(ctx, "insert", func(tx *sql.Tx) error {
+			for _, id := range ids {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, 'd', ?, x'00')`, id, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counted := func() int64 {
+		t.Helper()
+		var n int64
+		if err := db.Write(ctx, "count", func(tx *sql.Tx) error {
+			var err error
+			n, _, err = db.CountRuns(ctx, tx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insert("a", "b")
+	var mark int64
+	if err := db.QueryRowContext(ctx, `SELECT max(rowid) FROM runs`).Scan(&mark); err != nil {
+		t.Fatal(err)
+	}
+	db.RememberRuns(3, mark) // one more than the two rows up to mark
+	db.RememberRuns(1, mark-1)
+	insert("c")
+	if n := counted(); n != 4 {
+		t.Fatalf("CountRuns = %d, want the 3 remembered up to the mark and 1 after it", n)
+	}
+}
