@@ -2,6 +2,7 @@ package coordinator_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,8 +23,8 @@ import (
 
 // BenchmarkHistory measures what grows with a host's history: a session
 // start (coordinator.Open; then the background count of receipts and
-// runs every attempt waits for) and `oa receipts verify`, incremental and
-// full, on a quickstart host given OA_HISTORY_RUNS finished runs with
+// runs every attempt waits for), a run and a read-only call, and `oa
+// receipts verify`, incremental and full, on a quickstart host given OA_HISTORY_RUNS finished runs with
 // their receipts (coordtest.BuildHistory, in bulk). It is skipped
 // unless OA_HISTORY_RUNS is set; OA_HISTORY_DIR keeps the built host
 // between runs (it takes minutes for a million). scripts/history-bench.sh
@@ -98,6 +99,28 @@ func BenchmarkHistory(b *testing.B) {
 			res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: coordtest.Inputs("AB-1234"), RequestID: "history-" + stamp + "-" + strconv.Itoa(i), Wait: time.Minute})
 			if err != nil || res.Proof != contract.ProofSealed {
 				b.Fatalf("run %d: %+v, %v", i, res, err)
+			}
+		}
+	})
+	// A read-only call on the long history: its checks (the plan check
+	// from memory, the store check) must not grow with it either.
+	b.Run("read", func(b *testing.B) {
+		c, err := coordinator.Open(ctx, coordinator.Options{Home: home, Deployment: demo.Deployment, Mode: coordinator.ModeSandbox, Operator: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.WaitCounted(ctx); err != nil {
+			b.Fatal(err)
+		}
+		tools := c.ReadTools()
+		if len(tools) == 0 {
+			b.Fatal("the deployment serves no read-only tool")
+		}
+		for b.Loop() {
+			res, err := c.Read(ctx, tools[0].Capability, json.RawMessage(`{"record":"AB-1234"}`))
+			if err != nil || res.Outcome != contract.OutcomeDone {
+				b.Fatalf("read: %+v, %v", res, err)
 			}
 		}
 	})

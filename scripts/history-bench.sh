@@ -14,5 +14,5 @@ DIR=${2:-/tmp/oa-history}
 mkdir -p "$DIR"
 cd "$(dirname "$0")/.."
 export OA_HISTORY_RUNS="$N" OA_HISTORY_DIR="$DIR"
-go test ./coordinator -run '^$' -bench 'BenchmarkHistory/(start|start-counted|run|verify-incremental-100-new)$' -benchtime 5x -count 3 -timeout 2h
+go test ./coordinator -run '^$' -bench 'BenchmarkHistory/(start|start-counted|run|read|verify-incremental-100-new)$' -benchtime 5x -count 3 -timeout 2h
 go test ./coordinator -run '^$' -bench 'BenchmarkHistory/verify-full$' -benchtime 1x -count 1 -timeout 2h
