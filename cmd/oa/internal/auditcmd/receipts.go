@@ -1,6 +1,7 @@
 package auditcmd
 
 import (
+	"bufio"
 	"fmt"
 	"time"
 
@@ -72,27 +73,49 @@ the first, on every core.`,
 		Args:  cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				list, err := ledger.ListReceipts(cmd.Context(), h)
-				if err != nil {
-					return err
-				}
 				if cli.WantJSON(cmd) {
-					return cli.PrintJSON(cmd.OutOrStdout(), list)
+					return listReceiptsJSON(cmd, h)
 				}
-				out := cmd.OutOrStdout()
-				if len(list) == 0 {
-					fmt.Fprintln(out, "no receipts")
-					return nil
-				}
-				fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST")
-				for _, s := range list {
-					r := s.Record
-					fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest)
-				}
-				return nil
+				return listReceiptsTable(cmd, h)
 			})
 		},
 	}
 	cmd.AddCommand(verify, list)
 	return cmd
+}
+
+// listReceiptsJSON prints the receipts as one JSON array, written as they
+// are read: a long history is never held whole.
+func listReceiptsJSON(cmd *cobra.Command, h *host.Host) error {
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	a := cli.NewJSONArray(out)
+	if err := ledger.EachReceipt(cmd.Context(), h, func(r ledger.ListedReceipt) error { return a.Add(r) }); err != nil {
+		return err
+	}
+	if err := a.Close(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// listReceiptsTable prints the receipts as a table, a line as each is read.
+func listReceiptsTable(cmd *cobra.Command, h *host.Host) error {
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	n := 0
+	err := ledger.EachReceipt(cmd.Context(), h, func(s ledger.ListedReceipt) error {
+		if n == 0 {
+			fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST")
+		}
+		n++
+		r := s.Record
+		_, err := fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintln(out, "no receipts")
+	}
+	return out.Flush()
 }
