@@ -76,3 +76,33 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 		t.Fatalf("verify after the newest receipt was removed: %+v", r)
 	}
 }
+
+// A mark further behind the head than an incremental verify holds in
+// memory is verified in full, which streams: what was added since the
+// mark is never held whole, however much it is.
+func TestReceiptsVerifyFarBehindIsFull(t *testing.T) {
+	ctx := context.Background()
+	s := coordtest.Serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.Run(t, "r-1", "AB-1234")
+	verify := func() *ledger.ChainReport {
+		t.Helper()
+		r, err := ledger.VerifyReceiptsWith(ctx, s.H, ledger.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := verify(); !r.OK || r.Incremental {
+		t.Fatalf("first verify (no mark): %+v", r)
+	}
+	defer ledger.SetMaxIncremental(1)()
+	s.Run(t, "r-2", "CD-5678")
+	if r := verify(); !r.OK || !r.Incremental || r.Verified != 1 {
+		t.Fatalf("one receipt and one run since the mark, at most 1 held: %+v", r)
+	}
+	s.Run(t, "r-3", "EF-0001")
+	s.Run(t, "r-4", "GH-0002")
+	if r := verify(); !r.OK || r.Incremental || r.Verified != 4 {
+		t.Fatalf("two receipts since the mark, at most 1 held: %+v", r)
+	}
+}
