@@ -1,0 +1,98 @@
+package ledger
+
+// Tests of what must not grow with a host's history.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+)
+
+// TestCountedRunsAreRememberedForTheNextSeal: the runs a session's count
+// found (CheckCounts, before the first attempt) are not counted again by
+// the next seal, which counts only the runs added since — on a host with
+// a million runs, a count of them all inside the write lock. Seen here by
+// a row removed behind the count, which the seal's count then does not
+// see (that removal is CheckCounts' and the chain check's to find).
+func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
+	ctx := context.Background()
+	h := hosttest.New(t, nil).Open()
+	s := StoreOf(h)
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if err := s.InsertRun(ctx, store.Run{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := CheckCounts(ctx, h, &Heads{}); err != nil {
+		t.Fatal(err)
+	}
+	writeSQL(t, s, `DELETE FROM runs WHERE run_id = 'r2'`) // a run removed behind the count
+	if err := s.InsertRun(ctx, store.Run{RunID: "r4", Deployment: "d", RequestID: "r4", State: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := s.db.Write(ctx, "count", func(tx *sql.Tx) error {
+		var err error
+		n, _, err = s.db.CountRuns(ctx, tx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Fatalf("the seal's count is %d: want the 3 counted at the session's start and the 1 added since", n)
+	}
+}
+
+// writeSQL runs one statement in a write of s, as something other than
+// the ledger would change the store.
+func writeSQL(t *testing.T, s Store, query string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.db.Write(ctx, "test", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEachReceiptRefusesBeforeHandingAny: receipts are handed over in
+// chain order, one at a time; a row that is not a receipt record refuses
+// receipt_chain_broken naming it, and then not one receipt was handed
+// over, wherever in the chain the row is.
+func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
+	ctx := context.Background()
+	h := hosttest.New(t, nil).Open()
+	s := StoreOf(h)
+	insert := func(seq int, record string) {
+		t.Helper()
+		writeSQL(t, s, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature, deployment, request_id) VALUES (?, ?, 1, '', ?, x'00', 'd', ?)`,
+			seq, fmt.Sprint("run-", seq), []byte(record), fmt.Sprint("req-", seq))
+	}
+	for seq := 1; seq <= 3; seq++ {
+		insert(seq, fmt.Sprintf(`{"type":%q,"seq":%d,"runId":"run-%d"}`, ReceiptType, seq, seq))
+	}
+	var seen []int64
+	if err := EachReceipt(ctx, h, func(r ListedReceipt) error { seen = append(seen, r.Record.Seq); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seen) != "[1 2 3]" {
+		t.Fatalf("receipts handed over: %v, want 1 2 3 in chain order", seen)
+	}
+	insert(4, `not a receipt`)
+	handed := 0
+	err := EachReceipt(ctx, h, func(ListedReceipt) error { handed++; return nil })
+	var why *blocking.Error
+	if !errors.As(err, &why) || why.Code != blocking.ReceiptChainBroken || why.Detail != "receipt #4 is not a receipt record" {
+		t.Fatalf("a row that is not a receipt: %v", err)
+	}
+	if handed != 0 {
+		t.Fatalf("%d receipts were handed over before the refusal", handed)
+	}
+}
