@@ -96,3 +96,46 @@ func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
 		t.Fatalf("%d receipts were handed over before the refusal", handed)
 	}
 }
+
+// TestOpenAttentionItemsFollowTheirState: the open items are read through
+// their index (INDEXED BY: the query fails without it), follow each
+// item's state as it is paused and decided, and keep their order; every
+// item is still read by AttentionItems.
+func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
+	ctx := context.Background()
+	h := hosttest.New(t, nil).Open()
+	s := StoreOf(h)
+	for _, id := range []string{"a1", "a2", "a3"} {
+		run := "run-" + id
+		if err := s.InsertRun(ctx, store.Run{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		item := fmt.Sprintf(`{"attention_id":%q,"run_id":%q,"state":"open"}`, id, run)
+		if err := s.PauseRun(ctx, store.Attention{ID: id, RunID: run, State: []byte(item)}, func(b []byte) ([]byte, error) { return b, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DecideAttention(ctx, "a2", func(item, run []byte) ([]byte, []byte, error) {
+		return []byte(`{"attention_id":"a2","run_id":"run-a2","state":"approved"}`), run, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(read func(context.Context) ([]store.Attention, error)) string {
+		t.Helper()
+		items, err := read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range items {
+			out = append(out, a.ID)
+		}
+		return fmt.Sprint(out)
+	}
+	if got := ids(s.OpenAttentionItems); got != "[a1 a3]" {
+		t.Fatalf("open items: %s, want a1 a3", got)
+	}
+	if got := ids(s.AttentionItems); got != "[a1 a2 a3]" {
+		t.Fatalf("every item: %s", got)
+	}
+}

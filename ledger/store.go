@@ -98,7 +98,19 @@ func (s Store) AttentionByID(ctx context.Context, id string) (*store.Attention, 
 
 // AttentionItems returns every attention item, oldest first.
 func (s Store) AttentionItems(ctx context.Context) ([]store.Attention, error) {
-	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
+	return s.attentionWhere(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
+}
+
+// OpenAttentionItems returns the attention items whose document says
+// they are open, oldest first, read through the index of open items
+// (store.OpenAttention): its cost follows the open items, not every item
+// the host ever stored.
+func (s Store) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
+	return s.attentionWhere(ctx, `SELECT id, run_id, state FROM attention INDEXED BY attention_open WHERE `+store.OpenAttention+` ORDER BY rowid`)
+}
+
+func (s Store) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
+	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
 	}

@@ -13,6 +13,9 @@ import (
 type Rows interface {
 	// AttentionItems returns every attention item, oldest first.
 	AttentionItems(ctx context.Context) ([]store.Attention, error)
+	// OpenAttentionItems returns the items whose document says they are
+	// open, oldest first, without reading the others.
+	OpenAttentionItems(ctx context.Context) ([]store.Attention, error)
 	// AttentionByID returns an attention item, or nil.
 	AttentionByID(ctx context.Context, id string) (*store.Attention, error)
 	// RunByID returns a run, or nil.
@@ -55,7 +58,11 @@ func (r Records) Get(ctx context.Context, id string) (*Item, error) {
 // Load returns the stored attention items, oldest first: the open ones,
 // or all.
 func (r Records) Load(ctx context.Context, all bool) ([]Stored, error) {
-	rows, err := r.Rows.AttentionItems(ctx)
+	read := r.Rows.OpenAttentionItems
+	if all {
+		read = r.Rows.AttentionItems
+	}
+	rows, err := read(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -259,7 +259,19 @@ ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 	// database (ErrSchemaTooNew) instead of reading packed rows as edited
 	// ones.
 	`-- 7: packed history rows`,
+	// 8: the open attention items indexed by the state their document
+	// names, so that the open ones (needs_attention, `oa attention list`)
+	// are read without reading every item the host ever stored: with
+	// 100,000 decided items, 0.95 s and 131 MB a listing before.
+	`
+CREATE INDEX attention_open ON attention (id) WHERE ` + OpenAttention + `;
+`,
 }
+
+// OpenAttention is the condition an attention item's row meets while its
+// document says it is open ({"state":"open"}): the condition of the
+// attention_open index, which a query names to use it.
+const OpenAttention = `json_extract(CAST(state AS TEXT), '$.state') = 'open'`
 
 // schemaVersion is the schema version this code writes and understands.
 var schemaVersion = len(migrations)
