@@ -235,7 +235,7 @@ func (s *Signer) SignBytes(msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	verified.Put(memo.IDOf([]byte(s.verifier.keyID), sig, msg), struct{}{})
+	verified.Put(verifiedID(s.verifier.keyID, sig, msg), struct{}{})
 	return sig, nil
 }
 
@@ -245,7 +245,7 @@ func (v *Verifier) VerifyBytes(sig, msg []byte) error {
 	if v.v == nil {
 		return errors.New("signing: an identity verifier cannot verify host records")
 	}
-	id := memo.IDOf([]byte(v.keyID), sig, msg)
+	id := verifiedID(v.keyID, sig, msg)
 	if _, ok := verified.Get(id); ok {
 		return nil
 	}

@@ -24,3 +24,9 @@ var (
 	// loadedVerifiers holds the verifiers parsed from public key PEMs.
 	loadedVerifiers = memo.Bounded[*Verifier]{Max: maxMemo}
 )
+
+// verifiedID is what verified remembers a signature under: the key's id,
+// the signature and the message, so SignBytes and VerifyBytes key it alike.
+func verifiedID(keyID string, sig, msg []byte) memo.ID {
+	return memo.IDOf([]byte(keyID), sig, msg)
+}

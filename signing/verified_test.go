@@ -3,8 +3,6 @@ package signing
 import (
 	"bytes"
 	"testing"
-
-	"github.com/oa-dev/oa/internal/memo"
 )
 
 // TestVerifyBytesRemembersOnlySuccesses: a signature that verified is
@@ -45,7 +43,7 @@ func TestVerifyBytesRemembersOnlySuccesses(t *testing.T) {
 			t.Fatalf("the signature did not verify: %v", err)
 		}
 	}
-	if _, ok := verified.Get(memo.IDOf([]byte(ver.KeyID()), sig, msg)); !ok {
+	if _, ok := verified.Get(verifiedID(ver.KeyID(), sig, msg)); !ok {
 		t.Fatal("the success was not remembered")
 	}
 	if err := ver.VerifyBytes(sig, []byte(`{"seq":2}`)); err == nil {
@@ -78,7 +76,7 @@ func TestSignBytesRemembersWhatItSigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := verified.Get(memo.IDOf([]byte(kp.signer.KeyID()), sig, msg)); !ok {
+	if _, ok := verified.Get(verifiedID(kp.signer.KeyID(), sig, msg)); !ok {
 		t.Fatal("the signature just made was not remembered as verified")
 	}
 	if err := kp.signer.Verifier().VerifyBytes(sig, msg); err != nil {
