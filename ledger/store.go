@@ -325,15 +325,6 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 	return nil
 }
 
-// Receipts returns the whole chain by ascending sequence number.
-func (s Store) Receipts(ctx context.Context) ([]store.Receipt, error) {
-	out, err := store.Select(ctx, s.db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`)
-	if err != nil {
-		return nil, fmt.Errorf("store: read receipts: %w", err)
-	}
-	return out, nil
-}
-
 // UseState records a single-use nonce. It returns store.ErrConflict
 // (wrapped) when the nonce was used before; expired nonces are forgotten.
 func (s Store) UseState(ctx context.Context, nonce string, expires, now time.Time) error {

@@ -79,7 +79,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if r, err := seal(2); r != nil || err != nil {
 		t.Fatalf("an attempt sealed twice: %+v, %v", r, err)
 	}
-	if rs, _ := db.Receipts(ctx); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
+	if rs, _ := store.Select(ctx, sdb, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
 		t.Fatalf("chain = %+v", rs)
 	}
 	if v, _ := sdb.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey); v == nil || v.Seq != 3 || string(v.Record) != `{"head":3}` {
