@@ -81,7 +81,7 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 // have a host but no running coordinator (the CLI; audit builds its own
 // on the ledger's store).
 func AttentionRecords(h *host.Host) attention.Records {
-	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host}
+	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host, Secret: func() ([]byte, error) { return ledger.HostSecret(h.Home) }}
 }
 
 // NeedsAttention lists this deployment's open attention items.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,6 +61,9 @@ type liveQuestion struct {
 	answer chan *mcp.ElicitResult
 	// done is closed when the app's wait ends, however it ends.
 	done chan struct{}
+	// refused is set once a request on the question's socket was refused
+	// (the operator is told once).
+	refused atomic.Bool
 }
 
 // questions holds the live questions of this process and, per run, a

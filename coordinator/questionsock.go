@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,12 +59,48 @@ func (c *Coordinator) serveQuestion(l *liveQuestion) (stop func()) {
 	}
 }
 
+// serveQuestionConn serves one connection: it refuses a peer that is
+// not the coordinator's user or that is a process of a server's tree
+// (checkQuestionPeer), before it reads anything; then it writes a fresh
+// challenge and takes one request only if its MAC under the host's
+// coordinator secret covers that challenge, this question's id and the
+// request's bytes (attention.QuestionMAC, compared in constant time). The
+// secret is what decides — a confined server cannot read it, and the
+// challenge makes a request good for this connection only; the peer check
+// stands in front of it. A refused request changes nothing.
 func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(attention.QuestionIOTimeout))
+	enc := json.NewEncoder(conn)
+	refuse := func(detail string) {
+		c.noteQuestionRefused(l, detail)
+		_ = enc.Encode(attention.QuestionReply{Code: blocking.QuestionRequestRefused, Detail: detail})
+	}
+	if detail := checkQuestionPeer(conn); detail != "" {
+		refuse(detail)
+		return
+	}
+	challenge := make([]byte, attention.QuestionChallengeBytes)
+	if _, err := rand.Read(challenge); err != nil {
+		return
+	}
+	if err := enc.Encode(attention.QuestionChallenge{Challenge: challenge}); err != nil {
+		return
+	}
+	var signed attention.SignedQuestionRequest
+	if err := json.NewDecoder(io.LimitReader(conn, attention.QuestionMaxBytes)).Decode(&signed); err != nil {
+		// What cannot be read cannot be authenticated either: refused the
+		// same way, so a sender without the secret learns nothing more.
+		refuse("the request carries no proof that it comes from the host's operator")
+		return
+	}
+	if len(signed.Request) == 0 || !hmac.Equal(signed.MAC, attention.QuestionMAC(c.secret, challenge, l.id, signed.Request)) {
+		refuse("the request carries no proof that it comes from the host's operator")
+		return
+	}
 	var req attention.QuestionRequest
 	reply := attention.QuestionReply{}
-	if err := json.NewDecoder(io.LimitReader(conn, attention.QuestionMaxBytes)).Decode(&req); err != nil {
+	if err := json.Unmarshal(signed.Request, &req); err != nil {
 		reply.Code, reply.Detail = blocking.QuestionAnswerInvalid, "the request is not one JSON object of at most 1 MiB"
 	} else {
 		switch req.Op {
@@ -95,7 +133,18 @@ func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 			reply.Code, reply.Detail = blocking.QuestionAnswerInvalid, "unknown request"
 		}
 	}
-	_ = json.NewEncoder(conn).Encode(reply)
+	_ = enc.Encode(reply)
+}
+
+// noteQuestionRefused tells the operator, once per question, that a
+// request on its socket was refused: something on this host tried to
+// answer for a person. Later refusals are not told, so a process that
+// keeps trying cannot flood the operator's channel.
+func (c *Coordinator) noteQuestionRefused(l *liveQuestion, detail string) {
+	if l.refused.Swap(true) {
+		return
+	}
+	fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: a request on the question socket was refused (%s: %s); further refusals of this question are not shown\n", l.id, blocking.QuestionRequestRefused, detail)
 }
 
 // refusalOf is err's first refusal code and detail, or a fixed fault.

@@ -2,6 +2,9 @@ package attention
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,6 +29,20 @@ import (
 // coordinator checks against the form and hands to the app unchanged.
 // Each exchange is one bounded JSON request and reply: the client is
 // here, the server is the waiting coordinator's.
+//
+// Only a person may answer, and a downstream server can reach the socket
+// (a confined server learns its name with inotify, which Landlock does
+// not cover, and Landlock below ABI 9 does not cover connecting to a
+// pathname socket). So every request proves that its sender can read the
+// host's coordinator secret (Records.Secret: $OA_HOME/keys/coordinator.secret,
+// which no confined server may read): the coordinator first writes a
+// fresh random challenge (QuestionChallenge), and the client answers
+// with its request's exact bytes and their MAC (QuestionMAC, keyed by a
+// key derived from the secret, over the challenge, the attention id and
+// those bytes), so a request is good for one connection to one question
+// and cannot be replayed or altered. The coordinator also refuses a peer
+// (its SO_PEERCRED credentials) that is another user or a process of a
+// server's tree, before it reads anything (coordinator/questionpeer*.go).
 
 // QuestionDir is the folder of the question sockets of a host.
 func QuestionDir(home string) string { return filepath.Join(home, "q") }
@@ -44,6 +61,44 @@ type QuestionRequest struct {
 	Op     string  `json:"op"` // "show" or "answer"
 	Answer *Answer `json:"answer,omitempty"`
 	By     string  `json:"by,omitempty"`
+}
+
+// QuestionChallenge is the first thing the coordinator writes on a
+// question socket: a fresh random value the request's MAC must cover.
+type QuestionChallenge struct {
+	Challenge []byte `json:"challenge"` // QuestionChallengeBytes, base64 on the wire
+}
+
+// QuestionChallengeBytes is the length of a challenge.
+const QuestionChallengeBytes = 32
+
+// SignedQuestionRequest is what the client writes after the challenge:
+// a QuestionRequest's exact JSON bytes and their QuestionMAC. The
+// coordinator checks the MAC over those bytes before it reads them.
+type SignedQuestionRequest struct {
+	Request json.RawMessage `json:"request"`
+	MAC     []byte          `json:"mac"` // base64 on the wire
+}
+
+// questionKeyLabel derives the question socket's key from the host's
+// coordinator secret, so the secret keys nothing else's MACs here.
+const questionKeyLabel = "oa.question-socket.key/v1"
+
+// QuestionMAC is the MAC of one request over a question socket:
+// HMAC-SHA256 under HMAC-SHA256(secret, questionKeyLabel) of the
+// challenge, the attention id and the request's bytes, each prefixed by
+// its length. Compare it with hmac.Equal.
+func QuestionMAC(secret, challenge []byte, id string, request []byte) []byte {
+	k := hmac.New(sha256.New, secret)
+	k.Write([]byte(questionKeyLabel))
+	m := hmac.New(sha256.New, k.Sum(nil))
+	for _, p := range [][]byte{challenge, []byte(id), request} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		m.Write(n[:])
+		m.Write(p)
+	}
+	return m.Sum(nil)
 }
 
 // QuestionReply is one reply over a question socket.
@@ -74,9 +129,23 @@ type Answer struct {
 }
 
 // askQuestionSocket makes one exchange with the coordinator waiting for
-// question id.
+// question id: it reads the challenge and answers it with req and its
+// MAC under the host's coordinator secret.
 func (r Records) askQuestionSocket(ctx context.Context, id string, req QuestionRequest) (*QuestionReply, error) {
 	if _, err := r.LoadOne(ctx, id); err != nil {
+		return nil, err
+	}
+	var secret []byte
+	if r.Secret != nil {
+		secret, _ = r.Secret()
+	}
+	if len(secret) == 0 {
+		// Without the secret no request is taken: said without the path
+		// or the error's text.
+		return nil, blocking.New(blocking.QuestionRequestRefused, "this process cannot read the host's coordinator secret")
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
 		return nil, err
 	}
 	d := net.Dialer{Timeout: 5 * time.Second}
@@ -86,11 +155,28 @@ func (r Records) askQuestionSocket(ctx context.Context, id string, req QuestionR
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(QuestionIOTimeout))
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
+	dec := json.NewDecoder(io.LimitReader(conn, QuestionMaxBytes))
+	// The coordinator's first line is its challenge, or a refusal of this
+	// process (another user, a process of a server's tree).
+	var first struct {
+		QuestionChallenge
+		QuestionReply
+	}
+	if err := dec.Decode(&first); err != nil {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not answer")
+	}
+	if first.Code != "" {
+		return nil, blocking.New(first.Code, "%s", first.Detail)
+	}
+	if len(first.Challenge) != QuestionChallengeBytes {
+		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not answer")
+	}
+	signed := SignedQuestionRequest{Request: raw, MAC: QuestionMAC(secret, first.Challenge, id, raw)}
+	if err := json.NewEncoder(conn).Encode(signed); err != nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not take the request")
 	}
 	var reply QuestionReply
-	if err := json.NewDecoder(io.LimitReader(conn, QuestionMaxBytes)).Decode(&reply); err != nil {
+	if err := dec.Decode(&reply); err != nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "the waiting coordinator did not answer")
 	}
 	if reply.Code != "" {

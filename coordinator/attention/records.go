@@ -31,6 +31,10 @@ type Records struct {
 	Home string
 	// Host is the host's name in its policy, which teach requests carry.
 	Host string
+	// Secret reads the host's coordinator secret, with which a request on
+	// a question socket proves it comes from the host's operator; nil
+	// (or an error) and no request is sent.
+	Secret func() ([]byte, error)
 }
 
 // List lists the host's attention items: the open ones, or all.
