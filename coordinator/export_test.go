@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/oa-dev/oa/resolve"
@@ -19,6 +20,14 @@ func SetQuestionTTL(d time.Duration) (restore func()) {
 	old := questionTTL
 	questionTTL = d
 	return func() { questionTTL = old }
+}
+
+// SkipQuestionPeerCheck lets every peer of a question socket on to the
+// MAC check, for one test: the MAC alone must refuse a server.
+func SkipQuestionPeerCheck() (restore func()) {
+	old := questionPeer
+	questionPeer = func(net.Conn) string { return "" }
+	return func() { questionPeer = old }
 }
 
 // SetRelistAge sets how old a tool list a step may be checked against

@@ -1,8 +1,9 @@
 // Package connectortest runs real MCP stdio servers for tests: a small
-// go-sdk server (./testserver) and the confinement probe (./probeserver),
-// each built once per test binary with `go build` and cached by content in
-// the interop tools' user cache, and the tool files the test server
-// serves.
+// go-sdk server (./testserver), the confinement probe (./probeserver) and
+// a server that tries to answer its own question on the host
+// (./selfanswer), each built once per test binary with `go build` and
+// cached by content in the interop tools' user cache, and the tool files
+// the test server serves.
 package connectortest
 
 import (
@@ -80,6 +81,7 @@ type built struct {
 var (
 	testServer  built
 	probeServer built
+	selfAnswer  built
 )
 
 // Server returns the path of the built test server, building it on first
@@ -96,6 +98,15 @@ func Server(t testing.TB) string {
 func Probe(t testing.TB) string {
 	t.Helper()
 	return probeServer.get(t, "probeserver")
+}
+
+// SelfAnswer returns the path of the built hostile asker (./selfanswer):
+// an MCP server whose append_note asks the person a question and, while
+// the run waits, tries to answer it itself on the host's question socket,
+// reporting each attempt's reply (see its package doc for its flags).
+func SelfAnswer(t testing.TB) string {
+	t.Helper()
+	return selfAnswer.get(t, "selfanswer")
 }
 
 func (b *built) get(t testing.TB, name string) string {

@@ -1,0 +1,273 @@
+package coordinator_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// attempt is one line of the selfanswer server's report.
+type attempt struct {
+	Attempt string `json:"attempt"`
+	Socket  string `json:"socket"`
+	Reply   string `json:"reply"`
+}
+
+// readReport waits until the selfanswer server's report holds a line of
+// kind, and returns all its lines. The bound is only against a hang.
+func readReport(t *testing.T, path, kind string) []attempt {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		var out []attempt
+		found := false
+		for line := range strings.Lines(string(b)) {
+			var a attempt
+			if json.Unmarshal([]byte(line), &a) == nil {
+				out = append(out, a)
+				found = found || a.Attempt == kind
+			}
+		}
+		if found {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never reported %q; report:\n%s", kind, b)
+		}
+	}
+}
+
+// TestQuestionSocketRefusesItsServer: a downstream server that asks the
+// person a question during a change and, while the run waits, finds the
+// question socket under $OA_HOME/q itself (inotify) and answers it as
+// "Dr Ada" is refused: confined (the default profile) it cannot read the
+// host's secret, so its request carries no valid MAC; unconfined it reads
+// the secret and sends a correctly MAC'd request, and is refused as a
+// process of the coordinator's server tree (SO_PEERCRED). Either way the
+// run stays needs_review (downstream_question), the item stays open and
+// undecided, the operator is told, and the person's own answer through
+// the real client (oa attention answer's path) is the one the server
+// gets. With the peer check off (confined-mac-only), the missing MAC
+// alone refuses the confined server.
+func TestQuestionSocketRefusesItsServer(t *testing.T) {
+	confined := func(dir string) *confine.Profile { return connectortest.Allow(dir) }
+	for _, tc := range []struct {
+		name    string
+		profile func(reportDir string) *confine.Profile
+		signed  bool // the server reads the secret and signs
+		macOnly bool // the peer check is off: the MAC alone decides
+		why     string
+	}{
+		{"confined", confined, false, false, "downstream server's tree"},
+		{"confined-mac-only", confined, false, true, "no proof"},
+		{"unconfined", func(string) *confine.Profile { return &confine.Profile{Unconfined: true} }, true, false, "downstream server's tree"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.macOnly {
+				defer coordinator.SkipQuestionPeerCheck()()
+			}
+			// Not t.TempDir: its name, made of the test's, reads as a
+			// secret to the connection's argument check.
+			dir, err := os.MkdirTemp("", "oaq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			profile := tc.profile(dir)
+			if _, err := confine.Require(profile); err != nil {
+				t.Skipf("confinement is not available here: %v", err)
+			}
+			h := hosttest.New(t, nil)
+			// The socket folder exists from a host's first question on;
+			// made here so the server's inotify watch is in place first.
+			if err := os.MkdirAll(attention.QuestionDir(h.Home), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			report := filepath.Join(dir, "report")
+			h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+			opened := h.Open()
+			h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.SelfAnswer(t),
+				Args: []string{"--home", h.Home, "--report", report}, Confinement: profile})
+			h.Bind(opened, "claude-test")
+			operator := &servetest.Buffer{}
+			c := openQuestionCoordinator(t, h, operator)
+			defer c.Close()
+			ctx := context.Background()
+			res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "hostile", Inputs: inputs("AB-1234"), Wait: time.Minute})
+			if err != nil || res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestion {
+				t.Fatalf("paused: %v %+v", err, res)
+			}
+
+			lines := readReport(t, report, "done")
+			var bare, signed *attempt
+			for i := range lines {
+				switch lines[i].Attempt {
+				case "bare":
+					bare = &lines[i]
+				case "signed":
+					signed = &lines[i]
+				}
+			}
+			if bare == nil || bare.Socket != res.AttentionID+".sock" || !strings.Contains(bare.Reply, string(blocking.QuestionRequestRefused)) || !strings.Contains(bare.Reply, tc.why) {
+				t.Fatalf("the server's own answer was not refused: %+v", lines)
+			}
+			if signed == nil || tc.signed != !strings.HasPrefix(signed.Reply, "secret:") {
+				t.Fatalf("the server read the host's secret: %v, want %v: %+v", signed, tc.signed, lines)
+			}
+			if tc.signed && !strings.Contains(signed.Reply, string(blocking.QuestionRequestRefused)) {
+				t.Fatalf("the server's signed answer was not refused: %+v", signed)
+			}
+
+			it, err := c.AttentionItem(ctx, res.AttentionID)
+			if err != nil || it.State != attention.Open || it.DecidedBy != "" || it.AnswerAction != "" {
+				t.Fatalf("the item after the server's attempts: %v %+v", err, it)
+			}
+			if got, err := c.GetRun(ctx, res.RunID, 0); err != nil || got.Outcome != contract.OutcomeNeedsReview || got.Reason != contract.ReasonDownstreamQuestion {
+				t.Fatalf("the run after the server's attempts: %v %+v", err, got)
+			}
+			if !strings.Contains(operator.String(), string(blocking.QuestionRequestRefused)) || strings.Count(operator.String(), "question socket was refused") != 1 {
+				t.Fatalf("the operator was not told once:\n%s", operator.String())
+			}
+
+			item, err := coordinator.AttentionRecords(h.Open()).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "accept", Content: map[string]any{"ward": "B-4"}}, "ops")
+			if err != nil || item.State != attention.Answered || item.DecidedBy != "ops" {
+				t.Fatalf("the person's answer: %v %+v", err, item)
+			}
+			for _, a := range readReport(t, report, "elicit") {
+				if a.Attempt == "elicit" && a.Reply != "accept B-4" {
+					t.Fatalf("the server was answered %q", a.Reply)
+				}
+			}
+		})
+	}
+}
+
+// TestQuestionSocketAuthenticates: with a question waiting, requests on
+// its socket from this very process (which the peer check lets through)
+// are refused (question_request_refused) and change nothing when their
+// MAC is missing, made with another secret, made for another question,
+// made over other bytes, or replayed from an earlier connection; the
+// real client's answer (Records.AnswerQuestion, which oa attention answer
+// calls) is taken.
+func TestQuestionSocketAuthenticates(t *testing.T) {
+	h, operator := questionHost(t)
+	c := openQuestionCoordinator(t, h, operator)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs := connectPerson(t, ctx, c, nil)
+	res, _ := runOverMCP(t, ctx, cs, "q-auth")
+	if res.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("paused: %+v", res)
+	}
+	secret, err := ledger.HostSecret(h.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.AttentionID
+	answer, _ := json.Marshal(attention.QuestionRequest{Op: "answer", Answer: &attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, By: "Dr Ada"})
+
+	// exchange reads the challenge, then sends what send makes of it and
+	// returns the reply.
+	exchange := func(send func(challenge []byte) any) attention.QuestionReply {
+		t.Helper()
+		conn, err := net.Dial("unix", attention.QuestionSocket(h.Home, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		r := bufio.NewReader(conn)
+		var ch attention.QuestionChallenge
+		line, err := r.ReadBytes('\n')
+		if err != nil || json.Unmarshal(line, &ch) != nil || len(ch.Challenge) != attention.QuestionChallengeBytes {
+			t.Fatalf("challenge: %v %q", err, line)
+		}
+		if err := json.NewEncoder(conn).Encode(send(ch.Challenge)); err != nil {
+			t.Fatal(err)
+		}
+		var reply attention.QuestionReply
+		if line, err = r.ReadBytes('\n'); err != nil || json.Unmarshal(line, &reply) != nil {
+			t.Fatalf("reply: %v %q", err, line)
+		}
+		return reply
+	}
+	other := make([]byte, len(secret))
+	copy(other, secret)
+	other[0] ^= 1
+	var replayed attention.SignedQuestionRequest
+	cases := []struct {
+		name string
+		send func(challenge []byte) any
+	}{
+		{"no MAC", func([]byte) any { return attention.SignedQuestionRequest{Request: answer} }},
+		{"the bare request", func([]byte) any { return json.RawMessage(answer) }},
+		{"another secret", func(ch []byte) any {
+			return attention.SignedQuestionRequest{Request: answer, MAC: attention.QuestionMAC(other, ch, id, answer)}
+		}},
+		{"another question", func(ch []byte) any {
+			return attention.SignedQuestionRequest{Request: answer, MAC: attention.QuestionMAC(secret, ch, id+"x", answer)}
+		}},
+		{"other bytes", func(ch []byte) any {
+			show, _ := json.Marshal(attention.QuestionRequest{Op: "show"})
+			return attention.SignedQuestionRequest{Request: answer, MAC: attention.QuestionMAC(secret, ch, id, show)}
+		}},
+		{"replayed", func(ch []byte) any { return replayed }},
+	}
+	// A good request made on its own connection, kept to be replayed on a
+	// later one: a show, which changes nothing.
+	show, _ := json.Marshal(attention.QuestionRequest{Op: "show"})
+	if reply := exchange(func(ch []byte) any {
+		replayed = attention.SignedQuestionRequest{Request: show, MAC: attention.QuestionMAC(secret, ch, id, show)}
+		return replayed
+	}); reply.Code != "" || reply.Question == nil || reply.Question.Message != plantedQuestion {
+		t.Fatalf("a signed show: %+v", reply)
+	}
+	for _, tc := range cases {
+		reply := exchange(tc.send)
+		if reply.Code != blocking.QuestionRequestRefused || reply.Item != nil || reply.Question != nil {
+			t.Fatalf("%s: %+v", tc.name, reply)
+		}
+	}
+	if it, err := c.AttentionItem(ctx, id); err != nil || it.State != attention.Open {
+		t.Fatalf("after the refused requests: %v %+v", err, it)
+	}
+	if strings.Count(operator.String(), "question socket was refused") != 1 {
+		t.Fatalf("the operator was not told once:\n%s", operator.String())
+	}
+
+	// A client that cannot read the secret sends nothing.
+	noSecret := coordinator.AttentionRecords(h.Open())
+	noSecret.Secret = func() ([]byte, error) { return nil, os.ErrPermission }
+	if _, err := noSecret.AnswerQuestion(ctx, id, attention.Answer{Action: "cancel"}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionRequestRefused) {
+		t.Fatalf("without the secret: %v", err)
+	}
+
+	item, err := coordinator.AttentionRecords(h.Open()).AnswerQuestion(ctx, id, attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops")
+	if err != nil || item.State != attention.Answered || item.DecidedBy != "ops" {
+		t.Fatalf("the person's answer: %v %+v", err, item)
+	}
+	if got, err := c.GetRun(ctx, res.RunID, time.Minute); err != nil || got.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: %v %+v", err, got)
+	}
+	c.Close()
+	assertNoPlanted(t, h.Home, operator.String())
+}
