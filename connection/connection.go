@@ -263,10 +263,11 @@ func PrivateDir(home, name string) string {
 }
 
 // StartOptions are opts for starting connection name's server on the host
-// at home: its private folder and OAuth token store set.
-// A home of "" leaves opts as they are (each start then gets temporary
-// private folders).
+// at home: its name (shown before each line of the server's stderr), its
+// private folder and OAuth token store set. A home of "" sets the name
+// only (each start then gets temporary private folders).
 func StartOptions(home, name string, opts connector.Options) connector.Options {
+	opts.Name = name
 	if home != "" {
 		opts.PrivateDir = PrivateDir(home, name)
 		opts.Tokens = tokenstore.For(home, name)

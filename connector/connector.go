@@ -66,8 +66,13 @@ type Config struct {
 // connection's identity.
 type Options struct {
 	// Stderr is where the server's stderr goes (operator only); nil
-	// discards it. It is never copied into a refusal.
+	// discards it. It is never copied into a refusal. Each line reaches
+	// it prefixed with Name, stripped of control sequences and bounded
+	// (see stderrWriter).
 	Stderr io.Writer
+	// Name is the connection's name, shown before each line of its
+	// server's stderr ("" shows "server").
+	Name string
 	// Timeout bounds start + initialize, and each tools/list walk; 0 means
 	// 10s.
 	Timeout time.Duration
@@ -233,7 +238,7 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		// cgroup, a reaper takes a process left outside the server's
 		// process group (setsid) for a member only while it carries it.
 		cmd.Env = append(slices.Clip(l.env), TreeEnv+"="+t.id)
-		cmd.Stderr = opts.Stderr
+		cmd.Stderr = stderrFor(opts)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if l.netns {
 			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET

@@ -30,6 +30,7 @@
 //	--call-file FILE      append the tool's name to FILE when a call arrives
 //	--meta-file FILE      append each call's _meta, as a JSON line, to FILE
 //	--stderr-text TEXT    write TEXT to stderr at start
+//	--stderr-flood N      then write N bytes of 100-byte lines to stderr
 package main
 
 import (
@@ -42,6 +43,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,6 +81,7 @@ var (
 	callFile    = flag.String("call-file", "", "append each called tool's name here")
 	metaFile    = flag.String("meta-file", "", "append each call's _meta here, one JSON line each")
 	stderrText  = flag.String("stderr-text", "", "write this to stderr")
+	stderrFlood = flag.Int("stderr-flood", 0, "write this many bytes of 100-byte lines to stderr")
 )
 
 func main() {
@@ -92,6 +95,12 @@ func main() {
 func run() error {
 	if *stderrText != "" {
 		fmt.Fprintln(os.Stderr, *stderrText)
+	}
+	if *stderrFlood > 0 {
+		line := []byte(strings.Repeat("x", 99) + "\n")
+		for n := 0; n < *stderrFlood; n += len(line) {
+			_, _ = os.Stderr.Write(line)
+		}
 	}
 	if *exitAtStart {
 		os.Exit(3)
