@@ -1,7 +1,9 @@
 // Package attention is the coordinator's person-facing records: the
 // attention items a paused run waits on, the decisions people make on
 // them, the teach requests they attach, and the host-side client of the
-// question socket a waiting coordinator answers on.
+// question socket a waiting coordinator answers on (each request proven
+// with the host's coordinator secret over the coordinator's challenge,
+// question.go).
 //
 // It is a sub-folder of the coordinator stage, not a stage of its own:
 // the records live in the attention and runs tables, which the ledger's

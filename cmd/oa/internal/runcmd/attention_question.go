@@ -78,7 +78,9 @@ coordinator whose call waits for it: accept with the fields the app's form
 asks for (--set FIELD=VALUE, typed by the form, or --content with a JSON
 object), decline, or cancel. The answer is checked against the form and
 reaches the app unchanged; only its action and a digest are recorded. See
-the question with oa attention question ID.`,
+the question with oa attention question ID. Both prove to the coordinator,
+with the host's coordinator secret, that a person on the host sends them:
+run them as the coordinator's user with its OA_HOME.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
