@@ -31,6 +31,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -171,7 +172,13 @@ func attack(sockets <-chan string) {
 
 // exchange connects to the socket and runs f on the connection.
 func exchange(path string, f func(net.Conn, *bufio.Reader) string) string {
+	// The socket's file appears at bind, a moment before the coordinator
+	// listens on it: refused until then, so tried again for a while.
 	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	for i := 0; err != nil && errors.Is(err, syscall.ECONNREFUSED) && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+		conn, err = net.DialTimeout("unix", path, 5*time.Second)
+	}
 	if err != nil {
 		return "connect: " + errno(err)
 	}
