@@ -99,7 +99,7 @@ func TestClientConfigGolden(t *testing.T) {
 			if err != nil || bytes.Count(moved, []byte("oa-clinic")) != bytes.Count(out, []byte("oa-clinic")) {
 				t.Fatalf("put over a changed entry: %v\n%s", err, moved)
 			}
-			removed, empty, err := f.remove(file, out, "oa-clinic", false)
+			removed, empty, err := f.remove(file, out, "oa-clinic", false, f.gap(file, in, "oa-clinic"))
 			if err != nil || empty || !bytes.Equal(removed, in) {
 				t.Fatalf("remove does not give the original back (empty %v, %v):\n%s", empty, err, removed)
 			}
@@ -114,7 +114,7 @@ func TestClientConfigGolden(t *testing.T) {
 			for _, op := range []func() error{
 				func() error { _, _, err := f.put(file, bad, "oa-clinic", goldenEntry); return err },
 				func() error { _, err := f.get(file, bad, "oa-clinic"); return err },
-				func() error { _, _, err := f.remove(file, bad, "oa-clinic", false); return err },
+				func() error { _, _, err := f.remove(file, bad, "oa-clinic", false, nil); return err },
 			} {
 				err := op()
 				var be *blocking.Error
@@ -218,16 +218,22 @@ func FuzzClientConfig(f *testing.F) {
 			formats = []configFormat{clientSpecs[ClientCodex].format}
 		}
 		for _, cf := range formats {
-			out, _, err := cf.put("f", b, "oa-clinic", goldenEntry)
+			gap := cf.gap("f", b, "oa-clinic")
+			had, _ := cf.get("f", b, "oa-clinic")
+			out, added, err := cf.put("f", b, "oa-clinic", goldenEntry)
 			if err != nil {
 				continue
 			}
 			if e, err := cf.get("f", out, "oa-clinic"); err != nil || e == nil || !sameEntry(*e, goldenEntry) {
 				t.Fatalf("get after put: %+v %v\n%s", e, err, out)
 			}
-			back, _, err := cf.remove("f", out, "oa-clinic", true)
+			back, _, err := cf.remove("f", out, "oa-clinic", added, gap)
 			if err != nil {
 				t.Fatalf("remove after put: %v\n%s", err, out)
+			}
+			// A file that did not hold the entry is given back byte for byte.
+			if had == nil && len(bytes.TrimSpace(b)) > 0 && !bytes.Equal(back, b) {
+				t.Fatalf("install then uninstall changed the file:\n%q\n%q", b, back)
 			}
 			if e, err := cf.get("f", back, "oa-clinic"); e != nil || err != nil {
 				t.Fatalf("entry left after remove: %+v %v", e, err)

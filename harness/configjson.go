@@ -26,10 +26,14 @@ type configFormat interface {
 	// put returns b with the entry called name set to e; addedKey says the
 	// servers container did not exist before.
 	put(file string, b []byte, name string, e ServerEntry) (out []byte, addedKey bool, err error)
+	// gap is the text put would replace in b that removing the entry
+	// alone does not give back (ServerRecord.Gap), nil when none.
+	gap(file string, b []byte, name string) *string
 	// remove returns b without the entry called name, and without the
 	// servers container when dropKey is set and it is left empty; empty
-	// says nothing but an empty document is left.
-	remove(file string, b []byte, name string, dropKey bool) (out []byte, empty bool, err error)
+	// says nothing but an empty document is left. gap, when set, is what
+	// gap said of the file before the entry was put in: it is put back.
+	remove(file string, b []byte, name string, dropKey bool, gap *string) (out []byte, empty bool, err error)
 	// fresh is a new file holding only the entry.
 	fresh(name string, e ServerEntry) []byte
 }
@@ -231,7 +235,37 @@ func (f jsonFormat) put(file string, b []byte, name string, e ServerEntry) ([]by
 	return out, srv == nil, nil
 }
 
-func (f jsonFormat) remove(file string, b []byte, name string, dropKey bool) ([]byte, bool, error) {
+// gap is the inside of the empty object put fills (the servers
+// container, or the top-level object when the container is added to an
+// empty one), when it holds only whitespace: put replaces it with the
+// entry laid out on lines of its own, and hujson leaves a newline when the
+// entry is removed.
+func (f jsonFormat) gap(file string, b []byte, name string) *string {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	v, top, srv, at, err := f.servers(file, b)
+	if err != nil {
+		return nil
+	}
+	obj, start := top, v.StartOffset
+	if srv != nil {
+		if i, err := member(file, b, srv, name); err != nil || i >= 0 {
+			return nil
+		}
+		obj, start = srv, top.Members[at].Value.StartOffset
+	}
+	if len(obj.Members) > 0 {
+		return nil
+	}
+	inner := string(b[start+1 : start+len(obj.AfterExtra)+1])
+	if strings.TrimSpace(inner) != "" {
+		return nil
+	}
+	return &inner
+}
+
+func (f jsonFormat) remove(file string, b []byte, name string, dropKey bool, gap *string) ([]byte, bool, error) {
 	v, top, srv, _, err := f.servers(file, b)
 	if err != nil {
 		return nil, false, err
@@ -259,6 +293,9 @@ func (f jsonFormat) remove(file string, b []byte, name string, dropKey bool) ([]
 	}
 	if n := len(obj.Members); trailing && n == last && n > 0 && obj.Members[n-1].Value.AfterExtra == nil {
 		obj.Members[n-1].Value.AfterExtra = hujson.Extra{}
+	}
+	if len(obj.Members) == 0 && gap != nil && len(bytes.TrimSpace(obj.AfterExtra)) == 0 {
+		obj.AfterExtra = hujson.Extra(*gap)
 	}
 	out := v.Pack()
 	var rest map[string]json.RawMessage

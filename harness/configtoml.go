@@ -195,7 +195,23 @@ func (f tomlFormat) put(file string, b []byte, name string, e ServerEntry) ([]by
 	return out, false, nil
 }
 
-func (f tomlFormat) remove(file string, b []byte, name string, _ bool) ([]byte, bool, error) {
+// gap is the newlines put adds before an entry it appends to b: one to
+// end a last line left unended, one for a blank line before the table.
+func (f tomlFormat) gap(file string, b []byte, name string) *string {
+	if spans, err := f.entrySpans(file, b, name); err != nil || len(spans) > 0 {
+		return nil
+	}
+	sep := ""
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		sep += "\n"
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		sep += "\n"
+	}
+	return &sep
+}
+
+func (f tomlFormat) remove(file string, b []byte, name string, _ bool, gap *string) ([]byte, bool, error) {
 	old, err := decodeTOML(file, b)
 	if err != nil {
 		return nil, false, err
@@ -204,9 +220,16 @@ func (f tomlFormat) remove(file string, b []byte, name string, _ bool) ([]byte, 
 	if err != nil || len(spans) == 0 {
 		return b, false, err
 	}
-	// The blank line put before an appended entry goes with it.
+	// The newlines put before an appended entry go with it: those gap
+	// says it added, or (a record without gap) one blank line.
 	last := spans[len(spans)-1]
-	if last.to == len(b) && spans[0].from >= 2 && string(b[spans[0].from-2:spans[0].from]) == "\n\n" {
+	switch from := spans[0].from; {
+	case last.to != len(b):
+	case gap != nil:
+		if from >= len(*gap) && string(b[from-len(*gap):from]) == *gap {
+			spans[0].from -= len(*gap)
+		}
+	case from >= 2 && string(b[from-2:from]) == "\n\n":
 		spans[0].from--
 	}
 	out := cut(b, spans)

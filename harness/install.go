@@ -48,6 +48,21 @@ type ServerRecord struct {
 	// empty.
 	Created  bool `json:"created,omitempty"`
 	AddedKey bool `json:"addedKey,omitempty"`
+	// Gap is the whitespace install replaced or added next to the entry
+	// that removing the entry alone does not give back: the inside of the
+	// empty object it filled (JSON), or the newlines before the table it
+	// appended (TOML). Uninstall puts it back, so the file is what it was
+	// byte for byte.
+	Gap *string `json:"gap,omitempty"`
+}
+
+// maxGap bounds a recorded Gap.
+const maxGap = 4096
+
+// validGap reports whether a recorded gap is whitespace of at most
+// maxGap bytes: a record cannot make uninstall write anything else.
+func validGap(gap *string) bool {
+	return gap == nil || (len(*gap) <= maxGap && strings.Trim(*gap, " \t\r\n") == "")
 }
 
 // Record is the install record: what Prepare installed, so that Inspect
@@ -137,6 +152,9 @@ func (m *MCPClient) readRecord(path, deployment string) (*Record, *blocking.Erro
 	case rec.Server.File != l.ServerFile || rec.Server.Name != ServerName(deployment) || rec.ProjectionDir != l.ProjectionDir || rec.SkillDir != l.SkillDir:
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record names places this client's layout does not use")
 	}
+	if !validGap(rec.Server.Gap) {
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record's gap is not whitespace")
+	}
 	if rec.CreatedRootLevels < 0 || rec.CreatedRootLevels > maxRootLevels {
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record says it created more folders above the client's than the client has")
 	}
@@ -197,8 +215,9 @@ type serverEdit struct {
 	out  []byte
 	perm os.FileMode
 	// created says the file did not exist; addedKey that its servers
-	// container did not.
+	// container did not; gap is ServerRecord.Gap.
 	created, addedKey bool
+	gap               *string
 }
 
 // planServerEntry computes the configuration file with the deployment's
@@ -217,7 +236,7 @@ func (m *MCPClient) planServerEntry(l layout, srv ServerRecord) (*serverEdit, er
 	if err != nil {
 		return nil, err
 	}
-	return &serverEdit{out: out, perm: perm, created: !exists, addedKey: added}, nil
+	return &serverEdit{out: out, perm: perm, created: !exists, addedKey: added, gap: m.spec.format.gap(m.path(l.ServerFile), b, srv.Name)}, nil
 }
 
 // writeServerEntry writes the deployment's server entry, atomically.
@@ -288,6 +307,12 @@ func (m *MCPClient) checkServerEntry(rec *Record, deployment string) *blocking.E
 // present with its digest, nothing added, and the projection's manifest
 // consistent with the recorded materializationDigest.
 func (m *MCPClient) checkFiles(rec *Record) *blocking.Error {
+	if err := m.checkFolders(layoutPaths(rec.Server.File, rec.ProjectionDir, rec.SkillDir, "")...); err != nil {
+		if refusal, _ := asRefusal(err); refusal != nil {
+			return refusal
+		}
+		return blocking.New(blocking.HarnessInstallDirInvalid, "a folder of the installation cannot be read")
+	}
 	var altered, missing []string
 	for _, name := range slices.Sorted(maps.Keys(rec.Files)) {
 		fi, err := os.Lstat(m.path(name))

@@ -220,6 +220,9 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 		}
 	}
 	// Refuse what can be refused before anything is written.
+	if err := m.checkFolders(layoutPaths(l.ServerFile, l.ProjectionDir, l.SkillDir, l.RecordFile)...); err != nil {
+		return nil, err
+	}
 	if l.SkillDir != "" {
 		if err := m.checkSkillDir(l, deployment); err != nil {
 			return nil, err
@@ -251,10 +254,13 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 	if err != nil {
 		return nil, err
 	}
-	rec.Server.Created, rec.Server.AddedKey = edit.created, edit.addedKey
+	rec.Server.Created, rec.Server.AddedKey, rec.Server.Gap = edit.created, edit.addedKey, edit.gap
 	if prev != nil {
 		rec.Server.Created = rec.Server.Created || prev.Server.Created
 		rec.Server.AddedKey = rec.Server.AddedKey || prev.Server.AddedKey
+		if rec.Server.Gap == nil {
+			rec.Server.Gap = prev.Server.Gap
+		}
 	}
 	if err := writeRecord(m.path(l.RecordFile), rec); err != nil {
 		return nil, err

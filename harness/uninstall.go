@@ -56,6 +56,9 @@ func (m *MCPClient) Uninstall(_ context.Context, deployment string) (*Removal, e
 	if rerr != nil {
 		return nil, rerr
 	}
+	if err := m.checkFolders(layoutPaths(rec.Server.File, rec.ProjectionDir, rec.SkillDir, l.RecordFile)...); err != nil {
+		return nil, err
+	}
 	r := &Removal{Client: m.opts.Client, Deployment: deployment, Dir: m.root, Removed: []string{}, Left: []string{}}
 	if err := m.removeServerEntry(l, rec, r); err != nil {
 		return nil, err
@@ -95,7 +98,7 @@ func (m *MCPClient) removeServerEntry(l layout, rec *Record, r *Removal) error {
 		r.Left = append(r.Left, rec.Server.Name+" in "+rec.Server.File+" (changed since install)")
 		return nil
 	}
-	out, empty, err := m.spec.format.remove(file, b, rec.Server.Name, rec.Server.AddedKey)
+	out, empty, err := m.spec.format.remove(file, b, rec.Server.Name, rec.Server.AddedKey, rec.Server.Gap)
 	if err != nil {
 		return err
 	}
