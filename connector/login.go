@@ -131,6 +131,8 @@ func Login(ctx context.Context, cfg Config, opts LoginOptions) error {
 	switch {
 	case cb.refusal() != nil:
 		return cb.refusal()
+	case err != nil && oversized(oauthClient, nil):
+		return tooLarge()
 	case err != nil && !asked:
 		if _, code := tr.state(); code == blocking.RemoteUnreachable || code == blocking.RemoteTLSUntrusted || code == blocking.ConnectorSecretUnavailable {
 			return remoteRefusal(code, true)

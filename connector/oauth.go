@@ -1,9 +1,11 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -166,7 +169,7 @@ func storeRefusal(err error) error {
 // every body in size, no redirects followed.
 func newOAuthHTTP(base *http.Transport) *http.Client {
 	return &http.Client{
-		Transport: cappedTransport{base},
+		Transport: cappedTransport{base: base, big: new(atomic.Bool)},
 		Timeout:   oauthRequestTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
@@ -174,15 +177,48 @@ func newOAuthHTTP(base *http.Transport) *http.Client {
 	}
 }
 
-type cappedTransport struct{ base http.RoundTripper }
+// cappedTransport reads each answer whole, up to maxOAuthBody: an answer
+// over it fails the request with errOAuthTooLarge and is remembered
+// (oversized), since the libraries reading these answers stop at the
+// same size and report a truncated answer as if it were garbled.
+type cappedTransport struct {
+	base http.RoundTripper
+	big  *atomic.Bool
+}
+
+var errOAuthTooLarge = errors.New("connector: OAuth answer over the size limit")
 
 func (t cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxOAuthBody}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxOAuthBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxOAuthBody {
+		t.big.Store(true)
+		return nil, errOAuthTooLarge
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	return resp, nil
+}
+
+// oversized reports whether an OAuth client made by newOAuthHTTP was sent
+// an answer over maxOAuthBody, or err says so.
+func oversized(c *http.Client, err error) bool {
+	if errors.Is(err, errOAuthTooLarge) {
+		return true
+	}
+	t, ok := c.Transport.(cappedTransport)
+	return ok && t.big.Load()
+}
+
+// tooLarge is the refusal for an OAuth answer over maxOAuthBody.
+func tooLarge() error {
+	return blocking.New(blocking.OAuthAnswerTooLarge, "an answer of the authorization server was larger than %d bytes", maxOAuthBody)
 }
 
 // oauthSource hands a remote session's requests their access token: the
@@ -254,7 +290,7 @@ func (o *oauthSource) refresh(ctx context.Context, g *storedGrant) (*storedGrant
 	cfg := &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
 	tok, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: g.Token.RefreshToken}).Token()
 	if err != nil {
-		return nil, tokenRefusal(err, true)
+		return nil, o.tokenRefusal(err, true)
 	}
 	next := *g
 	next.Token = tok
@@ -281,7 +317,7 @@ func (o *oauthSource) clientCredentials(ctx context.Context, g *storedGrant) (*s
 	}
 	tok, err := cfg.Token(ctx)
 	if err != nil {
-		return nil, tokenRefusal(err, false)
+		return nil, o.tokenRefusal(err, false)
 	}
 	next := *g
 	next.Token = tok
@@ -311,6 +347,16 @@ func (o *oauthSource) reject(access string) {
 	}
 	g.Token = &oauth2.Token{RefreshToken: g.Token.RefreshToken, TokenType: g.Token.TokenType, Expiry: time.Unix(1, 0)}
 	_ = saveGrant(o.store, g)
+}
+
+// tokenRefusal explains a failed token request without its text: an
+// answer too large is that, whatever the library made of it; else as
+// tokenRefusal.
+func (o *oauthSource) tokenRefusal(err error, refresh bool) error {
+	if oversized(o.client, err) {
+		return tooLarge()
+	}
+	return tokenRefusal(err, refresh)
 }
 
 // tokenRefusal explains a failed token request without its text (which
@@ -373,6 +419,9 @@ func discover(ctx context.Context, c *http.Client, resource string) (*oauthex.Pr
 		}
 	}
 	if prm == nil || len(prm.AuthorizationServers) == 0 {
+		if oversized(c, err) {
+			return nil, nil, tooLarge()
+		}
 		if ctx.Err() != nil || isNetErr(err) {
 			return nil, nil, blocking.New(blocking.OAuthServerUnreachable, "the server's OAuth metadata could not be read")
 		}
@@ -380,6 +429,9 @@ func discover(ctx context.Context, c *http.Client, resource string) (*oauthex.Pr
 	}
 	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], c)
 	if err != nil || asm == nil || asm.TokenEndpoint == "" {
+		if oversized(c, err) {
+			return nil, nil, tooLarge()
+		}
 		if ctx.Err() != nil || isNetErr(err) {
 			return nil, nil, blocking.New(blocking.OAuthServerUnreachable, "the authorization server's metadata could not be read")
 		}

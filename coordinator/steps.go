@@ -457,10 +457,13 @@ func notSent(err error) bool {
 }
 
 // credentialsRefused reports whether a remote server refused the host's
-// credentials (401, 403) or the OAuth login is gone: nothing was done.
+// credentials (401, 403), the OAuth login is gone, or the authorization
+// server's answers cannot be used (no metadata, an answer too large):
+// nothing was done, and retrying does not help until a person acts.
 func credentialsRefused(err error) bool {
 	return blocking.Has(err, blocking.RemoteUnauthorized, blocking.RemoteForbidden, blocking.RemoteLoginRequired,
-		blocking.OAuthTokenRejected, blocking.OAuthClientRefused, blocking.OAuthDiscoveryFailed, blocking.OAuthTokenStoreInvalid)
+		blocking.OAuthTokenRejected, blocking.OAuthClientRefused, blocking.OAuthDiscoveryFailed, blocking.OAuthTokenStoreInvalid,
+		blocking.OAuthAnswerTooLarge)
 }
 
 // sessionReason is the reason for a downstream session that could not be

@@ -17,10 +17,12 @@ package oauthtest
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +68,10 @@ type Options struct {
 	// Server, when set, is the MCP server to protect instead of the
 	// built-in one with its lookup tool.
 	Server *mcp.Server
+	// TokenAnswerBytes, when set, makes the token endpoint answer every
+	// request 200 with a well-formed token answer of about that many
+	// bytes (its access token padded) instead of issuing a token.
+	TokenAnswerBytes int
 }
 
 // Server is the pair of servers.
@@ -121,6 +127,9 @@ func Start(t testing.TB, opts Options) *Server {
 		http.Redirect(w, r, op.AuthCallbackURL(provider)(op.ContextWithIssuer(r.Context(), s.Issuer), id), http.StatusFound)
 	})
 	mux.Handle("/", withResource(provider))
+	if opts.TokenAnswerBytes > 0 {
+		mux.HandleFunc("POST /oauth/token", oversizedToken(opts.TokenAnswerBytes))
+	}
 	as := &httptest.Server{Listener: asLn, Config: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	as.Start()
 	t.Cleanup(as.Close)
@@ -146,6 +155,16 @@ func Start(t testing.TB, opts Options) *Server {
 	ms.Start()
 	t.Cleanup(ms.Close)
 	return s
+}
+
+// oversizedToken answers a token request with a token answer of about n
+// bytes.
+func oversizedToken(n int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, `{"token_type":"Bearer","expires_in":3600,"access_token":"`+strings.Repeat("A", n)+`"}`)
+	}
 }
 
 // withResource reads the RFC 8707 resource indicators of a request into
