@@ -168,7 +168,7 @@ func linkOf(code blocking.Code) Link {
 	case blocking.ConnectionRevisionChanged:
 		return LinkConnectionRevision
 	case blocking.ConnectionMissing, blocking.ConnectionAmbiguous, blocking.ConnectionUnverifiable,
-		blocking.ConnectionVerifyFailed, blocking.ConnectorUnavailable:
+		blocking.ConnectionVerifyFailed, blocking.RemoteVerifyFailed, blocking.ConnectorUnavailable:
 		return LinkConnection
 	case blocking.PolicyInvalid, blocking.PolicyUnreadable, blocking.PolicyKeyInvalid:
 		return LinkPolicy

@@ -348,10 +348,14 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		return nil, err
 	}
 	if probeErr != nil {
-		if r := blocking.Refusals(probeErr); r != nil {
-			return rec, append(blocking.List{blocking.New(blocking.ConnectionVerifyFailed, "connection %s is recorded offline", name)}, r...)
+		code := blocking.ConnectionVerifyFailed
+		if cur.Config.Remote != nil {
+			code = blocking.RemoteVerifyFailed
 		}
-		return rec, blocking.New(blocking.ConnectionVerifyFailed, "connection %s is recorded offline", name)
+		if r := blocking.Refusals(probeErr); r != nil {
+			return rec, append(blocking.List{blocking.New(code, "connection %s is recorded offline", name)}, r...)
+		}
+		return rec, blocking.New(code, "connection %s is recorded offline", name)
 	}
 	return rec, nil
 }

@@ -586,7 +586,7 @@ func (rc *remoteConn) connect(octx, ctx context.Context, r Remote, client *http.
 		return nil, tr.refusalOr(remoteRefusal(code, true))
 	}
 	if !tr.sawLegacy() || octx.Err() != nil {
-		return nil, startError(octx, ctx)
+		return nil, remoteStartError(octx, ctx)
 	}
 	return rc.connectSSE(octx, ctx, r, client, router)
 }
@@ -606,7 +606,7 @@ func (rc *remoteConn) connectSSE(octx, ctx context.Context, r Remote, client *ht
 		if _, code := tr.state(); code != "" {
 			return nil, tr.refusalOr(remoteRefusal(code, true))
 		}
-		return nil, startError(octx, ctx)
+		return nil, remoteStartError(octx, ctx)
 	}
 	rc.kind, rc.endStream = TransportSSE, endStream
 	return cs, nil
@@ -620,6 +620,19 @@ type streamIn struct {
 }
 
 func (s *streamIn) Connect(context.Context) (mcp.Connection, error) { return s.inner.Connect(s.ctx) }
+
+// remoteStartError is the refusal for a failed handshake with a remote
+// server: the caller's cancel or deadline, else remote_timeout when the
+// handshake's own time ran out, else remote_start_failed.
+func remoteStartError(octx, parent context.Context) error {
+	switch {
+	case parent.Err() != nil && !errors.Is(context.Cause(parent), context.DeadlineExceeded):
+		return ctxRefusal(context.Cause(parent))
+	case octx.Err() != nil:
+		return blocking.New(blocking.RemoteTimeout, "the handshake took longer than the timeout")
+	}
+	return blocking.New(blocking.RemoteStartFailed, "the server did not complete the MCP initialize handshake")
+}
 
 // remoteRefusal is the refusal for a noted transport failure.
 func remoteRefusal(code blocking.Code, starting bool) error {
@@ -642,7 +655,7 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 		return blocking.New(code, "the server named another origin for its messages; nothing was sent there")
 	}
 	if starting {
-		return blocking.New(blocking.ConnectorStartFailed, "the server did not complete the MCP initialize handshake")
+		return blocking.New(blocking.RemoteStartFailed, "the server did not complete the MCP initialize handshake")
 	}
 	return blocking.New(blocking.ConnectorCallFailed, "the request failed")
 }

@@ -423,5 +423,22 @@ func TestRemoteNotFoundEverywhere(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 10 * time.Second})
-	wantCode(t, err, blocking.ConnectorStartFailed)
+	wantCode(t, err, blocking.RemoteStartFailed)
+}
+
+// TestRemoteHandshakeTimeout: a remote server that accepts the handshake
+// and never answers is remote_timeout, whose fix speaks of the server and
+// the network, not connector_timeout (a process tree ended).
+func TestRemoteHandshakeTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 300 * time.Millisecond})
+	wantCode(t, err, blocking.RemoteTimeout)
 }

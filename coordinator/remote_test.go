@@ -108,7 +108,7 @@ func TestRemoteServerEverything(t *testing.T) {
 		t.Fatalf("read of a stopped server: %v %+v", err, res)
 	}
 	_, err = connection.Verify(ctx, host, "everything", connector.Options{}, h.Change())
-	if c := hosttest.Codes(t, err); !slices.Contains(c, blocking.RemoteUnreachable) || !slices.Contains(c, blocking.ConnectionVerifyFailed) {
+	if c := hosttest.Codes(t, err); !slices.Contains(c, blocking.RemoteUnreachable) || !slices.Contains(c, blocking.RemoteVerifyFailed) {
 		t.Fatalf("verify of a stopped server: %v", c)
 	}
 }

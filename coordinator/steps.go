@@ -266,7 +266,7 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 	case err != nil && credentialsRefused(err):
 		return nil, contract.ReasonAppCredentials, nil
 	case err != nil:
-		if appError(res) == sandbox.ErrOffline || blocking.Has(err, blocking.ConnectorStartFailed) || notSent(err) {
+		if appError(res) == sandbox.ErrOffline || blocking.Has(err, blocking.ConnectorStartFailed, blocking.RemoteStartFailed) || notSent(err) {
 			return nil, contract.ReasonAppOffline, nil
 		}
 		return nil, contract.ReasonReadFailed, nil
@@ -428,7 +428,7 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 		return contract.ReasonAppOffline // nothing reached the server
 	case err != nil && credentialsRefused(err):
 		return contract.ReasonAppCredentials
-	case err != nil && blocking.Has(err, blocking.ConnectorTimeout, blocking.ConnectorCancelled):
+	case err != nil && blocking.Has(err, blocking.ConnectorTimeout, blocking.RemoteTimeout, blocking.ConnectorCancelled):
 		return contract.ReasonEffectTimeout
 	case err != nil:
 		return contract.ReasonEffectUnclear

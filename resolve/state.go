@@ -90,7 +90,11 @@ func CheckLive(ctx context.Context, st *State, plan *Plan, opts connector.Option
 		case err != nil:
 			// The probe's own code says why (a timeout, a confinement
 			// refusal, a closed server): named, never its text.
-			why := blocking.New(blocking.ConnectionVerifyFailed, "connection %s did not answer (%s)", e.ConnectionID, blocking.Refusals(err)[0].Code)
+			code := blocking.ConnectionVerifyFailed
+			if rec.Config.Remote != nil {
+				code = blocking.RemoteVerifyFailed
+			}
+			why := blocking.New(code, "connection %s did not answer (%s)", e.ConnectionID, blocking.Refusals(err)[0].Code)
 			why.Cause = err
 			refused = append(refused, why.At("", "capabilities."+e.CapabilityKey))
 		case inv.Digest != e.InventoryDigest:
