@@ -5,6 +5,8 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"cuelang.org/go/cue"
@@ -134,6 +136,48 @@ type ConfinementPolicy struct {
 	// AllowUnconfined lets a connection run unconfined (--unconfined);
 	// false refuses such a connection (confinement_forbidden).
 	AllowUnconfined bool `json:"allow_unconfined"`
+	// Minimum names the guarantees every confined connection's server
+	// must hold on this host (ConfinementGuarantees); nil (left out of
+	// the digest, so a section without it keeps its digest) keeps the
+	// default, DefaultConfinementMinimum. An empty list asks for none.
+	Minimum *[]string `json:"minimum,omitempty"`
+}
+
+// ConfinementGuarantees are the names a policy's confinement minimum may
+// use, in the order a level lists them. They are connector/confine's
+// Guarantees, which this stage may not import (it comes later, and
+// brings the launcher into every program that loads a host); a test keeps
+// the two lists equal.
+var ConfinementGuarantees = []string{"filesystem", "network", "privileges", "signals", "abstract-sockets", "processes", "ipc"}
+
+// DefaultConfinementMinimum is the minimum of a policy that sets none:
+// the filesystem and network guarantees of the default profile
+// (connector/confine's DefaultMinimum).
+var DefaultConfinementMinimum = []string{"filesystem", "network"}
+
+// ConfinementMinimum is the guarantees every confined connection's server
+// must hold on this host: the policy's confinement.minimum, or
+// DefaultConfinementMinimum when it sets none.
+func (p *Policy) ConfinementMinimum() []string {
+	if p == nil || p.Confinement == nil || p.Confinement.Minimum == nil {
+		return slices.Clone(DefaultConfinementMinimum)
+	}
+	return slices.Clone(*p.Confinement.Minimum)
+}
+
+// checkConfinement refuses a confinement minimum naming what is not a
+// guarantee, located at the name, with the list of valid names.
+func (p *Policy) checkConfinement(posOf Locator) error {
+	if p.Confinement == nil || p.Confinement.Minimum == nil {
+		return nil
+	}
+	var refused blocking.List
+	for i, name := range *p.Confinement.Minimum {
+		if !slices.Contains(ConfinementGuarantees, name) {
+			refused = append(refused, blocking.New(blocking.PolicyInvalid, "confinement.minimum names a guarantee that does not exist; the guarantees are %s", strings.Join(ConfinementGuarantees, ", ")).At(posOf("confinement", "minimum", strconv.Itoa(i)), fmt.Sprintf("confinement.minimum[%d]", i)))
+		}
+	}
+	return refused.Err()
 }
 
 // AllowsUnconfined reports whether the policy lets a connection run
@@ -235,6 +279,9 @@ func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 		return nil, err
 	}
 	if err := p.compileRules(posOf); err != nil {
+		return nil, err
+	}
+	if err := p.checkConfinement(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {

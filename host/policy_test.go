@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
@@ -118,5 +120,61 @@ func TestPolicyLimits(t *testing.T) {
 	_, err = load(base + "\nlimits: {manifest_bytes: 1}\n")
 	if l := blocking.Refusals(err); len(l) == 0 || l[0].Code != blocking.PolicyInvalid {
 		t.Fatalf("a limit below the floor: %v", err)
+	}
+}
+
+// TestPolicyConfinementMinimum: confinement.minimum names guarantees; an
+// unknown name is refused at its place in the file with the valid names;
+// unset, the minimum is the default (filesystem, network) and the digest
+// is the one a section without it always had; set, it is part of the
+// digest, an empty list included.
+func TestPolicyConfinementMinimum(t *testing.T) {
+	base := host.StarterPolicy(host.InitOptions{Host: "h", Publishers: map[string][]byte{"acme": newPub(t)}, Authorities: map[string][]byte{"lab": newPub(t)}})
+	load := func(text string) (*host.Policy, error) {
+		path := filepath.Join(t.TempDir(), host.PolicyFile)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return host.LoadPolicy(path)
+	}
+	must := func(text string) *host.Policy {
+		t.Helper()
+		p, err := load(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := must(base)
+	if got := plain.ConfinementMinimum(); !slices.Equal(got, confine.DefaultMinimum) || !slices.Equal(host.DefaultConfinementMinimum, confine.DefaultMinimum) {
+		t.Fatalf("default minimum = %v, want %v", got, confine.DefaultMinimum)
+	}
+	section := must(base + "\nconfinement: allow_unconfined: true\n")
+	if got := section.ConfinementMinimum(); !slices.Equal(got, confine.DefaultMinimum) {
+		t.Fatalf("a section without minimum: %v", got)
+	}
+	set := must(base + "\nconfinement: minimum: [\"filesystem\", \"network\", \"signals\"]\n")
+	if got := set.ConfinementMinimum(); !slices.Equal(got, []string{"filesystem", "network", "signals"}) {
+		t.Fatalf("minimum = %v", got)
+	}
+	none := must(base + "\nconfinement: minimum: []\n")
+	if got := none.ConfinementMinimum(); len(got) != 0 {
+		t.Fatalf("an empty minimum = %v", got)
+	}
+	if d := map[string]bool{plain.Digest(): true, set.Digest(): true, none.Digest(): true}; len(d) != 3 {
+		t.Fatal("the minimum is not part of the policy digest")
+	}
+	_, err := load(base + "\nconfinement: minimum: [\"filesystem\", \"pids\"]\n")
+	l := blocking.Refusals(err)
+	if len(l) != 1 || l[0].Code != blocking.PolicyInvalid || l[0].Path != "confinement.minimum[1]" || !strings.Contains(l[0].Pos, host.PolicyFile+":") || !strings.Contains(l[0].Detail, strings.Join(confine.Guarantees, ", ")) {
+		t.Fatalf("an unknown guarantee: %v", err)
+	}
+}
+
+// TestConfinementGuaranteesAreConfines: the names a policy may use are
+// exactly connector/confine's guarantees, in its order.
+func TestConfinementGuaranteesAreConfines(t *testing.T) {
+	if !slices.Equal(host.ConfinementGuarantees, confine.Guarantees) {
+		t.Fatalf("host.ConfinementGuarantees = %v, confine.Guarantees = %v", host.ConfinementGuarantees, confine.Guarantees)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -78,7 +79,7 @@ func newPolicyCmd() *cobra.Command {
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities)})
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities), "confinementMinimum": p.ConfinementMinimum()})
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
@@ -93,6 +94,11 @@ func newPolicyCmd() *cobra.Command {
 			for _, name := range slices.Sorted(maps.Keys(p.AttestationRules)) {
 				r := p.AttestationRules[name]
 				fmt.Fprintf(out, "  attestation rule %s: %s (%s)\n", name, r.PredicateType, r.Mode)
+			}
+			if m := p.ConfinementMinimum(); len(m) > 0 {
+				fmt.Fprintf(out, "  confinement minimum: %s\n", strings.Join(m, ", "))
+			} else {
+				fmt.Fprintln(out, "  confinement minimum: none (any level Landlock gives)")
 			}
 			return nil
 		},
