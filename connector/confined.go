@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
@@ -26,8 +27,8 @@ type launch struct {
 	args    []string
 	env     []string
 	cleanup func()
-	// netns starts the server in a network namespace of its own.
-	netns bool
+	// cloneflags are the namespaces the server starts in (CLONE_NEW*).
+	cloneflags uintptr
 }
 
 // prepareLaunch decides how cfg's server starts: directly when its
@@ -66,28 +67,59 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 		}
 	}
 	env = withVar(withVar(env, "HOME", home), "TMPDIR", tmp)
-	spec := confine.Build(cfg.Confinement, abi, confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp})
+	if home, tmp, err = realPaths(home, tmp); err != nil {
+		cleanup()
+		return nil, err
+	}
+	exact, err := confine.ExactPaths(cfg.Confinement, home, tmp)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	h := holders()
+	target := confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp, Exact: exact, OwnIPC: h.Namespaces, OwnPID: h.Namespaces}
+	spec := confine.Build(cfg.Confinement, abi, target)
 	args, err := confine.LauncherArgs(spec, exe, append([]string{cfg.Command}, cfg.Args...))
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
-	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, netns: ownNetwork(cfg.Confinement)}, nil
+	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, cloneflags: namespaces(cfg.Confinement, h)}, nil
 }
 
-// ownNetwork reports whether a server with profile p starts in a network
-// namespace of its own: when the profile allows no network (--net none)
-// and this process may make one (CAP_SYS_ADMIN). There the server has
-// only a loopback interface that is down, so UDP, raw and every other
-// socket family Landlock does not cover reach nothing either.
-func ownNetwork(p *confine.Profile) bool {
-	return !p.IsUnconfined() && p.NetDescription() == "none" && canMakeNetns()
+// realPaths resolves the links in the private folders' paths (oa made
+// them; $OA_HOME may lie under a link), which the launcher then opens
+// without following any.
+func realPaths(home, tmp string) (string, string, error) {
+	rh, err1 := filepath.EvalSymlinks(home)
+	rt, err2 := filepath.EvalSymlinks(tmp)
+	if err1 != nil || err2 != nil {
+		return "", "", blocking.New(blocking.ConnectorStartFailed, "the server's private folders cannot be read")
+	}
+	return rh, rt, nil
 }
 
-// canMakeNetns reports whether this process has CAP_SYS_ADMIN in its
-// effective set (/proc/self/status CapEff), which unsharing a network
-// namespace takes.
-var canMakeNetns = sync.OnceValue(func() bool {
+// namespaces are the clone flags a server with profile p starts with on a
+// host with h: where oa may make namespaces, pid and IPC namespaces of
+// its own (it cannot see, signal, renice or re-pin a process outside its
+// tree, nor share SysV IPC), with a mount namespace for its own /proc, and a network namespace when the profile
+// allows no network (only a loopback interface that is down there, so
+// UDP, raw and every other socket family reach nothing either).
+func namespaces(p *confine.Profile, h confine.Holders) uintptr {
+	if !h.Namespaces || p.IsUnconfined() {
+		return 0
+	}
+	flags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC)
+	if h.OwnNetwork(p) {
+		flags |= syscall.CLONE_NEWNET
+	}
+	return flags
+}
+
+// canMakeNamespaces reports whether this process has CAP_SYS_ADMIN in its
+// effective set (/proc/self/status CapEff), which making network, pid and
+// IPC namespaces takes.
+var canMakeNamespaces = sync.OnceValue(func() bool {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return false
@@ -172,9 +204,15 @@ func Enforcement(cfg Config) (confine.Level, error) {
 	if err != nil {
 		return confine.Level{}, err
 	}
+	return confine.LevelOf(cfg.Confinement, abi, holders()), nil
+}
+
+// holders is what this host offers a confined start besides Landlock.
+func holders() confine.Holders {
 	h := cgroupHolders()
-	h.NetworkNamespace = ownNetwork(cfg.Confinement)
-	return confine.LevelOf(cfg.Confinement, abi, h), nil
+	h.Namespaces = canMakeNamespaces()
+	h.Seccomp = confine.SeccompSupported()
+	return h
 }
 
 // cgroupHolders reports which limits a tree's cgroup can hold: the

@@ -240,9 +240,7 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		cmd.Env = append(slices.Clip(l.env), TreeEnv+"="+t.id)
 		cmd.Stderr = stderrFor(opts)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if l.netns {
-			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
-		}
+		cmd.SysProcAttr.Cloneflags = l.cloneflags
 		if cgroupFD >= 0 {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
 		}

@@ -1,6 +1,11 @@
 package confine
 
-import ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+import (
+	"sync"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
 
 // kernelABI asks the kernel for its Landlock ABI. As go-landlock does, an
 // ABI of 6 or more whose signal-scoping fix (errata bit 2) is missing is
@@ -17,3 +22,6 @@ func kernelABI() int {
 	}
 	return v
 }
+
+// SeccompSupported reports whether the kernel takes seccomp filters.
+var SeccompSupported = sync.OnceValue(seccomp.Supported)

@@ -120,3 +120,28 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedGrantsOfOtherAccessRefused: a --read folder inside a --write
+// one, or the other way round, is refused at read[i]; the same access
+// nested, and folders side by side, are not.
+func TestNestedGrantsOfOtherAccessRefused(t *testing.T) {
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "inner")
+	other := filepath.Join(t.TempDir(), "other")
+	for _, d := range []string{inner, other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []Profile{{Read: []string{inner}, Write: []string{dir}}, {Read: []string{dir}, Write: []string{inner}}} {
+		r := p.Check(CheckOptions{})
+		if len(r) != 1 || r[0].Path != "confinement.read[0]" || !strings.Contains(r[0].Detail, "one inside the other") {
+			t.Errorf("%+v: refused %v", p, r)
+		}
+	}
+	for _, p := range []Profile{{Write: []string{dir, inner}}, {Read: []string{dir, inner}}, {Read: []string{other}, Write: []string{dir}}, {Read: []string{dir + "x"}, Write: []string{dir}}} {
+		if r := p.Check(CheckOptions{}); r != nil && !strings.Contains(r.Error(), "does not exist") {
+			t.Errorf("%+v: refused %v", p, r)
+		}
+	}
+}

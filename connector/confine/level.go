@@ -2,8 +2,54 @@ package confine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine/launcher"
 )
+
+// The guarantees a confined start can hold, by name. Which hold depends
+// on the profile and on what the host offers (Host): each is held by
+// whatever mechanism the kernel has, and a level names those held.
+const (
+	// GuaranteeFilesystem: the server reads only the system's folders,
+	// its program and its --read paths, and writes only its private
+	// folders and its --write paths (Landlock, from ABI 1; below ABI 3
+	// the seccomp filter refuses truncate by name, which Landlock does
+	// not cover there).
+	GuaranteeFilesystem = "filesystem"
+	// GuaranteeNetwork: the profile's --net holds. None: no socket but
+	// unix and netlink ones (the seccomp filter; and an own network
+	// namespace where oa may make one). A port list: TCP only to those
+	// ports (Landlock from ABI 4). Any: nothing to hold.
+	GuaranteeNetwork = "network"
+	// GuaranteePrivileges: the server holds no capability, cannot gain
+	// one (no_new_privs, empty bounding set), and the seccomp filter
+	// refuses what a tool server never needs (launcher.Denials).
+	GuaranteePrivileges = "privileges"
+	// GuaranteeSignals: the server cannot signal a process outside its
+	// own tree (Landlock scoping from ABI 6, or an own pid namespace).
+	GuaranteeSignals = "signals"
+	// GuaranteeAbstractSockets: the server cannot reach another program's
+	// abstract unix socket (Landlock scoping from ABI 6, or an own network
+	// namespace).
+	GuaranteeAbstractSockets = "abstract-sockets"
+	// GuaranteeProcesses: the server cannot see, renice or re-pin a
+	// process outside its tree (an own pid namespace).
+	GuaranteeProcesses = "processes"
+	// GuaranteeIPC: the server shares no System V IPC with the host (an
+	// own IPC namespace, or SysV IPC refused by the seccomp filter).
+	GuaranteeIPC = "ipc"
+)
+
+// Guarantees are every guarantee name, in the order a level lists them.
+var Guarantees = []string{GuaranteeFilesystem, GuaranteeNetwork, GuaranteePrivileges, GuaranteeSignals, GuaranteeAbstractSockets, GuaranteeProcesses, GuaranteeIPC}
+
+// DefaultMinimum is the least a host holds a confined connection to when
+// its policy sets no minimum: the filesystem and network guarantees of
+// the default profile.
+var DefaultMinimum = []string{GuaranteeFilesystem, GuaranteeNetwork}
 
 // Level is what a start of a connection's server is enforced with on this
 // host, as `oa connection verify` prints it.
@@ -13,7 +59,14 @@ type Level struct {
 	Mode string `json:"mode"`
 	// ABI is the Landlock ABI the ruleset is built for.
 	ABI int `json:"landlockAbi,omitempty"`
-	// Rules name what Landlock enforces: filesystem, tcp, scoped.
+	// Guarantees are the guarantees held (Guarantees' order).
+	Guarantees []string `json:"guarantees,omitempty"`
+	// NotHeld names each guarantee not held and why ("processes: no pid
+	// namespace: …").
+	NotHeld []string `json:"notHeld,omitempty"`
+	// Filter is the seccomp filter's version (launcher.FilterVersion).
+	Filter string `json:"seccomp,omitempty"`
+	// Rules name how each guarantee is held.
 	Rules []string `json:"rules,omitempty"`
 	// Limits name each resource bound and how it is held, or why not.
 	Limits []string `json:"limits,omitempty"`
@@ -29,45 +82,166 @@ const (
 	ModeNoProcess = "no-local-process"
 )
 
-// Holders is how the host can hold the limits of a tree: whether the
-// tree's cgroup has the pids and memory controllers.
+// Holders is what the host offers a confined start besides Landlock.
 type Holders struct {
+	// CgroupPids and CgroupMemory: the tree's cgroup has the pids and
+	// memory controllers.
 	CgroupPids, CgroupMemory bool
-	// NetworkNamespace: the server starts in a network namespace of its
-	// own (--net none where oa may make one).
-	NetworkNamespace bool
+	// Namespaces: oa may start the server in network, pid and IPC
+	// namespaces of its own (it holds CAP_SYS_ADMIN).
+	Namespaces bool
+	// Seccomp: the kernel takes seccomp filters.
+	Seccomp bool
 }
 
-// LevelOf describes the enforcement of p at abi with holders.
+// OwnNetwork reports whether a start of p on a host with h gets a network
+// namespace of its own: when the profile allows no network and oa may
+// make one. There the server has only a loopback interface that is down.
+func (h Holders) OwnNetwork(p *Profile) bool {
+	return h.Namespaces && !p.IsUnconfined() && p.NetDescription() == "none"
+}
+
+// held is one guarantee's verdict: how it is held, or why not.
+type held struct {
+	name, how, whyNot string
+}
+
+// verdicts decides each guarantee of p at abi with h.
+func verdicts(p *Profile, abi int, h Holders) []held {
+	either := func(name string, options ...string) held {
+		var hows []string
+		for i := 0; i+1 < len(options); i += 2 {
+			if options[i] != "" {
+				hows = append(hows, options[i])
+			}
+		}
+		if len(hows) == 0 {
+			return held{name: name, whyNot: options[len(options)-1]}
+		}
+		return held{name: name, how: strings.Join(hows, " and ")}
+	}
+	when := func(ok bool, how string) string {
+		if ok {
+			return how
+		}
+		return ""
+	}
+	fs := held{name: GuaranteeFilesystem, whyNot: "this kernel offers no Landlock (not built in, or not enabled at boot)"}
+	switch {
+	case abi >= launcher.ABITruncate:
+		fs = held{name: GuaranteeFilesystem, how: fmt.Sprintf("filesystem (Landlock ABI %d)", abi)}
+	case abi >= launcher.ABIFilesystem && h.Seccomp:
+		fs = held{name: GuaranteeFilesystem, how: fmt.Sprintf("filesystem (Landlock ABI %d, truncate refused by seccomp)", abi)}
+	case abi >= launcher.ABIFilesystem:
+		fs.whyNot = "Landlock below ABI 3 does not refuse truncate, and this kernel takes no seccomp filter"
+	}
+	var network held
+	switch p.NetDescription() {
+	case NetAny:
+		network = held{name: GuaranteeNetwork, how: "network any (as the profile asks)"}
+	case "none":
+		network = either(GuaranteeNetwork,
+			when(h.OwnNetwork(p), "own network namespace"), "",
+			when(h.Seccomp, "no socket but unix and netlink (seccomp)"), "",
+			"no network namespace (oa lacks CAP_SYS_ADMIN) and no seccomp")
+	default:
+		network = held{name: GuaranteeNetwork, how: "tcp " + p.NetDescription() + " only (Landlock)"}
+		if abi < launcher.ABITCP {
+			network = held{name: GuaranteeNetwork, whyNot: fmt.Sprintf("a TCP port list needs Landlock ABI %d; this kernel offers ABI %d", launcher.ABITCP, abi)}
+		}
+	}
+	scoped := abi >= launcher.ABIScoped
+	return []held{
+		fs,
+		network,
+		{name: GuaranteePrivileges, how: "no capabilities, no_new_privs" + map[bool]string{true: ", seccomp filter " + launcher.FilterVersion}[h.Seccomp]},
+		either(GuaranteeSignals, when(scoped, "signals scoped (Landlock)"), "", when(h.Namespaces, "own pid namespace"), "",
+			fmt.Sprintf("Landlock ABI %d scopes signals (this kernel: %d) and oa may make no pid namespace (no CAP_SYS_ADMIN)", launcher.ABIScoped, abi)),
+		either(GuaranteeAbstractSockets, when(scoped, "abstract sockets scoped (Landlock)"), "", when(h.OwnNetwork(p), "own network namespace"), "",
+			fmt.Sprintf("Landlock ABI %d scopes abstract sockets (this kernel: %d) and the server has no network namespace of its own", launcher.ABIScoped, abi)),
+		either(GuaranteeProcesses, when(h.Namespaces, "own pid namespace"), "", "oa may make no pid namespace (no CAP_SYS_ADMIN)"),
+		either(GuaranteeIPC, when(h.Namespaces, "own IPC namespace"), "", when(h.Seccomp, "SysV IPC refused (seccomp)"), "", "no IPC namespace and no seccomp"),
+	}
+}
+
+// LevelOf describes the enforcement of p at abi with h.
 func LevelOf(p *Profile, abi int, h Holders) Level {
 	if p.IsUnconfined() {
 		return Level{Mode: ModeUnconfined}
 	}
-	l := Level{Mode: ModeConfined, ABI: abi, Rules: []string{"filesystem"}}
-	if p.NetDescription() != NetAny {
-		l.Rules = append(l.Rules, "tcp "+p.NetDescription())
+	l := Level{Mode: ModeConfined, ABI: abi}
+	if h.Seccomp {
+		l.Filter = launcher.FilterVersion
 	}
-	if h.NetworkNamespace {
-		l.Rules = append(l.Rules, "own network namespace (no UDP or other sockets either)")
+	for _, v := range verdicts(p, abi, h) {
+		if v.whyNot != "" {
+			l.NotHeld = append(l.NotHeld, v.name+": "+v.whyNot)
+			continue
+		}
+		l.Guarantees = append(l.Guarantees, v.name)
+		l.Rules = append(l.Rules, v.how)
 	}
-	l.Rules = append(l.Rules, "signals and abstract sockets scoped")
+	l.Limits = limitsOf(p, h)
+	return l
+}
+
+// limitsOf names each resource bound of p and how h holds it.
+func limitsOf(p *Profile, h Holders) []string {
 	lim := Limits{}
 	if p != nil {
 		lim = p.Limits
 	}
 	lim = lim.Effective()
-	l.Limits = append(l.Limits, fmt.Sprintf("open files %d (rlimit)", lim.OpenFiles))
+	out := []string{fmt.Sprintf("open files %d (rlimit)", lim.OpenFiles)}
 	mem := fmt.Sprintf("memory %s (rlimit address space", size(lim.MemoryBytes))
 	if h.CgroupMemory {
 		mem += ", cgroup memory.max"
 	}
-	l.Limits = append(l.Limits, mem+")")
+	out = append(out, mem+")")
 	if h.CgroupPids {
-		l.Limits = append(l.Limits, fmt.Sprintf("processes %d (cgroup pids.max)", lim.Processes))
-	} else {
-		l.Limits = append(l.Limits, fmt.Sprintf("processes %d not held: no cgroup with the pids controller", lim.Processes))
+		return append(out, fmt.Sprintf("processes %d (cgroup pids.max)", lim.Processes))
 	}
-	return l
+	return append(out, fmt.Sprintf("processes %d not held: no cgroup with the pids controller", lim.Processes))
+}
+
+// Holds reports whether the level holds guarantee name.
+func (l Level) Holds(name string) bool { return slices.Contains(l.Guarantees, name) }
+
+// CheckMinimum refuses (confinement_below_minimum) a confined level that
+// does not hold every guarantee of minimum, naming each one missing and
+// why. A level that is not confined (unconfined, in-process, no local
+// process) is the policy's allow_unconfined to judge, not this.
+func (l Level) CheckMinimum(minimum []string) error {
+	if l.Mode != ModeConfined {
+		return nil
+	}
+	var missing []string
+	for _, name := range minimum {
+		if l.Holds(name) {
+			continue
+		}
+		why := "not held"
+		for _, n := range l.NotHeld {
+			if w, ok := strings.CutPrefix(n, name+": "); ok {
+				why = w
+			}
+		}
+		missing = append(missing, name+" ("+why+")")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return blocking.New(blocking.ConfinementBelowMinimum, "this host holds the server below the policy's confinement minimum: %s", strings.Join(missing, "; "))
+}
+
+// CheckGuaranteeNames refuses a name that is not a guarantee.
+func CheckGuaranteeNames(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(Guarantees, n) {
+			return fmt.Errorf("%q is not a confinement guarantee (%s)", n, strings.Join(Guarantees, ", "))
+		}
+	}
+	return nil
 }
 
 // String is the level on one line.
@@ -75,7 +249,11 @@ func (l Level) String() string {
 	if l.Mode != ModeConfined {
 		return l.Mode
 	}
-	return fmt.Sprintf("confined by Landlock ABI %d: %s; %s", l.ABI, strings.Join(l.Rules, ", "), strings.Join(l.Limits, ", "))
+	s := fmt.Sprintf("confined by Landlock ABI %d: %s; %s", l.ABI, strings.Join(l.Rules, ", "), strings.Join(l.Limits, ", "))
+	if len(l.NotHeld) > 0 {
+		s += "; not held: " + strings.Join(l.NotHeld, "; ")
+	}
+	return s
 }
 
 // size prints a byte count in the largest whole binary unit.
@@ -98,7 +276,7 @@ func Describe(p *Profile) string {
 		return "UNCONFINED: runs with oa's full rights"
 	}
 	if p.IsDefault() {
-		return "default: reads system folders and its program, writes only its private folders, no TCP"
+		return "default: reads system folders and its program, writes only its private folders, no network"
 	}
 	parts := []string{"default"}
 	if len(p.Read) > 0 {
@@ -111,4 +289,26 @@ func Describe(p *Profile) string {
 	lim := p.Limits.Effective()
 	parts = append(parts, fmt.Sprintf("open files %d, processes %d, memory %s", lim.OpenFiles, lim.Processes, size(lim.MemoryBytes)))
 	return strings.Join(parts, "; ")
+}
+
+// DeniedCalls describes, one line each, what the seccomp filter of a
+// start of p refuses, as `oa connection show` lists it.
+func DeniedCalls(p *Profile, h Holders) []string {
+	if p.IsUnconfined() {
+		return nil
+	}
+	spec := &launcher.Spec{Net: p.Net, ABI: KernelABI(), OwnIPC: h.Namespaces}
+	layers := launcher.Layers(spec)
+	var out []string
+	for _, d := range launcher.Denials {
+		if d.Layer != "" && !slices.Contains(layers, d.Layer) {
+			continue
+		}
+		line := strings.Join(d.Calls, ", ")
+		if d.When != "" {
+			line += " (" + d.When + ")"
+		}
+		out = append(out, line+": "+d.Why)
+	}
+	return out
 }

@@ -157,14 +157,21 @@ func ParseSize(s string) (int64, error) {
 	return n << shift, nil
 }
 
-// Normalize makes every path absolute and clean, in place, keeping the
-// order given.
+// Normalize makes every path absolute, clean and real (symbolic links
+// resolved, as the path is when the connection is added), in place,
+// keeping the order given: each start then opens the recorded path
+// without following any link (ExactPaths), so a grant can never be
+// turned into a link to elsewhere. A path that does not exist is left
+// absolute, for Check to refuse.
 func (p *Profile) Normalize() error {
 	for _, list := range [][]string{p.Read, p.Write} {
 		for i, path := range list {
 			abs, err := filepath.Abs(path)
 			if err != nil {
 				return err
+			}
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
 			}
 			list[i] = abs
 		}
@@ -230,6 +237,7 @@ func (p *Profile) Check(opts CheckOptions) blocking.List {
 			seen[path] = true
 		}
 	}
+	refused = append(refused, nestedGrants(p)...)
 	if p.Net != "" {
 		if canon, err := ParseNet(p.Net); err != nil || canon != p.Net {
 			bad("net", "--net is none, any, or comma-separated TCP ports 1-65535, recorded sorted")
@@ -242,6 +250,28 @@ func (p *Profile) Check(opts CheckOptions) blocking.List {
 	}
 	slices.SortFunc(refused, func(a, b *blocking.Error) int { return strings.Compare(a.Path, b.Path) })
 	return refused
+}
+
+// nestedGrants refuses a --read path inside a --write path or the other
+// way round: the server could replace the inner one (it may write in the
+// outer) with a link to elsewhere, and the two would grant different
+// rights to one file. The same access nested is allowed: it adds nothing.
+func nestedGrants(p *Profile) blocking.List {
+	var refused blocking.List
+	for i, r := range p.Read {
+		for j, w := range p.Write {
+			if r != w && (within(r, w) || within(w, r)) { // the same path is "given twice"
+				refused = append(refused, blocking.New(blocking.ConfinementInvalid,
+					"read[%d] and write[%d] lie one inside the other with different access; give the folder once, with the access it needs", i, j).At("", fmt.Sprintf("confinement.read[%d]", i)))
+			}
+		}
+	}
+	return refused
+}
+
+// within reports whether path is dir or lies inside it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func exists(path string) bool {

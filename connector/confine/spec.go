@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine/launcher"
 )
 
@@ -40,6 +42,13 @@ type Target struct {
 	PATH string
 	// Home and Tmp are the server's private state and temporary folders.
 	Home, Tmp string
+	// Exact are the profile's grants and the private folders as opened
+	// for this start (ExactPaths): the launcher reaches each by the file
+	// it named then.
+	Exact []launcher.Exact
+	// OwnIPC: the server starts in an IPC namespace of its own; OwnPID in
+	// pid and mount namespaces of its own.
+	OwnIPC, OwnPID bool
 }
 
 // Build resolves p for one start of target at Landlock ABI abi: the
@@ -51,7 +60,7 @@ func Build(p *Profile, abi int, target Target) *Spec {
 		p = &Profile{}
 	}
 	lim := p.Limits.Effective()
-	s := &Spec{ABI: abi, Net: p.Net, OpenFiles: lim.OpenFiles, MemoryBytes: lim.MemoryBytes}
+	s := &Spec{ABI: abi, Net: p.Net, OpenFiles: lim.OpenFiles, MemoryBytes: lim.MemoryBytes, Exact: target.Exact, OwnIPC: target.OwnIPC, OwnPID: target.OwnPID}
 	for _, path := range DefaultReadPaths {
 		if exists(path) {
 			s.Read = append(s.Read, path)
@@ -112,6 +121,49 @@ func lookIn(name, path string) string {
 		}
 	}
 	return ""
+}
+
+// ExactPaths opens each --read and --write path of p, and each private
+// folder, without following a symbolic link in any component, and
+// returns the file each names now, for the launcher to check again. A
+// grant that has become a link (or lies under one) is refused
+// (confinement_path_changed), naming its field: the connection was
+// given the folder, never where a link in it points. The private folders
+// are oa's own and are resolved first (the host's $OA_HOME may lie under
+// a link; the server cannot change the folders above its own).
+func ExactPaths(p *Profile, private ...string) ([]launcher.Exact, error) {
+	var out []launcher.Exact
+	add := func(path, field string) error {
+		fd, err := launcher.OpenNoSymlinks(path)
+		if err != nil {
+			return blocking.New(blocking.ConfinementPathChanged, "the %s path passes through a symbolic link, or is gone", field)
+		}
+		defer syscall.Close(fd)
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return blocking.New(blocking.ConfinementPathChanged, "the %s path cannot be read", field)
+		}
+		out = append(out, launcher.Exact{Path: path, Dev: uint64(st.Dev), Ino: st.Ino})
+		return nil
+	}
+	if p != nil {
+		for _, f := range []struct {
+			name  string
+			paths []string
+		}{{"read", p.Read}, {"write", p.Write}} {
+			for i, path := range f.paths {
+				if err := add(path, fmt.Sprintf("%s[%d]", f.name, i)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, dir := range private {
+		if err := add(dir, "private folder"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Self is the running program as a path the launcher re-executes: the

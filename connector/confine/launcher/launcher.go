@@ -1,14 +1,14 @@
 // Package launcher is the launcher step of a confined start (see package
 // confine): its init function recognises a program started as the
-// launcher, restricts that process (rlimits, no_new_privs, Landlock) and
-// executes the server, never returning to the program.
+// launcher, restricts that process (rlimits, Landlock, capabilities,
+// seccomp) and executes the server, never returning to the program.
 //
-// It is a package of its own, importing only the standard library and
-// go-landlock, so that it runs early: Go initializes packages in import
-// path order once their imports are, so this init runs as soon as
-// go-landlock's packages have, before most of the program's other package
-// inits (CUE, protobuf descriptors, OpenTelemetry, SQLite), whose work a
-// launcher that never returns would only throw away.
+// It is a package of its own, importing only the standard library,
+// golang.org/x/sys, go-landlock and go-seccomp-bpf, so that it runs early:
+// Go initializes packages in import path order once their imports are, so
+// this init runs as soon as those have, before most of the program's other
+// package inits (CUE, protobuf descriptors, OpenTelemetry, SQLite), whose
+// work a launcher that never returns would only throw away.
 package launcher
 
 // Arg is the hidden first argument that makes a program linking this
@@ -22,20 +22,53 @@ const ExitFailed = 126
 // NetAny is the Net of a spec that leaves TCP unrestricted.
 const NetAny = "any"
 
-// ABIScoped is the Landlock ABI that scopes signals and abstract unix
-// sockets to the server's own domain, the least a ruleset is built for.
-const ABIScoped = 6
+// The Landlock ABI each layer of the filesystem and network rules needs.
+// Below ABITruncate the seccomp filter denies truncate(2) by path, so a
+// file the server may only read cannot be truncated either.
+const (
+	ABIFilesystem = 1
+	ABIRefer      = 2
+	ABITruncate   = 3
+	ABITCP        = 4
+	ABIScoped     = 6
+)
+
+// MaxABI is the newest Landlock ABI whose rights a ruleset is built with;
+// a newer kernel is used at this level.
+const MaxABI = 7
 
 // Spec is what the launcher applies: a connection's profile resolved for
 // one start.
 type Spec struct {
-	// ABI is the Landlock ABI the ruleset is built for.
+	// ABI is the Landlock ABI the ruleset is built for (at least
+	// ABIFilesystem).
 	ABI int `json:"abi"`
 	// Read and Write are absolute paths, files or folders.
 	Read  []string `json:"read"`
 	Write []string `json:"write"`
-	// Net is "" (no TCP), NetAny, or a sorted, comma-separated port list.
+	// Exact are the paths of Read and Write (the profile's grants and the
+	// private folders) that are opened without following a symbolic link
+	// in any component and must still be the file the start checked: a
+	// path swapped since for a link, or for another file, fails the start.
+	Exact []Exact `json:"exact,omitempty"`
+	// Net is "" (no network), NetAny, or a sorted, comma-separated port list.
 	Net         string `json:"net"`
 	OpenFiles   int64  `json:"openFiles"`
 	MemoryBytes int64  `json:"memoryBytes"`
+	// OwnIPC is true when the launcher was started in an IPC namespace of
+	// its own; otherwise the seccomp filter denies SysV IPC.
+	OwnIPC bool `json:"ownIpc,omitempty"`
+	// OwnPID is true when the launcher was started in pid and mount
+	// namespaces of its own: it mounts a /proc of its pid namespace
+	// before anything reads /proc (the host's would name other processes
+	// by the pids it has there, and /proc/self would not be its own).
+	OwnPID bool `json:"ownPid,omitempty"`
+}
+
+// Exact is one path opened exactly, and the file it named when the start
+// was checked.
+type Exact struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
 }

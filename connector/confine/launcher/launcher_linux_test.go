@@ -19,11 +19,12 @@ func TestParsePorts(t *testing.T) {
 	}
 }
 
-// TestRestrictRefusesOldABI: a spec built for an ABI without scoping is
-// refused before any rule is applied to this process.
-func TestRestrictRefusesOldABI(t *testing.T) {
-	for _, abi := range []int{0, 3, 5, 99} {
-		if err := restrict(&Spec{ABI: abi}); err == nil {
+// TestRestrictRefusesUnknownABI: a spec built for no Landlock, or for an
+// ABI oa has no ruleset for, is refused before any rule is applied to
+// this process.
+func TestRestrictRefusesUnknownABI(t *testing.T) {
+	for _, abi := range []int{0, -1, MaxABI + 1, 99} {
+		if err := restrict(&Spec{ABI: abi}, nil); err == nil {
 			t.Errorf("restrict at ABI %d: want a refusal", abi)
 		}
 	}

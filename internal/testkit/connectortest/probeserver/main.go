@@ -38,6 +38,10 @@ type Attempts struct {
 	Files int `json:"files,omitempty" jsonschema:"how many files to hold open at once"`
 	// Spawn starts this many processes that live until all have started.
 	Spawn int `json:"spawn,omitempty" jsonschema:"how many processes to run at once"`
+	// Hostile tries what a server that wants to become the operator
+	// would (see hostile.go), against the process of this pid (oa, as
+	// the host sees it).
+	Hostile int `json:"hostile,omitempty" jsonschema:"a pid outside the server's tree to act on"`
 }
 
 // Outcome is what the kernel said to each attempt: "allowed", "denied"
@@ -60,6 +64,9 @@ type Outcome struct {
 	Allocate string `json:"allocate,omitempty"`
 	Files    string `json:"files,omitempty"`
 	Spawn    string `json:"spawn,omitempty"`
+	// Hostile is what the kernel said to each hostile attempt, by name,
+	// and the server's capability and seccomp lines of /proc/self/status.
+	Hostile map[string]string `json:"hostile,omitempty"`
 }
 
 // Report is the answer of a probe call.
@@ -164,6 +171,9 @@ func try(a Attempts) Outcome {
 	}
 	if a.Spawn > 0 {
 		o.Spawn = spawn(a.Spawn)
+	}
+	if a.Hostile > 0 {
+		o.Hostile = hostile(a.Hostile)
 	}
 	return o
 }
