@@ -174,4 +174,3 @@ func TestGrantSwappedForLinkStartsNothing(t *testing.T) {
 	}
 	refusal(t, probe(), blocking.ConfinementPathChanged)
 }
-

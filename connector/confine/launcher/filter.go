@@ -20,7 +20,7 @@ type Denial struct {
 
 // Layers of the filter that only some starts have.
 const (
-	LayerNoNet      = "net none"            // the profile allows no network
+	LayerNoNet      = "net none"             // the profile allows no network
 	LayerNoOwnIPC   = "no own IPC namespace" // the server shares SysV IPC with the host
 	LayerNoTruncate = "Landlock below ABI 3" // Landlock cannot refuse truncate
 )
