@@ -14,7 +14,10 @@
 // the host key, and SignRegistryFile (`oa registry sign`) signs a file only
 // if its bytes did not change while read. Load and LoadFor gather the active
 // admission, verified artifact, projection, signed registry and connections
-// into a State; Resolve is pure and linear; CheckLive requires each plan
+// into a State; Resolve is linear and reads only the State and the level
+// this host confines each planned connection's server to (Enforcement,
+// remembered per profile and ABI cap), which the plan records so that a
+// weaker kernel changes it; CheckLive requires each plan
 // connection's live inventory to be the verified one; Compute is Load,
 // Resolve and CheckLive.
 package resolve
@@ -67,6 +70,11 @@ type Entry struct {
 	// of the plan's JSON, so plans made before profiles keep their digest)
 	// is the default profile. Loosening it changes the plan.
 	Confinement *confine.Profile `json:"confinement,omitempty"`
+	// Enforced is the level the connection's server is held to on this
+	// host when the plan was resolved: the guarantees held and the
+	// seccomp filter's version; nil (left out) for a server that is not
+	// confined. A move to a kernel that holds fewer changes the plan.
+	Enforced *Enforced `json:"enforced,omitempty"`
 }
 
 // Digest is capabilityPlanDigest: the sha256 of the plan's canonical JSON.

@@ -7,6 +7,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/projection"
 )
@@ -30,6 +31,14 @@ type State struct {
 	// ForbidUnconfined is the host policy's confinement.allow_unconfined
 	// set to false: a connection running unconfined cannot be planned.
 	ForbidUnconfined bool
+	// ConfinementMinimum is the host policy's confinement minimum
+	// (host.Policy.ConfinementMinimum): the guarantees a confined
+	// connection's server must hold on this host to be planned. Nil asks
+	// for none.
+	ConfinementMinimum []string
+	// Enforcement is the level a start of a connection's server is held
+	// to on this host; nil is the live level (Enforcement, remembered).
+	Enforcement func(connector.Config) (confine.Level, error)
 }
 
 // Request names what the plan is for.
@@ -42,8 +51,11 @@ type Request struct {
 // package, and that every capability it serves as a tool has an MCP-safe
 // name of its own, and returns the plan, or every refusal found (one or more per
 // failing capability, each located at capabilities.<key>). It reads only
-// st and is deterministic; it takes time linear in the number of
-// capabilities, runtime tools and connections.
+// st and the level each planned connection's server is held to on this
+// host (st.Enforcement), and is deterministic; it takes time linear in
+// the number of capabilities, runtime tools and connections. A confined
+// connection whose level is below st.ConfinementMinimum is refused
+// (confinement_below_minimum).
 func Resolve(st *State, req Request) (*Plan, error) {
 	x, refused := newIndex(st)
 	if refused != nil {
@@ -119,6 +131,10 @@ type index struct {
 	// unlisted remembers, per connection, how many tools it exposes that
 	// the registry does not list for its connector.
 	unlisted map[string]int
+	// levels remembers, per connection, the level its server is held to,
+	// and enforcement is how it is asked (State.Enforcement).
+	levels      map[string]levelOf
+	enforcement func(connector.Config) (confine.Level, error)
 }
 
 // connectorConns are the connections naming one canonical connector
@@ -149,6 +165,11 @@ func newIndex(st *State) (*index, blocking.List) {
 		ceilingKeys: newCeilingSet(st.Worker.Ceiling.Capabilities),
 		outside:     map[string][]RuntimeTool{},
 		unlisted:    make(map[string]int, len(st.Connections)),
+		levels:      map[string]levelOf{},
+		enforcement: st.Enforcement,
+	}
+	if x.enforcement == nil {
+		x.enforcement = Enforcement
 	}
 	for _, t := range r.Tools {
 		x.toolsByCap[t.Capability] = append(x.toolsByCap[t.Capability], t)
@@ -275,13 +296,57 @@ func (x *index) capability(c ir.Capability) (Entry, []*blocking.Error) {
 	if x.st.ForbidUnconfined && rec.Config.Confinement.IsUnconfined() {
 		return Entry{}, one(blocking.ConfinementForbidden, "connection %s runs unconfined, which this host's policy forbids", rec.Name)
 	}
+	enforced, err := x.enforced(rec)
+	if err != nil {
+		return Entry{}, []*blocking.Error{err}
+	}
 	return Entry{
 		CapabilityKey: c.Key, RuntimeTool: tool.Name, Connector: tool.Connector,
 		ConnectionID: rec.Name, ConnectionRevision: rec.Revision, AuthorityDigest: rec.AuthorityDigest(),
 		InventoryDigest: rec.Verification.Inventory.Digest, ToolSchemaDigest: live.Digest,
 		Risk: c.Risk, Approval: stricter(c.Approval, regCap.Approval),
-		Confinement: rec.Config.Confinement,
+		Confinement: rec.Config.Confinement, Enforced: enforced,
 	}, nil
+}
+
+// enforced is the level rec's server is held to on this host, as the
+// plan records it, or the refusal when this host cannot hold it to the
+// policy's minimum (confinement_below_minimum) or confine it at all
+// (confinement_unavailable). Each connection's level is asked once per
+// resolution.
+func (x *index) enforced(rec *connection.Record) (*Enforced, *blocking.Error) {
+	if e, done := x.levels[rec.Name]; done {
+		return e.enforced, copyRefusal(e.err)
+	}
+	level, err := x.enforcement(rec.Config)
+	if err == nil {
+		err = level.CheckMinimum(x.st.ConfinementMinimum)
+	}
+	e := levelOf{enforced: EnforcedOf(level)}
+	if err != nil {
+		r := blocking.Refusals(err)
+		if len(r) == 0 {
+			r = blocking.List{blocking.New(blocking.ConfinementUnavailable, "this host cannot tell how it would confine the server")}
+		}
+		e = levelOf{err: blocking.New(r[0].Code, "connection %s: %s", rec.Name, r[0].Detail)}
+	}
+	x.levels[rec.Name] = e
+	return e.enforced, copyRefusal(e.err)
+}
+
+// levelOf is one connection's level in a resolution, or its refusal.
+type levelOf struct {
+	enforced *Enforced
+	err      *blocking.Error
+}
+
+// copyRefusal is a copy of r for one capability to locate (nil for nil).
+func copyRefusal(r *blocking.Error) *blocking.Error {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
 }
 
 // runtimeTool finds the one enabled runtime tool for a capability, named

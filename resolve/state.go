@@ -66,7 +66,7 @@ func LoadFor(ctx context.Context, h *host.Host, art *oci.Artifact, admissionDige
 		Host: h.Policy.Host, Worker: art.Worker, ArtifactDigest: digest, WorkerIRDigest: art.IRDigest,
 		AdmissionDigest: admissionDigest, PolicyDigest: h.Policy.Digest(), Projection: proj,
 		Registry: reg, Connections: conns,
-		Home: h.Home, ForbidUnconfined: !h.Policy.AllowsUnconfined(),
+		Home: h.Home, ForbidUnconfined: !h.Policy.AllowsUnconfined(), ConfinementMinimum: h.Policy.ConfinementMinimum(),
 	}, nil
 }
 
