@@ -3,12 +3,14 @@ package bind
 import (
 	"context"
 	"crypto/sha256"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/oci"
@@ -156,6 +158,9 @@ type checkInputs struct {
 	// policy was read once, when it was opened, and a policy narrowed
 	// since must stop the session's effects as it stops `oa bind inspect`.
 	policy [sha256.Size]byte
+	// abiCap is the Landlock ABI cap (confine.ABIMaxEnv), the one input
+	// of the level a plan records that can change while a process runs.
+	abiCap string
 }
 
 // NewChecker returns the checker of binding b for release art on h.
@@ -202,7 +207,7 @@ func (k *Checker) inputs(ctx context.Context) (checkInputs, error) {
 	if err != nil {
 		return checkInputs{}, err
 	}
-	in := checkInputs{stamp: stamp}
+	in := checkInputs{stamp: stamp, abiCap: os.Getenv(confine.ABIMaxEnv)}
 	in.registry, in.readable = k.files.digest(filepath.Join(k.h.Home, resolve.RegistryFile))
 	var policyReadable bool
 	in.policy, policyReadable = k.files.digest(filepath.Join(k.h.Home, host.PolicyFile))

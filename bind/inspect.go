@@ -2,6 +2,8 @@ package bind
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
@@ -147,6 +149,8 @@ func entryChanges(was, is resolve.Entry) []Change {
 	}
 	if confinement(was) != confinement(is) {
 		add(LinkConfinement, "the confinement of connection %s is now: %s", is.ConnectionID, confine.Describe(is.Confinement))
+	} else if d := levelChange(was.Enforced, is.Enforced); d != "" {
+		add(LinkConfinement, "the confinement level of connection %s is now: %s", is.ConnectionID, d)
 	}
 	if was.InventoryDigest != is.InventoryDigest || was.ToolSchemaDigest != is.ToolSchemaDigest {
 		add(LinkToolInventory, "the verified tool list or the schema of tool %s changed", is.RuntimeTool)
@@ -172,6 +176,8 @@ func linkOf(code blocking.Code) Link {
 		return LinkConnection
 	case blocking.PolicyInvalid, blocking.PolicyUnreadable, blocking.PolicyKeyInvalid:
 		return LinkPolicy
+	case blocking.ConfinementBelowMinimum, blocking.ConfinementUnavailable, blocking.ConfinementForbidden:
+		return LinkConfinement
 	}
 	if e, ok := blocking.Lookup(code); ok && e.Stage == blocking.StageOCI {
 		// The release's stored artifact (a damaged or missing blob, an
@@ -201,4 +207,61 @@ func confinement(e resolve.Entry) string {
 		panic("bind: a profile is always encodable: " + err.Error())
 	}
 	return string(b)
+}
+
+// levelChange says in words how the level enforced changed, "" when it
+// did not: the guarantees now held, those no longer held, and the seccomp
+// filter's version.
+func levelChange(was, is *resolve.Enforced) string {
+	if was == nil && is == nil {
+		return ""
+	}
+	var w, i resolve.Enforced
+	if was != nil {
+		w = *was
+	}
+	if is != nil {
+		i = *is
+	}
+	if slices.Equal(w.Guarantees, i.Guarantees) && w.Filter == i.Filter {
+		return ""
+	}
+	var lost, gained []string
+	for _, g := range w.Guarantees {
+		if !slices.Contains(i.Guarantees, g) {
+			lost = append(lost, g)
+		}
+	}
+	for _, g := range i.Guarantees {
+		if !slices.Contains(w.Guarantees, g) {
+			gained = append(gained, g)
+		}
+	}
+	d := "holds " + words(i.Guarantees)
+	if len(lost) > 0 {
+		d += ", no longer holds: " + strings.Join(lost, ", ")
+	}
+	if len(gained) > 0 {
+		d += ", newly holds: " + strings.Join(gained, ", ")
+	}
+	if w.Filter != i.Filter {
+		d += fmt.Sprintf(", seccomp filter %s (was %s)", orNone(i.Filter), orNone(w.Filter))
+	}
+	return d
+}
+
+// words lists guarantees, or says there are none.
+func words(names []string) string {
+	if len(names) == 0 {
+		return "no guarantee"
+	}
+	return strings.Join(names, ", ")
+}
+
+// orNone is a filter version, or "none".
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }

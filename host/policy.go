@@ -148,7 +148,7 @@ type ConfinementPolicy struct {
 // Guarantees, which this stage may not import (it comes later, and
 // brings the launcher into every program that loads a host); a test keeps
 // the two lists equal.
-var ConfinementGuarantees = []string{"filesystem", "network", "privileges", "signals", "abstract-sockets", "processes", "ipc"}
+var ConfinementGuarantees = []string{"filesystem", "network", "privileges", "signals", "abstract-sockets", "processes", "ipc", "socket-folders"}
 
 // DefaultConfinementMinimum is the minimum of a policy that sets none:
 // the filesystem and network guarantees of the default profile
