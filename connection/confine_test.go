@@ -181,8 +181,10 @@ func TestDefaultProfileHidesHostAndHome(t *testing.T) {
 			t.Fatal(err)
 		}
 		for who, o := range map[string]struct{ Read, Write, Home, Tmp string }{"server": r.Server, "child": r.Child} {
-			if o.Read != "denied" || o.Write != "denied" {
-				t.Errorf("%s: read %s: %s, write %s: %s; want both denied", who, target.read, o.Read, target.write, o.Write)
+			// "absent": $OA_HOME is hidden where the server has a mount
+			// namespace of its own.
+			if (o.Read != "denied" && o.Read != "absent") || (o.Write != "denied" && o.Write != "absent") {
+				t.Errorf("%s: read %s: %s, write %s: %s; want both denied or absent", who, target.read, o.Read, target.write, o.Write)
 			}
 			if o.Home != filepath.Join(private, connector.PrivateHome) || o.Tmp != filepath.Join(private, connector.PrivateTmp) {
 				t.Errorf("%s: HOME %s TMPDIR %s, want the private folders under %s", who, o.Home, o.Tmp, private)

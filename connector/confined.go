@@ -77,7 +77,7 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 		return nil, err
 	}
 	h := holders()
-	target := confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp, Exact: exact, OwnIPC: h.Namespaces, OwnPID: h.Namespaces}
+	target := confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp, Exact: exact, OwnIPC: h.Namespaces, OwnPID: h.Namespaces, HostHome: opts.HostHome}
 	spec := confine.Build(cfg.Confinement, abi, target)
 	args, err := confine.LauncherArgs(spec, exe, append([]string{cfg.Command}, cfg.Args...))
 	if err != nil {

@@ -87,6 +87,10 @@ type Options struct {
 	// kept across starts; "" gives each start new ones, removed when it
 	// ends.
 	PrivateDir string
+	// HostHome is the host's $OA_HOME, which a confined server never sees
+	// where it has a mount namespace of its own ("" hides only the host's
+	// socket folders).
+	HostHome string
 	// Tokens is the token store of the connection's OAuth login, for a
 	// remote connection that authorizes with OAuth (nil: such a
 	// connection is refused remote_login_required).

@@ -3,9 +3,11 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,4 +175,65 @@ func TestGrantSwappedForLinkStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	refusal(t, probe(), blocking.ConfinementPathChanged)
+}
+
+// TestSocketFoldersHidden: where oa may make a mount namespace (as root
+// here), a confined server cannot connect to a unix socket in the host's
+// socket folders (/tmp here) or in $OA_HOME — Landlock below ABI 9 does
+// not check connect — while one inside its own --write grant, under
+// /tmp too, still answers. Unconfined, every socket answers.
+func TestSocketFoldersHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		level, _ := connector.Enforcement(connector.Config{Command: "x"})
+		if level.Holds(confine.GuaranteeSocketFolders) {
+			t.Fatalf("not root, yet the level holds socket-folders: %s", level)
+		}
+		return
+	}
+	home := t.TempDir()
+	granted := t.TempDir()
+	sockets := []string{filepath.Join(t.TempDir(), "host.sock"), filepath.Join(home, "q.sock"), filepath.Join(granted, "own.sock")}
+	for _, path := range sockets {
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	try := func(profile *confine.Profile) []string {
+		ctx := context.Background()
+		sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{HostHome: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		res, err := sess.Call(ctx, "probe", map[string]any{"unix": sockets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r report
+		if err := json.Unmarshal(res.Structured, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Server.Unix
+	}
+	if got := try(&confine.Profile{Write: []string{granted}}); !slices.Equal(got, []string{"absent", "absent", "allowed"}) {
+		t.Errorf("confined: host socket, $OA_HOME socket, own socket: %v; want absent, absent, allowed", got)
+	}
+	if got := try(&confine.Profile{Unconfined: true}); !slices.Equal(got, []string{"allowed", "allowed", "allowed"}) {
+		t.Errorf("unconfined: %v; want every socket allowed", got)
+	}
+	level, err := connector.Enforcement(connector.Config{Command: "x"})
+	if err != nil || !level.Holds(confine.GuaranteeSocketFolders) {
+		t.Errorf("level %s (%v) does not hold socket-folders", level, err)
+	}
 }

@@ -41,10 +41,16 @@ const (
 	// GuaranteeIPC: the server shares no System V IPC with the host (an
 	// own IPC namespace, or SysV IPC refused by the seccomp filter).
 	GuaranteeIPC = "ipc"
+	// GuaranteeSocketFolders: the folders where the host's programs keep
+	// their unix sockets (launcher.SocketFolders) and $OA_HOME are empty
+	// to the server, but for what its profile grants in them (an own
+	// mount namespace): Landlock below ABI 9 does not check connecting to
+	// a unix socket by path.
+	GuaranteeSocketFolders = "socket-folders"
 )
 
 // Guarantees are every guarantee name, in the order a level lists them.
-var Guarantees = []string{GuaranteeFilesystem, GuaranteeNetwork, GuaranteePrivileges, GuaranteeSignals, GuaranteeAbstractSockets, GuaranteeProcesses, GuaranteeIPC}
+var Guarantees = []string{GuaranteeFilesystem, GuaranteeNetwork, GuaranteePrivileges, GuaranteeSignals, GuaranteeAbstractSockets, GuaranteeProcesses, GuaranteeIPC, GuaranteeSocketFolders}
 
 // DefaultMinimum is the least a host holds a confined connection to when
 // its policy sets no minimum: the filesystem and network guarantees of
@@ -161,6 +167,8 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 			fmt.Sprintf("Landlock ABI %d scopes abstract sockets (this kernel: %d) and the server has no network namespace of its own", launcher.ABIScoped, abi)),
 		either(GuaranteeProcesses, when(h.Namespaces, "own pid namespace"), "", "oa may make no pid namespace (no CAP_SYS_ADMIN)"),
 		either(GuaranteeIPC, when(h.Namespaces, "own IPC namespace"), "", when(h.Seccomp, "SysV IPC refused (seccomp)"), "", "no IPC namespace and no seccomp"),
+		either(GuaranteeSocketFolders, when(h.Namespaces, "socket folders and $OA_HOME hidden (own mount namespace)"), "",
+			"oa may make no mount namespace (no CAP_SYS_ADMIN), and Landlock below ABI 9 does not check connecting to a unix socket"),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -49,6 +50,9 @@ type Target struct {
 	// OwnIPC: the server starts in an IPC namespace of its own; OwnPID in
 	// pid and mount namespaces of its own.
 	OwnIPC, OwnPID bool
+	// HostHome is $OA_HOME, hidden from the server with the host's socket
+	// folders where it has a mount namespace of its own ("" for none).
+	HostHome string
 }
 
 // Build resolves p for one start of target at Landlock ABI abi: the
@@ -61,6 +65,10 @@ func Build(p *Profile, abi int, target Target) *Spec {
 	}
 	lim := p.Limits.Effective()
 	s := &Spec{ABI: abi, Net: p.Net, OpenFiles: lim.OpenFiles, MemoryBytes: lim.MemoryBytes, Exact: target.Exact, OwnIPC: target.OwnIPC, OwnPID: target.OwnPID}
+	if target.OwnPID {
+		s.Hide = append(slices.Clone(launcher.SocketFolders), target.HostHome)
+		s.Hide = slices.DeleteFunc(s.Hide, func(d string) bool { return d == "" })
+	}
 	for _, path := range DefaultReadPaths {
 		if exists(path) {
 			s.Read = append(s.Read, path)

@@ -63,7 +63,20 @@ type Spec struct {
 	// before anything reads /proc (the host's would name other processes
 	// by the pids it has there, and /proc/self would not be its own).
 	OwnPID bool `json:"ownPid,omitempty"`
+	// Hide are folders the launcher, in its own mount namespace (OwnPID),
+	// covers with an empty read-only folder before it restricts itself:
+	// where the host keeps unix sockets (a socket is reached by connect,
+	// which Landlock below ABI 9 does not check) and $OA_HOME. What of
+	// Read and Write lies inside one is mounted back in place, so the
+	// server reaches exactly what it did, and no socket beside it.
+	Hide []string `json:"hide,omitempty"`
 }
+
+// SocketFolders are the folders a launcher in its own mount namespace
+// hides (Spec.Hide) besides $OA_HOME: where the host's programs keep
+// their unix sockets (a container engine's, the system bus, a terminal
+// multiplexer's, a display's).
+var SocketFolders = []string{"/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm"}
 
 // Exact is one path opened exactly, and the file it named when the start
 // was checked.

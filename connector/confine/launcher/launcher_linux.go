@@ -55,6 +55,11 @@ func launch(specJSON, executable string, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if s.OwnPID {
+		if err := hideFolders(&s, exact); err != nil {
+			return err
+		}
+	}
 	// Read before Landlock, which keeps /proc/sys from the server.
 	last := lastCapability()
 	if err := restrict(&s, exact); err != nil {

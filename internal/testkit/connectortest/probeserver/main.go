@@ -30,7 +30,9 @@ type Attempts struct {
 	Write   string `json:"write,omitempty" jsonschema:"a file to create and write"`
 	Connect string `json:"connect,omitempty" jsonschema:"a TCP address to connect to"`
 	UDP     string `json:"udp,omitempty" jsonschema:"a UDP address to send a datagram to"`
-	Child   bool   `json:"child,omitempty" jsonschema:"make the attempts in a child process as well"`
+	// Unix are paths of unix sockets to connect to.
+	Unix  []string `json:"unix,omitempty" jsonschema:"unix socket paths to connect to"`
+	Child bool     `json:"child,omitempty" jsonschema:"make the attempts in a child process as well"`
 	// Allocate maps this many bytes of anonymous memory (without touching
 	// them): what RLIMIT_AS refuses.
 	Allocate int64 `json:"allocate,omitempty" jsonschema:"bytes of address space to map"`
@@ -45,13 +47,17 @@ type Attempts struct {
 }
 
 // Outcome is what the kernel said to each attempt: "allowed", "denied"
-// (EACCES or EPERM), "unreachable" (ENETUNREACH: no network at all), ""
+// (EACCES or EPERM), "unreachable" (ENETUNREACH: no network at all),
+// "absent" (ENOENT: not there for the server, such as a file in a folder
+// its mount namespace hides), ""
 // when not tried, or "error: …" for anything else.
 type Outcome struct {
 	Read    string `json:"read,omitempty"`
 	Write   string `json:"write,omitempty"`
 	Connect string `json:"connect,omitempty"`
 	UDP     string `json:"udp,omitempty"`
+	// Unix is the verdict of each Unix attempt, in order.
+	Unix []string `json:"unix,omitempty"`
 	// Home, Tmp and OpenFiles are the server's HOME, TMPDIR and soft
 	// RLIMIT_NOFILE, and HomeWritable whether it could write in HOME.
 	Home         string `json:"home,omitempty"`
@@ -163,6 +169,13 @@ func try(a Attempts) Outcome {
 		}
 		o.UDP = verdict(err)
 	}
+	for _, path := range a.Unix {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			c.Close()
+		}
+		o.Unix = append(o.Unix, verdict(err))
+	}
 	if a.Allocate > 0 {
 		o.Allocate = allocate(a.Allocate)
 	}
@@ -241,6 +254,9 @@ func verdict(err error) string {
 		return "denied"
 	case errors.Is(err, syscall.ENETUNREACH):
 		return "unreachable"
+	case errors.Is(err, syscall.ENOENT):
+		// Hidden by the server's own mount namespace, or never there.
+		return "absent"
 	case errors.Is(err, syscall.ENOMEM):
 		return "no memory"
 	case errors.Is(err, syscall.EMFILE):
