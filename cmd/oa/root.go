@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +40,7 @@ func findCommand(root *cobra.Command, args []string) error {
 	}
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd(args...)
-	_, _, err := root.Find(args)
+	found, rest, err := root.Find(args)
 	// Execute adds the completion command again after help, the order
 	// oa --help lists them in.
 	for _, c := range root.Commands() {
@@ -46,10 +48,62 @@ func findCommand(root *cobra.Command, args []string) error {
 			root.RemoveCommand(c)
 		}
 	}
-	if err != nil {
-		return cli.Usage(err)
+	if found.Runnable() || !found.HasSubCommands() {
+		if err != nil {
+			return cli.Usage(err)
+		}
+		return nil
+	}
+	// A group: cobra checks the word after it only at the root, and below
+	// the root takes any words and prints the group's help, exit 0, so a
+	// mistyped `oa attention aprove` did nothing, silently.
+	if word := firstWord(found, rest); word != "" && word != "help" {
+		return cli.Usage(unknownCommand(found, word))
 	}
 	return nil
+}
+
+// unknownCommand is the usage error for a word that names no subcommand
+// of group, with cobra's suggestions ("Did you mean this?").
+func unknownCommand(group *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, group.CommandPath())
+	if group.SuggestionsMinimumDistance <= 0 {
+		group.SuggestionsMinimumDistance = 2 // cobra's default, set only at the root
+	}
+	if s := group.SuggestionsFor(word); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return fmt.Errorf("%s\n\nRun '%s --help' for usage.", msg, group.CommandPath())
+}
+
+// firstWord is the first of args that is not a flag or a flag's value, as
+// cobra tells them apart when it finds a command (an unknown flag is
+// taken to have a value), or "".
+func firstWord(cmd *cobra.Command, args []string) string {
+	cmd.InheritedFlags() // merges the persistent flags into cmd.Flags()
+	flags := cmd.Flags()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return a
+		case strings.Contains(a, "="):
+		case strings.HasPrefix(a, "--"):
+			if f := flags.Lookup(a[2:]); f == nil || f.NoOptDefVal == "" {
+				i++
+			}
+		case len(a) == 2:
+			if f := flags.ShorthandLookup(a[1:]); f == nil || f.NoOptDefVal == "" {
+				i++
+			}
+		}
+	}
+	return ""
 }
 
 // checkFlags is the root's PersistentPreRunE: it makes cobra's checks of
