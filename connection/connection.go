@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -270,7 +271,6 @@ func StartOptions(home, name string, opts connector.Options) connector.Options {
 	opts.Name = name
 	if home != "" {
 		opts.PrivateDir = PrivateDir(home, name)
-		opts.HostHome = home
 		opts.Tokens = tokenstore.For(home, name)
 	}
 	return opts
@@ -310,25 +310,56 @@ func SetEnabled(ctx context.Context, h *host.Host, name string, enabled bool, c 
 
 // Verify starts (or, for a remote server, connects to) the connection's
 // server, lists its tools and records the inventory, and the protocol
-// version a remote server agreed to, as verified by c.By. A changed
-// inventory or protocol raises the revision.
-// A server that cannot be reached is recorded offline and refused.
+// version a remote server agreed to, as verified by c.By, with the level
+// the start was confined to (Verification.Enforced). A changed inventory
+// or protocol raises the revision.
+// A server that cannot be reached is recorded offline and refused. A
+// server this host cannot confine (confinement_unavailable), or not to
+// the policy's confinement minimum (confinement_below_minimum), is
+// refused before it is started, and nothing is recorded: the connection
+// keeps its last verification, and the plan check refuses its
+// deployments with the same reason.
 func Verify(ctx context.Context, h *host.Host, name string, opts connector.Options, c Change) (*Record, error) {
+	rec, _, err := VerifyLevel(ctx, h, name, opts, c)
+	return rec, err
+}
+
+// VerifyLevel is Verify, also saying how the level enforced changed since
+// the previous verification.
+func VerifyLevel(ctx context.Context, h *host.Host, name string, opts connector.Options, c Change) (*Record, LevelChange, error) {
+	rec, was, err := verify(ctx, h, name, opts, c)
+	var change LevelChange
+	if rec != nil && rec.Verification != nil && rec.Online {
+		change = ChangeOf(was, rec.Verification.Enforced)
+	}
+	return rec, change, err
+}
+
+// verify is Verify, also returning the level the previous verification
+// recorded.
+func verify(ctx context.Context, h *host.Host, name string, opts connector.Options, c Change) (*Record, *confine.Level, error) {
 	if err := c.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cur, err := Get(ctx, h, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var was *confine.Level
+	if v := cur.Verification; v != nil {
+		was = v.Enforced
 	}
 	if err := allowedByPolicy(h, cur.Config.Confinement); err != nil {
-		return nil, err
+		return nil, was, err
 	}
-	level, probeErr := connector.Enforcement(cur.Config)
-	var desc *connector.Description
-	if probeErr == nil {
-		desc, probeErr = connector.Describe(ctx, cur.Config, StartOptions(h.Home, name, opts))
+	level, err := connector.Enforcement(cur.Config)
+	if err == nil {
+		err = level.CheckMinimum(h.Policy.ConfinementMinimum())
 	}
+	if err != nil {
+		return nil, was, belowMinimum(cur.Name, was, level, err)
+	}
+	desc, probeErr := connector.Describe(ctx, cur.Config, StartOptions(h.Home, name, opts))
 	var rec *Record
 	err = write(ctx, h, name, c, func(prev *Record) (*Record, error) {
 		if prev == nil || prev.Revision != cur.Revision || !sameConfig(prev, cur) {
@@ -346,7 +377,7 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		return rec, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, was, err
 	}
 	if probeErr != nil {
 		code := blocking.ConnectionVerifyFailed
@@ -354,11 +385,110 @@ func Verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 			code = blocking.RemoteVerifyFailed
 		}
 		if r := blocking.Refusals(probeErr); r != nil {
-			return rec, append(blocking.List{blocking.New(code, "connection %s is recorded offline", name)}, r...)
+			return rec, was, append(blocking.List{blocking.New(code, "connection %s is recorded offline", name)}, r...)
 		}
-		return rec, blocking.New(code, "connection %s is recorded offline", name)
+		return rec, was, blocking.New(code, "connection %s is recorded offline", name)
 	}
-	return rec, nil
+	return rec, was, nil
+}
+
+// belowMinimum is Verify's refusal of a start this host cannot confine,
+// or not to the policy's minimum (err): nothing is started or recorded,
+// so a connection verified before stays as it was, its deployments
+// refused by the plan check with this same reason. Beside the reason it
+// says what changed since the last verification.
+func belowMinimum(name string, was *confine.Level, level confine.Level, err error) error {
+	r := blocking.Refusals(err)
+	if len(r) == 0 {
+		return err
+	}
+	var is *confine.Level
+	if err := r[0]; err.Code == blocking.ConfinementBelowMinimum {
+		is = &level
+	}
+	detail := fmt.Sprintf("connection %s: %s; nothing was started or recorded", name, r[0].Detail)
+	if ch := ChangeOf(was, is); ch.Changed() {
+		detail += "; since the last verification: " + ch.String()
+	}
+	out := blocking.New(r[0].Code, "%s", detail).At("", "confinement")
+	out.Cause = r[0]
+	return out
+}
+
+// LevelChange is how the level a connection's server is held to changed
+// between two verifications (or a verification and now).
+type LevelChange struct {
+	// Was is the level at the last verification; nil when none recorded
+	// one. Is is the level now; nil when this host cannot confine the
+	// server at all.
+	Was *confine.Level `json:"was,omitempty"`
+	Is  *confine.Level `json:"is,omitempty"`
+	// NoLongerHeld and NewlyHeld name the guarantees lost and gained, in
+	// confine.Guarantees' order.
+	NoLongerHeld []string `json:"noLongerHeld,omitempty"`
+	NewlyHeld    []string `json:"newlyHeld,omitempty"`
+}
+
+// ChangeOf compares the level was (at the last verification) with is.
+func ChangeOf(was, is *confine.Level) LevelChange {
+	c := LevelChange{Was: was, Is: is}
+	var w, i confine.Level
+	if was != nil {
+		w = *was
+	}
+	if is != nil {
+		i = *is
+	}
+	for _, g := range confine.Guarantees {
+		switch held, holds := w.Holds(g), i.Holds(g); {
+		case held && !holds:
+			c.NoLongerHeld = append(c.NoLongerHeld, g)
+		case holds && !held:
+			c.NewlyHeld = append(c.NewlyHeld, g)
+		}
+	}
+	return c
+}
+
+// Changed reports whether the level changed in what it holds, its mode,
+// its Landlock ABI or its seccomp filter. Nothing to compare with (no
+// level recorded before) is no change.
+func (c LevelChange) Changed() bool {
+	if c.Was == nil {
+		return false
+	}
+	if c.Is == nil {
+		return true
+	}
+	return len(c.NoLongerHeld)+len(c.NewlyHeld) > 0 || c.Was.Mode != c.Is.Mode || c.Was.ABI != c.Is.ABI || c.Was.Filter != c.Is.Filter
+}
+
+// String says the change in words: the Landlock ABI before and after,
+// the guarantees no longer and newly held, the seccomp filter.
+func (c LevelChange) String() string {
+	if !c.Changed() {
+		return "unchanged"
+	}
+	abi := func(l *confine.Level) string {
+		if l == nil {
+			return "no Landlock"
+		}
+		if l.Mode != confine.ModeConfined {
+			return l.Mode
+		}
+		return fmt.Sprintf("Landlock ABI %d", l.ABI)
+	}
+	parts := []string{abi(c.Was) + " then, " + abi(c.Is) + " now"}
+	if len(c.NoLongerHeld) > 0 {
+		parts = append(parts, "no longer holds "+strings.Join(c.NoLongerHeld, ", "))
+	}
+	if len(c.NewlyHeld) > 0 {
+		parts = append(parts, "newly holds "+strings.Join(c.NewlyHeld, ", "))
+	}
+	if c.Is != nil && c.Was.Filter != c.Is.Filter {
+		parts = append(parts, fmt.Sprintf("seccomp filter %q then, %q now", c.Was.Filter, c.Is.Filter))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func sameConfig(a, b *Record) bool {
