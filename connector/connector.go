@@ -105,6 +105,15 @@ type CallResult struct {
 	// Structured is the structuredContent in canonical JSON, or nil when
 	// the server sent none.
 	Structured json.RawMessage
+	// Content is the answer's content blocks (text, images, audio,
+	// resource links, embedded resources, as MCP defines them) as one
+	// JSON array, kept for a successful answer of a tool without an
+	// output schema only, bounded by MaxContentBytes (content.go); nil
+	// otherwise.
+	Content json.RawMessage
+	// ContentCut is true when the blocks were over MaxContentBytes and
+	// Content keeps what fit.
+	ContentCut bool
 	// IsError is true when the tool reported a tool error. A tool error's
 	// Structured is not checked against the output schema.
 	IsError bool
@@ -466,7 +475,8 @@ func encodeArgs(args any) ([]byte, error) {
 }
 
 // checkResult canonicalizes the structured content and holds a successful
-// result to the tool's output schema.
+// result to the tool's output schema; a successful result of a tool
+// without one keeps its content blocks, bounded.
 func checkResult(c checker, res *mcp.CallToolResult) (*CallResult, error) {
 	out := &CallResult{IsError: res.IsError}
 	if res.StructuredContent != nil {
@@ -476,7 +486,12 @@ func checkResult(c checker, res *mcp.CallToolResult) (*CallResult, error) {
 		}
 		out.Structured = b
 	}
-	if res.IsError || c.output == nil {
+	if res.IsError {
+		return out, nil
+	}
+	if c.output == nil {
+		// No output schema: the answer is its content (text, most often).
+		out.Content, out.ContentCut = keepContent(res.Content)
 		return out, nil
 	}
 	if out.Structured == nil {

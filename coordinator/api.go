@@ -79,10 +79,19 @@ type RunRequest struct {
 }
 
 // ReadResult is the answer of a read-only capability tool: the downstream
-// structured content, checked against the tool's output schema.
+// structured content, checked against the tool's output schema, and for
+// a tool without one the server's content blocks as it sent them
+// (bounded by connector.MaxContentBytes). Both are the app's own words:
+// they go to the calling agent only, never to the operator, telemetry or
+// a record.
 type ReadResult struct {
 	Capability string           `json:"capability"`
 	Outcome    contract.Outcome `json:"outcome"`
 	Reason     contract.Reason  `json:"reason"`
 	Content    json.RawMessage  `json:"content,omitempty"`
+	// ServerContent is the JSON array of the server's content blocks
+	// (text, image, audio, resource_link, resource), for a tool without
+	// an output schema; ContentCut says they were over the bound and cut.
+	ServerContent json.RawMessage `json:"server_content,omitempty"`
+	ContentCut    bool            `json:"content_cut,omitempty"`
 }

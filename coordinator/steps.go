@@ -671,6 +671,7 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		return set(contract.ReasonTargetRefused)
 	}
 	out.Content = res.Structured
+	out.ServerContent, out.ContentCut = res.Content, res.ContentCut
 	return set(contract.ReasonRead)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
@@ -190,7 +191,7 @@ func (s *mcpServer) tools() []toolDef {
 		// The tool name has no dots (several MCP clients refuse them), so
 		// the capability id is said in the description, the title and
 		// _meta.
-		desc += " Capability " + rt.Capability + ". Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema."
+		desc += " Capability " + rt.Capability + ". Reads only, through the approved plan; the answer's content is the app's answer, checked against its schema, or, for an app that answers in text, server_content: the app's content blocks as it sent them (at most " + connector.ContentBound + ")."
 		capability, name := rt.Capability, rt.Name
 		s.add(&defs, rt.Name, desc, rt.InputSchema, out,
 			// Reads a downstream app: read-only and idempotent, open world.
@@ -573,10 +574,17 @@ func (s *mcpServer) read(ctx context.Context, name, capability string, args json
 	}
 	out := readOut{Capability: capability, Outcome: rr.Outcome, Reason: rr.Reason, WhatHappened: info.WhatHappened, NextAction: info.NextAction}
 	if rr.Outcome == contract.OutcomeDone {
-		out.Content = rr.Content
+		out.Content, out.ServerContent = rr.Content, rr.ServerContent
+		if rr.ContentCut {
+			out.ContentBound = contentBound
+		}
 	}
 	return s.answer(name, out)
 }
+
+// contentBound is the fixed copy of a read whose server's content was
+// over the bound.
+const contentBound = "The app's answer was longer than " + connector.ContentBound + ", the most a read forwards: server_content holds its first " + connector.ContentBound + ", the rest was left out."
 
 type readOut struct {
 	Capability   string           `json:"capability"`
@@ -585,6 +593,12 @@ type readOut struct {
 	WhatHappened string           `json:"what_happened"`
 	NextAction   string           `json:"next_action"`
 	Content      json.RawMessage  `json:"content,omitempty"`
+	// ServerContent is the app's content blocks as it sent them, for a
+	// tool without an output schema (a text answer, most often).
+	ServerContent json.RawMessage `json:"server_content,omitempty"`
+	// ContentBound is set, to fixed copy naming the bound, when the
+	// app's content was cut.
+	ContentBound string `json:"content_bound,omitempty"`
 }
 
 // ---- elicitation -----------------------------------------------------

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
@@ -189,6 +190,9 @@ func readResultSchema(capability string, content json.RawMessage) (map[string]an
 		"what_happened": str("Fixed copy: what happened."),
 		"next_action":   str("Fixed copy: what to do next."),
 		"content":       inner,
+		"server_content": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"type"}, "properties": map[string]any{"type": enum("The block's kind, as MCP defines it.", []string{"text", "image", "audio", "resource_link", "resource"})}},
+			"description": "The app's content blocks as it sent them (text, image, audio, resource_link, resource), when its tool declares no output schema; at most " + connector.ContentBound + " in all."},
+		"content_bound": str("Fixed copy, present only when the app's content was over the bound: names the bound."),
 	}, "capability", "outcome", "reason", "what_happened", "next_action"), nil
 }
 

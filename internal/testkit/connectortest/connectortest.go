@@ -38,6 +38,10 @@ type ToolSpec struct {
 	// Result is the structuredContent of every call's answer; when nil the
 	// answer echoes the call's arguments.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Content, when set, is every call's answer: these content blocks (a
+	// JSON array of MCP content: text, image, resource_link, …) and no
+	// structuredContent, as most servers answer. Result is then unused.
+	Content json.RawMessage `json:"content,omitempty"`
 	// IsError marks every answer as a tool error.
 	IsError bool `json:"isError,omitempty"`
 	// Hang makes every call of the tool hang: it is never answered.

@@ -1,7 +1,8 @@
 // Command testserver is a small MCP stdio server for oa's tests. It lists
 // the tools of a JSON file exactly as written there (so tests can serve
 // lists a real server library would refuse to build), and answers a call
-// with the tool's configured result or an echo of the arguments.
+// with the tool's configured result (structured, or content blocks only,
+// as a text-only server answers) or an echo of the arguments.
 //
 // Flags:
 //
@@ -58,6 +59,7 @@ type spec struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`
+	Content      json.RawMessage `json:"content,omitempty"`
 	IsError      bool            `json:"isError,omitempty"`
 	Hang         bool            `json:"hang,omitempty"`
 }
@@ -246,6 +248,9 @@ func callHandler(sp spec) mcp.ToolHandler {
 		if *hangOnCall || sp.Hang {
 			hang() // never answer, even once cancelled
 		}
+		if sp.Content != nil {
+			return contentOnly(sp)
+		}
 		out := sp.Result
 		if out == nil {
 			out = req.Params.Arguments
@@ -259,6 +264,16 @@ func callHandler(sp spec) mcp.ToolHandler {
 			IsError:           sp.IsError,
 		}, nil
 	}
+}
+
+// contentOnly answers with sp's content blocks and no structured content.
+func contentOnly(sp spec) (*mcp.CallToolResult, error) {
+	var res mcp.CallToolResult
+	b, _ := json.Marshal(map[string]any{"content": sp.Content, "isError": sp.IsError})
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }
 
 // noteMeta appends a call's _meta to the --meta-file, so a test sees what
