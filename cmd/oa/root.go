@@ -141,6 +141,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
+	setVersionFlag(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
 	root.PersistentPreRunE = checkFlags
 	root.AddCommand(publishcmd.Commands()...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -58,5 +59,23 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 		if out, errOut, code := runCLI(t, args...); code != 0 || !strings.Contains(out, "Available Commands:") {
 			t.Errorf("oa %s: exit %d, %q %q", strings.Join(args, " "), code, out, errOut)
 		}
+	}
+}
+
+// TestVersionFlag: oa --version prints what oa version prints, exit 0
+// (on main it was an unknown flag, exit 2); --json names the revision.
+func TestVersionFlag(t *testing.T) {
+	flag, errOut, code := runCLI(t, "--version")
+	cmd, _, _ := runCLI(t, "version")
+	if code != 0 || flag != cmd || !strings.HasPrefix(flag, "oa ") || !strings.Contains(flag, "protocol ") {
+		t.Fatalf("oa --version: exit %d %q %q; oa version %q", code, flag, errOut, cmd)
+	}
+	out, _, code := runCLI(t, "version", "--json")
+	var v struct{ Version, Protocol string }
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Version == "" || v.Protocol == "" {
+		t.Fatalf("oa version --json: %d %s", code, out)
+	}
+	if _, _, code := runCLI(t, "-v"); code != 2 {
+		t.Fatalf("oa -v: exit %d, want a usage error (no shorthand for --version)", code)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,14 +36,6 @@ func PrintIntegrity(out io.Writer, ref string, in *admit.Integrity) {
 	for _, w := range in.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-}
-
-// Version is the module version oa was built at, or "(devel)".
-func Version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
 }
 
 // IsGoRunBuild reports whether exe is the temporary binary go run builds
