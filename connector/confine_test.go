@@ -96,8 +96,19 @@ func port(t *testing.T, addr string) string {
 // read, write and connect, in itself and in a child.
 func runProbe(t *testing.T, s *probeScene, profile *confine.Profile, opts connector.Options) report {
 	t.Helper()
+	return runProbeWith(t, connectortest.Probe(t), s, profile, opts)
+}
+
+// runProbeOf is runProbe of the probe built at probe.
+func runProbeOf(t *testing.T, probe string, s *probeScene, profile *confine.Profile) report {
+	t.Helper()
+	return runProbeWith(t, probe, s, profile, connector.Options{})
+}
+
+func runProbeWith(t *testing.T, probe string, s *probeScene, profile *confine.Profile, opts connector.Options) report {
+	t.Helper()
 	ctx := context.Background()
-	sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, opts)
+	sess, err := connector.Open(ctx, connector.Config{Command: probe, Confinement: profile}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
