@@ -1,6 +1,7 @@
 package connection
 
 import (
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 )
@@ -64,6 +65,9 @@ type View struct {
 	// Login is the state of an OAuth connection's stored login (never a
 	// token), set by whoever shows one connection (StoredLogin).
 	Login *connector.LoginState `json:"login,omitempty"`
+	// Level is the level the server is held to on this host now, set by
+	// whoever shows one connection (LevelNow).
+	Level *HostLevel `json:"level,omitempty"`
 }
 
 // ViewOf is the view of the connection name whose record is rec; a nil
@@ -84,4 +88,49 @@ func ViewOf(name string, rec *Record) View {
 		}
 	}
 	return v
+}
+
+// HostLevel is the level a local confined connection's server is held to
+// on this host now, as `oa connection show` lists it: the guarantees held
+// and not (with why), and what the seccomp filter refuses.
+type HostLevel struct {
+	// Guarantees are the guarantees held, in confine.Guarantees' order.
+	Guarantees []string `json:"guarantees,omitempty"`
+	// NotHeld names each guarantee not held and why.
+	NotHeld []string `json:"notHeld,omitempty"`
+	// Seccomp is the seccomp filter's version, "" where the kernel takes
+	// none; SeccompDenies says, one line each, what it refuses.
+	Seccomp       string   `json:"seccomp,omitempty"`
+	SeccompDenies []string `json:"seccompDenies,omitempty"`
+	// Refused is the code of the refusal when this host cannot confine
+	// the server at all (confinement_unavailable).
+	Refused blocking.Code `json:"refused,omitempty"`
+}
+
+// LevelNow is the level rec's server is held to on this host now; nil
+// for a connection that starts no confined local program (in-process,
+// reached by URL, or unconfined).
+func LevelNow(rec *Record) *HostLevel {
+	if rec == nil || rec.Config.Command == connector.SandboxCommand || rec.Config.Command == "" || rec.Config.Confinement.IsUnconfined() {
+		return nil
+	}
+	level, err := connector.Enforcement(rec.Config)
+	if err != nil {
+		if r := blocking.Refusals(err); len(r) > 0 {
+			return &HostLevel{Refused: r[0].Code}
+		}
+		return &HostLevel{Refused: blocking.ConfinementUnavailable}
+	}
+	l := &HostLevel{Guarantees: level.Guarantees, NotHeld: level.NotHeld, Seccomp: level.Filter}
+	if level.Filter != "" {
+		// The namespaces oa makes hold the processes guarantee, and only
+		// they: a level holding it is a start with an IPC namespace of
+		// its own, where SysV IPC is left to the server.
+		p := rec.Config.Confinement
+		if p == nil {
+			p = &confine.Profile{} // the default profile
+		}
+		l.SeccompDenies = confine.DeniedCalls(p, confine.Holders{Namespaces: level.Holds(confine.GuaranteeProcesses), Seccomp: true})
+	}
+	return l
 }

@@ -14,8 +14,11 @@ import (
 // default profile, verifies it (the enforced level is printed), sees the
 // profile in show and show --json; bad flags are refused at their field
 // with nothing recorded; --unconfined is shown as such; an older kernel
-// (forced through OA_LANDLOCK_ABI_MAX) refuses verification, naming the
-// missing piece.
+// (forced through OA_LANDLOCK_ABI_MAX) that still holds the policy's
+// minimum verifies, saying what changed; one below it refuses, naming the
+// missing guarantee and what changed, and records nothing (the
+// connection stays ready); show lists the level now and what seccomp
+// denies.
 func TestConnectionConfinementCLI(t *testing.T) {
 	p := newPublisher(t)
 	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
@@ -42,7 +45,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 		t.Fatalf("show does not print the default profile:\n%s", out)
 	}
 	out := p.ok("connection", "verify", "probe", "--as", "Dr Ada")
-	if !strings.Contains(out, "enforced   confined by Landlock ABI") || !strings.Contains(out, "tcp none") {
+	if !strings.Contains(out, "enforced   confined by Landlock ABI") || !strings.Contains(out, "filesystem (Landlock ABI") {
 		t.Fatalf("verify does not print the enforced level:\n%s", out)
 	}
 	var view struct {
@@ -64,9 +67,42 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "+write "+dir) || !strings.Contains(out, "tcp 80,443") || !strings.Contains(out, "memory 1 GiB") {
 		t.Fatalf("show does not print the profile:\n%s", out)
 	}
+	if out := p.ok("policy", "check"); !strings.Contains(out, "confinement minimum: filesystem, network") {
+		t.Fatalf("policy check does not print the default minimum:\n%s", out)
+	}
+	p.ok("connection", "verify", "probe", "--as", "Dr Ada")
+	if confine.KernelABI() >= 6 {
+		// A weaker kernel that still holds the minimum: verified, saying
+		// what changed.
+		t.Setenv(confine.ABIMaxEnv, "5")
+		if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "level changed since the last verification: Landlock ABI") || !strings.Contains(out, "Landlock ABI 5 now; no longer holds abstract-sockets") {
+			t.Fatalf("verify on a weaker kernel does not say what changed:\n%s", out)
+		}
+	}
 	t.Setenv(confine.ABIMaxEnv, "3")
-	if out := p.refused("confinement_unavailable", "connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "ABI 4 for the TCP rules of --net 80,443") {
-		t.Fatalf("the refusal does not name the missing piece:\n%s", out)
+	if out := p.refused("confinement_below_minimum", "connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "network (a TCP port list needs Landlock ABI 4") || !strings.Contains(out, "Landlock ABI 3 now; no longer holds network") || !strings.Contains(out, "nothing was started or recorded") {
+		t.Fatalf("the refusal does not name the missing piece and what changed:\n%s", out)
+	}
+	out = p.ok("connection", "show", "probe")
+	if !strings.Contains(out, "state      ready") || !strings.Contains(out, "level      holds filesystem, ") || !strings.Contains(out, "not held   network: ") {
+		t.Fatalf("after a refused verify, show does not list the connection ready with its level now:\n%s", out)
+	}
+	if confine.SeccompSupported() && (!strings.Contains(out, "seccomp    filter ") || !strings.Contains(out, "bpf")) {
+		t.Fatalf("show does not list what the seccomp filter denies:\n%s", out)
+	}
+	var shown struct {
+		State string `json:"state"`
+		Level struct {
+			Guarantees    []string `json:"guarantees"`
+			NotHeld       []string `json:"notHeld"`
+			SeccompDenies []string `json:"seccompDenies"`
+		} `json:"level"`
+	}
+	if err := json.Unmarshal([]byte(p.ok("connection", "show", "probe", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.State != "ready" || len(shown.Level.Guarantees) == 0 || len(shown.Level.NotHeld) == 0 || (confine.SeccompSupported() && len(shown.Level.SeccompDenies) == 0) {
+		t.Fatalf("show --json: %+v", shown)
 	}
 	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
 	if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "enforced   unconfined") {

@@ -192,11 +192,27 @@ func newConnectionVerifyCmd() *cobra.Command {
 		Args:  cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				rec, err := connection.Verify(cmd.Context(), h, args[0], cli.ConnectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
+				rec, change, err := connection.VerifyLevel(cmd.Context(), h, args[0], cli.ConnectorOptions(cmd), connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
 				}
-				return printConnection(cmd, rec, "verified")
+				if cli.WantJSON(cmd) {
+					out := struct {
+						connection.View
+						LevelChange *connection.LevelChange `json:"levelChange,omitempty"`
+					}{View: connection.ViewOf(rec.Name, rec)}
+					if change.Changed() {
+						out.LevelChange = &change
+					}
+					return cli.PrintJSON(cmd.OutOrStdout(), out)
+				}
+				if err := printConnection(cmd, rec, "verified"); err != nil {
+					return err
+				}
+				if change.Changed() {
+					fmt.Fprintf(cmd.OutOrStdout(), "  level changed since the last verification: %s\n", change)
+				}
+				return nil
 			})
 		},
 	}
@@ -269,7 +285,7 @@ func newConnectionShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printConnectionLogin(cmd, rec, "", connection.StoredLogin(h.Home, rec))
+				return printConnectionShown(cmd, rec, connection.StoredLogin(h.Home, rec), connection.LevelNow(rec))
 			})
 		},
 	}
@@ -315,14 +331,21 @@ func (f *confinementFlags) profile() (*confine.Profile, error) {
 }
 
 func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) error {
-	return printConnectionLogin(cmd, rec, verb, nil)
+	return printConnectionLogin(cmd, rec, verb, nil, nil)
 }
 
-// printConnectionLogin prints a connection and, for an OAuth connection
-// shown, the state of its stored login.
-func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState) error {
+// printConnectionShown prints a connection shown: for an OAuth
+// connection the state of its stored login, for a local confined one the
+// level its server is held to on this host now.
+func printConnectionShown(cmd *cobra.Command, rec *connection.Record, login *connector.LoginState, level *connection.HostLevel) error {
+	return printConnectionLogin(cmd, rec, "", login, level)
+}
+
+// printConnectionLogin prints a connection and, for one shown, the state
+// of an OAuth connection's stored login and a confined one's level now.
+func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState, level *connection.HostLevel) error {
 	v := connection.ViewOf(rec.Name, rec)
-	v.Login = login
+	v.Login, v.Level = login, level
 	if cli.WantJSON(cmd) {
 		return cli.PrintJSON(cmd.OutOrStdout(), v)
 	}
@@ -351,6 +374,7 @@ func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb strin
 	if v.Enforced != nil {
 		fmt.Fprintf(out, "  enforced   %s (at the last verification)\n", v.Enforced)
 	}
+	printLevel(out, v.Level)
 	if v.Verified {
 		fmt.Fprintf(out, "  authority  %s\n  inventory  %s (verified by %s)\n  tools      %s\n", v.AuthorityDigest, v.InventoryDigest, v.VerifiedBy, strings.Join(v.Tools, ", "))
 	}
@@ -494,5 +518,30 @@ func printLoginState(out io.Writer, name string, r *connector.Remote, l *connect
 			state += ", access token until " + l.AccessExpiry.Format(time.RFC3339)
 		}
 		fmt.Fprintf(out, "  login      %s\n", state)
+	}
+}
+
+// printLevel lists the level a confined server is held to on this host
+// now: the guarantees held, those not held and why, and what the seccomp
+// filter refuses.
+func printLevel(out io.Writer, l *connection.HostLevel) {
+	if l == nil {
+		return
+	}
+	if l.Refused != "" {
+		fmt.Fprintf(out, "  level      this host cannot confine the server now (%s)\n", l.Refused)
+		return
+	}
+	fmt.Fprintf(out, "  level      holds %s (on this host now)\n", strings.Join(l.Guarantees, ", "))
+	for _, n := range l.NotHeld {
+		fmt.Fprintf(out, "  not held   %s\n", n)
+	}
+	if l.Seccomp == "" {
+		fmt.Fprintln(out, "  seccomp    none: this kernel takes no seccomp filter")
+		return
+	}
+	fmt.Fprintf(out, "  seccomp    filter %s denies:\n", l.Seccomp)
+	for _, d := range l.SeccompDenies {
+		fmt.Fprintf(out, "    %s\n", d)
 	}
 }
