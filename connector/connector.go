@@ -162,7 +162,8 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 // newClient returns the go-sdk client oa speaks to servers with. It offers
 // form and URL elicitation and nothing else (no roots or sampling): a
 // server's elicitation during a call goes to that call's Elicitor (the
-// person behind the calling client), else it is answered cancel. Offered
+// person behind the calling client), else it is answered cancel, and the
+// answer goes to the server as the person gave it (elicitanswer.go). Offered
 // always, so what a server lists never depends on who calls it. The
 // middleware keeps tools/list results as they came, before the go-sdk
 // drops tools it dislikes, so the inventory check sees everything the
@@ -172,8 +173,12 @@ func newClient(r *elicitRouter) *mcp.Client {
 		Capabilities:           &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler:     r.handle,
 		ToolListChangedHandler: noteToolsChanged,
+		// oa makes a call's input-required rounds itself (callRounds):
+		// the go-sdk's would change the person's answers.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	c.AddSendingMiddleware(keepRawTools)
+	c.AddReceivingMiddleware(answerElicitations(r))
 	return c
 }
 
@@ -253,7 +258,11 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 		cmd.Env = append(slices.Clip(l.env), TreeEnv+"="+t.id)
 		cmd.Stderr = stderrFor(opts)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.SysProcAttr.Cloneflags = l.cloneflags
+		if l.userns {
+			cmd.SysProcAttr = userNamespaceAttr(l.cloneflags)
+			cmd.SysProcAttr.Setpgid = true
+		}
+		cmd.SysProcAttr.Cloneflags |= l.cloneflags
 		if cgroupFD >= 0 {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
 		}
@@ -433,7 +442,7 @@ func (s *Session) Call(ctx context.Context, tool string, args any) (res *CallRes
 	ctx = s.traced(ctx)
 	defer s.elicit.enter(ctx)()
 	// The call's trace context goes downstream in _meta (traceparent).
-	out, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: telemetry.ToMeta(ctx, nil), Name: tool, Arguments: json.RawMessage(in)})
+	out, err := s.callRounds(ctx, &mcp.CallToolParams{Meta: telemetry.ToMeta(ctx, nil), Name: tool, Arguments: json.RawMessage(in)})
 	if err != nil {
 		return nil, s.failed(ctx, err)
 	}
