@@ -253,12 +253,24 @@ func (b *timedBody) Close() error {
 }
 
 // classify turns a transport or auth failure into a refusal naming the
-// host only; anything it does not recognize is returned as it is (a
-// fault).
+// host only, keeping the transport's error as its Cause (for the
+// operator's oa --debug, never shown to an agent); anything it does not
+// recognize is returned as it is (a fault).
 func classify(err error, host string) error {
 	if blocking.Refusals(err) != nil {
 		return err
 	}
+	r := classifyRefusal(err, host)
+	if r == nil {
+		return err
+	}
+	if r.Cause == nil {
+		r.Cause = err
+	}
+	return r
+}
+
+func classifyRefusal(err error, host string) *blocking.Error {
 	var resp *errcode.ErrorResponse
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
@@ -289,7 +301,7 @@ func classify(err error, host string) error {
 		// accepted the connection but did not answer in time.
 		return blocking.New(blocking.RegistryTimeout, "%s accepted the connection but did not answer in time", host)
 	}
-	return err
+	return nil
 }
 
 // transportRefusal returns err when it is a refusal about reaching the

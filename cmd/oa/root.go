@@ -26,7 +26,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	cli.PrintError(stderr, err, cli.JSONFlag(root))
+	cli.PrintFailure(stderr, err, cli.JSONFlag(root), cli.DebugFlag(root))
 	return cli.ExitStatus(err)
 }
 
@@ -141,6 +141,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
+	root.PersistentFlags().Bool("debug", false, "after a failure, print what it was made from (a registry's transport error, the cause of a refusal) to stderr: for the operator, never sent to an agent or telemetry")
 	setVersionFlag(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
 	root.PersistentPreRunE = checkFlags

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -68,11 +70,76 @@ func PrintJSONResult(w io.Writer, v interface{ Err() error }) error {
 	return v.Err()
 }
 
-// PrintError renders a refusal with its code and fix, or a fault.
-func PrintError(w io.Writer, err error, asJSON bool) {
+// DebugFlag reports whether the root's --debug was given: whether a
+// failure's details are printed after it.
+func DebugFlag(cmd *cobra.Command) bool {
+	v, _ := cmd.Root().PersistentFlags().GetBool("debug")
+	return v
+}
+
+// PrintFailure renders a refusal with its code and fix, or a fault, and
+// with debug what it was made from (DebugDetails): after it, each line
+// starting "oa: debug: ", or as the "debug" list of the JSON object.
+// It writes to the operator's stderr only: nothing an agent is shown or
+// telemetry exports ever carries these details.
+func PrintFailure(w io.Writer, err error, asJSON, debug bool) {
+	var details []string
+	if debug {
+		details = DebugDetails(err)
+	}
+	printFailure(w, err, asJSON, details)
+	if !asJSON {
+		for _, d := range details {
+			fmt.Fprintf(w, "oa: debug: %s\n", d)
+		}
+	}
+}
+
+// DebugDetails is what a failure was made from, for the operator: for
+// each refusal made from another error (a registry's transport error, the
+// wrapped cause of a refusal) its code and that error's text; for a
+// fault, the types of the errors in its chain. Control characters (a
+// remote server's text may hold terminal escapes) are shown escaped.
+func DebugDetails(err error) []string {
+	var out []string
+	if refusals := blocking.Refusals(err); refusals != nil {
+		for _, r := range refusals {
+			if r.Cause != nil {
+				out = append(out, fmt.Sprintf("%s: cause: %s", r.Code, printable(r.Cause.Error())))
+			} else {
+				out = append(out, fmt.Sprintf("%s: no further detail (the refusal was not made from another error)", r.Code))
+			}
+		}
+		return out
+	}
+	var chain []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		chain = append(chain, fmt.Sprintf("%T", e))
+	}
+	return append(out, "error chain: "+strings.Join(chain, " → "))
+}
+
+// printable escapes every control character of s but the line break and
+// the tab, as \xNN.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "?") {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func printFailure(w io.Writer, err error, asJSON bool, details []string) {
 	refusals := blocking.Refusals(err)
 	if asJSON {
 		out := map[string]any{"exitStatus": ExitStatus(err)}
+		if details != nil {
+			out["debug"] = details
+		}
 		if refusals != nil {
 			type shown struct {
 				*blocking.Error

@@ -57,7 +57,7 @@ and exits with its status.`,
 						fmt.Fprintf(out, "%s ", time.Now().UTC().Format(time.RFC3339))
 						printProvision(out, res)
 					case err != nil:
-						cli.PrintError(cmd.ErrOrStderr(), err, cli.WantJSON(cmd))
+						cli.PrintFailure(cmd.ErrOrStderr(), err, cli.WantJSON(cmd), cli.DebugFlag(cmd))
 					}
 				}})
 		},
