@@ -19,15 +19,34 @@ import (
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
+	asJSON, debug := cli.JSONFlag, cli.DebugFlag
 	err := findCommand(root, args)
 	if err == nil {
 		err = root.Execute()
+	} else {
+		// Refused before cobra parsed a flag: the words say how to print.
+		asJSON = func(*cobra.Command) bool { return givenBefore(args, "--json") }
+		debug = func(*cobra.Command) bool { return givenBefore(args, "--debug") }
 	}
 	if err == nil {
 		return 0
 	}
-	cli.PrintFailure(stderr, err, cli.JSONFlag(root), cli.DebugFlag(root))
+	cli.PrintFailure(stderr, err, asJSON(root), debug(root))
 	return cli.ExitStatus(err)
+}
+
+// givenBefore reports whether the boolean flag is among args, before a
+// lone "--" (--json, --json=true).
+func givenBefore(args []string, flag string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case flag, flag + "=true", flag + "=1":
+			return true
+		}
+	}
+	return false
 }
 
 // findCommand refuses an unknown command as a usage error before cobra

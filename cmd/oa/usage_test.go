@@ -79,3 +79,20 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("oa -v: exit %d, want a usage error (no shorthand for --version)", code)
 	}
 }
+
+// TestUsageErrorsSayTheyAre: a bad command line's stderr starts "oa:
+// usage error: " (with --json, kind "usage"), whether cobra found it or
+// oa did before cobra parsed a flag.
+func TestUsageErrorsSayTheyAre(t *testing.T) {
+	for _, args := range [][]string{{"compile", "--nope", "x"}, {"receipts", "lst"}, {"inspect"}} {
+		_, errOut, code := runCLI(t, args...)
+		if code != 2 || !strings.HasPrefix(errOut, "oa: usage error: ") {
+			t.Errorf("oa %s: exit %d %q", strings.Join(args, " "), code, errOut)
+		}
+		_, errOut, code = runCLI(t, append([]string{"--json"}, args...)...)
+		var j struct{ Kind string }
+		if code != 2 || json.Unmarshal([]byte(errOut), &j) != nil || j.Kind != "usage" {
+			t.Errorf("oa --json %s: exit %d %q", strings.Join(args, " "), code, errOut)
+		}
+	}
+}

@@ -133,10 +133,27 @@ func printable(s string) string {
 	return b.String()
 }
 
+// The three kinds of failure, which start what oa prints on stderr
+// ("oa: refused (N problems):", "oa: usage error: ", "oa: error: ") and
+// are the "kind" of the --json object.
+const (
+	kindRefused = "refused" // a blocking code, exit status 2
+	kindUsage   = "usage"   // a mistake in the command line, exit status 2
+	kindFault   = "fault"   // a program fault, exit status 1
+)
+
 func printFailure(w io.Writer, err error, asJSON bool, details []string) {
 	refusals := blocking.Refusals(err)
+	kind := kindFault
+	var usage UsageError
+	switch {
+	case refusals != nil:
+		kind = kindRefused
+	case errors.As(err, &usage):
+		kind = kindUsage
+	}
 	if asJSON {
-		out := map[string]any{"exitStatus": ExitStatus(err)}
+		out := map[string]any{"exitStatus": ExitStatus(err), "kind": kind}
 		if details != nil {
 			out["debug"] = details
 		}
@@ -159,7 +176,8 @@ func printFailure(w io.Writer, err error, asJSON bool, details []string) {
 		_ = PrintJSON(w, out)
 		return
 	}
-	if refusals != nil {
+	switch kind {
+	case kindRefused:
 		fmt.Fprintf(w, "oa: refused (%d problem", len(refusals))
 		if len(refusals) != 1 {
 			fmt.Fprint(w, "s")
@@ -168,7 +186,9 @@ func printFailure(w io.Writer, err error, asJSON bool, details []string) {
 		for _, r := range refusals {
 			fmt.Fprintln(w, r.Error())
 		}
-		return
+	case kindUsage:
+		fmt.Fprintf(w, "oa: usage error: %v\n", err)
+	default:
+		fmt.Fprintf(w, "oa: error: %v\n", err)
 	}
-	fmt.Fprintf(w, "oa: %v\n", err)
 }
