@@ -49,7 +49,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 			if cli.WantJSON(cmd) {
 				return cli.PrintJSON(cmd.OutOrStdout(), sum)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "exported deployment %s (release %s, %d receipts, %d runs) to %s\n", sum.Deployment, sum.ArtifactDigest, sum.Receipts, sum.Runs, output)
+			fmt.Fprintf(cmd.OutOrStdout(), "exported deployment %s (release %s, %s, %s) to %s\n", sum.Deployment, sum.ArtifactDigest, cli.Count(sum.Receipts, "receipt", "receipts"), cli.Count(sum.Runs, "run", "runs"), output)
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package auditcmd
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,19 +49,8 @@ the first, on every core.`,
 					if err := cli.PrintJSON(out, r); err != nil {
 						return err
 					}
-				} else if r.OK {
-					fmt.Fprintf(out, "receipt chain ok: %d receipts", r.Receipts)
-					if r.Head != "" {
-						fmt.Fprintf(out, ", head %s", r.Head)
-					}
-					if r.Incremental {
-						fmt.Fprintf(out, " (%d checked since the last verify; --full checks all)", r.Verified)
-					}
-					fmt.Fprintln(out)
-				} else if r.FirstBroken > 0 {
-					fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d (%s): %s\n", r.FirstBroken, r.Receipts, r.Code, r.Problem)
 				} else {
-					fmt.Fprintf(out, "receipt chain BROKEN (%s): %s\n", r.Code, r.Problem)
+					printVerify(out, r)
 				}
 				return r.Err()
 			})
@@ -118,4 +108,23 @@ func listReceiptsTable(cmd *cobra.Command, h *host.Host) error {
 		fmt.Fprintln(out, "no receipts")
 	}
 	return out.Flush()
+}
+
+// printVerify shows a verify's outcome in one line.
+func printVerify(out io.Writer, r *ledger.ChainReport) {
+	switch {
+	case r.OK:
+		fmt.Fprintf(out, "receipt chain ok: %s", cli.Count(r.Receipts, "receipt", "receipts"))
+		if r.Head != "" {
+			fmt.Fprintf(out, ", head %s", r.Head)
+		}
+		if r.Incremental {
+			fmt.Fprintf(out, " (%d checked since the last verify; --full checks all)", r.Verified)
+		}
+		fmt.Fprintln(out)
+	case r.FirstBroken > 0:
+		fmt.Fprintf(out, "receipt chain BROKEN at receipt #%d of %d (%s): %s\n", r.FirstBroken, r.Receipts, r.Code, r.Problem)
+	default:
+		fmt.Fprintf(out, "receipt chain BROKEN (%s): %s\n", r.Code, r.Problem)
+	}
 }

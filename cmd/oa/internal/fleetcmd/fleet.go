@@ -43,7 +43,7 @@ func newFleetCheckCmd() *cobra.Command {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "hosts": len(s.Hosts), "deployments": len(s.Deployments), "assignments": assigned})
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "fleet ok: %s, registry %s, %d hosts, %d deployments\n", s.Name, s.Registry, len(s.Hosts), len(s.Deployments))
+			fmt.Fprintf(out, "fleet ok: %s, registry %s, %s, %s\n", s.Name, s.Registry, cli.Count(len(s.Hosts), "host", "hosts"), cli.Count(len(s.Deployments), "deployment", "deployments"))
 			for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
 				d := assigned[id]
 				if d == "" {
@@ -117,7 +117,7 @@ found before anything is written.`,
 			if refreshed != nil {
 				fmt.Fprintf(out, "  revocation list re-signed as #%d (past half its lifetime), expires %s\n", refreshed.Seq, refreshed.ExpiresAt.Format(time.RFC3339))
 			}
-			fmt.Fprintf(out, "fleet %s: %d envelopes written, %d unchanged\n", s.Name, changed, len(pubs)-changed-unassigned(pubs))
+			fmt.Fprintf(out, "fleet %s: %s written, %d unchanged\n", s.Name, cli.Count(changed, "envelope", "envelopes"), len(pubs)-changed-unassigned(pubs))
 			return nil
 		},
 	}

@@ -46,7 +46,7 @@ is refused with the digest it resolves to.`,
 			if cli.WantJSON(cmd) {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "workerIrDigest": art.IRDigest, "output": out, "files": files})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\nworkerIrDigest %s\nwrote %d files to %s\n", ref.String(), art.IRDigest, len(files), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\nworkerIrDigest %s\nwrote %s to %s\n", ref.String(), art.IRDigest, cli.Count(len(files), "file", "files"), out)
 			return nil
 		},
 	}

@@ -133,7 +133,7 @@ func writeConformancePredicate(cmd *cobra.Command, refs *cli.RefFlags, s, author
 	if cli.WantJSON(cmd) {
 		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "predicateType": signing.ConformancePredicateType, "report": report})
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%d checks passed); sign it with cosign attest --type %s\n", ref, len(report.Checks), signing.ConformancePredicateType)
+	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%s passed); sign it with cosign attest --type %s\n", ref, cli.Count(len(report.Checks), "check", "checks"), signing.ConformancePredicateType)
 	return nil
 }
 

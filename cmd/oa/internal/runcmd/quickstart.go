@@ -62,7 +62,7 @@ not give its expected outcome.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "receipt chain: %d receipts, intact=%v, head %s\n", report.Receipts, report.OK, report.Head)
+			fmt.Fprintf(progress, "receipt chain: %s, intact=%v, head %s\n", cli.Count(report.Receipts, "receipt", "receipts"), report.OK, report.Head)
 			printContinue(progress, dir)
 			if cli.WantJSON(cmd) {
 				if err := cli.PrintJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref, "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
