@@ -262,7 +262,7 @@ func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []string 
 
 // printPlanText shows a plan, consequential capabilities first.
 func printPlanText(out io.Writer, plan *resolve.Plan, remotes []string) {
-	fmt.Fprintf(out, "plan %s\n  deployment %s on host %s: %s %s, model %s\n", plan.Digest(), plan.Deployment, plan.Host, plan.Package, plan.Version, plan.Model)
+	fmt.Fprintf(out, "plan %s\n  deployment %s on host %s: %s %s, %s\n", plan.Digest(), plan.Deployment, plan.Host, plan.Package, plan.Version, modelShown(plan.Model))
 	entries := append([]resolve.Entry{}, plan.Capabilities...)
 	sort.SliceStable(entries, func(i, j int) bool {
 		return entries[i].Risk == ir.Consequential && entries[j].Risk != ir.Consequential
@@ -276,6 +276,15 @@ func printPlanText(out io.Writer, plan *resolve.Plan, remotes []string) {
 		fmt.Fprintf(out, "  %s\n", n)
 	}
 	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, plan.RegistryDigest, plan.PersonaDigest)
+}
+
+// modelShown names the plan's model, or says that none was given: resolve
+// runs before a model is chosen, and the plan bind approves names one.
+func modelShown(model string) string {
+	if model == "" {
+		return "no model given (oa bind names one with --model; the plan's digest covers it)"
+	}
+	return "model " + model
 }
 
 // printConfinement shows the confinement profile of each connection the
