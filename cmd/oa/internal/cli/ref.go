@@ -139,13 +139,21 @@ func (f *RefFlags) OpenPinned(ctx context.Context, s string) (oci.Ref, oci.Targe
 	return ref, target, art, err
 }
 
-// Progress writes a line per step to w when w is a terminal, so long
-// transfers show life without cluttering logs and pipes.
+// Progress writes a line per step to the command's stderr when that is a
+// terminal and --json was not given, so long transfers show life without
+// cluttering logs, pipes and JSON consumers.
 type Progress struct{ w io.Writer }
 
-// NewProgress is progress on w, or nowhere when w is not a terminal.
-func NewProgress(w io.Writer) Progress {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+// isTerminal reports whether w is a terminal (a variable for tests).
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// NewProgress is progress on cmd's stderr, or nowhere when that is not a
+// terminal or the command prints JSON.
+func NewProgress(cmd *cobra.Command) Progress {
+	if w := cmd.ErrOrStderr(); !WantJSON(cmd) && isTerminal(w) {
 		return Progress{w}
 	}
 	return Progress{io.Discard}

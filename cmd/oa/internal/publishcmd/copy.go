@@ -50,7 +50,7 @@ is copied.`,
 			if dstRef.Digest != "" && dstRef.Digest != art.Descriptor.Digest {
 				return cli.Usage(fmt.Errorf("the destination names another digest than the source"))
 			}
-			p := cli.NewProgress(cmd.ErrOrStderr())
+			p := cli.NewProgress(cmd)
 			p.Step("copying %s (%d layers, with its signatures and attestations if any)", art.Descriptor.Digest, len(art.Layers))
 			res, err := signing.CopySigned(ctx, src, dst, art.Descriptor, signing.CopyOptions{Tag: dstRef.Tag, RequireSigned: requireSigned})
 			if err != nil {

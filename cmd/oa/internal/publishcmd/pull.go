@@ -37,7 +37,7 @@ is refused with the digest it resolves to.`,
 			if out == "" {
 				out = art.Worker.Name + "-" + art.Worker.Version
 			}
-			p := cli.NewProgress(cmd.ErrOrStderr())
+			p := cli.NewProgress(cmd)
 			p.Step("verified %s (%d layers); writing to %s", ref.String(), len(art.Layers), out)
 			files, err := pipeline.Pull(out, art)
 			if err != nil {

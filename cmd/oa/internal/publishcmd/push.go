@@ -49,7 +49,7 @@ otherwise the manifest carries no time and the digest depends on content only.`,
 			if ref.Tag == "" {
 				ref.Tag = w.Version
 			}
-			p := cli.NewProgress(cmd.ErrOrStderr())
+			p := cli.NewProgress(cmd)
 			p.Step("pushing %s@%s to %s", w.Name, w.Version, ref.String())
 			progress := func(d ocispec.Descriptor, sent bool) {
 				state := "exists"
