@@ -271,6 +271,7 @@ func StartOptions(home, name string, opts connector.Options) connector.Options {
 	opts.Name = name
 	if home != "" {
 		opts.PrivateDir = PrivateDir(home, name)
+		opts.HostHome = home
 		opts.Tokens = tokenstore.For(home, name)
 	}
 	return opts

@@ -21,17 +21,22 @@ const asUserEnv = "OA_TEST_AS_USER_PROBE"
 // nobody is the user the root run starts the test again as.
 const nobody = 65534
 
-// TestConfinedAsUser: an operator who is not root gets no namespaces (oa
-// lacks CAP_SYS_ADMIN), and the layers that need none still hold on the
-// real kernel: the filesystem and network guarantees (Landlock and the
-// seccomp filter: UDP is refused without a network namespace), no
-// capability, and the hostile calls refused; the level says which
+// TestConfinedAsUser: an operator who is not root lacks CAP_SYS_ADMIN.
+// Where the host allows unprivileged user namespaces, oa gives each server
+// pid, mount, IPC and network namespaces inside a user namespace that maps
+// only the operator's uid, and the level holds what root's does; with
+// them off (OA_USER_NAMESPACES=off, or a host that refuses them) the
+// layers that need none still hold on the real kernel: the filesystem and
+// network guarantees (Landlock and the seccomp filter: UDP is refused
+// without a network namespace), no capability, and the level says which
 // guarantees are not held and why. Run as root, the test starts itself
-// again as nobody, so the machine's real non-root path is what is tested.
+// again as nobody, both ways, so the machine's real non-root path is what
+// is tested.
 func TestConfinedAsUser(t *testing.T) {
 	probe := os.Getenv(asUserEnv)
 	if os.Geteuid() == 0 {
-		runAsNobody(t)
+		runAsNobody(t, "")
+		runAsNobody(t, "off")
 		return
 	}
 	if probe == "" {
@@ -41,15 +46,32 @@ func TestConfinedAsUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	userns := connector.UserNamespaces()
+	t.Logf("uid %d, %s=%q: user namespaces %v; level %s", os.Geteuid(), connector.UserNamespacesEnv, os.Getenv(connector.UserNamespacesEnv), userns, level)
+	if os.Getenv(connector.UserNamespacesEnv) == "off" && userns {
+		t.Fatalf("%s=off, yet servers get user namespaces", connector.UserNamespacesEnv)
+	}
 	for _, g := range []string{confine.GuaranteeFilesystem, confine.GuaranteeNetwork, confine.GuaranteePrivileges, confine.GuaranteeIPC} {
 		if !level.Holds(g) {
 			t.Errorf("as uid %d the level does not hold %s: %s", os.Geteuid(), g, level)
 		}
 	}
 	for _, g := range []string{confine.GuaranteeProcesses, confine.GuaranteeSocketFolders} {
-		if level.Holds(g) {
-			t.Errorf("as uid %d the level claims %s, which needs namespaces: %s", os.Geteuid(), g, level)
+		if level.Holds(g) != userns {
+			t.Errorf("as uid %d with user namespaces %v the level holds %s: %v", os.Geteuid(), userns, g, level.Holds(g))
 		}
+	}
+	if userns {
+		r := hostileOutcomeOf(t, probe, nil)
+		for _, name := range []string{"setpriority", "sched_setaffinity", "ptrace", "unshare", "unshare_user", "mknod"} {
+			if got := r.Server.Hostile[name]; got != "denied" {
+				t.Errorf("in a user namespace: %s %q, want denied", name, got)
+			}
+		}
+		if r.Server.Hostile["CapEff"] != "0000000000000000" || r.Server.Hostile["CapBnd"] != "0000000000000000" {
+			t.Errorf("in a user namespace the server keeps capabilities: %v", r.Server.Hostile)
+		}
+		return
 	}
 	if len(level.NotHeld) == 0 {
 		t.Errorf("the level names nothing not held: %s", level)
@@ -68,8 +90,9 @@ func TestConfinedAsUser(t *testing.T) {
 }
 
 // runAsNobody runs TestConfinedAsUser again, in a copy of this test
-// binary that nobody may run, as nobody, with the probe built here.
-func runAsNobody(t *testing.T) {
+// binary that nobody may run, as nobody, with the probe built here and
+// OA_USER_NAMESPACES set to userns.
+func runAsNobody(t *testing.T, userns string) {
 	shared, err := os.MkdirTemp("", "oa-asuser-")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +119,7 @@ func runAsNobody(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-test.run", "^TestConfinedAsUser$", "-test.v")
 	cmd.Dir = tmp
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, asUserEnv + "=" + probe}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, asUserEnv + "=" + probe, connector.UserNamespacesEnv + "=" + userns}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)

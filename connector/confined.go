@@ -29,6 +29,9 @@ type launch struct {
 	cleanup func()
 	// cloneflags are the namespaces the server starts in (CLONE_NEW*).
 	cloneflags uintptr
+	// userns: they are made in a user namespace of the server's own (oa
+	// lacks CAP_SYS_ADMIN), mapping only oa's uid and gid.
+	userns bool
 }
 
 // prepareLaunch decides how cfg's server starts: directly when its
@@ -84,7 +87,8 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 		cleanup()
 		return nil, err
 	}
-	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, cloneflags: namespaces(cfg.Confinement, h)}, nil
+	flags := namespaces(cfg.Confinement, h)
+	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, cloneflags: flags, userns: flags != 0 && !canMakeNamespaces()}, nil
 }
 
 // realPaths resolves the links in the private folders' paths (oa made
@@ -109,7 +113,7 @@ func namespaces(p *confine.Profile, h confine.Holders) uintptr {
 	if !h.Namespaces || p.IsUnconfined() {
 		return 0
 	}
-	flags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC)
+	flags := uintptr(namespaceFlags)
 	if h.OwnNetwork(p) {
 		flags |= syscall.CLONE_NEWNET
 	}
@@ -210,7 +214,7 @@ func Enforcement(cfg Config) (confine.Level, error) {
 // holders is what this host offers a confined start besides Landlock.
 func holders() confine.Holders {
 	h := cgroupHolders()
-	h.Namespaces = canMakeNamespaces()
+	h.Namespaces = mayMakeNamespaces()
 	h.Seccomp = confine.SeccompSupported()
 	return h
 }

@@ -192,11 +192,8 @@ func pids(t *testing.T, file string) (int, int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b, err := os.ReadFile(file)
-		if f := strings.Fields(string(b)); err == nil && len(f) >= 2 {
-			s, _ := strconv.Atoi(f[0])
-			g, _ := strconv.Atoi(f[1])
-			return s, g
+		if p, ok := connectortest.PIDFile(file, 2); ok {
+			return p[0], p[1]
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no pid file")

@@ -29,3 +29,7 @@ func StartOf(pid int) string {
 	}
 	return p.start
 }
+
+// UserNamespaces reports whether this process gives servers namespaces in
+// a user namespace of their own (it lacks CAP_SYS_ADMIN).
+func UserNamespaces() bool { return !canMakeNamespaces() && userNamespaces() }

@@ -24,13 +24,19 @@ import (
 // unconfined probe, as root, really renices and traces it).
 func hostileOutcome(t *testing.T, profile *confine.Profile) report {
 	t.Helper()
+	return hostileOutcomeOf(t, connectortest.Probe(t), profile)
+}
+
+// hostileOutcomeOf is hostileOutcome of the probe built at probe.
+func hostileOutcomeOf(t *testing.T, probe string, profile *confine.Profile) report {
+	t.Helper()
 	ctx := context.Background()
 	victim := exec.Command("sleep", "60")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
-	sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{PrivateDir: filepath.Join(t.TempDir(), "private")})
+	sess, err := connector.Open(ctx, connector.Config{Command: probe, Confinement: profile}, connector.Options{PrivateDir: filepath.Join(t.TempDir(), "private")})
 	if err != nil {
 		t.Fatal(err)
 	}

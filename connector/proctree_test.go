@@ -48,12 +48,9 @@ func treePIDs(t *testing.T, file string) (server, grandchild, detached int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		b, err := os.ReadFile(file)
-		if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
-			var p [3]int
-			for i := range p {
-				p[i], _ = strconv.Atoi(f[i])
-				killAtEnd(t, p[i])
+		if p, ok := connectortest.PIDFile(file, 3); ok {
+			for _, pid := range p {
+				killAtEnd(t, pid)
 			}
 			return p[0], p[1], p[2]
 		}
@@ -404,14 +401,12 @@ func TestPIDOwnershipEndsDoubleForkedOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	b, err := os.ReadFile(orphanFile)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := connectortest.PIDFile(orphanFile, 1)
+	if !ok || !alive(p[0]) {
+		b, _ := os.ReadFile(orphanFile)
+		t.Fatalf("no orphaned grandchild runs (%q)", b)
 	}
-	orphan, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || !alive(orphan) {
-		t.Fatalf("no orphaned grandchild runs (%q, %v)", b, err)
-	}
+	orphan := p[0]
 	killAtEnd(t, orphan)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -191,15 +191,11 @@ func readTree(t *testing.T, file string) [3]int {
 	t.Helper()
 	var tree [3]int
 	waitFor(t, "the downstream pid file", func() bool {
-		b, err := os.ReadFile(file)
-		f := strings.Fields(string(b))
-		if err != nil || len(f) != 3 {
-			return false
+		p, ok := connectortest.PIDFile(file, 3)
+		if ok {
+			copy(tree[:], p)
 		}
-		for i := range tree {
-			tree[i], _ = strconv.Atoi(f[i])
-		}
-		return true
+		return ok
 	})
 	_ = os.Remove(file)
 	for _, p := range tree {

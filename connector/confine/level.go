@@ -93,8 +93,9 @@ type Holders struct {
 	// CgroupPids and CgroupMemory: the tree's cgroup has the pids and
 	// memory controllers.
 	CgroupPids, CgroupMemory bool
-	// Namespaces: oa may start the server in network, pid and IPC
-	// namespaces of its own (it holds CAP_SYS_ADMIN).
+	// Namespaces: oa may start the server in pid, mount, IPC and network
+	// namespaces of its own (it holds CAP_SYS_ADMIN, or it may make them
+	// in a user namespace of the server's own).
 	Namespaces bool
 	// Seccomp: the kernel takes seccomp filters.
 	Seccomp bool
@@ -149,7 +150,7 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 		network = either(GuaranteeNetwork,
 			when(h.OwnNetwork(p), "own network namespace"), "",
 			when(h.Seccomp, "no socket but unix and netlink (seccomp)"), "",
-			"no network namespace (oa lacks CAP_SYS_ADMIN) and no seccomp")
+			"no network namespace (no CAP_SYS_ADMIN, and no user namespace allowed) and no seccomp")
 	default:
 		network = held{name: GuaranteeNetwork, how: "tcp " + p.NetDescription() + " only (Landlock)"}
 		if abi < launcher.ABITCP {
@@ -162,13 +163,13 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 		network,
 		{name: GuaranteePrivileges, how: "no capabilities, no_new_privs" + map[bool]string{true: ", seccomp filter " + launcher.FilterVersion}[h.Seccomp]},
 		either(GuaranteeSignals, when(scoped, "signals scoped (Landlock)"), "", when(h.Namespaces, "own pid namespace"), "",
-			fmt.Sprintf("Landlock ABI %d scopes signals (this kernel: %d) and oa may make no pid namespace (no CAP_SYS_ADMIN)", launcher.ABIScoped, abi)),
+			fmt.Sprintf("Landlock ABI %d scopes signals (this kernel: %d) and oa may make no pid namespace (no CAP_SYS_ADMIN, and no user namespace allowed)", launcher.ABIScoped, abi)),
 		either(GuaranteeAbstractSockets, when(scoped, "abstract sockets scoped (Landlock)"), "", when(h.OwnNetwork(p), "own network namespace"), "",
 			fmt.Sprintf("Landlock ABI %d scopes abstract sockets (this kernel: %d) and the server has no network namespace of its own", launcher.ABIScoped, abi)),
-		either(GuaranteeProcesses, when(h.Namespaces, "own pid namespace"), "", "oa may make no pid namespace (no CAP_SYS_ADMIN)"),
+		either(GuaranteeProcesses, when(h.Namespaces, "own pid namespace"), "", "oa may make no pid namespace (no CAP_SYS_ADMIN, and no user namespace allowed)"),
 		either(GuaranteeIPC, when(h.Namespaces, "own IPC namespace"), "", when(h.Seccomp, "SysV IPC refused (seccomp)"), "", "no IPC namespace and no seccomp"),
 		either(GuaranteeSocketFolders, when(h.Namespaces, "socket folders and $OA_HOME hidden (own mount namespace)"), "",
-			"oa may make no mount namespace (no CAP_SYS_ADMIN), and Landlock below ABI 9 does not check connecting to a unix socket"),
+			"oa may make no mount namespace (no CAP_SYS_ADMIN, and no user namespace allowed), and Landlock below ABI 9 does not check connecting to a unix socket"),
 	}
 }
 

@@ -178,6 +178,10 @@ func ExactPaths(p *Profile, private ...string) ([]launcher.Exact, error) {
 // same binary even after the file on disk is replaced.
 const Self = "/proc/self/exe"
 
+// ProbeArg is the argument (after Self) that runs the launcher's namespace
+// probe (launcher.ProbeArg).
+const ProbeArg = launcher.ProbeArg
+
 // LauncherArgs returns the arguments (after Self) that run the server
 // executable with argv (argv[0] as the server should see it) under s.
 func LauncherArgs(s *Spec, executable string, argv []string) ([]string, error) {

@@ -15,6 +15,13 @@ package launcher
 // package the launcher.
 const Arg = "__oa_confined_exec"
 
+// ProbeArg is the hidden argument that makes a program linking this
+// package try, and exit 0 only if it can, what a launcher in namespaces
+// of its own does before it restricts itself (mount its /proc, cover a
+// folder with a tmpfs): started in a user namespace, it tells whether
+// the host lets a non-root operator give servers namespaces.
+const ProbeArg = "__oa_namespace_probe"
+
 // ExitFailed is the exit status of a launcher that could not confine
 // itself; it never executes the server then.
 const ExitFailed = 126

@@ -19,6 +19,12 @@ import (
 // the package comment). It runs before main (and before a test binary's
 // flags are read) and does not return.
 func init() {
+	if len(os.Args) == 2 && os.Args[1] == ProbeArg {
+		if err := probeNamespaces(); err != nil {
+			os.Exit(ExitFailed)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) < 5 || os.Args[1] != Arg {
 		return
 	}
@@ -72,6 +78,15 @@ func launch(specJSON, executable string, argv []string) error {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return syscall.Exec(executable, argv, os.Environ())
+}
+
+// probeNamespaces does what a launcher in namespaces of its own does
+// before it restricts itself: its own /proc, and a folder covered.
+func probeNamespaces() error {
+	if err := mountProc(); err != nil {
+		return err
+	}
+	return unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=755")
 }
 
 // mountProc makes this mount namespace's mounts private (nothing done here

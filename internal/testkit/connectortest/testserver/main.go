@@ -192,7 +192,10 @@ func startGrandchild() error {
 	if *pidFile == "" {
 		return nil
 	}
-	line := strconv.Itoa(os.Getpid()) + " " + strconv.Itoa(gpid)
+	// The pid namespace first: a confined server has one of its own where
+	// oa may make it, and the pids are its (connectortest.PIDFile).
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	line := ns + " " + strconv.Itoa(os.Getpid()) + " " + strconv.Itoa(gpid)
 	if *setsidChild {
 		line += " " + strconv.Itoa(spid)
 	}
@@ -211,7 +214,8 @@ func startOrphan() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(*doubleFork, out, 0o600)
+	ns, _ := os.Readlink("/proc/self/ns/pid") // as --pid-file: connectortest.PIDFile
+	return os.WriteFile(*doubleFork, append([]byte(ns+" "), out...), 0o600)
 }
 
 func readSpecs() ([]spec, error) {
