@@ -14,6 +14,9 @@ const (
 	// ReasonRead (done) answers a read-only capability tool: nothing
 	// changed.
 	ReasonRead Reason = "read"
+	// ReasonCheckedNoChange (done): every step of a workflow that makes
+	// no change ran and its evidence held; nothing was written.
+	ReasonCheckedNoChange Reason = "checked_no_change"
 
 	// ReasonInProgress (running): the run is still going.
 	ReasonInProgress Reason = "in_progress"
@@ -183,6 +186,9 @@ var Reasons = []ReasonInfo{
 	{ReasonVerified, OutcomeDone, ChangedYes, false,
 		"The change was made and read back as expected.",
 		"Report it as done. Do not run it again."},
+	{ReasonCheckedNoChange, OutcomeDone, ChangedNo, false,
+		"Every step ran and what the workflow checks held; this workflow makes no change, so nothing was written.",
+		"Report what was checked. Nothing needs undoing; running it again checks again."},
 	{ReasonRead, OutcomeDone, ChangedNo, false,
 		"The record was read; nothing was changed.",
 		"Use what was read; read again for a fresh view."},

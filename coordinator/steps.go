@@ -75,7 +75,8 @@ func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error)
 }
 
 // verdict is a run's outcome once every step ran: done only when every
-// piece of required evidence was read back.
+// piece of required evidence was read back, and said without a change
+// for a job that has no effect step.
 func (c *Coordinator) verdict(cur *runState) contract.Reason {
 	job, _ := c.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
@@ -93,6 +94,10 @@ func (c *Coordinator) verdict(cur *runState) contract.Reason {
 			}
 			return contract.ReasonNotConfirmed
 		}
+	}
+	if !slices.ContainsFunc(job.Steps, func(s ir.Step) bool { return s.Kind == ir.StepEffect }) {
+		// Nothing in the job writes: what held was checked, not changed.
+		return contract.ReasonCheckedNoChange
 	}
 	return contract.ReasonVerified
 }

@@ -22,11 +22,11 @@ import (
 // downstream call waits, parked; the client's next call with the answer
 // finds the parked call by the state and hands the person's answer to the
 // downstream server unchanged (accept with content, decline, cancel). The
-// go-sdk's client has already held the requested schema to what the spec
+// connector has already held the requested schema to what the spec
 // allows (a flat object of primitive fields) before the coordinator sees
-// it. A calling client without elicitation (or without URL mode, for a URL
-// request), a second request on a client that cannot take another round,
-// a client that goes away, and a person who does not answer within
+// it. A client before 2026-07-28 is asked every round with
+// elicitation/create (rounds.go). A calling client without elicitation
+// (or without URL mode, for a URL request), a client that goes away, and a person who does not answer within
 // downstreamTTL all yield cancel — never an invented decision. Neither
 // the message nor the answer is logged or stored: the operator is told a
 // digest of the message only.
@@ -188,8 +188,8 @@ func (s *mcpServer) await(ctx context.Context, req *mcp.CallToolRequest, name, c
 }
 
 // canForward reports whether the calling client can be asked: it offers
-// elicitation in the request's mode, and it can take another round (a
-// client before 2026-07-28 gets exactly one, through the go-sdk).
+// elicitation in the request's mode (a client before 2026-07-28 is asked
+// every round with elicitation/create, rounds.go).
 func (s *mcpServer) canForward(req *mcp.CallToolRequest, params *mcp.ElicitParams) bool {
 	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
@@ -200,9 +200,6 @@ func (s *mcpServer) canForward(req *mcp.CallToolRequest, params *mcp.ElicitParam
 			return false
 		}
 	} else if !elicitationOffered(req) {
-		return false
-	}
-	if isAnswer(req) && !multiRound(req) {
 		return false
 	}
 	return true

@@ -29,6 +29,8 @@ type questionState struct {
 	AttentionID string `json:"attention_id"`
 	RequestID   string `json:"request_id,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Replayed is the replayed of the call's first round (approvalState).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // errQuestionNeedsPerson is the tool error of a question the calling

@@ -70,6 +70,7 @@ func NewServer(c *coordinator.Coordinator) *mcp.Server {
 		srv.AddTool(t.tool, s.guard(t.tool.Name, t.handle))
 	}
 	srv.AddReceivingMiddleware(fixedProtocolErrors)
+	srv.AddSendingMiddleware(keepAnswer)
 	return srv
 }
 
@@ -223,8 +224,10 @@ func (s *mcpServer) guard(name string, h func(context.Context, *mcp.CallToolRequ
 		if !conformsTo(ts.inRes, args) {
 			return toolError(errArguments), nil
 		}
-		// A traceparent the client sent in _meta parents what this call does.
-		return h(telemetry.FromMeta(ctx, req.Params.Meta), req, args), nil
+		// A traceparent the client sent in _meta parents what this call
+		// does; a client before 2026-07-28 is asked every round here
+		// (rounds.go).
+		return s.withRounds(telemetry.FromMeta(ctx, req.Params.Meta), req, args, h), nil
 	}
 }
 
@@ -344,6 +347,10 @@ type approvalState struct {
 	Form string `json:"form,omitempty"`
 	// Skippable says the decision form offered skip.
 	Skippable bool `json:"skippable,omitempty"`
+	// Replayed is the replayed of the call's first round: the rounds of
+	// one call answer as that call (a run the call itself started is not
+	// replayed by the round that carries the person's answer).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Forms of an approval round.
@@ -375,6 +382,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 
 	answered := false
 	var askedFor string
+	round, replayed := false, false // an answer round, and its call's first round's replayed
 	if isQuestionAnswer(req) {
 		// The person answered the app's question (questionmcp.go): the
 		// run goes on; wait for it again below.
@@ -385,6 +393,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 		if st.RequestID != a.RequestID || st.Fingerprint != fp {
 			return toolError(errState)
 		}
+		round, replayed = true, st.Replayed
 	} else if isAnswer(req) {
 		st, decision, bad := s.openAnswer(ctx, req, contract.ToolRunWorkflow)
 		if bad != nil {
@@ -394,6 +403,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return toolError(errState)
 		}
 		answered, askedFor = true, st.AttentionID
+		round, replayed = true, st.Replayed
 		if decision != nil {
 			if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: st.AttentionID, Decision: decision.decision, Text: decision.text, By: ByElicitation, Channel: ChannelElicitation}); err != nil && !blocking.Has(err, blocking.AttentionDecided) {
 				return s.fail(contract.ToolRunWorkflow, err)
@@ -404,8 +414,15 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 	if err != nil {
 		return s.fail(contract.ToolRunWorkflow, err)
 	}
+	if round {
+		// The run was found by the call's own first round: it answers as
+		// that round did.
+		cp := *res
+		cp.Replayed = replayed
+		res = &cp
+	}
 	if res.Reason == contract.ReasonDownstreamQuestion && res.AttentionID != "" {
-		if ask := s.askQuestion(req, questionState{Tool: contract.ToolRunWorkflow, AttentionID: res.AttentionID, RequestID: a.RequestID, Fingerprint: fp}); ask != nil {
+		if ask := s.askQuestion(req, questionState{Tool: contract.ToolRunWorkflow, AttentionID: res.AttentionID, RequestID: a.RequestID, Fingerprint: fp, Replayed: res.Replayed}); ask != nil {
 			return ask
 		}
 	}
@@ -418,7 +435,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return s.fail(contract.ToolRunWorkflow, err)
 		}
 		if item.State == attention.Open {
-			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable}, item)
+			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable, Replayed: res.Replayed}, item)
 		}
 	}
 	return s.answer(contract.ToolRunWorkflow, s.shown(res))
@@ -567,7 +584,7 @@ func (s *mcpServer) read(ctx context.Context, name, capability string, args json
 	if err != nil {
 		return s.fail(name, err)
 	}
-	info, ok := rr.Reason.Info()
+	info, ok := rr.Reason.ReadInfo()
 	if !ok {
 		s.operator("read %s: a reason outside the closed set", capability)
 		return toolError(errInternal)
