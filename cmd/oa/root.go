@@ -174,6 +174,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
+	registerCompletions(root)
 	return root
 }
 

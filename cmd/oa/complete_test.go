@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/host"
+)
+
+// completions runs cobra's completion request and returns the names
+// offered (flags left out) and the directive line.
+func completions(t *testing.T, args ...string) ([]string, string) {
+	t.Helper()
+	out, errOut, code := runCLI(t, append([]string{"__complete"}, args...)...)
+	if code != 0 {
+		t.Fatalf("__complete %v: exit %d %s", args, code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var names []string
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.HasPrefix(l, "-") { // cobra offers required flags too
+			names = append(names, l)
+		}
+	}
+	return names, lines[len(lines)-1]
+}
+
+// TestCompletionKnowsTheHost: shell completion offers the host's bound
+// deployments (--deployment, oa bind inspect), connections (oa connection
+// show|verify|…) and the clients of --client, and files for none of them
+// (on main it knew commands and flags only).
+func TestCompletionKnowsTheHost(t *testing.T) {
+	boundHost(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"harness", "install", "--client", "claude-code", "--deployment", ""}, "clinic"},
+		{[]string{"audit", "export", "--deployment", "cl"}, "clinic"},
+		{[]string{"bind", "inspect", ""}, "clinic"},
+		{[]string{"connection", "show", ""}, "sandbox"},
+		{[]string{"connection", "verify", "s"}, "sandbox"},
+		{[]string{"harness", "install", "--client", ""}, "zed"},
+		{[]string{"harness", "inspect", "--client", "co"}, "codex"},
+	} {
+		names, directive := completions(t, c.args...)
+		if !slices.Contains(names, c.want) || directive != ":4" {
+			t.Errorf("complete %v: %v %s, want %s and no files (:4)", c.args, names, directive, c.want)
+		}
+	}
+	if names, directive := completions(t, "attention", "approve", ""); len(names) != 0 || directive != ":4" {
+		t.Errorf("attention ids with none open: %v %s", names, directive)
+	}
+	if names, _ := completions(t, "connection", "show", "sandbox", ""); len(names) != 0 {
+		t.Errorf("a second argument completed: %v", names)
+	}
+	// No host: nothing offered, nothing created.
+	empty := t.TempDir()
+	t.Setenv("OA_HOME", empty)
+	if names, directive := completions(t, "connection", "show", ""); len(names) != 0 || directive != ":4" {
+		t.Errorf("no host: %v %s", names, directive)
+	}
+	if _, err := os.Stat(filepath.Join(empty, host.StateFile)); !os.IsNotExist(err) {
+		t.Errorf("completion created the host's state: %v", err)
+	}
+}
