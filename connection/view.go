@@ -78,8 +78,12 @@ func ViewOf(name string, rec *Record) View {
 		return View{Name: name, State: StateUnverifiable}
 	}
 	v := View{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, State: rec.State(), Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
-	if rec.Config.Command == connector.SandboxCommand {
+	switch {
+	case rec.Config.Command == connector.SandboxCommand:
 		v.Confinement = "in-process: the built-in sandbox runs inside oa"
+	case rec.Config.Remote != nil:
+		// No process of it runs here: a profile would describe nothing.
+		v.Confinement = "none here: a remote server, reached over Streamable HTTP; oa starts no process for it"
 	}
 	if ver := rec.Verification; ver != nil {
 		v.InventoryDigest, v.VerifiedBy, v.Protocol, v.Enforced, v.Transport = ver.Inventory.Digest, ver.VerifiedBy, ver.Protocol, ver.Enforced, ver.Transport
