@@ -145,3 +145,15 @@ func TestNestedGrantsOfOtherAccessRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedCallsOfTheDefaultProfile: the default profile (nil) lists the
+// filter's denials with the --net none layer, and an unconfined one none.
+func TestDeniedCallsOfTheDefaultProfile(t *testing.T) {
+	lines := DeniedCalls(nil, Holders{Namespaces: true})
+	if len(lines) == 0 || !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "socket ") }) {
+		t.Errorf("default profile: %v", lines)
+	}
+	if lines := DeniedCalls(&Profile{Unconfined: true}, Holders{}); lines != nil {
+		t.Errorf("unconfined: %v", lines)
+	}
+}

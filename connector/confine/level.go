@@ -306,7 +306,11 @@ func DeniedCalls(p *Profile, h Holders) []string {
 	if p.IsUnconfined() {
 		return nil
 	}
-	spec := &launcher.Spec{Net: p.Net, ABI: KernelABI(), OwnIPC: h.Namespaces}
+	net := ""
+	if p != nil {
+		net = p.Net
+	}
+	spec := &launcher.Spec{Net: net, ABI: KernelABI(), OwnIPC: h.Namespaces}
 	layers := launcher.Layers(spec)
 	var out []string
 	for _, d := range launcher.Denials {

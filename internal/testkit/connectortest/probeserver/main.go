@@ -47,7 +47,8 @@ type Attempts struct {
 }
 
 // Outcome is what the kernel said to each attempt: "allowed", "denied"
-// (EACCES or EPERM), "unreachable" (ENETUNREACH: no network at all),
+// (EACCES, EPERM, or EROFS: a write into a folder the server's mount
+// namespace covers read-only), "unreachable" (ENETUNREACH: no network at all),
 // "absent" (ENOENT: not there for the server, such as a file in a folder
 // its mount namespace hides), ""
 // when not tried, or "error: …" for anything else.
@@ -250,7 +251,7 @@ func verdict(err error) string {
 	switch {
 	case err == nil:
 		return "allowed"
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EROFS):
 		return "denied"
 	case errors.Is(err, syscall.ENETUNREACH):
 		return "unreachable"
