@@ -32,7 +32,9 @@ const (
 	// folder.
 	ClientWindsurf = "windsurf"
 	// ClientZed is Zed: context_servers in the project's .zed/settings.json
-	// (JSON with comments); it reads no skill folder.
+	// (JSON with comments), each entry flat command/args/env as Zed's
+	// current documentation shows it; an entry of the 2025 form (with
+	// "source": "custom") is still read. It reads no skill folder.
 	ClientZed = "zed"
 	// ClientGeneric is any MCP client: a standalone server file and a
 	// projection folder to point the client at.
@@ -68,7 +70,7 @@ var clientSpecs = map[string]clientSpec{
 	ClientCodex:         {userRoot: codexRoot, serverFile: "config.toml", format: tomlFormat{table: "mcp_servers"}, oaDir: "oa", skills: "skills"},
 	ClientGeminiCLI:     {serverFile: ".gemini/settings.json", format: mcpServers, oaDir: ".gemini/oa", skills: ".gemini/skills"},
 	ClientWindsurf:      {userRoot: windsurfRoot, serverFile: "mcp_config.json", format: mcpServers, oaDir: "oa", skills: "skills"},
-	ClientZed:           {serverFile: ".zed/settings.json", format: jsonFormat{key: "context_servers", fixed: [][2]string{{"source", "custom"}}}, oaDir: ".zed/oa"},
+	ClientZed:           {serverFile: ".zed/settings.json", format: jsonFormat{key: "context_servers", accepted: [][2]string{{"source", "custom"}}}, oaDir: ".zed/oa"},
 	ClientGeneric:       {format: mcpServers},
 }
 

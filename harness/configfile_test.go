@@ -241,3 +241,29 @@ func FuzzClientConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestZedEntryCurrentAndEarlierForm: oa writes Zed's entry flat
+// (command/args/env, no "source", as Zed documents it now; main wrote
+// "source": "custom", the 2025 form) and reads both forms; an entry whose
+// source is another value is not oa's.
+func TestZedEntryCurrentAndEarlierForm(t *testing.T) {
+	f := clientSpecs[ClientZed].format
+	fresh := f.fresh("oa-clinic", goldenEntry)
+	if bytes.Contains(fresh, []byte(`"source"`)) {
+		t.Fatalf("written with a source:\n%s", fresh)
+	}
+	const file = "/home/ada/project/.zed/settings.json"
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"context_servers":{"oa-clinic":{"command":"/opt/oa/bin/oa","args":["coordinator","serve","--deployment","clinic"],"env":{"OA_HOME":"/srv/oa home"}}}}`, true},
+		{`{"context_servers":{"oa-clinic":{"source":"custom","command":"/opt/oa/bin/oa","args":["coordinator","serve","--deployment","clinic"],"env":{"OA_HOME":"/srv/oa home"}}}}`, true},
+		{`{"context_servers":{"oa-clinic":{"source":"extension","command":"/opt/oa/bin/oa","args":["coordinator","serve","--deployment","clinic"],"env":{"OA_HOME":"/srv/oa home"}}}}`, false},
+	} {
+		e, err := f.get(file, []byte(tc.doc), "oa-clinic")
+		if tc.ok != (err == nil && e != nil && sameEntry(*e, goldenEntry)) {
+			t.Errorf("%s: %+v %v", tc.doc, e, err)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type jsonFormat struct {
 	key string
 	// fixed are members every entry starts with, such as "type": "stdio".
 	fixed [][2]string
+	// accepted are members an entry may hold, with this value only: an
+	// earlier form of the client's entry, still read (Zed's 2025
+	// "source": "custom"), never written.
+	accepted [][2]string
 }
 
 // unparsable refuses a configuration file that does not parse, naming the
@@ -142,6 +146,12 @@ func (f jsonFormat) get(file string, b []byte, name string) (*ServerEntry, error
 	for _, kv := range f.fixed {
 		var s string
 		if json.Unmarshal(raw[kv[0]], &s) != nil || s != kv[1] {
+			return nil, blocking.New(blocking.HarnessServerEntryChanged, "the %s entry's %s is not %q", name, kv[0], kv[1])
+		}
+	}
+	for _, kv := range f.accepted {
+		var s string
+		if v, ok := raw[kv[0]]; ok && (json.Unmarshal(v, &s) != nil || s != kv[1]) {
 			return nil, blocking.New(blocking.HarnessServerEntryChanged, "the %s entry's %s is not %q", name, kv[0], kv[1])
 		}
 	}

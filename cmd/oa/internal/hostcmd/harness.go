@@ -50,8 +50,8 @@ variables):
   gemini-cli      DIR/.gemini/settings.json (mcpServers); skill in DIR/.gemini/skills
   windsurf        ~/.codeium/windsurf/mcp_config.json (mcpServers); skill in
                   ~/.codeium/windsurf/skills
-  zed             DIR/.zed/settings.json (context_servers, "source": "custom";
-                  comments kept); no skill folder: the skill is in the projection,
+  zed             DIR/.zed/settings.json (context_servers, flat command/args/env;
+                  the 2025 "source": "custom" form is read too; comments kept); no skill folder: the skill is in the projection,
                   DIR/.zed/oa/NAME/skills
   generic         DIR/oa-NAME.mcp.json (a standalone mcpServers file), the
                   projection in DIR/oa-NAME (skills under skills/PACKAGE)
