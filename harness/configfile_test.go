@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/clients")
@@ -265,5 +268,22 @@ func TestZedEntryCurrentAndEarlierForm(t *testing.T) {
 		if tc.ok != (err == nil && e != nil && sameEntry(*e, goldenEntry)) {
 			t.Errorf("%s: %+v %v", tc.doc, e, err)
 		}
+	}
+}
+
+// TestCodexEntryWaitsTheLongestWait: the Codex entry carries
+// tool_timeout_sec above the longest wait_seconds a run_workflow may ask
+// for (main wrote none: Codex cut a call at its default of 60 s).
+func TestCodexEntryWaitsTheLongestWait(t *testing.T) {
+	var doc struct {
+		Servers map[string]struct {
+			ToolTimeoutSec int `toml:"tool_timeout_sec"`
+		} `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(clientSpecs[ClientCodex].format.fresh("oa-clinic", goldenEntry), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Servers["oa-clinic"].ToolTimeoutSec; got <= contract.WaitSecondsMax {
+		t.Fatalf("tool_timeout_sec %d, want above %d", got, contract.WaitSecondsMax)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/contract"
 )
 
 // tomlFormat is a TOML file whose servers are tables [table.NAME] (Codex's
@@ -32,7 +33,15 @@ type tomlEntry struct {
 	Command string            `toml:"command"`
 	Args    []string          `toml:"args"`
 	Env     map[string]string `toml:"env,inline"`
+	// ToolTimeoutSec is how long Codex waits for one tool call (its
+	// default is 60 s).
+	ToolTimeoutSec int `toml:"tool_timeout_sec"`
 }
+
+// toolTimeoutSec is the tool_timeout_sec written: a run_workflow or
+// get_run waiting its longest wait_seconds, and a minute for the step
+// to answer after it, is not cut at Codex's default of 60 s.
+const toolTimeoutSec = contract.WaitSecondsMax + 60
 
 // span is a byte range [from, to) of a file.
 type span struct{ from, to int }
@@ -136,7 +145,7 @@ func (f tomlFormat) render(name string, e ServerEntry) []byte {
 	if args == nil {
 		args = []string{}
 	}
-	body, err := toml.Marshal(tomlEntry{Command: e.Command, Args: args, Env: e.Env})
+	body, err := toml.Marshal(tomlEntry{Command: e.Command, Args: args, Env: e.Env, ToolTimeoutSec: toolTimeoutSec})
 	if err != nil {
 		panic("harness: encoding a TOML entry: " + err.Error())
 	}
