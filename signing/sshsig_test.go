@@ -42,8 +42,10 @@ func TestSSHSignatureRoundTrip(t *testing.T) {
 	for name, check := range map[string]func() error{
 		"other key":       func() error { return signing.VerifySSHSignature(other.PublicKey(), "oa-decision", msg, sig) },
 		"other namespace": func() error { return signing.VerifySSHSignature(s.PublicKey(), "file", msg, sig) },
-		"other message":   func() error { return signing.VerifySSHSignature(s.PublicKey(), "oa-decision", []byte("statement 2\n"), sig) },
-		"not armoured":    func() error { return signing.VerifySSHSignature(s.PublicKey(), "oa-decision", msg, []byte("x")) },
+		"other message": func() error {
+			return signing.VerifySSHSignature(s.PublicKey(), "oa-decision", []byte("statement 2\n"), sig)
+		},
+		"not armoured": func() error { return signing.VerifySSHSignature(s.PublicKey(), "oa-decision", msg, []byte("x")) },
 		"flipped byte": func() error {
 			bad := bytes.Clone(sig)
 			bad[len(bad)/2] ^= 1
