@@ -107,20 +107,7 @@ func runProbeOf(t *testing.T, probe string, s *probeScene, profile *confine.Prof
 
 func runProbeWith(t *testing.T, probe string, s *probeScene, profile *confine.Profile, opts connector.Options) report {
 	t.Helper()
-	ctx := context.Background()
-	sess, err := connector.Open(ctx, connector.Config{Command: probe, Confinement: profile}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	res, err := sess.Call(ctx, "probe", map[string]any{"read": s.secret, "write": s.target, "connect": s.addr, "udp": s.udp, "child": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report
-	if err := json.Unmarshal(res.Structured, &r); err != nil || r.Child == nil {
-		t.Fatalf("probe answered %s (%v)", res.Structured, err)
-	}
+	r := callProbe(t, probe, profile, opts, map[string]any{"read": s.secret, "write": s.target, "connect": s.addr, "udp": s.udp, "child": true})
 	// The scene lies under /tmp, which a server with a mount namespace of
 	// its own does not see (TestSocketFoldersHidden): a file it cannot
 	// reach is absent there rather than refused; both are "denied" here.
@@ -227,18 +214,26 @@ func TestConfinementUnavailable(t *testing.T) {
 // try to map allocate bytes, hold files open and run spawn processes.
 func probeLimits(t *testing.T, profile *confine.Profile, allocate int64, files, spawn int) report {
 	t.Helper()
+	return callProbe(t, connectortest.Probe(t), profile, connector.Options{}, map[string]any{"allocate": allocate, "files": files, "spawn": spawn, "child": true})
+}
+
+// callProbe starts the probe built at probe under profile with opts, makes
+// one probe call with args and returns its report (with the child's, when
+// args asks for one).
+func callProbe(t *testing.T, probe string, profile *confine.Profile, opts connector.Options, args map[string]any) report {
+	t.Helper()
 	ctx := context.Background()
-	sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{})
+	sess, err := connector.Open(ctx, connector.Config{Command: probe, Confinement: profile}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	res, err := sess.Call(ctx, "probe", map[string]any{"allocate": allocate, "files": files, "spawn": spawn, "child": true})
+	res, err := sess.Call(ctx, "probe", args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var r report
-	if err := json.Unmarshal(res.Structured, &r); err != nil || r.Child == nil {
+	if err := json.Unmarshal(res.Structured, &r); err != nil || (args["child"] == true && r.Child == nil) {
 		t.Fatalf("probe answered %s (%v)", res.Structured, err)
 	}
 	return r

@@ -2,7 +2,6 @@ package connector_test
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -30,26 +29,12 @@ func hostileOutcome(t *testing.T, profile *confine.Profile) report {
 // hostileOutcomeOf is hostileOutcome of the probe built at probe.
 func hostileOutcomeOf(t *testing.T, probe string, profile *confine.Profile) report {
 	t.Helper()
-	ctx := context.Background()
 	victim := exec.Command("sleep", "60")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
-	sess, err := connector.Open(ctx, connector.Config{Command: probe, Confinement: profile}, connector.Options{PrivateDir: filepath.Join(t.TempDir(), "private")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	res, err := sess.Call(ctx, "probe", map[string]any{"hostile": victim.Process.Pid, "child": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report
-	if err := json.Unmarshal(res.Structured, &r); err != nil || r.Child == nil {
-		t.Fatalf("probe answered %s (%v)", res.Structured, err)
-	}
-	return r
+	return callProbe(t, probe, profile, connector.Options{PrivateDir: filepath.Join(t.TempDir(), "private")}, map[string]any{"hostile": victim.Process.Pid, "child": true})
 }
 
 // TestConfinedServerIsNotTheOperator: a confined server (the default
@@ -216,20 +201,7 @@ func TestSocketFoldersHidden(t *testing.T) {
 		}()
 	}
 	try := func(profile *confine.Profile) []string {
-		ctx := context.Background()
-		sess, err := connector.Open(ctx, connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{HostHome: home})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sess.Close()
-		res, err := sess.Call(ctx, "probe", map[string]any{"unix": sockets})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r report
-		if err := json.Unmarshal(res.Structured, &r); err != nil {
-			t.Fatal(err)
-		}
+		r := callProbe(t, connectortest.Probe(t), profile, connector.Options{HostHome: home}, map[string]any{"unix": sockets})
 		return r.Server.Unix
 	}
 	if got := try(&confine.Profile{Write: []string{granted}}); !slices.Equal(got, []string{"absent", "absent", "allowed"}) {
