@@ -50,6 +50,9 @@ type Policy struct {
 	// AttestationRules say what trusted attestations must say, by rule
 	// name; nil when the policy has none (left out of the digest).
 	AttestationRules map[string]AttestationRule `json:"attestation_rules,omitempty"`
+	// Persons are the people who decide on paused runs, by name; nil when
+	// the policy names none (left out of the digest).
+	Persons map[string]Person `json:"persons,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -282,6 +285,9 @@ func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 		return nil, err
 	}
 	if err := p.checkConfinement(posOf); err != nil {
+		return nil, err
+	}
+	if err := p.loadPersons(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {

@@ -79,7 +79,12 @@ func newPolicyCmd() *cobra.Command {
 				return err
 			}
 			if cli.WantJSON(cmd) {
-				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities), "confinementMinimum": p.ConfinementMinimum()})
+				persons := []map[string]any{}
+				for _, name := range slices.Sorted(maps.Keys(p.Persons)) {
+					per := p.Person(name)
+					persons = append(persons, map[string]any{"person": name, "name": per.Name, "key": per.Fingerprint(), "may": per.May, "clients": slices.Sorted(maps.Keys(per.Clients))})
+				}
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"host": p.Host, "policyDigest": p.Digest(), "publishers": len(p.Publishers), "authorities": len(p.Authorities), "confinementMinimum": p.ConfinementMinimum(), "persons": persons})
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "policy ok: host %s, %d publishers, %d authorities, digest %s\n", p.Host, len(p.Publishers), len(p.Authorities), p.Digest())
@@ -94,6 +99,17 @@ func newPolicyCmd() *cobra.Command {
 			for _, name := range slices.Sorted(maps.Keys(p.AttestationRules)) {
 				r := p.AttestationRules[name]
 				fmt.Fprintf(out, "  attestation rule %s: %s (%s)\n", name, r.PredicateType, r.Mode)
+			}
+			for _, name := range slices.Sorted(maps.Keys(p.Persons)) {
+				per := p.Person(name)
+				fmt.Fprintf(out, "  person %s: key %s; may %s", name, per.Fingerprint(), per.Rights())
+				if len(per.Clients) > 0 {
+					fmt.Fprintf(out, "; answers at clients %s", strings.Join(slices.Sorted(maps.Keys(per.Clients)), ", "))
+				}
+				fmt.Fprintln(out)
+			}
+			if !p.DecidersNamed() {
+				fmt.Fprintln(out, "  persons: none named (decisions on paused runs are recorded with a free-text name, unverified)")
 			}
 			if m := p.ConfinementMinimum(); len(m) > 0 {
 				fmt.Fprintf(out, "  confinement minimum: %s\n", strings.Join(m, ", "))
