@@ -17,11 +17,16 @@ import (
 	"github.com/oa-dev/oa/signing"
 )
 
-// pauseAt stops r at step s for a person's decision: a new attention item
-// and the run's move to paused are one write, and only a run still
-// running here moves.
-func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk) error {
+// pauseAt stops r at step s for a person's decision on the change it
+// proposes: a new attention item, carrying the change sealed with the
+// host's secret and its call's digest, and the run's move to paused are
+// one write, and only a run still running here moves. A decision made
+// earlier on the step for another call no longer holds.
+func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk, proposed attention.ProposedChange) error {
 	item := attention.NewApproval(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: risk, At: c.now().UTC()})
+	if err := item.Propose(c.secret, proposed); err != nil {
+		return err
+	}
 	b, err := json.Marshal(item)
 	if err != nil {
 		return err
@@ -36,6 +41,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		reason := cur.afterChange(contract.ReasonApprovalRequired)
 		info, _ := reason.Info()
 		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
+		cur.forgetDecision(s.ID)
 		*r = *cur
 		return nil
 	})
@@ -168,13 +174,22 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d attenti
 		if err := item.Decide(d, now); err != nil {
 			return false, err
 		}
-		moveOnDecision(r, item.Step, d.Decision)
+		moveOnDecision(r, item.Step, item.CallDigest, d.Decision)
 		return true, nil
 	})
 }
 
-// moveOnDecision moves run r, paused at step, on a person's decision.
-func moveOnDecision(r *runState, step, decision string) {
+// moveOnDecision moves run r, paused at step, on a person's decision on
+// the call of digest callDigest: an approval or a skip holds for that
+// call only (see Coordinator.approvalFor and skipStep).
+func moveOnDecision(r *runState, step, callDigest, decision string) {
+	switch decision {
+	case contract.DecisionApprove, contract.DecisionSkip:
+		if r.DecidedCalls == nil {
+			r.DecidedCalls = map[string]string{}
+		}
+		r.DecidedCalls[step] = callDigest
+	}
 	switch decision {
 	case contract.DecisionApprove:
 		if !r.approved(step) {

@@ -172,7 +172,7 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 		}
 		if cur.PlanDigest != c.binding.PlanDigest {
 			// Approvals were given for another plan: ask again under this one.
-			cur.Approved, cur.SkipAllowed, cur.PlanDigest, cur.Binding = []string{}, nil, c.binding.PlanDigest, c.bindingDigest
+			cur.Approved, cur.SkipAllowed, cur.DecidedCalls, cur.PlanDigest, cur.Binding = []string{}, nil, nil, c.binding.PlanDigest, c.bindingDigest
 		}
 		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, c.me, "", ""
 		return nil

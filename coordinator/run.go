@@ -56,6 +56,27 @@ func (r *runState) afterChange(reason contract.Reason) contract.Reason {
 }
 func (r *runState) approved(step string) bool { return slices.Contains(r.Approved, step) }
 
+// decidedFor reports whether a person's approval or skip of step was
+// made on the call of digest callDigest.
+func (r *runState) decidedFor(step, callDigest string) bool {
+	d, ok := r.DecidedCalls[step]
+	return ok && d != "" && d == callDigest
+}
+
+// forgetDecision drops a person's approval or skip of step: the step now
+// proposes another call, which a new item asks about.
+func (r *runState) forgetDecision(step string) {
+	r.Approved = slices.DeleteFunc(r.Approved, func(s string) bool { return s == step })
+	r.SkipAllowed = slices.DeleteFunc(r.SkipAllowed, func(s string) bool { return s == step })
+	if len(r.SkipAllowed) == 0 {
+		r.SkipAllowed = nil
+	}
+	delete(r.DecidedCalls, step)
+	if len(r.DecidedCalls) == 0 {
+		r.DecidedCalls = nil
+	}
+}
+
 // skipAllowed reports whether a person chose to skip step.
 func (r *runState) skipAllowed(step string) bool { return slices.Contains(r.SkipAllowed, step) }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/oa-dev/oa/blocking"
@@ -12,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
@@ -153,7 +155,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if skip, err := c.skipStep(ctx, r, s, held); skip || err != nil {
+		if skip, err := c.skipStep(ctx, r, s, held, inputs, seen); skip || err != nil {
 			if err != nil {
 				return err
 			}
@@ -161,10 +163,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		}
 		switch s.Kind {
 		case ir.StepRead:
-			if err := c.approvalFor(ctx, r, s); err != nil {
-				return err
-			}
-			res, reason, err := c.readStep(ctx, s, inputs, seen)
+			res, reason, err := c.readStep(ctx, r, s, inputs, seen)
 			if err != nil {
 				return err
 			}
@@ -197,10 +196,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 				return err
 			}
 		case ir.StepCheck:
-			if err := c.approvalFor(ctx, r, s); err != nil {
-				return err
-			}
-			res, reason, err := c.readStep(ctx, s, inputs, seen)
+			res, reason, err := c.readStep(ctx, r, s, inputs, seen)
 			if err != nil {
 				return err
 			}
@@ -222,20 +218,37 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 }
 
 // skipStep passes over step s when a person chose to skip it, the
-// package (the admitted IR, not the item) declares it skippable, and the
+// package (the admitted IR, not the item) declares it skippable, the
 // guard it names held in this very attempt — evaluated again with the
 // caller's inputs after the decision, since the guard runs before the
-// step on every attempt and a guard that fails stops the run first. A
-// skipped step is recorded in the run (and so in its receipt); it yields
-// no result and no evidence.
-func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held map[string]bool) (bool, error) {
+// step on every attempt and a guard that fails stops the run first —
+// and the step would send the very call the person decided on (a skip,
+// like an approval, holds for that call only: otherwise the step goes on
+// to approvalFor, which asks about the new call). A skipped step is
+// recorded in the run (and so in its receipt); it yields no result and
+// no evidence.
+func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held map[string]bool, inputs []byte, seen *stepResults) (bool, error) {
 	if !r.skipAllowed(s.ID) || s.SkippableWhile == "" || !held[s.SkippableWhile] {
 		return false, nil
 	}
 	if slices.Contains(r.Skipped, s.ID) {
 		return true, nil
 	}
-	err := c.update(ctx, r.RunID, func(cur *runState) error {
+	entry, ok := c.binding.Plan.Entry(s.Capability)
+	if !ok {
+		return false, nil
+	}
+	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
+	if err != nil {
+		// Not skipped: the step evaluates its arguments again and stops
+		// the run as that failure does.
+		return false, nil
+	}
+	digest, err := attention.CallDigest(c.secret, proposedCall(entry, args))
+	if err != nil || !r.decidedFor(s.ID, digest) {
+		return false, err
+	}
+	err = c.update(ctx, r.RunID, func(cur *runState) error {
 		if !slices.Contains(cur.Skipped, s.ID) {
 			cur.Skipped = append(cur.Skipped, s.ID)
 		}
@@ -246,9 +259,11 @@ func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held
 }
 
 // readStep calls a read-only capability with the step's arguments, after
-// the plan check: a read never reaches a downstream server under a plan
-// no person approved. The error is for program faults only.
-func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, seen *stepResults) (_ json.RawMessage, reason contract.Reason, err error) {
+// the plan check (a read never reaches a downstream server under a plan
+// no person approved) and, where the plan requires it, a person's
+// approval of that very call. The error is for program faults and a
+// pause only.
+func (c *Coordinator) readStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (_ json.RawMessage, reason contract.Reason, err error) {
 	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
 	defer func() { span.End(stepCode(reason, err)) }()
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
@@ -260,6 +275,11 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 			return nil, "", err
 		}
 		return nil, evalReason(err), nil
+	}
+	if entry, ok := c.binding.Plan.Entry(s.Capability); ok {
+		if err := c.approvalFor(ctx, r, s, entry, args, seen); err != nil {
+			return nil, "", err
+		}
 	}
 	res, err := c.call(ctx, s.Capability, args)
 	c.tell(s.ID, err)
@@ -284,7 +304,7 @@ func (c *Coordinator) readStep(ctx context.Context, s ir.Step, inputs []byte, se
 		}
 		return nil, contract.ReasonReadFailed, nil
 	}
-	return res.Structured, "", nil
+	return stepResult(s, res), "", nil
 }
 
 // planReason makes the plan check before anything reaches a downstream
@@ -324,8 +344,24 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if !ok {
 		return &stop{reason: contract.ReasonPlanChanged}
 	}
-	if err := c.approvalFor(ctx, r, s); err != nil {
-		return err
+	evaluated := func(err error) error {
+		if ctx.Err() != nil {
+			return err
+		}
+		return &stop{reason: evalReason(err)}
+	}
+	// A step that needs a person's approval evaluates its arguments
+	// first: the approval holds for the very call these arguments make,
+	// and these same bytes are what is sent.
+	var args json.RawMessage
+	approval := entry.Approval == ir.ApprovalRequired
+	if approval {
+		if args, err = c.arguments(ctx, s.Arguments, inputs, seen); err != nil {
+			return evaluated(err)
+		}
+		if err := c.approvalFor(ctx, r, s, entry, args, seen); err != nil {
+			return err
+		}
 	}
 	if reason, err := c.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
@@ -334,13 +370,11 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	// are evaluated and the in-flight mark is written: all three hold
 	// before the call is sent, and none waits for another.
 	listed := c.sessionAsync(ctx, entry)
-	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
-	if err != nil {
-		<-listed
-		if ctx.Err() != nil {
-			return err
+	if !approval {
+		if args, err = c.arguments(ctx, s.Arguments, inputs, seen); err != nil {
+			<-listed
+			return evaluated(err)
 		}
-		return &stop{reason: evalReason(err)}
 	}
 	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
 		<-listed
@@ -407,17 +441,43 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	return nil
 }
 
-// approvalFor pauses r at step s when the plan requires a person's
-// approval for its capability and none was given for this step.
-func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step) error {
-	entry, ok := c.binding.Plan.Entry(s.Capability)
-	if !ok || entry.Approval != ir.ApprovalRequired || r.approved(s.ID) {
+// approvalFor pauses r at step s when the plan entry requires a person's
+// approval for its capability and none was given for the very call the
+// step would now send (args to the entry's connection and tool): an
+// approval made on another call — a re-read changed the arguments, a
+// retry — does not carry over, and a new item asks about this one.
+func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, args json.RawMessage, seen *stepResults) error {
+	if entry.Approval != ir.ApprovalRequired {
 		return nil
 	}
-	if err := c.pauseAt(ctx, r, s, entry.Risk); err != nil {
+	p := c.proposal(r, s, entry, args, seen)
+	digest, err := attention.CallDigest(c.secret, p.Call)
+	if err != nil {
+		return err
+	}
+	if r.approved(s.ID) && r.decidedFor(s.ID, digest) {
+		return nil
+	}
+	if err := c.pauseAt(ctx, r, s, entry.Risk, p); err != nil {
 		return err
 	}
 	return &stop{reason: contract.ReasonApprovalRequired, pause: true}
+}
+
+// proposedCall is the downstream call of args through plan entry e.
+func proposedCall(e resolve.Entry, args json.RawMessage) attention.ProposedCall {
+	return attention.ProposedCall{Connection: e.ConnectionID, Tool: e.RuntimeTool, Arguments: args}
+}
+
+// proposal is the change step s of r proposes: its call, what the
+// attempt read before it, and the workflow's purpose and what done
+// means. It goes only into the item, sealed.
+func (c *Coordinator) proposal(r *runState, s ir.Step, e resolve.Entry, args json.RawMessage, seen *stepResults) attention.ProposedChange {
+	job, _ := c.art.Worker.Job(r.Workflow)
+	read := make(map[string]json.RawMessage, len(seen.m))
+	maps.Copy(read, seen.m)
+	return attention.ProposedChange{Workflow: r.Workflow, Purpose: job.Purpose, DoneMeans: job.DoneMeans, Step: s.ID,
+		Capability: s.Capability, Risk: e.Risk, Call: proposedCall(e, args), Read: read}
 }
 
 // classifyEffect maps an effect call's answer to a reason ("" = success).

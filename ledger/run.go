@@ -63,6 +63,13 @@ type RunRecord struct {
 	Receipt     string            `json:"receipt_digest,omitempty"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
+
+	// DecidedCalls maps each step in Approved or SkipAllowed to the keyed
+	// digest of the downstream call the person decided on (the attention
+	// item's call digest): the decision holds only while the step would
+	// send that very call. Absent in runs without such a decision.
+	DecidedCalls map[string]string `json:"decided_calls,omitempty"`
+
 	// MAC is the host MAC (HMAC-SHA256 with the coordinator secret) over
 	// every other field: a row edited outside the coordinator does not
 	// read (see DecodeRun).

@@ -93,6 +93,13 @@ type Stored struct {
 	Deployment string `json:"deployment"`
 	// Teach holds the item's signed teach requests (operator text).
 	Teach []SignedTeachRequest `json:"teach,omitempty"`
+	// CallDigest is the keyed digest of the downstream call the paused
+	// step would send (CallDigest): an approval or skip on the item
+	// holds for that call only, and a teach request names it. Sealed is
+	// the item's proposed change, sealed (Propose, Proposed). Both are
+	// empty on a question and on an item made before they were kept.
+	CallDigest string `json:"call_digest,omitempty"`
+	Sealed     []byte `json:"proposed_sealed,omitempty"`
 }
 
 // CheckDecision refuses a decision that is not one of contract.Decisions
@@ -143,9 +150,14 @@ func (p Pause) open(question string) Stored {
 }
 
 // NewApproval is the open item asking a person to approve the step: the
-// question is fixed copy naming the step and capability, never values.
+// question is fixed copy naming the step and capability, never values,
+// and asks about a change only where the capability makes one.
 func NewApproval(p Pause) Stored {
-	s := p.open(fmt.Sprintf("Approve step %s of workflow %s, which uses the %s capability %s?", p.Step.ID, p.Workflow, p.Risk, p.Step.Capability))
+	question := fmt.Sprintf("Approve step %s of workflow %s, which makes a change through the consequential capability %s?", p.Step.ID, p.Workflow, p.Step.Capability)
+	if p.Risk == ir.ReadOnly {
+		question = fmt.Sprintf("Approve step %s of workflow %s, which reads through the read-only capability %s and changes nothing?", p.Step.ID, p.Workflow, p.Step.Capability)
+	}
+	s := p.open(question)
 	s.Skippable = p.Step.SkippableWhile != ""
 	return s
 }

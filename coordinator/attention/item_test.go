@@ -28,7 +28,7 @@ func TestStoredRowUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"attention_id":"att-1","run_id":"run-1","workflow":"book","step":"save","capability":"records.write","risk":"write","state":"open","question":"Approve step save of workflow book, which uses the write capability records.write?","created_at":"2026-01-02T03:04:05Z","outcome":"needs_review","skippable":true,"deployment":"clinic"}`
+	const want = `{"attention_id":"att-1","run_id":"run-1","workflow":"book","step":"save","capability":"records.write","risk":"write","state":"open","question":"Approve step save of workflow book, which makes a change through the consequential capability records.write?","created_at":"2026-01-02T03:04:05Z","outcome":"needs_review","skippable":true,"deployment":"clinic"}`
 	if string(b) != want {
 		t.Fatalf("stored row\n got %s\nwant %s", b, want)
 	}

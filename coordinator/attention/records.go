@@ -125,3 +125,41 @@ func (r Records) TeachRequestsFor(ctx context.Context, attentionID string) ([]Si
 	}
 	return append([]SignedTeachRequest{}, a.Teach...), nil
 }
+
+// Shown is an attention item as its host's operator sees it: with the
+// change the paused step proposes (opened with the host's coordinator
+// secret) and its call's digest. It is for the operator alone, never the
+// calling agent.
+type Shown struct {
+	Item
+	// CallDigest is the keyed digest of the proposed call, which a
+	// decision on the item binds to.
+	CallDigest string `json:"call_digest,omitempty"`
+	// Proposed is the change the step would make; nil on a question and
+	// on an item made before changes were kept.
+	Proposed *ProposedChange `json:"proposed_change,omitempty"`
+}
+
+// Show returns one attention item of the host with its proposed change,
+// opened with the host's coordinator secret (Secret).
+func (r Records) Show(ctx context.Context, id string) (*Shown, error) {
+	a, err := r.LoadOne(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &Shown{Item: a.Item, CallDigest: a.CallDigest}
+	if len(a.Sealed) == 0 {
+		return out, nil
+	}
+	if r.Secret == nil {
+		return nil, blocking.New(blocking.ProposedChangeUnreadable, "attention item %s: no host secret to open it with", id)
+	}
+	secret, err := r.Secret()
+	if err != nil {
+		return nil, err
+	}
+	if out.Proposed, err = a.Proposed(secret); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -50,6 +50,10 @@ type TeachRequest struct {
 	Channel       string    `json:"channel"`
 	Text          string    `json:"text"`
 	At            time.Time `json:"at"`
+	// CallDigest is the keyed digest of the call the paused step would
+	// send (Stored.CallDigest) when the request was made: the request is
+	// about that call. Absent on items made before calls were kept.
+	CallDigest string `json:"callDigest,omitempty"`
 }
 
 // SignedTeachRequest is a teach request with the receipt key's signature
@@ -93,7 +97,7 @@ func (s *Stored) AttachTeach(signer *signing.Signer, host string, rel Release, d
 	}
 	signed, err := signTeach(signer, TeachRequest{Type: TeachRequestType, Host: host, Deployment: s.Deployment,
 		AttentionID: s.ID, RunID: s.RunID, Workflow: s.Workflow, Step: s.Step, Capability: s.Capability,
-		BindingDigest: rel.BindingDigest, PlanDigest: rel.PlanDigest, By: d.By, Channel: d.Channel, Text: d.Text, At: now.Truncate(time.Millisecond)})
+		BindingDigest: rel.BindingDigest, PlanDigest: rel.PlanDigest, By: d.By, Channel: d.Channel, Text: d.Text, At: now.Truncate(time.Millisecond), CallDigest: s.CallDigest})
 	if err != nil {
 		return err
 	}
