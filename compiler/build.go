@@ -89,7 +89,7 @@ func buildJob(name string, js jobSource) ir.Job {
 		}
 	}
 	for _, s := range js.Steps {
-		j.Steps = append(j.Steps, ir.Step{ID: s.ID, Kind: ir.StepKind(s.Kind), Capability: s.Capability, Arguments: s.Args, Predicate: s.Predicate, Evidence: s.Evidence, SkippableWhile: s.SkippableWhile})
+		j.Steps = append(j.Steps, ir.Step{ID: s.ID, Kind: ir.StepKind(s.Kind), Capability: s.Capability, Arguments: s.Args, Predicate: s.Predicate, Evidence: s.Evidence, SkippableWhile: s.SkippableWhile, Answer: ir.StepAnswer(s.Answer)})
 	}
 	return j
 }

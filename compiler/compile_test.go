@@ -220,3 +220,25 @@ func TestCheckWorkerRefusesWhatTheSchemaRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestTextAnswerStep: a read step declared answer text compiles with its
+// later steps reading steps.X.text and steps.X.json, and carries the
+// answer into the IR; the clinic example, which declares none, keeps its
+// golden IR (TestGoldenIR).
+func TestTextAnswerStep(t *testing.T) {
+	dir := editedExample(t,
+		replaceOnce("jobs.cue", `args: "record_lookup"},`, `args: "record_lookup", answer: "text"},`),
+		replaceOnce("jobs.cue", `expr: "steps.load_record.status == \"open\""`, `expr: "steps.load_record.json.status == \"open\" || steps.load_record.text == \"open\""`))
+	res := mustCompileChecked(t, dir)
+	w, err := ir.DecodeCanonical(res.IR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := w.Jobs[0].Steps
+	if steps[0].Answer != ir.AnswerText || steps[3].Answer != "" {
+		t.Fatalf("answers in the IR: %q %q", steps[0].Answer, steps[3].Answer)
+	}
+	if !bytes.Contains(res.IR, []byte(`"answer":"text"`)) {
+		t.Fatalf("IR does not carry the answer")
+	}
+}

@@ -51,6 +51,7 @@ type stepSource struct {
 	Predicate      string `json:"predicate"`
 	Evidence       string `json:"evidence"`
 	SkippableWhile string `json:"skippable_while"`
+	Answer         string `json:"answer"`
 }
 
 type outcomeSource struct {

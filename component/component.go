@@ -141,7 +141,17 @@ type Scope struct {
 	Steps []string
 	// Result is true for a check's predicate, which sees what was read back.
 	Result bool
+	// TextSteps are the ids in Steps whose result is a text answer
+	// (answer: text): {text: string, json?: _}, closed.
+	TextSteps []string
+	// TextResult is true when a check's predicate sees a text answer as
+	// result.
+	TextResult bool
 }
+
+// textAnswerType is the CUE type of a text answer: the text, and its JSON
+// value when the text parses as JSON.
+const textAnswerType = "close({text: string, json?: _})"
 
 // Check compiles source and evaluates it against the types in scope,
 // without concrete values: it fails with an *ExprError when the expression
@@ -234,11 +244,18 @@ func scopeTypes(scope Scope) string {
 	}
 	b.WriteString("})\nsteps: close({\n")
 	for _, id := range scope.Steps {
-		fmt.Fprintf(&b, "\t%s: _\n", strconv.Quote(id))
+		typ := "_"
+		if slices.Contains(scope.TextSteps, id) {
+			typ = textAnswerType
+		}
+		fmt.Fprintf(&b, "\t%s: %s\n", strconv.Quote(id), typ)
 	}
 	b.WriteString("})\n")
-	if !scope.Result {
+	switch {
+	case !scope.Result:
 		b.WriteString("result: close({})\n")
+	case scope.TextResult:
+		b.WriteString("result: " + textAnswerType + "\n")
 	}
 	return b.String()
 }
@@ -317,23 +334,27 @@ type Use struct {
 
 // Uses lists every evaluator use in w's jobs, in job and step order. A
 // step sees the inputs, the results of the read, effect and check steps
-// before it (a guard yields no result) and, in a check's predicate, what
-// the check read back.
+// before it (a guard yields no result; a step with answer text yields
+// {text, json?}) and, in a check's predicate, what the check read back.
 func Uses(w *ir.Worker) []Use {
 	var uses []Use
 	for _, j := range w.Jobs {
-		var earlier []string
+		var earlier, text []string
 		for i, s := range j.Steps {
-			scope := Scope{Inputs: j.InputSchema, Steps: slices.Clone(earlier)}
+			scope := Scope{Inputs: j.InputSchema, Steps: slices.Clone(earlier), TextSteps: slices.Clone(text)}
 			if s.Arguments != "" {
 				uses = append(uses, Use{j.Name, i, s.Arguments, ir.EvaluatorArguments, scope})
 			}
 			if s.Predicate != "" {
 				scope.Result = s.Kind == ir.StepCheck
+				scope.TextResult = scope.Result && s.Answer == ir.AnswerText
 				uses = append(uses, Use{j.Name, i, s.Predicate, ir.EvaluatorPredicate, scope})
 			}
 			if s.Kind != ir.StepGuard {
 				earlier = append(earlier, s.ID)
+			}
+			if s.Answer == ir.AnswerText {
+				text = append(text, s.ID)
 			}
 		}
 	}

@@ -125,3 +125,42 @@ func TestCheckPure(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTypesTextAnswers: a step with answer text is seen as
+// {text: string, json?: _}, closed, by later steps and by its own check's
+// predicate; anything else on it is refused at compile.
+func TestCheckTypesTextAnswers(t *testing.T) {
+	ctx := cuecontext.New()
+	text := Scope{Inputs: testScope.Inputs, Steps: []string{"load"}, TextSteps: []string{"load"}}
+	result := Scope{Inputs: testScope.Inputs, Result: true, TextResult: true}
+	for _, c := range []struct {
+		kind    ir.EvaluatorKind
+		imports []string
+		expr    string
+		scope   Scope
+	}{
+		{ir.EvaluatorPredicate, []string{"strings"}, `strings.Contains(steps.load.text, input.record_ref)`, text},
+		{ir.EvaluatorPredicate, nil, `steps.load.json != _|_ && steps.load.json.ward == "B-4"`, text},
+		{ir.EvaluatorArguments, nil, `{ward: steps.load.json.ward}`, text},
+		{ir.EvaluatorPredicate, []string{"strings"}, `strings.Contains(result.text, input.record_ref)`, result},
+	} {
+		src := mustSource(t, c.kind, c.imports, c.expr)
+		if err := Check(ctx, c.kind, src, c.scope); err != nil {
+			t.Errorf("Check(%q) = %v, want nil", c.expr, err)
+		}
+	}
+	for _, c := range []struct {
+		expr  string
+		scope Scope
+		want  string
+	}{
+		{`steps.load.status == "open"`, text, "status"},
+		{`steps.load.text & 3 == 3`, text, "conflicting"},
+		{`result.notes == []`, result, "notes"},
+	} {
+		src := mustSource(t, ir.EvaluatorPredicate, nil, c.expr)
+		if err := Check(ctx, ir.EvaluatorPredicate, src, c.scope); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check(%q) = %v, want a refusal naming %q", c.expr, err, c.want)
+		}
+	}
+}

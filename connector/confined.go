@@ -77,7 +77,7 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 	exact, err := confine.ExactPaths(cfg.Confinement, home, tmp)
 	if err != nil {
 		cleanup()
-		return nil, err
+		return nil, namedFor(opts.Name, err)
 	}
 	h := holders()
 	target := confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp, Exact: exact, OwnIPC: h.Namespaces, OwnPID: h.Namespaces, HostHome: opts.HostHome}
@@ -89,6 +89,17 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 	}
 	flags := namespaces(cfg.Confinement, h)
 	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, cloneflags: flags, userns: flags != 0 && !canMakeNamespaces()}, nil
+}
+
+// namedFor puts the connection's name (when it has one) before a
+// refusal's detail, so the operator knows which connection's grant
+// changed.
+func namedFor(name string, err error) error {
+	r := blocking.Refusals(err)
+	if name == "" || len(r) != 1 {
+		return err
+	}
+	return blocking.New(r[0].Code, "connection %s: %s", name, r[0].Detail)
 }
 
 // realPaths resolves the links in the private folders' paths (oa made

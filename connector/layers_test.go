@@ -138,7 +138,7 @@ func TestGrantSwappedForLinkStartsNothing(t *testing.T) {
 	}
 	profile := &confine.Profile{Write: []string{outer, inner}}
 	probe := func() error {
-		sess, err := connector.Open(context.Background(), connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{})
+		sess, err := connector.Open(context.Background(), connector.Config{Command: connectortest.Probe(t), Confinement: profile}, connector.Options{Name: "notes"})
 		if err == nil {
 			sess.Close()
 		}
@@ -154,8 +154,8 @@ func TestGrantSwappedForLinkStartsNothing(t *testing.T) {
 	if err := os.Symlink(s.secretDir, inner); err != nil {
 		t.Fatal(err)
 	}
-	if r := refusal(t, probe(), blocking.ConfinementPathChanged); !strings.Contains(r.Detail, "write[1]") {
-		t.Errorf("detail %q does not name write[1]", r.Detail)
+	if r := refusal(t, probe(), blocking.ConfinementPathChanged); !strings.Contains(r.Detail, "write[1]") || !strings.Contains(r.Detail, "connection notes") {
+		t.Errorf("detail %q does not name connection notes and write[1]", r.Detail)
 	}
 	// A folder above the grant swapped for a link.
 	moved := filepath.Join(root, "moved")

@@ -138,7 +138,24 @@ type Step struct {
 	// effect or a guard is never skippable. Absent, the canonical IR is as
 	// it was before the field existed.
 	SkippableWhile string `json:"skippableWhile,omitempty"`
+	// Answer, on a read or check step, says how later steps see what the
+	// step read: AnswerText for the server's text (steps.X.text, and
+	// steps.X.json when the text parses as JSON), for a tool that answers
+	// in content blocks rather than structured content. Absent, the step's
+	// result is the structured content, and the canonical IR is as it was
+	// before the field existed.
+	Answer StepAnswer `json:"answer,omitempty"`
 }
+
+// StepAnswer is how a read or check step's result is seen by later steps.
+type StepAnswer string
+
+// Step answers.
+const (
+	// AnswerText: the result is {"text": …, "json": …}, the server's text
+	// blocks joined by newlines and, when that text is JSON, its value.
+	AnswerText StepAnswer = "text"
+)
 
 // OutcomeRule maps evidence to outcome when not all required evidence holds
 // (all of it holding is always "done").

@@ -103,6 +103,8 @@ func TestValidateFindsBrokenInvariants(t *testing.T) {
 		{"check through consequential", func(w *Worker) { w.Jobs[0].Steps[3].Capability = "records.note.append" }, blocking.StepRiskMismatch, "jobs.append_triage_note.steps[3].capability"},
 		{"evaluator kind", func(w *Worker) { w.Jobs[0].Steps[0].Arguments = "note_on_record" }, blocking.EvaluatorKindMismatch, "jobs.append_triage_note.steps[0].arguments"},
 		{"guard with capability", func(w *Worker) { w.Jobs[0].Steps[1].Capability = "records.read" }, blocking.ReferenceUnknown, "jobs.append_triage_note.steps[1].capability"},
+		{"answer on a guard", func(w *Worker) { w.Jobs[0].Steps[1].Answer = AnswerText }, blocking.ReferenceUnknown, "jobs.append_triage_note.steps[1].answer"},
+		{"answer not text", func(w *Worker) { w.Jobs[0].Steps[0].Answer = "image" }, blocking.ReferenceUnknown, "jobs.append_triage_note.steps[0].answer"},
 		{"evidence not produced", func(w *Worker) { w.Jobs[0].RequiredEvidence = []string{"elsewhere"} }, blocking.ReferenceUnknown, "jobs.append_triage_note.evidence[0]"},
 		{"duplicate step id", func(w *Worker) { w.Jobs[0].Steps[1].ID = w.Jobs[0].Steps[0].ID }, blocking.DuplicateName, "jobs.append_triage_note.steps[1].id"},
 		{"source edited", func(w *Worker) { w.Evaluators[0].Source += " " }, blocking.IRDigestMismatch, "evaluators." + "note_on_record" + ".digest"},

@@ -198,6 +198,13 @@ func (v *validator) step(s Step, here []string) {
 	v.presence(needsCall, s.Arguments, "arguments", here)
 	v.presence(needsPredicate, s.Predicate, "predicate", here)
 	v.presence(needsEvidence, s.Evidence, "evidence", here)
+	switch {
+	case s.Answer == "":
+	case s.Answer != AnswerText:
+		v.add(blocking.ReferenceUnknown, at(here, "answer"), "answer is not text")
+	case s.Kind != StepRead && s.Kind != StepCheck:
+		v.add(blocking.ReferenceUnknown, at(here, "answer"), "this kind of step takes no answer")
+	}
 	if s.Capability != "" {
 		c, ok := v.w.Capability(s.Capability)
 		switch {
