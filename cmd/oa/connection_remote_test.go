@@ -118,6 +118,12 @@ func TestPlanShowsPlainHTTP(t *testing.T) {
 	if !strings.Contains(out, "connection records is remote: "+ts.URL+"/mcp") || !strings.Contains(out, "PLAIN HTTP: unencrypted (--plain-http)") {
 		t.Fatalf("the plan does not show the remote connection's plain HTTP:\n%s", out)
 	}
+	// No process of a remote server runs here: the plan describes no
+	// profile for it (it printed "confinement of records@2: default … no
+	// network", issue 39).
+	if !strings.Contains(out, "confinement of records@") || !strings.Contains(out, ": none here: a remote server") || strings.Contains(out, "no network") || strings.Contains(out, ": default") {
+		t.Fatalf("the plan describes a confinement profile for a remote connection:\n%s", out)
+	}
 }
 
 // TestConnectionRemoteTransportChange: a server that moves from Streamable

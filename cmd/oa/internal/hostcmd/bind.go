@@ -219,20 +219,29 @@ func printReport(out io.Writer, r *bind.Report) {
 	}
 }
 
-func printPlan(cmd *cobra.Command, plan *resolve.Plan, remotes []string) error {
+func printPlan(cmd *cobra.Command, plan *resolve.Plan, remotes []remoteNote) error {
 	if cli.WantJSON(cmd) {
-		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": remotes})
+		var notes []string
+		for _, r := range remotes {
+			notes = append(notes, r.note)
+		}
+		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": notes})
 	}
 	printPlanText(cmd.OutOrStdout(), plan, remotes)
 	return nil
+}
+
+// remoteNote is what a plan shows of one remote connection.
+type remoteNote struct {
+	connection, note string
 }
 
 // remoteNotes says, for each remote connection of the plan, where it is
 // and whether its traffic is unencrypted, so the person approving a plan
 // sees a --plain-http connection. The plan's digest does not change: the
 // connection's revision and authority digest already cover its URL.
-func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []string {
-	var notes []string
+func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []remoteNote {
+	var notes []remoteNote
 	seen := map[string]bool{}
 	for _, e := range plan.Capabilities {
 		if seen[e.ConnectionID] {
@@ -255,13 +264,13 @@ func remoteNotes(cmd *cobra.Command, h *host.Host, plan *resolve.Plan) []string 
 		case strings.HasPrefix(r.URL, "http://"):
 			note += ", plain HTTP on loopback"
 		}
-		notes = append(notes, note)
+		notes = append(notes, remoteNote{e.ConnectionID, note})
 	}
 	return notes
 }
 
 // printPlanText shows a plan, consequential capabilities first.
-func printPlanText(out io.Writer, plan *resolve.Plan, remotes []string) {
+func printPlanText(out io.Writer, plan *resolve.Plan, remotes []remoteNote) {
 	fmt.Fprintf(out, "plan %s\n  deployment %s on host %s: %s %s, %s\n", plan.Digest(), plan.Deployment, plan.Host, plan.Package, plan.Version, modelShown(plan.Model))
 	entries := append([]resolve.Entry{}, plan.Capabilities...)
 	sort.SliceStable(entries, func(i, j int) bool {
@@ -271,9 +280,9 @@ func printPlanText(out io.Writer, plan *resolve.Plan, remotes []string) {
 	for _, e := range entries {
 		fmt.Fprintf(out, "  %-24s %-14s %-13s %-32s %s@%d\n", e.CapabilityKey, e.Risk, e.Approval, e.Connector+"/"+e.RuntimeTool, e.ConnectionID, e.ConnectionRevision)
 	}
-	printConfinement(out, plan)
+	printConfinement(out, plan, remotes)
 	for _, n := range remotes {
-		fmt.Fprintf(out, "  %s\n", n)
+		fmt.Fprintf(out, "  %s\n", n.note)
 	}
 	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, plan.RegistryDigest, plan.PersonaDigest)
 }
@@ -288,15 +297,26 @@ func modelShown(model string) string {
 }
 
 // printConfinement shows the confinement profile of each connection the
-// plan uses, once per connection, in connection order.
-func printConfinement(out io.Writer, plan *resolve.Plan) {
+// plan uses, once per connection, in connection order; a remote one (in
+// remotes) has none here.
+func printConfinement(out io.Writer, plan *resolve.Plan, remotes []remoteNote) {
+	remote := map[string]bool{}
+	for _, r := range remotes {
+		remote[r.connection] = true
+	}
 	seen := map[string]bool{}
 	entries := append([]resolve.Entry{}, plan.Capabilities...)
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].ConnectionID < entries[j].ConnectionID })
 	for _, e := range entries {
-		if !seen[e.ConnectionID] {
-			seen[e.ConnectionID] = true
-			fmt.Fprintf(out, "  confinement of %s@%d: %s\n", e.ConnectionID, e.ConnectionRevision, confine.Describe(e.Confinement))
+		if seen[e.ConnectionID] {
+			continue
 		}
+		seen[e.ConnectionID] = true
+		what := confine.Describe(e.Confinement)
+		if remote[e.ConnectionID] {
+			// No process of it runs here: a profile would describe nothing.
+			what = "none here: a remote server, reached over Streamable HTTP; oa starts no process for it"
+		}
+		fmt.Fprintf(out, "  confinement of %s@%d: %s\n", e.ConnectionID, e.ConnectionRevision, what)
 	}
 }
