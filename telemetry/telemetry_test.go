@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +25,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
+	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
@@ -424,5 +428,91 @@ func TestFullQueueDropsAndCounts(t *testing.T) {
 	}
 	if dropped == 0 || int64(len(rcv.spans))+dropped != n {
 		t.Fatalf("exported %d, dropped %d, want some dropped and %d in all", len(rcv.spans), dropped, n)
+	}
+}
+
+// TestTextAnswerNeverExported (issue 39): a governed read of a tool that
+// answers in text only forwards the text to the agent, and a workflow
+// whose steps use the text (answer: text, steps.X.text and .json)
+// decides on it; with telemetry on, the text is in no exported span,
+// attribute or metric, nor is the host's path.
+func TestTextAnswerNeverExported(t *testing.T) {
+	const plantedText = "Planted-Text-Answer-Zq71"
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+
+	h := hosttest.New(t, func(dir string) {
+		p := filepath.Join(dir, "jobs.cue")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			panic(err)
+		}
+		s := strings.NewReplacer(
+			`capability: "records.read", args: "record_lookup"},`, `capability: "records.read", args: "record_lookup", answer: "text"},`,
+			`evidence: "note_saved"}`, `evidence: "note_saved", answer: "text"}`,
+			`expr: "steps.load_record.status == \"open\""`, `expr: "(*steps.load_record.json.status | \"\") == \"open\""`,
+			`for n in result.notes if`, `for n in result.json.notes if`,
+		).Replace(string(b))
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			panic(err)
+		}
+	})
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	hh := h.Open()
+	content, _ := json.Marshal([]map[string]any{{"type": "text", "text": `{"status": "open", "said": "` + plantedText + `", "notes": [{"text": "[triage:routine] A note."}]}`}})
+	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`), Content: content},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`)},
+	})
+	h.AddConnection(hh, "records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))})
+	h.Bind(hh, "claude-test")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceVersion: "test"})
+	if err != nil || tel == nil {
+		t.Fatalf("setup: %v", err)
+	}
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: io.Discard, EffectTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- mcpserve.Serve(ctx, c, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "otel-text", Version: "v1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "records_read", Arguments: map[string]any{}})
+	if b, _ := json.Marshal(read); err != nil || read.IsError || !bytes.Contains(b, []byte(plantedText)) {
+		t.Fatalf("the governed read did not give the agent the text: %v %s", err, b)
+	}
+	run, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "request_id": "otel-text-1",
+		"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "A note."}}})
+	if b, _ := json.Marshal(run.StructuredContent); err != nil || !bytes.Contains(b, []byte(`"reason":"verified"`)) {
+		t.Fatalf("the workflow did not decide on the text: %v %s", err, b)
+	}
+	cs.Close()
+	<-served
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.Shutdown(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.spans) == 0 {
+		t.Fatal("nothing exported")
+	}
+	all := bytes.Join(rcv.raw, nil)
+	for _, leak := range []string{plantedText, "Zq71", "said", h.Home} {
+		if bytes.Contains(all, []byte(leak)) {
+			t.Errorf("exported telemetry carries %q", leak)
+		}
 	}
 }
