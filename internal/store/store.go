@@ -38,6 +38,10 @@
 // chained; used_states remembers single-use request states until they
 // expire.
 //
+// log_leaves, log_hashes and log_checkpoints are the ledger's (through
+// ledger/translog): the host's transparency log of receipts, append-only;
+// witness_logs is a witness's state (ledger/translog's witness).
+//
 // owned_processes is shared plumbing ([Ledger]): the ledger of the process
 // trees (downstream servers and everything they started) a process started
 // and owns, written by connector: rows are written before or right after a
@@ -265,6 +269,55 @@ ALTER TABLE owned_processes ADD COLUMN mac TEXT NOT NULL DEFAULT '';
 	// 100,000 decided items, 0.95 s and 131 MB a listing before.
 	`
 CREATE INDEX attention_open ON attention (id) WHERE ` + OpenAttention + `;
+`,
+	// 9: the host's transparency log of receipts (ledger/translog, issue
+	// 41): its leaves (entry idx is receipt idx+1's digest), the RFC 6962
+	// tree's stored hashes by golang.org/x/mod/sumdb/tlog's stored hash
+	// index, and the signed checkpoint of every size; all append-only.
+	// witness_logs is `oa witness serve`'s state: the last checkpoint it
+	// cosigned of each log, replaced only by a consistent larger one.
+	`
+CREATE TABLE log_leaves (
+	idx   INTEGER NOT NULL PRIMARY KEY CHECK (idx >= 0),
+	entry BLOB    NOT NULL UNIQUE
+) STRICT;
+
+CREATE TABLE log_hashes (
+	idx  INTEGER NOT NULL PRIMARY KEY CHECK (idx >= 0),
+	hash BLOB    NOT NULL CHECK (length(hash) = 32)
+) STRICT;
+
+CREATE TABLE log_checkpoints (
+	size INTEGER NOT NULL PRIMARY KEY CHECK (size > 0),
+	root BLOB    NOT NULL CHECK (length(root) = 32),
+	note BLOB    NOT NULL
+) STRICT;
+
+CREATE TRIGGER log_leaves_no_update BEFORE UPDATE ON log_leaves
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_leaves_no_delete BEFORE DELETE ON log_leaves
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_hashes_no_update BEFORE UPDATE ON log_hashes
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_hashes_no_delete BEFORE DELETE ON log_hashes
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_checkpoints_no_update BEFORE UPDATE ON log_checkpoints
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_checkpoints_no_delete BEFORE DELETE ON log_checkpoints
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+
+CREATE TABLE witness_logs (
+	origin TEXT    NOT NULL PRIMARY KEY CHECK (origin <> ''),
+	vkey   TEXT    NOT NULL CHECK (vkey <> ''),
+	size   INTEGER NOT NULL CHECK (size >= 0),
+	root   BLOB    NOT NULL,
+	note   BLOB    NOT NULL
+) STRICT;
+
+CREATE TRIGGER witness_logs_only_grow
+BEFORE UPDATE ON witness_logs
+WHEN NEW.origin IS NOT OLD.origin OR NEW.size < OLD.size
+BEGIN SELECT RAISE(ABORT, 'a witnessed log only grows'); END;
 `,
 }
 
