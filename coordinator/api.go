@@ -46,6 +46,10 @@ type Options struct {
 	// (a caller whose wait ends meanwhile is answered running), so a burst
 	// of calls never floods the downstream servers or the host.
 	MaxRuns int
+	// Installation is the MCP client installation served, whose
+	// host-held key signs the answers a person gives at the client
+	// (decider.go); nil when none is named.
+	Installation *Installation
 }
 
 // DefaultMaxRuns is how many runs one coordinator executes at once by

@@ -123,6 +123,12 @@ func (c *Coordinator) Decide(ctx context.Context, d attention.Decision) (*attent
 	if err != nil {
 		return nil, err
 	}
+	if err := c.signFor(ctx, &d); err != nil {
+		return nil, err
+	}
+	if err := holdToPolicy(ctx, c.host, &d, c.now().UTC()); err != nil {
+		return nil, err
+	}
 	if item.Kind == attention.KindDownstreamQuestion {
 		return decideQuestion(ctx, hostStore{c.host, c.receipts, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
 	}
@@ -139,6 +145,9 @@ func DecideAttention(ctx context.Context, h *host.Host, d attention.Decision) (*
 	}
 	signer, err := ledger.ReceiptSigner(h.Home, secret)
 	if err != nil {
+		return nil, err
+	}
+	if err := holdToPolicy(ctx, h, &d, time.Now().UTC()); err != nil {
 		return nil, err
 	}
 	if it, err := AttentionRecords(h).LoadOne(ctx, d.AttentionID); err == nil && it.Kind == attention.KindDownstreamQuestion {
@@ -239,10 +248,14 @@ func onWaitingItem(ctx context.Context, h *host.Host, signer *signing.Signer, d 
 		if r.Status != statePaused || r.AttentionID != item.ID {
 			return nil, nil, blocking.New(blocking.AttentionDecided, "the run no longer waits on this item")
 		}
+		if d.Signed != nil && d.Signed.Statement.CallDigest != item.Subject() {
+			return nil, nil, blocking.New(blocking.DecisionStatementMismatch, "the statement names another proposed call than the item waits on")
+		}
 		moved, err := change(&item, r)
 		if err != nil {
 			return nil, nil, err
 		}
+		item.KeepSigned(d)
 		ib, err := json.Marshal(item)
 		if err != nil || !moved {
 			return ib, runState, err

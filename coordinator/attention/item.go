@@ -8,6 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -46,6 +47,10 @@ type Item struct {
 	SchemaDigest  string `json:"schema_digest,omitempty"`
 	AnswerAction  string `json:"answer_action,omitempty"`
 	AnswerDigest  string `json:"answer_digest,omitempty"`
+	// DecidedKey names the key that signed the decision (an SSH
+	// fingerprint or a cosign key id); empty when the decision was not
+	// signed and DecidedBy is free text.
+	DecidedKey string `json:"decided_key,omitempty"`
 }
 
 // States of an item.
@@ -84,6 +89,10 @@ type Decision struct {
 	// MaxTeachText and scanned for customer state, never shown to the
 	// calling agent.
 	Text string
+	// Signed is the person's signed statement of the decision, checked
+	// against the host policy's persons before it has any effect; nil on
+	// a host whose policy names none (By is then free text, unverified).
+	Signed *host.SignedDecision
 }
 
 // Stored is an attention item's durable state, as the coordinator's
@@ -100,6 +109,9 @@ type Stored struct {
 	// empty on a question and on an item made before they were kept.
 	CallDigest string `json:"call_digest,omitempty"`
 	Sealed     []byte `json:"proposed_sealed,omitempty"`
+	// Signed holds every signed decision made on the item, in order
+	// (signed.go); absent on a host whose policy names no persons.
+	Signed []host.SignedDecision `json:"signed_decisions,omitempty"`
 }
 
 // CheckDecision refuses a decision that is not one of contract.Decisions
