@@ -68,7 +68,7 @@ decide here, whatever the MCP client can do.`,
 		Args:  cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				it, err := coordinator.AttentionRecords(h).Get(cmd.Context(), args[0])
+				it, err := coordinator.AttentionRecords(h).Show(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -79,7 +79,8 @@ decide here, whatever the MCP client can do.`,
 				if cli.WantJSON(cmd) {
 					return cli.PrintJSON(cmd.OutOrStdout(), attentionShown{it, teach})
 				}
-				printAttentionText(cmd.OutOrStdout(), it)
+				printAttentionText(cmd.OutOrStdout(), &it.Item)
+				printProposed(cmd.OutOrStdout(), it)
 				for _, t := range teach {
 					fmt.Fprintf(cmd.OutOrStdout(), "  teach      %s by %s via %s:\n%s\n", t.Request.At.Format(time.RFC3339), t.Request.By, t.Request.Channel, indent(t.Request.Text))
 				}
@@ -103,9 +104,10 @@ var decisionShort = map[string]string{
 }
 
 // attentionShown is an item as `oa attention show --json` prints it: with
-// its teach requests, which only the operator sees.
+// the change it proposes and its teach requests, which only the operator
+// sees.
 type attentionShown struct {
-	*attention.Item
+	*attention.Shown
 	Teach []attention.SignedTeachRequest `json:"teach,omitempty"`
 }
 
