@@ -1,0 +1,123 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/connector/sandbox"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/coordinator/attention"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// noteCountsEarlier edits clinic-triage so that the note the effect
+// writes names how many notes the record held when it was read: the
+// arguments the step sends change when the record changes between the
+// approval and the resume. The read-back accepts the note by its prefix.
+func noteCountsEarlier(t *testing.T) func(dir string) {
+	return func(dir string) {
+		p := filepath.Join(dir, "jobs.cue")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		out := strings.Replace(src, `text:   "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary)`,
+			`text:   "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary) + " (\\(len(steps.load_record.notes)) earlier)"`, 1)
+		out = strings.Replace(out, `if n.text == "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary) {n}`,
+			`if strings.HasPrefix(n.text, "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary)) {n}`, 1)
+		if strings.Count(out, "earlier") != 1 || !strings.Contains(out, "HasPrefix") {
+			t.Fatal("jobs.cue has no triage_note or note_on_record to edit")
+		}
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// proposedText is the note text the item's proposed call would write.
+func proposedText(t *testing.T, s *served, id string) (text, digest string) {
+	t.Helper()
+	shown, err := coordinator.AttentionRecords(s.host).Show(context.Background(), id)
+	if err != nil || shown.Proposed == nil {
+		t.Fatalf("show %s: %+v, %v", id, shown, err)
+	}
+	var args struct{ Text string }
+	if err := json.Unmarshal(shown.Proposed.Call.Arguments, &args); err != nil {
+		t.Fatal(err)
+	}
+	return args.Text, shown.CallDigest
+}
+
+// TestApprovalHoldsForTheCallApproved: a person approves the note a
+// paused run would write; before its caller resumes it, the record
+// changes (another run adds a note), so the re-read makes the step send
+// another note. The approval does not carry over: the run pauses again
+// on a new item showing the new note, nothing is written, and only the
+// approval of that item lets it write.
+func TestApprovalHoldsForTheCallApproved(t *testing.T) {
+	ctx := context.Background()
+	s := &served{Host: hosttest.New(t, noteCountsEarlier(t))}
+	s.WriteRegistry(servetest.ApprovalRegistry())
+	s.host = s.Open()
+	s.AddConnection(s.host, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	s.Bind(s.host, "claude-test")
+	s.c = s.open(t)
+	approve := func(id string) {
+		t.Helper()
+		if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: id, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notes := func() int {
+		n, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234")
+		return len(n)
+	}
+
+	first := s.run(t, "first", "AB-1234")
+	if first.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("first run: %+v", first)
+	}
+	text, approvedDigest := proposedText(t, s, first.AttentionID)
+	if text != "[triage:soon] Persistent cough, three days. (0 earlier)" {
+		t.Fatalf("the first item proposes %q", text)
+	}
+	approve(first.AttentionID)
+
+	// Another run writes a note on the same record meanwhile.
+	other := s.run(t, "other", "AB-1234")
+	approve(other.AttentionID)
+	if res := s.run(t, "other", "AB-1234"); res.Outcome != contract.OutcomeDone || notes() != 1 {
+		t.Fatalf("the other run: %+v, %d notes", res, notes())
+	}
+
+	again := s.run(t, "first", "AB-1234")
+	if again.Outcome != contract.OutcomeNeedsReview || again.Reason != contract.ReasonApprovalRequired || again.AttentionID == "" || again.AttentionID == first.AttentionID {
+		t.Fatalf("resumed after the record changed: %+v (first item %s), want a new item", again, first.AttentionID)
+	}
+	if notes() != 1 {
+		t.Fatalf("%d notes: the approved note was written for another call", notes())
+	}
+	text, digest := proposedText(t, s, again.AttentionID)
+	if text != "[triage:soon] Persistent cough, three days. (1 earlier)" || digest == approvedDigest {
+		t.Fatalf("the new item proposes %q (%s; approved %s)", text, digest, approvedDigest)
+	}
+	if old, _ := s.c.AttentionItem(ctx, first.AttentionID); old.State != attention.Approved {
+		t.Fatalf("the first item: %+v", old)
+	}
+	approve(again.AttentionID)
+	if done := s.run(t, "first", "AB-1234"); done.Outcome != contract.OutcomeDone || notes() != 2 {
+		t.Fatalf("after approving the new call: %+v, %d notes", done, notes())
+	}
+	got, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234")
+	if len(got) != 2 || got[1].Text != "[triage:soon] Persistent cough, three days. (1 earlier)" {
+		t.Fatalf("notes written: %+v, want the other run's, then the call approved second", got)
+	}
+}
