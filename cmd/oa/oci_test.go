@@ -290,7 +290,7 @@ func TestQuickstartScript(t *testing.T) {
 	}
 	// The pipeline, then serve, one run over MCP stdio and the receipts.
 	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active", "connection sandbox verified: revision 1, ready", "bound deployment clinic as #1", "approved: the live plan is the bound one",
-		`run_workflow append_triage_note AB-1234: "outcome":"done"`, "receipt chain ok: 1 receipts", "OA_HOME=" + home} {
+		`run_workflow append_triage_note AB-1234: "outcome":"done"`, "receipt chain ok: 1 receipt,", "OA_HOME=" + home} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("quickstart output lacks %q:\n%s", want, out)
 		}
