@@ -90,7 +90,7 @@ func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opt
 	var plan *resolve.Plan
 	if err == nil {
 		st.AdmissionDigest = status.RecordDigest
-		plan, err = resolve.Resolve(st, resolve.Request{Deployment: b.Deployment, Model: model})
+		plan, err = resolve.Resolve(st, resolve.Request{Deployment: b.Deployment, Model: model, Type: b.Plan.Type})
 	}
 	if err == nil && opts.Live != nil {
 		err = opts.Live(ctx, st, plan)

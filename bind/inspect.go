@@ -113,6 +113,7 @@ func diff(old, cur *resolve.Plan) []Change {
 			out = append(out, Change{Link: c.link, Detail: fmt.Sprintf("%s changed", c.name)})
 		}
 	}
+	out = append(out, registryChanges(old.RegistryEntries, cur.RegistryEntries)...)
 	curEntries := map[string]resolve.Entry{}
 	for _, e := range cur.Capabilities {
 		curEntries[e.CapabilityKey] = e
@@ -129,6 +130,32 @@ func diff(old, cur *resolve.Plan) []Change {
 	for _, e := range cur.Capabilities {
 		if _, added := curEntries[e.CapabilityKey]; added {
 			out = append(out, Change{Link: LinkCapabilities, Capability: e.CapabilityKey, Detail: "new in the plan"})
+		}
+	}
+	return out
+}
+
+// registryChanges names each registry entry the plan uses that changed,
+// is new to it or is no longer used by it (oa.plan/v2).
+func registryChanges(was, is []resolve.RegistryEntry) []Change {
+	var out []Change
+	cur := make(map[string]string, len(is))
+	for _, e := range is {
+		cur[e.Entry] = e.Digest
+	}
+	for _, e := range was {
+		d, ok := cur[e.Entry]
+		delete(cur, e.Entry)
+		switch {
+		case !ok:
+			out = append(out, Change{Link: LinkRegistry, Detail: fmt.Sprintf("registry entry %s is no longer used or listed", e.Entry)})
+		case d != e.Digest:
+			out = append(out, Change{Link: LinkRegistry, Detail: fmt.Sprintf("registry entry %s changed", e.Entry)})
+		}
+	}
+	for _, e := range is {
+		if _, added := cur[e.Entry]; added {
+			out = append(out, Change{Link: LinkRegistry, Detail: fmt.Sprintf("registry entry %s is new to the plan", e.Entry)})
 		}
 	}
 	return out

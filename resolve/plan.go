@@ -28,8 +28,10 @@ import (
 	"github.com/oa-dev/oa/ir"
 )
 
-// PlanType is the type of an execution plan.
-const PlanType = "oa.plan/v1"
+// PlanType is the type of an execution plan: since oa.plan/v2 a plan
+// covers the registry entries it uses (RegistryEntries), not the whole
+// registry (PlanTypeV1, registryuse.go).
+const PlanType = "oa.plan/v2"
 
 // Plan is an execution plan: one entry per capability of the package, and
 // the chain of digests above it.
@@ -40,15 +42,21 @@ type Plan struct {
 	Package    string `json:"package"`
 	Version    string `json:"version"`
 
-	ArtifactDigest        string `json:"artifactDigest"`
-	WorkerIRDigest        string `json:"workerIrDigest"`
-	AdmissionDigest       string `json:"admissionDigest"`
-	PolicyDigest          string `json:"policyDigest"`
-	RegistryDigest        string `json:"registryDigest"`
-	PersonaDigest         string `json:"personaDigest"`
-	SkillDigest           string `json:"skillDigest"`
-	MaterializationDigest string `json:"materializationDigest"`
-	Model                 string `json:"model"`
+	ArtifactDigest  string `json:"artifactDigest"`
+	WorkerIRDigest  string `json:"workerIrDigest"`
+	AdmissionDigest string `json:"admissionDigest"`
+	PolicyDigest    string `json:"policyDigest"`
+	// RegistryDigest is the whole registry's digest, in an oa.plan/v1
+	// plan only (left out of a v2 plan's JSON).
+	RegistryDigest string `json:"registryDigest,omitempty"`
+	// RegistryEntries are the registry entries the plan uses, by name,
+	// each with its digest (oa.plan/v2; left out of a v1 plan's JSON): a
+	// registry change that touches none of them leaves the plan as it was.
+	RegistryEntries       []RegistryEntry `json:"registryEntries,omitempty"`
+	PersonaDigest         string          `json:"personaDigest"`
+	SkillDigest           string          `json:"skillDigest"`
+	MaterializationDigest string          `json:"materializationDigest"`
+	Model                 string          `json:"model"`
 
 	// Capabilities are ordered by capability key.
 	Capabilities []Entry `json:"capabilities"`

@@ -45,6 +45,10 @@ type State struct {
 type Request struct {
 	Deployment string
 	Model      string
+	// Type is the plan format to resolve in: "" or PlanType for a new
+	// plan, PlanTypeV1 to recompute a plan bound in that format (its
+	// registry link is the whole registry's digest).
+	Type string
 }
 
 // Resolve proves the nine resolution rules for every capability of the
@@ -65,7 +69,7 @@ func Resolve(st *State, req Request) (*Plan, error) {
 		Type: PlanType, Host: st.Host, Deployment: req.Deployment, Model: req.Model,
 		Package: st.Worker.Name, Version: st.Worker.Version,
 		ArtifactDigest: st.ArtifactDigest, WorkerIRDigest: st.WorkerIRDigest, AdmissionDigest: st.AdmissionDigest,
-		PolicyDigest: st.PolicyDigest, RegistryDigest: st.Registry.Digest(),
+		PolicyDigest:  st.PolicyDigest,
 		PersonaDigest: st.Projection.PersonaDigest, SkillDigest: st.Projection.SkillDigest,
 		MaterializationDigest: st.Projection.MaterializationDigest,
 		Capabilities:          make([]Entry, 0, len(st.Worker.Capabilities)),
@@ -83,6 +87,11 @@ func Resolve(st *State, req Request) (*Plan, error) {
 	all = append(all, servedNameProblems(plan)...)
 	if len(all) > 0 {
 		return nil, all
+	}
+	if req.Type == PlanTypeV1 {
+		plan.Type, plan.RegistryDigest = PlanTypeV1, st.Registry.Digest()
+	} else {
+		plan.RegistryEntries = usedEntries(x, plan)
 	}
 	return plan, nil
 }

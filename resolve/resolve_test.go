@@ -75,10 +75,13 @@ func TestResolveSandboxPlan(t *testing.T) {
 	if got := plan.Consequential(); len(got) != 1 || got[0] != "records.note.append" {
 		t.Fatalf("consequential = %v", got)
 	}
-	for _, d := range []string{plan.ArtifactDigest, plan.WorkerIRDigest, plan.AdmissionDigest, plan.PolicyDigest, plan.RegistryDigest, plan.PersonaDigest, plan.SkillDigest, plan.MaterializationDigest} {
+	for _, d := range []string{plan.ArtifactDigest, plan.WorkerIRDigest, plan.AdmissionDigest, plan.PolicyDigest, plan.PersonaDigest, plan.SkillDigest, plan.MaterializationDigest} {
 		if !strings.HasPrefix(d, "sha256:") || len(d) != 71 {
 			t.Fatalf("chain digest %q in %+v", d, plan)
 		}
+	}
+	if plan.Type != resolve.PlanType || plan.RegistryDigest != "" || len(plan.RegistryEntries) != 5 {
+		t.Fatalf("the plan's registry link: %s %q %+v", plan.Type, plan.RegistryDigest, plan.RegistryEntries)
 	}
 	// Same state, same digest: in a freshly opened host too.
 	again, err := f.compute(false)

@@ -284,7 +284,20 @@ func printPlanText(out io.Writer, plan *resolve.Plan, remotes []remoteNote) {
 	for _, n := range remotes {
 		fmt.Fprintf(out, "  %s\n", n.note)
 	}
-	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, plan.RegistryDigest, plan.PersonaDigest)
+	fmt.Fprintf(out, "  artifact %s\n  admission %s\n  registry %s\n  persona %s\n", plan.ArtifactDigest, plan.AdmissionDigest, registryShown(plan), plan.PersonaDigest)
+}
+
+// registryShown is what the plan covers of the registry: the entries it
+// uses (oa.plan/v2), or the whole registry's digest (a v1 plan).
+func registryShown(plan *resolve.Plan) string {
+	if plan.RegistryDigest != "" {
+		return plan.RegistryDigest + " (the whole registry)"
+	}
+	names := make([]string, len(plan.RegistryEntries))
+	for i, e := range plan.RegistryEntries {
+		names[i] = e.Entry
+	}
+	return cli.Count(len(names), "entry", "entries") + " used: " + strings.Join(names, ", ")
 }
 
 // modelShown names the plan's model, or says that none was given: resolve
