@@ -97,6 +97,11 @@ const (
 	// (attention.SignedTeachRequest); a bundle from before teach
 	// requests has none.
 	DocTeachRequests = "teach-requests.json"
+	// DocDecisions holds the signed decisions on the deployment's
+	// attention items (host.SignedDecision); a bundle of a host whose
+	// policy names no persons, or from before decisions were signed, has
+	// none.
+	DocDecisions = "decisions.json"
 	// DocTrustedRoots holds the trusted roots the policy names for the
 	// signers it trusts by certificate identity (TrustedRootDoc); only
 	// in bundles of such policies.
@@ -106,7 +111,7 @@ const (
 // optionalDocs are the documents a bundle has only when it needs them:
 // the bundle of a host that trusts keys only stays what it was. Teach
 // requests are missing from bundles made before they existed.
-var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true}
+var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true, DocDecisions: true}
 
 // TrustedRootDoc is one trusted root of the host's policy: the policy's
 // trusted_root string, the sha256 of the file as the policy read it, and
@@ -139,6 +144,7 @@ var documents = []struct{ name, mediaType string }{
 	{DocProjection, "application/vnd.oa.audit.projection.v1+json"},
 	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
 	{DocTeachRequests, "application/vnd.oa.audit.teach-requests.v1+json"},
+	{DocDecisions, "application/vnd.oa.audit.decisions.v1+json"},
 }
 
 // HostDoc names what the bundle is of. Its keys are data for the auditor
@@ -328,6 +334,10 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
+	decisions, err := attentionRecords(h).SignedDecisionsOf(ctx, b.Deployment)
+	if err != nil {
+		return nil, err
+	}
 	byKind := splitVersions(dump.Versions)
 	values := map[string]any{
 		DocHost: HostDoc{Type: HostType, Host: h.Policy.Host, Deployment: b.Deployment, ArtifactDigest: b.ArtifactDigest,
@@ -336,6 +346,9 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
 		DocBindings: byKind[store.KindBinding], DocOtherRecords: byKind[""],
 		DocProjection: proj.Manifest(), DocPlan: b.Plan, DocTeachRequests: teach,
+	}
+	if len(decisions) > 0 {
+		values[DocDecisions] = decisions
 	}
 	for name, v := range values {
 		if c.bytes[name], err = canonical.Marshal(v); err != nil {

@@ -68,7 +68,7 @@ func TestAuditTeachRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := verify(t, f.bundle, f.keys)
-	if !r.OK || r.Links[len(r.Links)-1].Name != LinkTeach || r.Links[len(r.Links)-1].Detail != "1 teach requests" {
+	if !r.OK || linkNamed(r, LinkTeach).Detail != "1 teach requests" {
 		t.Fatalf("bundle with a teach request: %+v", r.Links)
 	}
 	edited := rewrite(t, f.bundle, func(d map[string][]byte) {

@@ -42,6 +42,7 @@ const (
 	LinkBinding     = "binding"
 	LinkReceipts    = "receipts"
 	LinkTeach       = "teach"
+	LinkDecisions   = "decisions"
 )
 
 // Keys are the public keys (cosign PEM) the auditor trusts. A publisher
@@ -536,6 +537,50 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 	r.add(LinkBinding, bindDetail, bindErr)
 	r.add(receiptsLink(ctx, r, h, b))
 	r.add(teachLink(ctx, h, b))
+	r.add(decisionsLink(ctx, h, b, binding))
+}
+
+// decisionsLink verifies every signed decision in the bundle with the
+// bundle's policy (whose digest the host-signed admission names): each is
+// signed by the key the policy names for its person (or the host-held key
+// of the client installation the policy names for them), the person has
+// the right, and it names this host, deployment and a run in the records.
+// Its detail names who decided, by key.
+func decisionsLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.Binding) (string, string, error) {
+	var ds []host.SignedDecision
+	if doc := b.docs[DocDecisions]; doc != nil {
+		if err := canonical.DecodeStrict(doc, &ds); err != nil {
+			return LinkDecisions, "", blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", DocDecisions)
+		}
+	}
+	if len(ds) == 0 {
+		return LinkDecisions, "no signed decisions", nil
+	}
+	if binding == nil {
+		return LinkDecisions, "", blocking.New(blocking.DecisionRecordInvalid, "the decisions cannot be checked without a verified binding")
+	}
+	names := make([]string, 0, len(ds))
+	for i := range ds {
+		s := ds[i].Statement
+		bad := func(why string) error {
+			return blocking.New(blocking.DecisionRecordInvalid, "decision %d (%s on %s): %s", i+1, s.Decision, s.AttentionID, why)
+		}
+		if s.Host != h.Policy.Host || s.Deployment != b.host.Deployment {
+			return LinkDecisions, "", bad("it names another host or deployment")
+		}
+		if _, err := h.Policy.VerifyDecision(&ds[i], binding.Plan.Package); err != nil {
+			return LinkDecisions, "", bad(blocking.Refusals(err)[0].Detail)
+		}
+		row, err := ledger.StoreOf(h).RunByID(ctx, s.RunID)
+		if err != nil {
+			return LinkDecisions, "", err
+		}
+		if row == nil || row.Deployment != s.Deployment {
+			return LinkDecisions, "", bad("it names no run of its deployment in the records")
+		}
+		names = append(names, s.Decision+" "+s.AttentionID+" by "+ds[i].Describe(h.Policy))
+	}
+	return LinkDecisions, fmt.Sprintf("%d signed decisions, every signature verified: %s", len(ds), strings.Join(names, "; ")), nil
 }
 
 // teachLink verifies the bundle's teach requests: each signed by a

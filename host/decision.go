@@ -54,6 +54,9 @@ type DecisionStatement struct {
 	// CallDigest is the digest of the proposed call the item waits on
 	// (the item's subject digest when it names no call).
 	CallDigest string `json:"callDigest"`
+	// Capability is the capability of the step the item waits at, which
+	// the person's rights are held to.
+	Capability string `json:"capability"`
 	Decision   string `json:"decision"`
 	// Person is the person's name in the host policy.
 	Person string `json:"person"`
@@ -126,7 +129,7 @@ func (p *Policy) CheckDecision(sd *SignedDecision, claim DecisionClaim) (*Person
 		return nil, blocking.New(blocking.DecisionStatementMismatch, "the statement names another host or deployment")
 	case s.AttentionID != claim.AttentionID || s.RunID != claim.RunID:
 		return nil, blocking.New(blocking.DecisionStatementMismatch, "the statement names another attention item or run")
-	case s.CallDigest != claim.CallDigest:
+	case s.CallDigest != claim.CallDigest || s.Capability != claim.Facts.Capability:
 		return nil, blocking.New(blocking.DecisionStatementMismatch, "the statement names another proposed call than the item waits on")
 	case s.Decision != claim.Decision:
 		return nil, blocking.New(blocking.DecisionStatementMismatch, "the statement decides %s, not %s", s.Decision, claim.Decision)
@@ -135,16 +138,17 @@ func (p *Policy) CheckDecision(sd *SignedDecision, claim DecisionClaim) (*Person
 	case s.At.After(claim.Now.Add(MaxDecisionSkew)):
 		return nil, blocking.New(blocking.DecisionStatementMismatch, "the statement's time is ahead of this host's clock")
 	}
-	return p.VerifyDecision(sd, claim.Facts)
+	return p.VerifyDecision(sd, claim.Facts.Package)
 }
 
 // VerifyDecision checks that sd is signed by the key the policy names for
 // its person (the person's own, or the host-held key of the client
 // installation it came through), and that the person may make its
-// decision on what facts name. The refusal names the person, never the
+// decision on package pkg and the capability the statement names. The refusal names the person, never the
 // signature.
-func (p *Policy) VerifyDecision(sd *SignedDecision, facts DecisionFacts) (*Person, error) {
+func (p *Policy) VerifyDecision(sd *SignedDecision, pkg string) (*Person, error) {
 	s := sd.Statement
+	facts := DecisionFacts{Package: pkg, Capability: s.Capability}
 	per := p.Person(s.Person)
 	if per == nil {
 		return nil, blocking.New(blocking.DecisionPersonUnknown, "the host policy names no such person")

@@ -145,7 +145,7 @@ carl: {key: `+strconv.Quote(string(cosignPub))+`, may: [{decide: ["reject"], pac
 		Facts: host.DecisionFacts{Package: "clinic-triage", Capability: "records.update"}, Raised: now.Add(-time.Minute), Now: now}
 	stmt := func(c host.DecisionClaim, person string) host.DecisionStatement {
 		return host.DecisionStatement{Type: host.DecisionType, Host: c.Host, Deployment: c.Deployment, AttentionID: c.AttentionID, RunID: c.RunID,
-			CallDigest: c.CallDigest, Decision: c.Decision, Person: person, At: now}
+			CallDigest: c.CallDigest, Capability: c.Facts.Capability, Decision: c.Decision, Person: person, At: now}
 	}
 	sshSigned := func(s host.DecisionStatement, key ssh.Signer) *host.SignedDecision {
 		msg, err := s.Message()
@@ -186,6 +186,8 @@ carl: {key: `+strconv.Quote(string(cosignPub))+`, may: [{decide: ["reject"], pac
 	forged.Key = good.Key
 	otherPkg := claim
 	otherPkg.Facts.Capability = "billing.charge"
+	otherCap := stmt(claim, "ada")
+	otherCap.Capability = "billing.charge"
 	early := stmt(claim, "ada")
 	early.At = claim.Raised.Add(-time.Hour)
 	ahead := stmt(claim, "ada")
@@ -208,6 +210,7 @@ carl: {key: `+strconv.Quote(string(cosignPub))+`, may: [{decide: ["reject"], pac
 		"outside capability": {sshSigned(stmt(otherPkg, "ada"), adaKey), otherPkg, blocking.DecisionNotPermitted},
 		"other decision":     {good, reject, blocking.DecisionStatementMismatch},
 		"other call":         {sshSigned(otherCall, adaKey), claim, blocking.DecisionStatementMismatch},
+		"other capability":   {sshSigned(otherCap, adaKey), claim, blocking.DecisionStatementMismatch},
 		"before the item":    {sshSigned(early, adaKey), claim, blocking.DecisionStatementMismatch},
 		"ahead of the clock": {sshSigned(ahead, adaKey), claim, blocking.DecisionStatementMismatch},
 		"unknown client":     {sshSigned(viaUnknown, clientKey), claim, blocking.DecisionSignatureInvalid},

@@ -42,7 +42,7 @@ func (s *Stored) Subject() string {
 // came through, "" for the person's own key).
 func (s *Stored) Statement(hostName, decision, person, via string, at time.Time) host.DecisionStatement {
 	return host.DecisionStatement{Type: host.DecisionType, Host: hostName, Deployment: s.Deployment, AttentionID: s.ID, RunID: s.RunID,
-		CallDigest: s.Subject(), Decision: decision, Person: person, Via: via, At: at.UTC().Truncate(time.Second)}
+		CallDigest: s.Subject(), Capability: s.Capability, Decision: decision, Person: person, Via: via, At: at.UTC().Truncate(time.Second)}
 }
 
 // Claim is what a decision on the item must say, as host hostName knows
