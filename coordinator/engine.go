@@ -104,7 +104,8 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	}
 	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
 		Attempt: 1, Status: stateRunning, Outcome: contract.OutcomeRunning, Reason: contract.ReasonInProgress, Completed: []string{}, Approved: []string{},
-		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now}
+		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now,
+		RecordRefs: ledger.RecordRefsOf(c.secret, inputs)}
 	b, err := r.encode(c.secret)
 	if err != nil {
 		return nil, err

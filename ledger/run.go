@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,6 +70,12 @@ type RunRecord struct {
 	// item's call digest): the decision holds only while the step would
 	// send that very call. Absent in runs without such a decision.
 	DecidedCalls map[string]string `json:"decided_calls,omitempty"`
+
+	// RecordRefs are keyed fingerprints (RecordRef) of the run's string
+	// inputs, each on its own: what `oa runs --record REF` matches a
+	// record reference against, never the reference itself. Absent in
+	// runs from before they were kept.
+	RecordRefs []string `json:"record_refs,omitempty"`
 
 	// MAC is the host MAC (HMAC-SHA256 with the coordinator secret) over
 	// every other field: a row edited outside the coordinator does not
@@ -181,4 +188,43 @@ func RunKey(home string) ([]byte, error) {
 	}
 	runKeys.Store(home, k)
 	return k, nil
+}
+
+// recordRefDomain separates record reference fingerprints from every
+// other use of the host secret.
+const recordRefDomain = "oa.record-ref/v1\n"
+
+// RecordRef is the keyed fingerprint of one record reference (an input's
+// value) under the host secret: HMAC-SHA256, telling nothing of the
+// reference without the secret.
+func RecordRef(secret []byte, ref string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(recordRefDomain))
+	m.Write([]byte(ref))
+	return "hmac-sha256:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// MaxRecordRefs bounds the record references a run keeps.
+const MaxRecordRefs = 16
+
+// RecordRefsOf are the keyed fingerprints of the string values of
+// inputs (a JSON object), each once, at most MaxRecordRefs, sorted.
+func RecordRefsOf(secret []byte, inputs []byte) []string {
+	var obj map[string]any
+	if json.Unmarshal(inputs, &obj) != nil {
+		return nil
+	}
+	var refs []string
+	for _, v := range obj {
+		if s, ok := v.(string); ok && s != "" && len(s) <= 256 {
+			if r := RecordRef(secret, s); !slices.Contains(refs, r) {
+				refs = append(refs, r)
+			}
+		}
+	}
+	slices.Sort(refs)
+	if len(refs) > MaxRecordRefs {
+		refs = refs[:MaxRecordRefs]
+	}
+	return refs
 }

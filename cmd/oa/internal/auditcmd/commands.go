@@ -8,5 +8,5 @@ import "github.com/spf13/cobra"
 // Commands are the group's top-level commands, in the order oa --help
 // lists them.
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newReceiptsCmd(), newAuditCmd()}
+	return []*cobra.Command{newReceiptsCmd(), newRunsCmd(), newAuditCmd()}
 }

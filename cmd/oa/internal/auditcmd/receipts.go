@@ -78,8 +78,14 @@ the first, on every core.`,
 // are read: a long history is never held whole.
 func listReceiptsJSON(cmd *cobra.Command, h *host.Host) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
+	deciders, err := decidersByRun(cmd.Context(), h)
+	if err != nil {
+		return err
+	}
 	a := cli.NewJSONArray(out)
-	if err := ledger.EachReceipt(cmd.Context(), h, func(r ledger.ListedReceipt) error { return a.Add(r) }); err != nil {
+	if err := ledger.EachReceipt(cmd.Context(), h, func(r ledger.ListedReceipt) error {
+		return a.Add(listedReceipt{r, deciders[r.Record.RunID]})
+	}); err != nil {
 		return err
 	}
 	if err := a.Close(); err != nil {
@@ -92,13 +98,17 @@ func listReceiptsJSON(cmd *cobra.Command, h *host.Host) error {
 func listReceiptsTable(cmd *cobra.Command, h *host.Host) error {
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	n := 0
-	err := ledger.EachReceipt(cmd.Context(), h, func(s ledger.ListedReceipt) error {
+	deciders, err := decidersByRun(cmd.Context(), h)
+	if err != nil {
+		return err
+	}
+	err = ledger.EachReceipt(cmd.Context(), h, func(s ledger.ListedReceipt) error {
 		if n == 0 {
-			fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST")
+			fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %-71s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST", "DECIDED BY")
 		}
 		n++
 		r := s.Record
-		_, err := fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest)
+		_, err := fmt.Fprintf(out, "%-5d %-28s %-24s %-18s %-26s %-20s %-71s %s\n", r.Seq, r.RunID, r.Job, r.Outcome, r.Reason, r.At.Format(time.RFC3339), s.Digest, orDash(joinDeciders(deciders[r.RunID])))
 		return err
 	})
 	if err != nil {
@@ -127,4 +137,19 @@ func printVerify(out io.Writer, r *ledger.ChainReport) {
 	default:
 		fmt.Fprintf(out, "receipt chain BROKEN (%s): %s\n", r.Code, r.Problem)
 	}
+}
+
+// listedReceipt is a receipt as `oa receipts list --json` prints it: with
+// who decided on its run (from the signed decisions kept with the run's
+// attention items; the receipt itself is unchanged).
+type listedReceipt struct {
+	ledger.ListedReceipt
+	DecidedBy []Decider `json:"decidedBy,omitempty"`
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
