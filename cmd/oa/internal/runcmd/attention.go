@@ -88,7 +88,7 @@ decide here, whatever the MCP client can do.`,
 			})
 		},
 	}
-	cmd.AddCommand(list, show, newQuestionCmd(), newAnswerCmd())
+	cmd.AddCommand(list, show, newQuestionCmd(), newAnswerCmd(), newStatementCmd())
 	for _, d := range contract.Decisions {
 		cmd.AddCommand(newDecisionCmd(d))
 	}
@@ -138,39 +138,6 @@ func teachText(cmd *cobra.Command, text, file string) (string, error) {
 	return string(b), err
 }
 
-func newDecisionCmd(decision string) *cobra.Command {
-	var as, text, textFile string
-	use := decision + " ID --as NAME"
-	if decision == contract.DecisionTeach {
-		use += " (--text TEXT | --text-file FILE)"
-	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: decisionShort[decision],
-		Args:  cli.WantArgs(1, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			txt, err := teachText(cmd, text, textFile)
-			if err != nil {
-				return err
-			}
-			return cli.WithHost(cmd, func(h *host.Host) error {
-				it, err := coordinator.DecideAttention(cmd.Context(), h, attention.Decision{AttentionID: args[0], Decision: decision, By: as, Channel: "cli", Text: txt})
-				if err != nil {
-					return err
-				}
-				return printAttention(cmd, it)
-			})
-		},
-	}
-	cmd.Flags().StringVar(&as, "as", "", "the person deciding (recorded)")
-	if decision == contract.DecisionTeach {
-		cmd.Flags().StringVar(&text, "text", "", fmt.Sprintf("how the package should change (at most %d bytes, no customer data)", attention.MaxTeachText))
-		cmd.Flags().StringVar(&textFile, "text-file", "", "read the text from FILE (- for standard input)")
-	}
-	_ = cmd.MarkFlagRequired("as")
-	return cmd
-}
-
 func printAttention(cmd *cobra.Command, it *attention.Item) error {
 	if cli.WantJSON(cmd) {
 		return cli.PrintJSON(cmd.OutOrStdout(), it)
@@ -183,6 +150,6 @@ func printAttentionText(out io.Writer, it *attention.Item) {
 	fmt.Fprintf(out, "attention %s: %s\n  run        %s\n  workflow   %s\n  step       %s (%s, %s)\n  question   %s\n  created    %s\n",
 		it.ID, it.State, it.RunID, it.Workflow, it.Step, it.Capability, it.Risk, it.Question, it.CreatedAt.Format(time.RFC3339))
 	if it.DecidedAt != nil {
-		fmt.Fprintf(out, "  decided    %s by %s via %s\n", it.DecidedAt.Format(time.RFC3339), it.DecidedBy, it.Channel)
+		fmt.Fprintf(out, "  decided    %s by %s via %s\n", it.DecidedAt.Format(time.RFC3339), decidedBy(it), it.Channel)
 	}
 }
