@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/telemetry"
 )
 
@@ -686,14 +687,18 @@ func formDecisions(skippable bool) []string {
 }
 
 // approvalMessage is fixed copy naming the workflow, step and capability:
-// identifiers from the package, never a value.
+// identifiers from the package, never a value. It speaks of a change only
+// where the capability makes one: a read-only step changes nothing.
 func approvalMessage(item *attention.Item) string {
-	return fmt.Sprintf("Workflow %q is paused before step %q, which uses the consequential capability %q. Approve to let the run make this change, reject to stop it with nothing written, or escalate to hand it to others. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability)
+	if item.Risk == ir.ReadOnly {
+		return fmt.Sprintf("Workflow %q is paused before step %q, which reads through the read-only capability %q and changes nothing. Approve to let the run read, reject to stop it with nothing written, or escalate to hand it to others. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability)
+	}
+	return fmt.Sprintf("Workflow %q is paused before step %q, which makes a change through the consequential capability %q. Approve to let the run make this change, reject to stop it with nothing written, or escalate to hand it to others. The host's operator sees the exact change with oa attention show %s. Nothing happens until you decide.", item.Workflow, item.Step, item.Capability, item.ID)
 }
 
-var approvalForm = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run make the change; reject stops it with nothing written; escalate hands it to others.","enum":["approve","reject","escalate"]}},"required":["decision"]}`)
+var approvalForm = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run go on with this step; reject stops it with nothing written; escalate hands it to others.","enum":["approve","reject","escalate"]}},"required":["decision"]}`)
 
-var approvalFormSkip = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run make the change; reject stops it with nothing written; escalate hands it to others; skip lets the run go on without this step (while its guard holds).","enum":["approve","reject","escalate","skip"]}},"required":["decision"]}`)
+var approvalFormSkip = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","title":"Decision","description":"approve lets the run go on with this step; reject stops it with nothing written; escalate hands it to others; skip lets the run go on without this step (while its guard holds).","enum":["approve","reject","escalate","skip"]}},"required":["decision"]}`)
 
 // answered is a person's answer to an approval round.
 type answered struct {
