@@ -49,7 +49,7 @@ func TestStoreOfMainDatabase(t *testing.T) {
 				t.Errorf("checkpoint saw runs %d, previous %+v", runs, prev)
 			}
 			return []byte(`{"checkpoint":2}`), []byte("sig"), nil
-		})
+		}, nil)
 	if err != nil || r == nil || r.Seq != 2 || cp == nil || cp.Seq != 2 {
 		t.Fatalf("sealing after main's receipt: %+v, %+v, %v", r, cp, err)
 	}

@@ -16,6 +16,13 @@
 // The host key signs only the receipt key's pin (PinReceiptKey, pin.go),
 // once per key on a host.
 //
+// The log (log.go, ledger/translog): each receipt is also a leaf of the
+// host's transparency log — an RFC 6962 Merkle tree whose leaf i is
+// receipt i+1's digest, checkpointed in c2sp.org/tlog-checkpoint notes
+// signed by the host's Ed25519 log key (LogKey, origin oa/HOST) — in the
+// seal's own transaction; ProveReceipt gives the c2sp.org/tlog-proof a
+// third party checks offline with the log key alone.
+//
 // Checking: CheckStore holds the store to the host-signed heads in a few
 // indexed reads (the coordinator calls it at session start and before
 // every new attempt; CheckCounts adds the row counts). CheckChain and

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,7 +71,9 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 // gets the run as stored and makes it terminal, or returns an error and
 // nothing is written; the receipt of the state it leaves is then sealed as
 // SealRun seals one. So a run's outcome and its receipt are one durable
-// point: no reader ever finds the run ended and unsealed. With end nil it
+// point: no reader ever finds the run ended and unsealed. The receipt's
+// leaf in the host's transparency log and the log's new signed checkpoint
+// are in that transaction too (log.go). With end nil it
 // seals the run as stored. FinishRun fails with ErrAttemptSealed when end
 // ended an attempt the chain holds a receipt of already (nothing is kept).
 func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time, end func(*RunRecord) error) (sealed *RunRecord, err error) {
@@ -85,6 +88,10 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 		return nil, err
 	}
 	floor, err := readCheckpointFile(h, keys)
+	if err != nil {
+		return nil, err
+	}
+	logKey, err := LogKey(h)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +148,8 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 		}
 		return b, sig, err
 	}
-	_, cp, err := StoreOf(h).seal(ctx, runID, attempt, build, mark, checkpoint)
+	leaf := func(tx *sql.Tx, rec *store.Receipt) error { return appendLeaf(ctx, tx, logKey, rec) }
+	_, cp, err := StoreOf(h).seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
 	if ferr := file.keep(err == nil && cp != nil); err == nil && ferr != nil {
 		return nil, fmt.Errorf("receipt checkpoint file: %w", ferr)
 	}

@@ -129,12 +129,14 @@ func (s Store) attentionWhere(ctx context.Context, query string) ([]store.Attent
 // returns the signed checkpoint, stored as version Seq of
 // (store.KindCheckpoint, store.CheckpointKey). An attempt is sealed once:
 // a second call for it changes nothing and returns (nil, nil, nil); so
-// does attempt returning errNothingToSeal.
+// does attempt returning errNothingToSeal. leaf, when given, appends the
+// receipt to the host's transparency log in the same transaction (log.go).
 func (s Store) seal(ctx context.Context, runID string,
 	attempt func(state []byte) (int, error),
 	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
 	mark func(record []byte) ([]byte, error),
-	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error)) (*store.Receipt, *store.Version, error) {
+	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error),
+	leaf func(tx *sql.Tx, r *store.Receipt) error) (*store.Receipt, *store.Version, error) {
 	var sealed *store.Receipt
 	var cp *store.Version
 	var remember func()
@@ -189,6 +191,11 @@ func (s Store) seal(ctx context.Context, runID string,
 		}
 		if cp, remember, err = s.insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
 			return err
+		}
+		if leaf != nil {
+			if err := leaf(tx, &r); err != nil {
+				return err
+			}
 		}
 		sealed = &r
 		return nil

@@ -64,7 +64,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 					return nil, nil, fmt.Errorf("checkpoint of #%d saw runs %d, previous %+v", r.Seq, runs, prev)
 				}
 				return []byte(fmt.Sprintf(`{"head":%d}`, r.Seq)), []byte("c"), nil
-			})
+			}, nil)
 		if (r == nil) != (cp == nil) || cp != nil && cp.Seq != r.Seq {
 			t.Fatalf("receipt %+v with checkpoint %+v", r, cp)
 		}

@@ -34,7 +34,7 @@ var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "host", "admit", "projection",
 	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector", "connection",
-	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo",
+	"resolve", "bind", "harness", "ledger/translog", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo",
 }
 
 // TestStagesImportOnlyEarlierStages: data flows one way down the pipeline
