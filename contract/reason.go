@@ -196,7 +196,7 @@ var Reasons = []ReasonInfo{
 		"The run is still going.",
 		"Call get_run with the run_id until the outcome is terminal."},
 	{ReasonApprovalRequired, OutcomeNeedsReview, ChangedNo, false,
-		"The run stopped before a consequential step that needs a person's approval.",
+		"The run stopped before a step that needs a person's approval; nothing was changed.",
 		"Tell the person a decision is waiting; it is listed by list_needs_attention. Do not retry."},
 	{ReasonPartiallyDone, OutcomeNeedsReview, ChangedYes, false,
 		"An earlier change of this run was made; a later step stopped before making its own change.",
