@@ -71,6 +71,7 @@ the first, on every core.`,
 		},
 	}
 	cmd.AddCommand(verify, list)
+	cmd.AddCommand(newLogCmds()...)
 	return cmd
 }
 
