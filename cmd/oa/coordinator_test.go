@@ -121,7 +121,7 @@ func TestAttentionCLI(t *testing.T) {
 	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "records.note.append") || !strings.Contains(show, "open") {
 		t.Fatalf("attention show:\n%s", show)
 	}
-	cliRefused(t, "required flag", "attention", "approve", paused.AttentionID)
+	cliRefused(t, "name the person deciding", "attention", "approve", paused.AttentionID)
 	cliRefused(t, "attention_unknown", "attention", "approve", "att-nope", "--as", "Dr Ada")
 	var it attention.Item
 	if err := json.Unmarshal([]byte(cliOK(t, "attention", "approve", paused.AttentionID, "--as", "Dr Ada", "--json")), &it); err != nil ||
