@@ -23,6 +23,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -217,6 +218,14 @@ func checkSettings(opts *AddOptions) error {
 	for i, name := range opts.Config.Env {
 		if !envNamePattern.MatchString(name) {
 			bad("env["+strconv.Itoa(i)+"]", "an environment variable name is letters, digits and underscores (give the NAME, never the value)")
+		}
+	}
+	if err := connector.CheckSettings(opts.Config); err != nil {
+		refused = append(refused, blocking.Refusals(err)...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Config.Settings)) {
+		if findings := ir.ScanText(opts.Config.Settings[name], false); len(findings) > 0 {
+			refused = append(refused, blocking.New(blocking.ConnectionSettingInvalid, "setting %s looks like a secret or customer value (%s); a setting is recorded and shown: pass a secret with --secret-file", name, findings[0].Rule).At("", "settings."+name))
 		}
 	}
 	return refused.Err()

@@ -20,7 +20,7 @@ func checkRemote(opts *AddOptions) blocking.List {
 	if cfg.Command != "" || len(cfg.Args) > 0 {
 		bad("command", "a remote connection (--url) is not started: give no command after --")
 	}
-	if len(cfg.Env) > 0 || cfg.SecretFile != "" {
+	if len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" {
 		bad("env", "a remote connection passes secrets as headers: use --header NAME --secret-file F or --bearer-secret-file F")
 	}
 	r, err := connector.NormalizeRemote(*cfg.Remote)

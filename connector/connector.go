@@ -53,6 +53,11 @@ type Config struct {
 	// Env holds NAMES of environment variables passed to the server; their
 	// values are read from oa's environment at start.
 	Env []string `json:"env,omitempty"`
+	// Settings are plain (non-secret) variables passed to the server with
+	// their values, recorded in the connection's revision and shown
+	// (--env NAME=VALUE): a setting such as a data file's path, which an
+	// MCP client starting oa would not export. Never a secret.
+	Settings map[string]string `json:"settings,omitempty"`
 	// SecretFile is a file of NAME=VALUE lines, mode 0600 (refused
 	// otherwise), read at start.
 	SecretFile string `json:"secretFile,omitempty"`
@@ -202,7 +207,7 @@ func keepRawTools(next mcp.MethodHandler) mcp.MethodHandler {
 // openSandbox connects the in-process sandbox server through in-memory
 // transports, so the same client code lists and calls it.
 func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
-	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" || !cfg.Confinement.IsDefault() {
+	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" || !cfg.Confinement.IsDefault() {
 		return nil, blocking.New(blocking.ConnectorConfigInvalid, "the sandbox connector takes no args, env, secret file or confinement")
 	}
 	octx, cancel := context.WithTimeout(ctx, timeout)

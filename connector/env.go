@@ -3,8 +3,10 @@ package connector
 import (
 	"bytes"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"syscall"
 
 	"github.com/oa-dev/oa/blocking"
@@ -30,8 +32,31 @@ func validEnvName(name string) bool {
 // handful of lines, and a huge one is a mistake, not a configuration.
 const maxSecretFile = 64 << 10
 
+// CheckSettings refuses a configuration's settings (connection_setting_invalid)
+// whose name is not a variable name, or that names a variable also taken
+// from oa's environment (Env). The secret file is checked against them at
+// start.
+func CheckSettings(cfg Config) error {
+	for _, name := range sortedKeys(cfg.Settings) {
+		switch {
+		case !validEnvName(name):
+			return blocking.New(blocking.ConnectionSettingInvalid, "a setting is not a variable name")
+		case slices.Contains(cfg.Env, name):
+			return blocking.New(blocking.ConnectionSettingInvalid, "%s is both a setting and a variable taken from oa's environment", name)
+		case name == "PATH" || name == "HOME":
+			return blocking.New(blocking.ConnectionSettingInvalid, "%s is set by oa", name)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
 // childEnv returns the whole environment of a server: PATH and HOME from
-// oa's environment, then the named variables, then the secret-file entries.
+// oa's environment, then the named variables, then the settings with
+// their recorded values, then the secret-file entries.
 // Nothing else of oa's environment leaks to the child. lookup reads oa's
 // environment (os.LookupEnv outside tests).
 func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) {
@@ -52,9 +77,16 @@ func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) 
 		seen[name] = true
 		v, ok := lookup(name)
 		if !ok {
-			return nil, blocking.New(blocking.ConnectorSecretUnavailable, "environment variable %s is not set", name)
+			return nil, blocking.New(blocking.ConnectionSettingMissing, "environment variable %s (--env %s) is not set in the environment oa runs in", name, name)
 		}
 		env = append(env, name+"="+v)
+	}
+	if err := CheckSettings(cfg); err != nil {
+		return nil, err
+	}
+	for _, name := range sortedKeys(cfg.Settings) {
+		seen[name] = true
+		env = append(env, name+"="+cfg.Settings[name])
 	}
 	if cfg.SecretFile == "" {
 		return env, nil

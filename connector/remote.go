@@ -544,7 +544,7 @@ func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Dura
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || cfg.SecretFile != "" {
+	if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" {
 		return nil, blocking.New(blocking.ConnectorConfigInvalid, "a remote connection takes no command, args, env or secret file")
 	}
 	if ctx.Err() != nil {

@@ -15,6 +15,8 @@ var readCopy = map[Reason][2]string{
 		"Check the arguments against this tool's inputSchema and read again."},
 	ReasonAppCredentials: {"The app refused this host's credentials; nothing was read.",
 		"Tell the operator the connection's login or token needs renewing; read again after they fix it."},
+	ReasonAppSettingMissing: {"The app could not be started: a setting its connection needs is not set on this host; nothing was read.",
+		"Tell the operator the connection is missing a setting (oa harness inspect names it); read again after they set it."},
 }
 
 // ReadInfo returns r's fixed contract as a read-only capability tool

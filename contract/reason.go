@@ -145,6 +145,11 @@ const (
 	// credentials (expired, revoked or lacking permission) before doing
 	// anything.
 	ReasonAppCredentials Reason = "app_credentials_refused"
+	// ReasonAppSettingMissing (did_not_run): the app's server was not
+	// started because a setting its connection takes from the host's
+	// environment is not set there; retrying does not help until the
+	// operator records or exports it.
+	ReasonAppSettingMissing Reason = "app_setting_missing"
 )
 
 // Record-changed values: whether a run changed the record.
@@ -306,6 +311,9 @@ var Reasons = []ReasonInfo{
 	{ReasonAppCredentials, OutcomeDidNotRun, ChangedNo, false,
 		"The app refused this host's credentials before doing anything; nothing was written.",
 		"Tell the operator the connection's login or token needs renewing; retry with the same request_id after they fix it."},
+	{ReasonAppSettingMissing, OutcomeDidNotRun, ChangedNo, false,
+		"The app could not be started: a setting its connection needs is not set on this host; nothing was done.",
+		"Tell the operator the connection is missing a setting (oa harness inspect names it); retry with the same request_id after they set it."},
 	{ReasonRunRecordTampered, OutcomeNeedsReview, ChangedUnknown, false,
 		"The host's record of this request was changed outside the coordinator, so nothing was replayed or tried again.",
 		"Tell the operator the host's run records need an audit. Do not retry; a new request needs a new request_id."},

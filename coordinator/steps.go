@@ -288,6 +288,8 @@ func (c *Coordinator) readStep(ctx context.Context, r *runState, s ir.Step, inpu
 		return nil, contract.ReasonPlanChanged, nil
 	case blocking.Has(err, blocking.ConnectionInventoryChanged):
 		return nil, contract.ReasonToolDrift, nil
+	case blocking.Has(err, blocking.ConnectionSettingMissing):
+		return nil, contract.ReasonAppSettingMissing, nil
 	case err != nil && credentialsRefused(err):
 		return nil, contract.ReasonAppCredentials, nil
 	case err != nil:
@@ -489,6 +491,8 @@ func classifyEffect(res *connector.CallResult, err error, trusted bool) contract
 	switch {
 	case err != nil && blocking.Has(err, blocking.ConnectorArgumentsInvalid, blocking.ConnectorToolUnknown, blocking.ConnectorClosed):
 		return contract.ReasonEvaluationFailed // refused before anything was sent
+	case blocking.Has(err, blocking.ConnectionSettingMissing):
+		return contract.ReasonAppSettingMissing // the server was not started
 	case err != nil && notSent(err):
 		return contract.ReasonAppOffline // nothing reached the server
 	case err != nil && credentialsRefused(err):
@@ -539,6 +543,8 @@ func sessionReason(err error) contract.Reason {
 		return contract.ReasonToolDrift
 	case credentialsRefused(err):
 		return contract.ReasonAppCredentials
+	case blocking.Has(err, blocking.ConnectionSettingMissing):
+		return contract.ReasonAppSettingMissing
 	}
 	return contract.ReasonAppOffline
 }
@@ -724,6 +730,8 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		return set(contract.ReasonToolDrift)
 	case blocking.Has(err, blocking.ConnectorArgumentsInvalid):
 		return set(contract.ReasonInvalidInputs)
+	case blocking.Has(err, blocking.ConnectionSettingMissing):
+		return set(contract.ReasonAppSettingMissing)
 	case err != nil && credentialsRefused(err):
 		return set(contract.ReasonAppCredentials)
 	case err != nil && notSent(err):

@@ -3,7 +3,9 @@ package hostcmd
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +80,9 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 		Args: cli.WantArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
+			if err := splitSettings(&opts.Config); err != nil {
+				return err
+			}
 			if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
 				return err
 			}
@@ -96,7 +101,7 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Connector, "connector", "", "the canonical connector id")
-	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "an environment variable NAME to pass to a stdio server (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "NAME: pass oa's environment variable NAME to a stdio server; NAME=VALUE: a plain (non-secret) setting, recorded and shown (repeatable)")
 	cmd.Flags().StringArrayVar(&secretFiles, "secret-file", nil, "a 0600 file: of NAME=VALUE lines for a stdio server, or the value of the --header before it for a remote one")
 	cmd.Flags().StringVar(&remote.url, "url", "", "the MCP endpoint of a remote server (Streamable HTTP)")
 	cmd.Flags().StringArrayVar(&remote.headers, "header", nil, "a request header NAME whose value is in the --secret-file that follows (repeatable)")
@@ -113,6 +118,29 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
 	_ = cmd.MarkFlagRequired("connector")
 	return cmd
+}
+
+// splitSettings moves each --env NAME=VALUE out of cfg.Env into
+// cfg.Settings: a plain setting recorded with its value. A NAME given
+// twice is refused (connection_setting_invalid).
+func splitSettings(cfg *connector.Config) error {
+	var names []string
+	for _, e := range cfg.Env {
+		name, value, isSetting := strings.Cut(e, "=")
+		if !isSetting {
+			names = append(names, e)
+			continue
+		}
+		if _, dup := cfg.Settings[name]; dup {
+			return blocking.New(blocking.ConnectionSettingInvalid, "setting %s is given twice", name).At("", "settings."+name)
+		}
+		if cfg.Settings == nil {
+			cfg.Settings = map[string]string{}
+		}
+		cfg.Settings[name] = value
+	}
+	cfg.Env = names
+	return nil
 }
 
 // remoteFlags are the flags of a remote connection.
@@ -363,6 +391,9 @@ func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb strin
 		printLoginState(out, v.Name, r, v.Login)
 	} else {
 		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
+	}
+	for _, name := range slices.Sorted(maps.Keys(v.Config.Settings)) {
+		fmt.Fprintf(out, "  setting    %s=%s\n", name, v.Config.Settings[name])
 	}
 	if len(v.Config.Env) > 0 {
 		fmt.Fprintf(out, "  env        %s\n", strings.Join(v.Config.Env, ", "))
