@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -119,5 +121,32 @@ func TestApprovalHoldsForTheCallApproved(t *testing.T) {
 	got, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234")
 	if len(got) != 2 || got[1].Text != "[triage:soon] Persistent cough, three days. (1 earlier)" {
 		t.Fatalf("notes written: %+v, want the other run's, then the call approved second", got)
+	}
+}
+
+// TestProposedChangeOfThisDeployment: the engine opens an item's proposed
+// change for the person deciding at the client; a forged sealed change
+// (another item's, under this item's digest) does not open.
+func TestProposedChangeOfThisDeployment(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, servetest.ApprovalRegistry())
+	a, b := s.run(t, "a", "AB-1234"), s.run(t, "b", "CD-5678")
+	p, err := s.c.ProposedChange(ctx, a.AttentionID)
+	if err != nil || p == nil || p.Call.Tool != "append_note" || !strings.Contains(string(p.Call.Arguments), "AB-1234") || p.Step != "append_note" {
+		t.Fatalf("proposed change: %+v, %v", p, err)
+	}
+	secret, err := os.ReadFile(filepath.Join(s.Home, ledger.SecretFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := coordinator.AttentionRecords(s.host)
+	sa, _ := recs.LoadOne(ctx, a.AttentionID)
+	sb, _ := recs.LoadOne(ctx, b.AttentionID)
+	sa.Sealed = sb.Sealed
+	if _, err := sa.Proposed(secret); !blocking.Has(err, blocking.ProposedChangeUnreadable) {
+		t.Fatalf("another item's sealed change opened: %v", err)
+	}
+	if _, err := sb.Proposed(append([]byte{secret[0] ^ 1}, secret[1:]...)); !blocking.Has(err, blocking.ProposedChangeUnreadable) {
+		t.Fatalf("a sealed change opened with another secret")
 	}
 }
