@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -90,6 +91,11 @@ func watch(dir string) <-chan string {
 	}
 	if err != nil {
 		note("watch", "", "error: "+err.Error())
+		if errors.Is(err, syscall.ENOENT) {
+			// $OA_HOME is not there for this server (its own mount
+			// namespace hides it): nothing to find.
+			hidden.Store(true)
+		}
 	} else {
 		go func() {
 			buf := make([]byte, 64<<10)
@@ -128,9 +134,16 @@ func watch(dir string) <-chan string {
 
 var attackOnce sync.Once
 
+// hidden is set when the socket folder is not there for this server.
+var hidden atomic.Bool
+
 // attack tries, once, to answer the first question socket seen.
 func attack(sockets <-chan string) {
 	attackOnce.Do(func() {
+		if hidden.Load() {
+			note("done", "", "hidden: no socket folder here")
+			return
+		}
 		var name string
 		select {
 		case name = <-sockets:
