@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/connector/confine/launcher"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
@@ -31,32 +32,8 @@ import (
 // names the confinement link.
 func TestLooserConfinementChangesThePlan(t *testing.T) {
 	ctx := context.Background()
-	h := hosttest.New(t, nil)
-	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	host := h.Open()
-	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
-		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
-			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
-		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
-			Result: json.RawMessage(`{"saved":true}`)},
-	})
-	cfg := connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))}
-	h.AddConnection(host, "records", resolve.SandboxConnector, cfg)
-	b := h.Bind(host, "claude-test")
-	var operator strings.Builder
-	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: &operator, EffectTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	run := func(id string) *coordinator.Result {
-		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
-			Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	cc := openConfinedClinic(t, func(dir string) *confine.Profile { return connectortest.Allow(dir) })
+	h, host, b, cfg, operator, run := cc.h, cc.host, cc.binding, cc.cfg, cc.operator, cc.run
 	if res := run("confined"); res.Outcome != contract.OutcomeNotSureIfSaved {
 		t.Fatalf("under the approved profile: %+v", res)
 	}
@@ -85,6 +62,54 @@ func TestLooserConfinementChangesThePlan(t *testing.T) {
 	if report.Approved || !named {
 		t.Fatalf("bind.Check: approved %v, changes %+v; want the confinement link named", report.Approved, report.Changes)
 	}
+}
+
+// confinedClinic is the clinic deployment bound with its records
+// connection on the Go test server under a profile, served by a
+// coordinator whose operator lines are kept.
+type confinedClinic struct {
+	h        *hosttest.Host
+	host     *host.Host
+	binding  *bind.Binding
+	cfg      connector.Config
+	operator *strings.Builder
+	// run makes one append_triage_note run with request id id.
+	run func(id string) *coordinator.Result
+}
+
+// openConfinedClinic binds and serves the clinic deployment with its
+// records connection under the profile made for the test server's tools
+// folder.
+func openConfinedClinic(t *testing.T, profile func(toolsDir string) *confine.Profile) *confinedClinic {
+	t.Helper()
+	ctx := context.Background()
+	h := hosttest.New(t, nil)
+	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
+	opened := h.Open()
+	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{
+		{Name: "read_record", Description: "Read a record.", Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+			Result: json.RawMessage(`{"record":"AB-1234","status":"open","notes":[]}`)},
+		{Name: "append_note", Description: "Append a note.", Annotations: json.RawMessage(`{"readOnlyHint":false}`),
+			Result: json.RawMessage(`{"saved":true}`)},
+	})
+	cfg := connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools}, Confinement: profile(filepath.Dir(tools))}
+	h.AddConnection(opened, "records", resolve.SandboxConnector, cfg)
+	b := h.Bind(opened, "claude-test")
+	operator := &strings.Builder{}
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: operator, EffectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	run := func(id string) *coordinator.Result {
+		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Wait: 30 * time.Second,
+			Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"A note."}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	return &confinedClinic{h: h, host: opened, binding: b, cfg: cfg, operator: operator, run: run}
 }
 
 // TestLooserConfinementByCLI is the operator's path of the same change:
