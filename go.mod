@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cuelang.org/go v0.17.1
 	filippo.io/torchwood v0.6.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/cyberphone/json-canonicalization v0.0.0-20241213102144-19d51d7fe467
 	github.com/distribution/distribution/v3 v3.1.2
 	github.com/elastic/go-seccomp-bpf v1.6.0
@@ -31,6 +32,8 @@ require (
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/runtime/server-middleware v0.30.0 // indirect
 	github.com/go-openapi/swag/pools v0.28.0 // indirect
 	github.com/gorilla/securecookie v1.1.2 // indirect
