@@ -373,6 +373,13 @@ func (m *MCPClient) inspect(ctx context.Context, h *host.Host, deployment string
 	}
 	inst.Installed, inst.Record = true, rec
 	inst.add(CheckServerEntry, m.checkServerEntry(rec, deployment))
+	if b != nil {
+		settings, err := m.checkSettings(ctx, h, b, rec)
+		if err != nil {
+			return nil, err
+		}
+		inst.add(CheckSettings, settings)
+	}
 	inst.add(CheckFiles, m.checkFiles(rec))
 	if b != nil {
 		inst.add(CheckProjection, sameProjection(rec.MaterializationDigest, rec.PersonaDigest, rec.SkillDigest, b))

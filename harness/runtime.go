@@ -64,7 +64,7 @@ type Runtime interface {
 // Check is one comparison Inspect made.
 type Check struct {
 	// Name is what was compared: binding, admission, record,
-	// server_entry, files, projection or binding_link.
+	// server_entry, settings, files, projection or binding_link.
 	Name string `json:"name"`
 	// OK is true when the check passed.
 	OK bool `json:"ok"`

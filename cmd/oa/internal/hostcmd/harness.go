@@ -141,8 +141,10 @@ func newHarnessInspectCmd() *cobra.Command {
 verifies (binding) and its release is actively admitted (admission), the
 install record is there (record), the client's oa-NAME server entry runs
 the installed oa as coordinator serve --deployment NAME with this OA_HOME
-(server_entry), every installed file has its recorded digest with none
-missing or added (files), the installed persona, skill and
+(server_entry), the entry sets every variable the deployment's
+connections take from oa's environment with --env NAME (settings:
+connection_setting_missing names each one missing), every installed file
+has its recorded digest with none missing or added (files), the installed persona, skill and
 materializationDigest are the bound plan's (projection), and the binding
 sequence number and plan digest are the current binding's (binding_link).
 Exit status 2 with each failed check's code when anything differs.`,
