@@ -189,7 +189,7 @@ var commandGroups = []struct {
 	{"host", "Host it (operators: admit, resolve, bind, install into clients):", []string{"host", "policy", "admit", "admissions", "revoke", "status", "project", "registry", "connection", "resolve", "bind", "harness"}},
 	{"run", "Run it (operators and the people who decide on paused runs):", []string{"quickstart", "coordinator", "attention"}},
 	{"fleet", "Run a fleet of hosts from one registry (fleet operators):", []string{"fleet", "provision", "agent"}},
-	{"audit", "Audit it (auditors):", []string{"receipts", "runs", "audit"}},
+	{"audit", "Audit it (auditors):", []string{"receipts", "runs", "audit", "witness"}},
 }
 
 // groupCommands gives every grouped top-level command its group; within

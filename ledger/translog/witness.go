@@ -19,8 +19,8 @@ import (
 // checkpoint of a log it knows only when it verifies with the log's key
 // and is consistent with the last checkpoint it cosigned of that log,
 // kept in the store's witness_logs (one row a log, replaced only by a
-// larger consistent tree). The HTTP face (`oa witness serve`) is not
-// built yet.
+// larger consistent tree). Handler is its HTTP face (`oa witness
+// serve`), SubmitCheckpoint the client a host submits with.
 type Witness struct {
 	signer *torchwood.CosignatureSigner
 	logs   map[string]note.Verifier // origin → log key
