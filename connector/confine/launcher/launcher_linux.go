@@ -51,12 +51,6 @@ func launch(specJSON, executable string, argv []string) error {
 			return fmt.Errorf("the /proc of the server's pid namespace: %w", err)
 		}
 	}
-	if err := setLimit(syscall.RLIMIT_NOFILE, s.OpenFiles); err != nil {
-		return fmt.Errorf("open files limit: %w", err)
-	}
-	if err := setLimit(syscall.RLIMIT_AS, s.MemoryBytes); err != nil {
-		return fmt.Errorf("memory limit: %w", err)
-	}
 	exact, err := openExact(s.Exact)
 	if err != nil {
 		return err
@@ -76,6 +70,15 @@ func launch(specJSON, executable string, argv []string) error {
 	}
 	if err := loadFilter(&s); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
+	}
+	// The limits last: the launcher is a large Go program, and under a
+	// small address-space bound its own work (the seccomp filter's
+	// assembly) could run out of it before the server starts.
+	if err := setLimit(syscall.RLIMIT_NOFILE, s.OpenFiles); err != nil {
+		return fmt.Errorf("open files limit: %w", err)
+	}
+	if err := setLimit(syscall.RLIMIT_AS, s.MemoryBytes); err != nil {
+		return fmt.Errorf("memory limit: %w", err)
 	}
 	return syscall.Exec(executable, argv, os.Environ())
 }
