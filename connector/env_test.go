@@ -118,7 +118,7 @@ func TestSecretRefusalsNeverEcho(t *testing.T) {
 		code   blocking.Code
 		names  string // what the refusal must name
 	}{
-		{"missing env", []string{"OA_TEST_MISSING_VAR"}, nil, blocking.ConnectorSecretUnavailable, "OA_TEST_MISSING_VAR"},
+		{"missing env", []string{"OA_TEST_MISSING_VAR"}, nil, blocking.ConnectionSettingMissing, "OA_TEST_MISSING_VAR"},
 		{"bad env name", []string{"NOT-A-NAME"}, nil, blocking.ConnectorConfigInvalid, "not a variable name"},
 		{"env twice", []string{"OA_TEST_TOKEN", "OA_TEST_TOKEN"}, nil, blocking.ConnectorConfigInvalid, "OA_TEST_TOKEN"},
 		{"mode 0644", nil, func(t *testing.T) string { return writeSecret(t, "K="+secretValue+"\n", 0o644) }, blocking.ConnectorSecretUnavailable, "0600"},

@@ -115,7 +115,7 @@ func TestCobraMistakesAreUsageErrors(t *testing.T) {
 	}{
 		{[]string{"bogus"}, `unknown command "bogus" for "oa"`},
 		{[]string{"compile", "--bogus"}, "unknown flag: --bogus"},
-		{[]string{"attention", "approve", "x"}, `required flag(s) "as" not set`},
+		{[]string{"attention", "approve", "x"}, "name the person deciding: --person NAME"},
 		{[]string{"attest", ref}, "at least one of the flags in the group [key predicate-out] is required"},
 		{[]string{"attest", "--key", "k", "--predicate-out", "p", "--authority", "a", ref}, "none of the others can be"},
 		{[]string{"attest", "--predicate-out", "p", ref}, "are set they must all be set"},

@@ -51,7 +51,7 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	}
 	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	var r audit.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 13 || r.Receipts == nil || r.Receipts.Receipts != 2 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Links) != 14 || r.Receipts == nil || r.Receipts.Receipts != 2 {
 		t.Fatalf("verify --json: %v %s", err, out)
 	}
 	// Keys swapped: the publisher key is not the one that signed.
