@@ -85,6 +85,7 @@ func Resolve(st *State, req Request) (*Plan, error) {
 		}
 	}
 	all = append(all, servedNameProblems(plan)...)
+	all = append(all, stepArgumentProblems(st, plan)...)
 	if len(all) > 0 {
 		return nil, all
 	}

@@ -89,7 +89,70 @@ and installed as $OA_HOME/registry.cue before it is signed.`,
 	}
 	sign.Flags().StringVar(&as, "as", "", "the person who reviewed the registry (recorded)")
 	reg.AddCommand(sign)
+	reg.AddCommand(newRegistryImportCmd())
 	return reg
+}
+
+func newRegistryImportCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "import CONNECTION [--file FILE]",
+		Short: "Add a disabled registry entry for each tool of a verified connection the registry does not list yet",
+		Long: `Import reads the connection's verified tool list and adds to the registry
+file (default $OA_HOME/registry.cue) one entry for each tool the registry
+does not list yet for the connection's connector: disabled, with the risk
+its annotations give (readOnlyHint: read_only, otherwise consequential,
+destructiveHint noted in a comment) and a suggested capability key. A
+connector the registry lacks is added, disabled. Nothing is enabled, no
+existing entry is changed (each is named as kept), and the rest of the
+file stays as written. Map each entry to a capability, enable those a
+package uses, then oa registry sign --as NAME.`,
+		Args: cli.WantArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			path := file
+			if path == "" {
+				if err := noRegistryYet(nil); err != nil {
+					return err
+				}
+				path = registryPath(nil)
+			}
+			h, err := host.Open(ctx, cli.Home())
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			imp, err := resolve.ImportConnection(ctx, h, path, args[0])
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), imp)
+			}
+			w := cmd.OutOrStdout()
+			for _, t := range imp.Added {
+				note := ""
+				if t.Destructive {
+					note = ", destructiveHint"
+				}
+				fmt.Fprintf(w, "  added  %s  %s%s  capability %s  (disabled)\n", t.Name, t.Risk, note, t.Capability)
+			}
+			for _, name := range imp.Kept {
+				fmt.Fprintf(w, "  kept   %s  (already listed for connector %s; unchanged)\n", name, imp.Connector)
+			}
+			if imp.ConnectorAdded {
+				fmt.Fprintf(w, "  added  connector %s  (disabled)\n", imp.Connector)
+			}
+			if !imp.Written {
+				fmt.Fprintf(w, "nothing to add: the registry lists every tool of connection %s\n", imp.Connection)
+				return nil
+			}
+			fmt.Fprintf(w, "%d entries added to %s, disabled: map each to a capability, enable those a package uses, then `oa registry sign --as NAME`\n", len(imp.Added), path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "the registry file to add to (default $OA_HOME/registry.cue)")
+	return cmd
 }
 
 // noRegistryYet refuses, pointing at `oa registry init`, when no FILE is
