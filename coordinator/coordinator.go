@@ -99,6 +99,9 @@ type Coordinator struct {
 	// probed is closed when a probe run in the background ended
 	// (Options.ProbeInBackground); nil when none runs.
 	probed chan struct{}
+	// witnessing is closed when the witness loop ended (witness.go); nil
+	// when the policy names no witnesses.
+	witnessing chan struct{}
 
 	// life ends every downstream session and run when the coordinator
 	// closes.
@@ -178,6 +181,11 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	c.bindingDigest = ir.DigestBytes(raw)
+	if opts.Client != "" && opts.Installation == nil {
+		if c.opts.Installation, err = installationFor(h, opts); err != nil {
+			return nil, err
+		}
+	}
 	c.slots = make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns))
 	// Evaluations run in worker processes under the host's budget
 	// (component.Pool): a runaway evaluator ends its run, never the host.
@@ -204,6 +212,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	c.storeChecks.Fn = c.checkStore
 	c.checker = bind.NewChecker(h, b, c.art)
 	c.life, c.cancel = context.WithCancelCause(context.Background())
+	c.startWitnessing()
 	c.countStore(heads)
 	plan, err := c.checkPlan(ctx)
 	if err != nil {
@@ -544,6 +553,7 @@ func (c *Coordinator) Close() error {
 	}
 	c.runs.Wait()
 	_ = c.waitProbe(context.Background()) // ended by the cancel above
+	c.waitWitnessing()
 	if c.eval != nil {
 		c.eval.Close()
 	}

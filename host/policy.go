@@ -53,6 +53,10 @@ type Policy struct {
 	// Persons are the people who decide on paused runs, by name; nil when
 	// the policy names none (left out of the digest).
 	Persons map[string]Person `json:"persons,omitempty"`
+	// Witnessing names the witnesses of the host's receipts log and
+	// their quorum; nil when the policy has none (left out of the
+	// digest).
+	Witnessing *Witnessing `json:"witnessing,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -288,6 +292,9 @@ func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 		return nil, err
 	}
 	if err := p.loadPersons(posOf); err != nil {
+		return nil, err
+	}
+	if err := p.loadWitnessing(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {

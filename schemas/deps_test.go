@@ -32,9 +32,9 @@ func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 // A package may import only packages listed before it.
 var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
-	"compiler", "oci", "signing", "host", "admit", "projection",
+	"compiler", "oci", "signing", "ledger/translog", "host", "admit", "projection",
 	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector", "connection",
-	"resolve", "bind", "harness", "ledger/translog", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo",
+	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo", "console",
 }
 
 // TestStagesImportOnlyEarlierStages: data flows one way down the pipeline

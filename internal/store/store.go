@@ -39,7 +39,8 @@
 // expire.
 //
 // log_leaves, log_hashes and log_checkpoints are the ledger's (through
-// ledger/translog): the host's transparency log of receipts, append-only;
+// ledger/translog): the host's transparency log of receipts, append-only,
+// and log_cosignatures its witnesses' cosignatures of its checkpoints;
 // witness_logs is a witness's state (ledger/translog's witness).
 //
 // owned_processes is shared plumbing ([Ledger]): the ledger of the process
@@ -318,6 +319,23 @@ CREATE TRIGGER witness_logs_only_grow
 BEFORE UPDATE ON witness_logs
 WHEN NEW.origin IS NOT OLD.origin OR NEW.size < OLD.size
 BEGIN SELECT RAISE(ABORT, 'a witnessed log only grows'); END;
+`,
+	// 10: the cosignatures the host's witnesses returned for its log's
+	// checkpoints (issue 41): by checkpoint size and the witness's
+	// public key, the c2sp.org/tlog-cosignature lines as the witness
+	// answered them (checked before they are stored); append-only.
+	`
+CREATE TABLE log_cosignatures (
+	size    INTEGER NOT NULL CHECK (size > 0),
+	witness TEXT    NOT NULL CHECK (witness <> ''),
+	sigs    BLOB    NOT NULL,
+	PRIMARY KEY (size, witness)
+) STRICT;
+
+CREATE TRIGGER log_cosignatures_no_update BEFORE UPDATE ON log_cosignatures
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TRIGGER log_cosignatures_no_delete BEFORE DELETE ON log_cosignatures
+BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 `,
 }
 

@@ -163,16 +163,23 @@ func EntryAt(ctx context.Context, q Querier, idx int64) ([]byte, error) {
 	return e, nil
 }
 
-// Prove returns the c2sp.org/tlog-proof that entry is in the log's
-// newest checkpoint, the entry itself in its extra line.
+// Prove returns the c2sp.org/tlog-proof that entry is in the log, the
+// entry itself in its extra line: against the newest checkpoint its
+// witnesses cosigned (with their cosignatures) when that holds the
+// entry, else against the newest checkpoint.
 func Prove(ctx context.Context, q Querier, entry []byte) (*Proof, error) {
 	idx, err := IndexOf(ctx, q, entry)
 	if err != nil {
 		return nil, err
 	}
-	head, err := HeadOf(ctx, q)
+	head, _, err := CosignedHead(ctx, q)
 	if err != nil {
 		return nil, err
+	}
+	if head == nil || head.N <= idx {
+		if head, err = HeadOf(ctx, q); err != nil {
+			return nil, err
+		}
 	}
 	if head == nil || head.N <= idx {
 		return nil, blocking.New(blocking.LogChainDisagree, "leaf %d has no signed checkpoint", idx)
