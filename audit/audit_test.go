@@ -82,7 +82,7 @@ func newFixture(t testing.TB) *fixture {
 }
 
 var chainLinks = []string{LinkBundle, signing.LinkArtifact, signing.LinkIR, signing.LinkSignature, signing.LinkAttestation, LinkAdmission,
-	LinkRegistry, LinkConnections, LinkProjection, LinkPlan, LinkBinding, LinkReceipts, LinkTeach, LinkDecisions}
+	LinkRegistry, LinkConnections, LinkProjection, LinkPlan, LinkBinding, LinkReceipts, LinkLog, LinkTeach, LinkDecisions}
 
 func linkNames(r *Report) []string {
 	out := make([]string, len(r.Links))

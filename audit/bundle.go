@@ -44,6 +44,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -59,6 +60,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/ledger/translog"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
@@ -106,12 +108,17 @@ const (
 	// signers it trusts by certificate identity (TrustedRootDoc); only
 	// in bundles of such policies.
 	DocTrustedRoots = "trusted-roots.json"
+	// DocLogCheckpoint is the host's transparency log's newest
+	// checkpoint its witnesses cosigned, with their cosignatures (else
+	// its newest checkpoint): a c2sp.org/tlog-checkpoint signed note. A
+	// bundle of a host with no log has none.
+	DocLogCheckpoint = "log-checkpoint.txt"
 )
 
 // optionalDocs are the documents a bundle has only when it needs them:
 // the bundle of a host that trusts keys only stays what it was. Teach
 // requests are missing from bundles made before they existed.
-var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true, DocDecisions: true}
+var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true, DocDecisions: true, DocLogCheckpoint: true}
 
 // TrustedRootDoc is one trusted root of the host's policy: the policy's
 // trusted_root string, the sha256 of the file as the policy read it, and
@@ -145,6 +152,7 @@ var documents = []struct{ name, mediaType string }{
 	{DocPlan, "application/vnd.oa.audit.plan.v1+json"},
 	{DocTeachRequests, "application/vnd.oa.audit.teach-requests.v1+json"},
 	{DocDecisions, "application/vnd.oa.audit.decisions.v1+json"},
+	{DocLogCheckpoint, "application/vnd.oa.audit.log-checkpoint.v1+note"},
 }
 
 // HostDoc names what the bundle is of. Its keys are data for the auditor
@@ -158,6 +166,10 @@ type HostDoc struct {
 	HostPublicKey    string    `json:"hostPublicKey"`
 	ReceiptPublicKey string    `json:"receiptPublicKey"`
 	ExportedAt       time.Time `json:"exportedAt"`
+	// LogPublicKey is the host's log key (keys/log.pub), when the host
+	// has a log: data, as the other keys; verify checks the log
+	// checkpoint with it and holds its root to the bundle's receipts.
+	LogPublicKey string `json:"logPublicKey,omitempty"`
 }
 
 // ExportOptions say what to export.
@@ -298,6 +310,20 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 		cp = []byte("null")
 	}
 	c.bytes[DocCheckpointFile] = cp
+	logPub, err := read(translog.PublicKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	logHead, _, err := ledger.LogCosigned(ctx, h)
+	if err == nil && logHead == nil {
+		logHead, err = ledger.LogHead(ctx, h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if logHead != nil {
+		c.bytes[DocLogCheckpoint] = logHead.Note
+	}
 	if roots, err := trustedRoots(h); err != nil || roots != nil {
 		if err != nil {
 			return nil, err
@@ -341,7 +367,7 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	byKind := splitVersions(dump.Versions)
 	values := map[string]any{
 		DocHost: HostDoc{Type: HostType, Host: h.Policy.Host, Deployment: b.Deployment, ArtifactDigest: b.ArtifactDigest,
-			HostPublicKey: string(hostPub), ReceiptPublicKey: string(receiptPub), ExportedAt: now.UTC().Truncate(time.Millisecond)},
+			HostPublicKey: string(hostPub), ReceiptPublicKey: string(receiptPub), LogPublicKey: strings.TrimSpace(string(logPub)), ExportedAt: now.UTC().Truncate(time.Millisecond)},
 		DocAdmissions: dump.Admissions, DocRevocations: dump.Revocations,
 		DocRegistrySignatures: byKind[store.KindRegistry], DocConnections: byKind[store.KindConnection],
 		DocBindings: byKind[store.KindBinding], DocOtherRecords: byKind[""],

@@ -25,6 +25,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/ledger/translog"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
@@ -43,6 +44,7 @@ const (
 	LinkReceipts    = "receipts"
 	LinkTeach       = "teach"
 	LinkDecisions   = "decisions"
+	LinkLog         = "log"
 )
 
 // Keys are the public keys (cosign PEM) the auditor trusts. A publisher
@@ -75,6 +77,22 @@ type Report struct {
 	FirstBroken string              `json:"firstBroken,omitempty"`
 	OK          bool                `json:"ok"`
 	Receipts    *ledger.ChainReport `json:"receipts,omitempty"`
+	// Log is the host's log checkpoint the bundle carries, when it
+	// carries one: its size, and which of the policy's witnesses
+	// cosigned it.
+	Log *LogReport `json:"log,omitempty"`
+}
+
+// LogReport is what the log link found: the checkpoint's size and root
+// (held to the bundle's receipts), the witnesses of the bundle's policy
+// whose cosignatures of it verify, and the policy's quorum.
+type LogReport struct {
+	Origin    string   `json:"origin"`
+	Size      int64    `json:"size"`
+	Root      string   `json:"root"`
+	Cosigners []string `json:"cosigners"`
+	Witnesses int      `json:"witnesses"`
+	Quorum    int      `json:"quorum"`
 }
 
 // Err is the first broken link's refusal, nil when every link holds.
@@ -536,6 +554,9 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 	}
 	r.add(LinkBinding, bindDetail, bindErr)
 	r.add(receiptsLink(ctx, r, h, b))
+	if b.docs[DocLogCheckpoint] != nil {
+		r.add(logLink(ctx, r, h, b))
+	}
 	r.add(teachLink(ctx, h, b))
 	r.add(decisionsLink(ctx, h, b, binding))
 }
@@ -783,4 +804,72 @@ func receiptsLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (stri
 		detail += fmt.Sprintf(", head %s = checkpoint #%d", chain.Head, chain.Checkpoint.Seq)
 	}
 	return LinkReceipts, detail, chain.Err()
+}
+
+// logLink checks the host's log checkpoint the bundle carries: signed by
+// the log key host.json names (data, like the other keys: the auditor
+// compares it with the one the host's operator gave), its root the root
+// of the bundle's first receipts (leaf i the digest of receipt i+1), and
+// counts the cosignatures of the policy's witnesses (the policy is the
+// one the host-signed admission names). Fewer than the quorum is
+// reported, not a broken link: the host's witnesses may not have
+// answered yet when it exported.
+func logLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (string, string, error) {
+	key, err := translog.ParseVerifierKey(b.host.LogPublicKey)
+	if err != nil {
+		return LinkLog, "", err
+	}
+	policy := translog.Policy{Log: key}
+	wit := h.Policy.Witnessing
+	if wit != nil {
+		policy.Witnesses = wit.Verifiers()
+	}
+	c, cosigners, err := translog.OpenCheckpoint(b.docs[DocLogCheckpoint], policy)
+	if err != nil {
+		return LinkLog, "", err
+	}
+	root, ok, err := ledger.ReceiptsRoot(ctx, h, c.N)
+	if err != nil {
+		return LinkLog, "", err
+	}
+	if !ok {
+		return LinkLog, "", blocking.New(blocking.LogChainDisagree, "the log checkpoint is of %d leaves; the bundle holds fewer receipts", c.N)
+	}
+	if root != c.Hash {
+		return LinkLog, "", blocking.New(blocking.LogChainDisagree, "the log checkpoint of size %d is not the root of the bundle's first %d receipts", c.N, c.N)
+	}
+	rep := &LogReport{Origin: c.Origin, Size: c.N, Root: c.Hash.String(), Cosigners: names(wit, cosigners)}
+	if rep.Cosigners == nil {
+		rep.Cosigners = []string{}
+	}
+	detail := fmt.Sprintf("%s checkpoint of size %d = the first %d receipts", c.Origin, c.N, c.N)
+	if wit != nil {
+		rep.Witnesses, rep.Quorum = len(wit.Witnesses), wit.Quorum
+		detail += fmt.Sprintf(", cosigned by %d of %d witnesses (quorum %d)", len(rep.Cosigners), rep.Witnesses, rep.Quorum)
+		if len(rep.Cosigners) < rep.Quorum {
+			detail += ": below the quorum"
+		}
+	} else {
+		detail += ", no witnesses in the policy"
+	}
+	r.Log = rep
+	return LinkLog, detail, nil
+}
+
+// names maps the witness key names that cosigned to the policy's names
+// for those witnesses.
+func names(wit *host.Witnessing, keyNames []string) []string {
+	if wit == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range wit.Names() {
+		for _, k := range keyNames {
+			if wit.Witnesses[n].Verifier().Name() == k {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
 }
