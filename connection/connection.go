@@ -149,6 +149,11 @@ type AddOptions struct {
 	Config    connector.Config
 	// Replace gives an existing connection a new configuration.
 	Replace bool
+	// Preinstall installs an `npx [-y] PACKAGE ARGS…` server's package
+	// ahead, with network now, into the connection's private HOME, and
+	// records the package's own command there: the confined server then
+	// starts with no network.
+	Preinstall bool
 }
 
 // Add records a new connection (or, with Replace, a new configuration of
@@ -167,6 +172,17 @@ func Add(ctx context.Context, h *host.Host, opts AddOptions, c Change) (*Record,
 		return nil, err
 	}
 	opts.Config.Confinement = profile
+	if opts.Preinstall {
+		if prev, err := Get(ctx, h, opts.Name); err == nil && prev != nil && !opts.Replace {
+			return nil, blocking.New(blocking.ConnectionExists, "connection %s", opts.Name)
+		}
+		if err := preinstall(ctx, h.Home, opts.Name, &opts.Config); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkCommand(opts.Config, profile, PrivateDir(h.Home, opts.Name)); err != nil {
+		return nil, err
+	}
 	rec := &Record{Type: RecordType, Host: h.Policy.Host, Name: opts.Name, Connector: opts.Connector, Config: opts.Config, Enabled: true}
 	err = write(ctx, h, opts.Name, c, func(prev *Record) (*Record, error) {
 		if prev != nil && !opts.Replace {

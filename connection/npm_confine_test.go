@@ -113,3 +113,45 @@ func TestConfinedNpmServers(t *testing.T) {
 		}
 	})
 }
+
+// TestPreinstalledNpxServer (issue 39): `npx -y PACKAGE` confined fetched
+// its package at each start and failed with no network. With Preinstall
+// the package is installed once, at add time, into the connection's own
+// folder, the recorded command is the package's own, and the server is
+// verified and called confined with no network at all.
+func TestPreinstalledNpxServer(t *testing.T) {
+	interoptest.Confine(t) // npm, and the pinned packages in npm's cache
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is needed to run the npm servers: %v", err)
+	}
+	home, h := newHost(t)
+	defer h.Close()
+	ctx := context.Background()
+	change := connection.Change{By: "Test Operator", Now: time.Now()}
+	cfg := connector.Config{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"}}
+	rec, err := connection.Add(ctx, h, connection.AddOptions{Name: "memory", Connector: "npm.server-memory", Config: cfg, Preinstall: true}, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Config.Confinement != nil || !strings.HasPrefix(rec.Config.Command, connection.PrivateDir(home, "memory")) || len(rec.Config.Args) != 0 {
+		t.Fatalf("recorded %+v: want the package's own command in the connection's folder, the default profile (no network)", rec.Config)
+	}
+	rec, err = connection.Verify(ctx, h, "memory", connector.Options{}, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Verification.Enforced == nil || rec.Verification.Enforced.Mode != confine.ModeConfined {
+		t.Fatalf("verified %+v, want confined", rec.Verification.Enforced)
+	}
+	if _, ok := rec.Verification.Inventory.Tool("create_entities"); !ok {
+		t.Fatalf("the preinstalled server-memory lists no create_entities: %+v", rec.Verification.Inventory.Tools)
+	}
+	s, err := connector.Open(ctx, rec.Config, connection.StartOptions(home, "memory", connector.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Call(ctx, "read_graph", map[string]any{}); err != nil {
+		t.Fatalf("read_graph: %v", err)
+	}
+}

@@ -76,6 +76,11 @@ plan, and refused where the host policy forbids it. The profile is part of
 the plan: loosening it needs a person's approval again. A remote server runs
 no process here and takes no confinement flags.
 
+A confined command that needs a folder the profile does not read (npx from
+nvm, a pyenv shim, a script under ~/.local/bin) is refused
+connection_command_unreadable with the exact --read that grants it; npx
+with no network is refused unless --preinstall installs its package ahead.
+
 A new connection is enabled but unverified: run oa connection verify NAME.`,
 		Args: cli.WantArgs(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -114,6 +119,7 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 	cmd.Flags().StringSliceVar(&remote.oauthScopes, "oauth-scopes", nil, "scopes to request, comma-separated (default: those the server's metadata lists)")
 	cmd.Flags().IntVar(&remote.oauthPort, "oauth-redirect-port", 0, "the loopback port of the login redirect http://127.0.0.1:PORT/callback (default: any free port)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
+	cmd.Flags().BoolVar(&opts.Preinstall, "preinstall", false, "for -- npx [-y] PACKAGE ARGS…: install the package now (network, with this machine's npm, install scripts not run) into the connection's own folder and record its own command, so the confined server starts with no network")
 	cf.register(cmd)
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
 	_ = cmd.MarkFlagRequired("connector")
