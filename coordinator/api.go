@@ -50,6 +50,12 @@ type Options struct {
 	// host-held key signs the answers a person gives at the client
 	// (decider.go); nil when none is named.
 	Installation *Installation
+	// Client names the MCP client installation served (`oa coordinator
+	// serve --client`, written by `oa harness install --person`): Open
+	// loads the key the host holds for it and finds the person the host
+	// policy names with that key, as Installation. Ignored when
+	// Installation is given.
+	Client string
 }
 
 // DefaultMaxRuns is how many runs one coordinator executes at once by

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -34,6 +35,33 @@ type Installation struct {
 	Client string
 	Person string
 	Signer ssh.Signer
+}
+
+// installationFor is the installation a coordinator serving opts.Client
+// serves: the key the host holds for the client's installation of the
+// deployment (made by `oa harness install --person`) and the person the
+// host policy names with it. When no key was made, or the policy names
+// no one with it, there is none: the operator is told, and an answer
+// given at the client is refused (decision_unsigned) on a host whose
+// policy names persons.
+func installationFor(h *host.Host, opts Options) (*Installation, error) {
+	signer, err := host.LoadClientKey(opts.Home, opts.Client, opts.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	if signer == nil {
+		fmt.Fprintf(opts.Operator, "oa coordinator: client installation %s: this host holds no key for it (oa harness install --person NAME makes one); answers given at the client are signed by no one\n", opts.Client)
+		return nil, nil
+	}
+	person, err := h.Policy.ClientPerson(opts.Client, signer.PublicKey())
+	if err != nil {
+		return nil, err
+	}
+	if person == "" {
+		fmt.Fprintf(opts.Operator, "oa coordinator: client installation %s: the host policy names no person with its key (%s); answers given at the client are signed by no one: add the clients line oa harness install --person printed\n", opts.Client, signing.SSHFingerprint(signer.PublicKey()))
+		return nil, nil
+	}
+	return &Installation{Client: opts.Client, Person: person, Signer: signer}, nil
 }
 
 // signFor signs decision d as the installation's person, when the host

@@ -86,6 +86,11 @@ type Record struct {
 	SkillDigest           string `json:"skillDigest"`
 
 	Server ServerRecord `json:"server"`
+	// Person is the person the host policy names who answers at this
+	// installation (`--person`), and ClientKey the public key line of
+	// the key the host holds for it; both empty when none was named.
+	Person    string `json:"person,omitempty"`
+	ClientKey string `json:"clientKey,omitempty"`
 	// ProjectionDir holds the whole projection; SkillDir, when set, the
 	// client's copy of its Agent Skills folder. Both are relative to the
 	// install folder.
@@ -287,7 +292,7 @@ func (m *MCPClient) checkServerEntry(rec *Record, deployment string) *blocking.E
 	if e == nil {
 		return blocking.New(blocking.HarnessServerEntryMissing, "no %s entry in %s", rec.Server.Name, rec.Server.File)
 	}
-	want := m.serverEntry(deployment)
+	want := m.serverEntry(deployment, rec.Person != "")
 	switch {
 	case !slices.Equal(e.Args, want.Args):
 		return blocking.New(blocking.HarnessServerEntryChanged, "the entry does not run coordinator serve for deployment %s", deployment)

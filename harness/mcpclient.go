@@ -42,6 +42,11 @@ type MCPClientOptions struct {
 	Executable string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Person, when set, is the person the host policy names who answers
+	// at this installation: Prepare makes the key the host holds for it
+	// (host.EnsureClientKey) and the server entry names the installation
+	// (--client), so the answers given at the client are signed for them.
+	Person string
 }
 
 // MCPClient is the harness of an MCP client. Its methods are safe to call
@@ -157,13 +162,14 @@ func (m *MCPClient) Root() string { return m.root }
 func ServerName(deployment string) string { return "oa-" + deployment }
 
 // serverEntry is the entry the client needs to start the deployment's
-// coordinator.
-func (m *MCPClient) serverEntry(deployment string) ServerEntry {
-	return ServerEntry{
-		Command: m.opts.Executable,
-		Args:    []string{"coordinator", "serve", "--deployment", deployment},
-		Env:     map[string]string{"OA_HOME": m.opts.Home},
+// coordinator; for an installation a person answers at (decider), it
+// names the client, whose host-held key signs their answers.
+func (m *MCPClient) serverEntry(deployment string, decider bool) ServerEntry {
+	args := []string{"coordinator", "serve", "--deployment", deployment}
+	if decider {
+		args = append(args, "--client", m.opts.Client)
 	}
+	return ServerEntry{Command: m.opts.Executable, Args: args, Env: map[string]string{"OA_HOME": m.opts.Home}}
 }
 
 // release is the bound release, checked, and its projection.
@@ -197,13 +203,18 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 		return nil, err
 	}
 	b, p := rel.binding, rel.proj
+	clientKey, err := m.decider(h, deployment)
+	if err != nil {
+		return nil, err
+	}
 	l := m.layout(deployment, p.Package)
 	rec := &Record{
 		Type: RecordType, Client: m.opts.Client, Deployment: deployment, Host: b.Host,
 		Package: p.Package, Version: p.Version, ArtifactDigest: p.ArtifactDigest, WorkerIRDigest: p.WorkerIRDigest,
 		BindingSeq: b.Seq, PlanDigest: b.PlanDigest, Model: b.Model,
 		MaterializationDigest: p.MaterializationDigest, PersonaDigest: p.PersonaDigest, SkillDigest: p.SkillDigest,
-		Server:        ServerRecord{File: l.ServerFile, Name: ServerName(deployment), Entry: m.serverEntry(deployment)},
+		Server: ServerRecord{File: l.ServerFile, Name: ServerName(deployment), Entry: m.serverEntry(deployment, m.opts.Person != "")},
+		Person: m.opts.Person, ClientKey: clientKey,
 		ProjectionDir: l.ProjectionDir, SkillDir: l.SkillDir,
 		Files:       map[string]string{},
 		InstalledAt: m.now().UTC().Truncate(time.Second),
@@ -372,6 +383,7 @@ func (m *MCPClient) inspect(ctx context.Context, h *host.Host, deployment string
 		return inst, nil
 	}
 	inst.Installed, inst.Record = true, rec
+	inst.Decider = deciderOf(h, rec)
 	inst.add(CheckServerEntry, m.checkServerEntry(rec, deployment))
 	if b != nil {
 		settings, err := m.checkSettings(ctx, h, b, rec)

@@ -117,6 +117,9 @@ type Installation struct {
 	Record *Record `json:"record,omitempty"`
 	// Bound is the current binding, when it verifies.
 	Bound *Bound `json:"bound,omitempty"`
+	// Decider is who answers at the installation, when it was installed
+	// for a person.
+	Decider *Decider `json:"decider,omitempty"`
 	// Matches is true only when every check passed.
 	Matches bool    `json:"matches"`
 	Checks  []Check `json:"checks"`

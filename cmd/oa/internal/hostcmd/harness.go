@@ -65,6 +65,7 @@ type harnessFlags struct {
 	client     string
 	deployment string
 	dir        string
+	person     string
 }
 
 func (f *harnessFlags) register(cmd *cobra.Command) {
@@ -88,13 +89,13 @@ func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	} else if dir == "" {
 		dir = "."
 	}
-	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Executable: exe})
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Executable: exe, Person: f.person})
 }
 
 func newHarnessInstallCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "install --client CLIENT --deployment NAME [--dir DIR]",
+		Use:   "install --client CLIENT --deployment NAME [--dir DIR] [--person NAME]",
 		Short: "Install a bound deployment into an MCP client: server entry, skill folder, install record",
 		Long: `Install writes what an MCP client needs to work with the deployment, once
 its binding verifies and its release is actively admitted: the oa-NAME
@@ -105,7 +106,15 @@ where the client reads skills, and an install record.
 
 The server entry runs this oa executable as coordinator serve --deployment
 NAME with OA_HOME set to this host. A skill folder oa did not write is never
-replaced. Installing again replaces the installation whole.`,
+replaced. Installing again replaces the installation whole.
+
+--person NAME installs for a person the host policy names, who answers the
+approval forms at this client: the host makes an Ed25519 key for the
+installation (once per client and deployment, 0600 under $OA_HOME/keys),
+the entry adds --client CLIENT, and install prints the clients line to add
+to the person in the host policy. Once it is there, an answer given at
+the client is signed with that key for the person and shows as "NAME via
+client CLIENT".`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The entry names this executable; go run's is deleted when it ends.
@@ -129,6 +138,7 @@ replaced. Installing again replaces the installation whole.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&f.person, "person", "", "the person (as the host policy names them) who answers approval forms at this client")
 	return cmd
 }
 
@@ -190,6 +200,13 @@ func printInstallation(w io.Writer, inst *harness.Installation) {
 	}
 	if b := inst.Bound; b != nil {
 		fmt.Fprintf(w, "  bound        %s@%s, binding #%d, plan %s, model %s\n", b.Package, b.Version, b.BindingSeq, b.PlanDigest, b.Model)
+	}
+	if d := inst.Decider; d != nil {
+		if d.Named {
+			fmt.Fprintf(w, "  decider      %s answers at this client, signed with the host's key %s for the installation (named in the host policy)\n", d.Person, d.Fingerprint)
+		} else {
+			fmt.Fprintf(w, "  decider      %s answers at this client once the host policy names the installation's key (%s): add to persons.%s in policy.cue\n                 %s\n               then admit and bind again (the policy digest changes) and install again; until then answers at the client are signed by no one\n", d.Person, d.Fingerprint, d.Person, d.PolicyLine)
+		}
 	}
 	for _, c := range inst.Checks {
 		if c.OK {

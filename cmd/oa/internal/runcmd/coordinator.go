@@ -26,9 +26,10 @@ func newCoordinatorCmd() *cobra.Command {
 	var deployment string
 	var effectTimeout time.Duration
 	var maxRuns int
+	var client string
 	var reg cli.RegistryFlags
 	serve := &cobra.Command{
-		Use:   "serve [--deployment NAME]",
+		Use:   "serve [--deployment NAME] [--client CLIENT]",
 		Short: "Serve the deployment's governed tools to one MCP client over stdin and stdout",
 		Long: `Serve speaks MCP over stdin and stdout to the one client that started it;
 there is no network listener. At session start it checks the deployment's
@@ -46,14 +47,20 @@ which link of the plan changed; nothing of it reaches the client.
 
 Without --deployment it serves the built-in demo package on the sandbox
 connector (mode "sandbox"): a demo host under $OA_HOME/demo, prepared on
-first use exactly as oa quickstart prepares one.`,
+first use exactly as oa quickstart prepares one.
+
+--client CLIENT (written into the server entry by oa harness install
+--person) names the client installation served: an answer a person gives
+in the client's form is signed with the key this host holds for that
+installation, for the person the host policy names with it under
+clients, and recorded as theirs "via client CLIENT".`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// The downstream servers start and are checked while the client's
 			// initialize is answered; a step waits for its server.
-			opts := coordinator.Options{Home: cli.Home(), Deployment: deployment, Registry: reg.Options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment, ProbeInBackground: true}
+			opts := coordinator.Options{Home: cli.Home(), Deployment: deployment, Registry: reg.Options(), Operator: cmd.ErrOrStderr(), EffectTimeout: effectTimeout, MaxRuns: maxRuns, Mode: coordinator.ModeDeployment, ProbeInBackground: true, Client: client}
 			if deployment == "" {
 				home, err := sandboxHome(cmd)
 				if err != nil {
@@ -88,6 +95,7 @@ first use exactly as oa quickstart prepares one.`,
 	}
 	serve.Flags().StringVar(&deployment, "deployment", "", "the bound deployment to serve (none: the built-in demo package on the sandbox connector)")
 	serve.Flags().DurationVar(&effectTimeout, "effect-timeout", 30*time.Second, "how long one downstream call may take before its server is ended (the effect is then unknown)")
+	serve.Flags().StringVar(&client, "client", "", "the MCP client installation served (oa harness install --person writes it): its host-held key signs the answers given at the client")
 	serve.Flags().IntVar(&maxRuns, "max-runs", coordinator.DefaultMaxRuns, "how many runs execute at once; more wait their turn (answered running until they end)")
 	reg.Register(serve, "", "the bound release's registry")
 	cmd.AddCommand(serve)
