@@ -187,7 +187,7 @@ var commandGroups = []struct {
 }{
 	{"publish", "Publish a worker package (publishers, conformance authorities):", []string{"init", "compile", "inspect", "push", "pull", "copy", "keys", "sign", "attest", "verify"}},
 	{"host", "Host it (operators: admit, resolve, bind, install into clients):", []string{"host", "policy", "admit", "admissions", "revoke", "status", "project", "registry", "connection", "resolve", "bind", "harness"}},
-	{"run", "Run it (operators and the people who decide on paused runs):", []string{"quickstart", "coordinator", "attention"}},
+	{"run", "Run it (operators and the people who decide on paused runs):", []string{"quickstart", "coordinator", "attention", "console"}},
 	{"fleet", "Run a fleet of hosts from one registry (fleet operators):", []string{"fleet", "provision", "agent"}},
 	{"audit", "Audit it (auditors):", []string{"receipts", "runs", "audit", "witness"}},
 }

@@ -1,6 +1,6 @@
 // Package runcmd holds oa's commands for running a worker (operators and
-// the people who decide on paused runs): coordinator, attention and
-// quickstart. Each parses its flags, calls the library (coordinator,
+// the people who decide on paused runs): coordinator, attention,
+// console and quickstart. Each parses its flags, calls the library (coordinator,
 // demo) and prints.
 package runcmd
 
@@ -9,5 +9,5 @@ import "github.com/spf13/cobra"
 // Commands are the group's top-level commands, in the order oa --help
 // lists them.
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newCoordinatorCmd(), newAttentionCmd(), newQuickstartCmd()}
+	return []*cobra.Command{newCoordinatorCmd(), newAttentionCmd(), newConsoleCmd(), newQuickstartCmd()}
 }

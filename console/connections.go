@@ -1,0 +1,44 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/oa-dev/oa/connection"
+)
+
+// ConnectionRow is one connection as the Connections page shows it: its
+// view (connection.View, as oa connection show prints it) with the level
+// its server is held to on this host now.
+type ConnectionRow struct {
+	connection.View
+	// LevelNow is the level in words: the guarantees held, those not
+	// held and why, or the refusal code when the host cannot confine it.
+	LevelNow string
+}
+
+func (s *Server) serveConnections(w http.ResponseWriter, r *http.Request, sess *session) {
+	listed, err := connection.List(r.Context(), s.h)
+	if err != nil {
+		s.refuse(w, r, sess, http.StatusInternalServerError, err)
+		return
+	}
+	rows := make([]ConnectionRow, 0, len(listed))
+	for _, l := range listed {
+		row := ConnectionRow{View: connection.ViewOf(l.Name, l.Record)}
+		row.Confinement = oneLine(row.Confinement)
+		switch lv := connection.LevelNow(l.Record); {
+		case lv == nil:
+			row.LevelNow = "no confined process of it runs here"
+		case lv.Refused != "":
+			row.LevelNow = "cannot be confined here: " + string(lv.Refused)
+		default:
+			row.LevelNow = strings.Join(lv.Guarantees, ", ")
+			if len(lv.NotHeld) > 0 {
+				row.LevelNow += "; not held: " + strings.Join(lv.NotHeld, "; ")
+			}
+		}
+		rows = append(rows, row)
+	}
+	s.render(w, r, sess, http.StatusOK, "connections", rows)
+}

@@ -1,0 +1,144 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/oa-dev/oa/blocking"
+)
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// pages are the console's templates, each the layout with its page.
+var pages = func() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		},
+		"whenp": func(t *time.Time) string {
+			if t == nil {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		},
+		"join": strings.Join,
+	}
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		out[name] = template.Must(template.Must(base.Clone()).ParseFS(files, n))
+	}
+	return out
+}()
+
+// view is what the layout shows around a page.
+type view struct {
+	Title string
+	// Nav is the page's entry in the navigation ("" for none).
+	Nav  string
+	CSRF string
+	// Host is the host's name in its policy.
+	Host string
+	// LoggedIn is false on a refusal before a session.
+	LoggedIn bool
+	Page     any
+}
+
+var titles = map[string]string{"inbox": "Inbox", "sign": "Sign the decision", "history": "History", "chain": "Chain", "connections": "Connections", "refused": "Refused"}
+
+// render writes the page name with data, rendered whole before anything
+// is sent (a template fault is a 500, never half a page).
+func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, status int, name string, data any) {
+	v := view{Title: titles[name], Nav: name, Host: s.h.Policy.Host, Page: data}
+	if sess != nil {
+		v.CSRF, v.LoggedIn = sess.csrf, true
+	}
+	var b bytes.Buffer
+	if err := pages[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+		fmt.Fprintf(s.opts.Operator, "oa console: page %s: %v\n", name, err)
+		http.Error(w, "the page cannot be shown: see the console's terminal", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b.Bytes())
+	}
+}
+
+// refusedPage is a refusal as shown.
+type refusedPage struct {
+	Refusals []shownRefusal
+}
+
+// shownRefusal is one refusal for people: its code, title, where, detail
+// and the catalogue's copy.
+type shownRefusal struct {
+	Code, Title, Where, Detail, Copy string
+}
+
+func shownRefusals(l blocking.List) []shownRefusal {
+	if len(l) == 0 {
+		return []shownRefusal{{Title: "a fault stopped this request", Copy: "Nothing was changed by this page. The console's terminal says what failed."}}
+	}
+	out := make([]shownRefusal, len(l))
+	for i, e := range l {
+		entry := e.Entry()
+		where := e.Path
+		if e.Pos != "" {
+			where = strings.TrimSpace(e.Pos + " " + e.Path)
+		}
+		out[i] = shownRefusal{Code: string(e.Code), Title: entry.Title, Where: where, Detail: e.Detail, Copy: entry.Copy}
+	}
+	return out
+}
+
+// indentJSON is v indented for a <pre>, control characters escaped, so
+// nothing read can hide or reorder text on the page.
+func indentJSON(v json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, v, "", "  "); err != nil {
+		return escapeControls(string(v))
+	}
+	return escapeControls(b.String())
+}
+
+// escapeControls escapes every control character of s but the line break
+// (and bidirectional controls) as \u00NN, which reads the same inside a
+// JSON string.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// oneLine is package text on one line, control characters escaped.
+func oneLine(s string) string {
+	return escapeControls(strings.Join(strings.Fields(s), " "))
+}
