@@ -28,49 +28,13 @@ func checkCommand(cfg connector.Config, p *confine.Profile, private string) erro
 	if cfg.Remote != nil || cfg.Command == "" || cfg.Command == connector.SandboxCommand || p.IsUnconfined() {
 		return nil
 	}
-	exe, err := exec.LookPath(cfg.Command)
-	if err != nil {
-		return nil
-	}
-	if exe, err = filepath.Abs(exe); err != nil {
-		return nil
-	}
-	granted := []string{private}
+	var granted []string
 	if p != nil {
 		granted = append(slices.Clone(p.Read), p.Write...)
 	}
-	readable := func(path string) bool {
-		for _, g := range append(slices.Clone(confine.DefaultReadPaths), granted...) {
-			if path == g || strings.HasPrefix(path, strings.TrimSuffix(g, "/")+"/") {
-				return true
-			}
-		}
-		return false
-	}
-	var roots []string
-	need := func(path string) {
-		if readable(path) {
-			return
-		}
-		r := packageRoot(path)
-		if !slices.Contains(roots, r) {
-			roots = append(roots, r)
-		}
-	}
-	real, err := filepath.EvalSymlinks(exe)
-	if err != nil {
+	exe, real, roots := unreadableRoots(cfg.Command, append(granted, private))
+	if exe == "" {
 		return nil
-	}
-	if real != exe {
-		need(real)
-	}
-	if isScript(real) {
-		need(real)
-	}
-	for _, in := range confine.Interpreters(real, os.Getenv("PATH")) {
-		if r, err := filepath.EvalSymlinks(in); err == nil && (r != in || isScript(r)) {
-			need(r)
-		}
 	}
 	if len(roots) > 0 {
 		reads := make([]string, len(roots))
@@ -111,4 +75,45 @@ func isScript(path string) bool {
 	head := make([]byte, 2)
 	n, _ := f.Read(head)
 	return bytes.Equal(head[:n], []byte("#!"))
+}
+
+// unreadableRoots finds command in PATH and returns it (exe, "" when not
+// found), its real path, and the folders it needs that neither the
+// system folders nor granted let a confined server read.
+func unreadableRoots(command string, granted []string) (exe, real string, roots []string) {
+	exe, err := exec.LookPath(command)
+	if err != nil {
+		return "", "", nil
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return "", "", nil
+	}
+	readable := func(path string) bool {
+		for _, g := range append(slices.Clone(confine.DefaultReadPaths), granted...) {
+			if path == g || strings.HasPrefix(path, strings.TrimSuffix(g, "/")+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	need := func(path string) {
+		if readable(path) {
+			return
+		}
+		if r := packageRoot(path); !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	if real, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", "", nil
+	}
+	if real != exe || isScript(real) {
+		need(real)
+	}
+	for _, in := range confine.Interpreters(real, os.Getenv("PATH")) {
+		if r, err := filepath.EvalSymlinks(in); err == nil && (r != in || isScript(r)) {
+			need(r)
+		}
+	}
+	return exe, real, roots
 }

@@ -21,7 +21,7 @@ import (
 
 func newConnectionCmd() *cobra.Command {
 	conn := &cobra.Command{Use: "connection", Short: "Add, verify, enable, disable and list this host's connections"}
-	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd(), newConnectionLoginCmd(), newConnectionLogoutCmd())
+	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd(), newConnectionLoginCmd(), newConnectionLogoutCmd(), newConnectionImportCmd())
 	return conn
 }
 

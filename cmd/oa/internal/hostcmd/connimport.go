@@ -1,0 +1,79 @@
+package hostcmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/harness"
+)
+
+func newConnectionImportCmd() *cobra.Command {
+	var client, dir string
+	cmd := &cobra.Command{
+		Use:   "import --client CLIENT [--dir DIR] [--json]",
+		Short: "Propose one connection per MCP server an MCP client is already configured with",
+		Long: `Import reads the MCP servers in the client's own configuration file (where
+oa harness install writes; a project-level client's under --dir, default
+the current folder) and proposes one connection each: its name, a connector
+id (npm.PACKAGE for npx, pypi.PACKAGE for uvx, local.NAME otherwise), the
+command and arguments, the NAMES of its environment variables (never their
+values, which oa does not read into anything it keeps), a remote's URL and
+header names, and a confinement profile (--read of the folders the command
+needs, --write of the folders its arguments name, --preinstall for npx).
+It prints the oa connection add line of each for the operator to review,
+change and run; it records nothing. An argument that looks like a secret is
+left out and named.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d := dir
+			if harness.UserLevel(client) {
+				if d != "" {
+					return cli.Usage(fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", client))
+				}
+			} else if d == "" {
+				d = "."
+			}
+			m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: client, Dir: d})
+			if err != nil {
+				return err
+			}
+			file, servers, err := m.Servers()
+			if err != nil {
+				return err
+			}
+			proposals := make([]connection.Proposal, len(servers))
+			for i, s := range servers {
+				proposals[i] = connection.Propose(s)
+			}
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"client": client, "file": file, "proposals": proposals})
+			}
+			printProposals(cmd, fmt.Sprintf("%s (%s)", client, file), proposals)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&client, "client", "", "the MCP client whose configuration to read: "+strings.Join(harness.Clients[:len(harness.Clients)-1], ", "))
+	cmd.Flags().StringVar(&dir, "dir", "", "the project folder of a project-level client (default: the current folder)")
+	_ = cmd.MarkFlagRequired("client")
+	return cmd
+}
+
+// printProposals prints each proposed connection's add line and notes.
+func printProposals(cmd *cobra.Command, from string, proposals []connection.Proposal) {
+	w := cmd.OutOrStdout()
+	if len(proposals) == 0 {
+		fmt.Fprintf(w, "no MCP servers in %s\n", from)
+		return
+	}
+	fmt.Fprintf(w, "%d MCP servers in %s; review each line, then run it (nothing was recorded):\n", len(proposals), from)
+	for _, p := range proposals {
+		fmt.Fprintf(w, "\n# %s\n%s\n", p.Name, p.Add)
+		for _, n := range p.Notes {
+			fmt.Fprintf(w, "#   note: %s\n", n)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package harness
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connection"
+)
+
+// rawServer is a client's server entry as oa reads it to propose a
+// connection: env and headers are kept as raw JSON only to take their
+// names; their values are never decoded or kept.
+type rawServer struct {
+	Command string                     `json:"command"`
+	Args    []string                   `json:"args"`
+	Env     map[string]json.RawMessage `json:"env"`
+	URL     string                     `json:"url"`
+	// ServerURL (Windsurf) and HTTPURL (Gemini CLI) are other clients'
+	// names for a remote server's URL.
+	ServerURL string                     `json:"serverUrl"`
+	HTTPURL   string                     `json:"httpUrl"`
+	Headers   map[string]json.RawMessage `json:"headers"`
+	// HTTPHeaders is Codex's name for the headers.
+	HTTPHeaders map[string]json.RawMessage `json:"http_headers"`
+}
+
+func (r rawServer) server(name string) connection.Server {
+	s := connection.Server{Name: name, Command: r.Command, Args: r.Args, URL: r.URL}
+	for _, u := range []string{r.ServerURL, r.HTTPURL} {
+		if s.URL == "" {
+			s.URL = u
+		}
+	}
+	for k := range r.Env {
+		s.Env = append(s.Env, k)
+	}
+	for k := range r.Headers {
+		s.Headers = append(s.Headers, k)
+	}
+	for k := range r.HTTPHeaders {
+		s.Headers = append(s.Headers, k)
+	}
+	slices.Sort(s.Env)
+	slices.Sort(s.Headers)
+	if s.URL != "" {
+		s.Command, s.Args, s.Env = "", nil, nil
+	}
+	return s
+}
+
+// Servers reads the MCP servers the client's own configuration file
+// lists, in the file's order, for oa connection import to propose one
+// connection each: command, arguments, the NAMES of environment variables
+// and headers (their values are never read into anything oa keeps), or a
+// remote's URL. oa's own entries (oa-NAME, running coordinator serve) are
+// left out. file is the configuration file read; a missing file lists
+// none, one that does not parse is refused with its line.
+func (m *MCPClient) Servers() (file string, servers []connection.Server, err error) {
+	if m.opts.Client == ClientGeneric {
+		return "", nil, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
+	}
+	l := m.layout("import", "")
+	file = m.path(l.ServerFile)
+	b, exists, _, err := m.readConfig(l)
+	if err != nil || !exists {
+		return file, nil, err
+	}
+	var names []string
+	raws := map[string]rawServer{}
+	switch f := m.spec.format.(type) {
+	case jsonFormat:
+		_, _, srv, _, err := f.servers(file, b)
+		if err != nil || srv == nil {
+			return file, nil, err
+		}
+		for _, mem := range srv.Members {
+			lit, ok := mem.Name.Value.(hujson.Literal)
+			if !ok {
+				continue
+			}
+			var r rawServer
+			if decodeValue(mem.Value, &r) != nil {
+				return file, nil, refuseAt(file, b, mem.Value.StartOffset, "server %s is not an object of command, args and env, or url", lit.String())
+			}
+			names = append(names, lit.String())
+			raws[lit.String()] = r
+		}
+	case tomlFormat:
+		doc, err := decodeTOML(file, b)
+		if err != nil {
+			return file, nil, err
+		}
+		table, _ := doc[f.table].(map[string]any)
+		for _, name := range slices.Sorted(func(yield func(string) bool) {
+			for k := range table {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			j, _ := json.Marshal(table[name])
+			var r rawServer
+			if json.Unmarshal(j, &r) != nil {
+				return file, nil, blocking.New(blocking.HarnessClientConfigInvalid, "server %s is not a table of command, args and env, or url", name).At(file, f.table+"."+name)
+			}
+			names = append(names, name)
+			raws[name] = r
+		}
+	}
+	for _, name := range names {
+		r := raws[name]
+		if strings.HasPrefix(name, "oa-") && slices.Contains(r.Args, "coordinator") && slices.Contains(r.Args, "serve") {
+			continue
+		}
+		if r.Command == "" && r.URL == "" && r.ServerURL == "" && r.HTTPURL == "" {
+			continue
+		}
+		servers = append(servers, r.server(name))
+	}
+	return file, servers, nil
+}
