@@ -29,7 +29,9 @@
 // to the tool, run, attention item, step, request_id and a keyed
 // fingerprint of the inputs (Coordinator.Fingerprint), expires, and opens
 // once: a forged, changed, expired or replayed state, or input responses
-// without a valid state, are refused.
+// without a valid state, are refused. The form shows the person the exact
+// call the step would send, from the item's sealed proposed change
+// (formcall.go): only in the elicitation request, never in a tool result.
 //
 // Questions: an app's question during an effect waits in the engine
 // (Coordinator.WaitingQuestion) and is forwarded here as an input request

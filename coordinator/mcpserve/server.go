@@ -436,7 +436,7 @@ func (s *mcpServer) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, r
 			return s.fail(contract.ToolRunWorkflow, err)
 		}
 		if item.State == attention.Open {
-			return s.ask(contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable, Replayed: res.Replayed}, item)
+			return s.ask(ctx, contract.ToolRunWorkflow, approvalState{Tool: contract.ToolRunWorkflow, RunID: res.RunID, AttentionID: item.ID, Step: item.Step, Capability: item.Capability, Workflow: item.Workflow, RequestID: a.RequestID, Fingerprint: fp, Skippable: item.Skippable, Replayed: res.Replayed}, item)
 		}
 	}
 	return s.answer(contract.ToolRunWorkflow, s.shown(res))
@@ -567,7 +567,7 @@ func (s *mcpServer) decide(ctx context.Context, req *mcp.CallToolRequest, raw js
 		if a.Decision == contract.DecisionTeach {
 			st.Form = formTeach
 		}
-		return s.ask(contract.ToolDecide, st, item)
+		return s.ask(ctx, contract.ToolDecide, st, item)
 	}
 	item, err := s.c.Decide(ctx, d)
 	if err != nil {
@@ -640,8 +640,11 @@ func isAnswer(req *mcp.CallToolRequest) bool {
 	return req.Params.RequestState != "" || len(req.Params.InputResponses) > 0
 }
 
-// ask answers with the approval form instead of a result.
-func (s *mcpServer) ask(tool string, st approvalState, item *attention.Item) *mcp.CallToolResult {
+// ask answers with the approval form instead of a result. An approval
+// form shows the person the exact call the step would send (formCall):
+// the form is the elicitation request, shown at the client to the person,
+// never a tool result.
+func (s *mcpServer) ask(ctx context.Context, tool string, st approvalState, item *attention.Item) *mcp.CallToolResult {
 	token, err := s.c.SealState(st, approvalTTL)
 	if err != nil {
 		return s.fail(tool, err)
@@ -649,6 +652,12 @@ func (s *mcpServer) ask(tool string, st approvalState, item *attention.Item) *mc
 	message, form := approvalMessage(item), decisionForm(st.Skippable)
 	if st.Form == formTeach {
 		message, form = teachMessage(item), teachForm
+	} else {
+		p, err := s.c.ProposedChange(ctx, item.ID)
+		if err != nil {
+			return s.fail(tool, err)
+		}
+		message += formCall(p)
 	}
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{

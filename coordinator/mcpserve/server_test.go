@@ -228,7 +228,10 @@ func testServerApprovalByElicitation(t *testing.T, oa string) {
 		id := "req-approve-" + protocol
 		res := c.Run(id, triage("AB-1234", "Approved by the person."))
 		want(t, "approved run "+protocol, res, contract.OutcomeDone, contract.ReasonVerified)
-		if len(c.Asked()) != 1 || !strings.Contains(c.Asked()[0], `"append_triage_note"`) || !strings.Contains(c.Asked()[0], `"append_note"`) || !strings.Contains(c.Asked()[0], `"records.note.append"`) || strings.Contains(c.Asked()[0], "Approved by") {
+		// The form's fixed copy names the step; the call it shows after it
+		// is the note the step would write, word for word.
+		if len(c.Asked()) != 1 || !strings.Contains(c.Asked()[0], `"append_triage_note"`) || !strings.Contains(c.Asked()[0], `"append_note"`) || !strings.Contains(c.Asked()[0], `"records.note.append"`) ||
+			strings.Contains(strings.Split(c.Asked()[0], formCallMarker)[0], "Approved by") || !strings.Contains(c.Asked()[0], formCallMarker+"{\n  \"record\": \"AB-1234\",\n  \"text\": \"[triage:soon] Approved by the person.\"\n}") {
 			t.Fatalf("elicitation (protocol %q): %q", protocol, c.Asked())
 		}
 		all, err := coordinator.AttentionRecords(h.Open()).List(context.Background(), true)
@@ -430,11 +433,24 @@ func testServerNothingLeaks(t *testing.T, oa string) {
 		cl.Call(contract.ToolListWorkflows, map[string]any{})
 		cl.Raw(&mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "inputs": triage("AB-1234", secret), "request_id": "leak-state"}, RequestState: secret + "." + secret})
 	}
+	shownInForm := false
 	for _, cl := range []*servetest.Client{c, plain} {
 		if len(cl.Seen()) < 20 {
 			t.Fatalf("only %d answers seen", len(cl.Seen()))
 		}
-		for _, s := range append(cl.Seen(), cl.Asked()...) {
+		// A form shows the person the call it asks about, arguments and
+		// all (the person at the client is inside the boundary): only
+		// there, never in its fixed copy, a tool result or the
+		// operator's channel.
+		var forms []string
+		for _, s := range cl.Asked() {
+			fixed, call, _ := strings.Cut(s, formCallMarker)
+			forms = append(forms, fixed)
+			if strings.Contains(call, secret) {
+				shownInForm = true
+			}
+		}
+		for _, s := range append(append(cl.Seen(), forms...), cl.Stderr.String()) {
 			for _, bad := range []string{secret, secret[:12], path, filepath.Dir(path)} {
 				if strings.Contains(s, bad) {
 					t.Fatalf("a result the client saw holds %q:\n%s", bad, s)
@@ -442,7 +458,13 @@ func testServerNothingLeaks(t *testing.T, oa string) {
 			}
 		}
 	}
+	if !shownInForm {
+		t.Fatal("no approval form showed the person the note the step would write")
+	}
 }
+
+// formCallMarker begins the call an approval form shows.
+const formCallMarker = "these arguments, exactly as they will be sent:\n"
 
 func testServerRefusedAtStart(t *testing.T, oa string) {
 	h := &servetest.Host{Host: hosttest.New(t, nil), OA: oa}
