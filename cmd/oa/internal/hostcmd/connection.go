@@ -29,6 +29,7 @@ func newConnectionAddCmd() *cobra.Command {
 	var opts connection.AddOptions
 	var as string
 	var secretFiles []string
+	var fromServerJSON string
 	var remote remoteFlags
 	var cf confinementFlags
 	cmd := &cobra.Command{
@@ -88,8 +89,14 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 			if err := splitSettings(&opts.Config); err != nil {
 				return err
 			}
-			if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
+			stdio, err := applyServerJSON(cmd, fromServerJSON, &opts, &remote, args, secretFiles)
+			if err != nil {
 				return err
+			}
+			if !stdio {
+				if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
+					return err
+				}
 			}
 			profile, err := cf.profile()
 			if err != nil {
@@ -119,6 +126,7 @@ A new connection is enabled but unverified: run oa connection verify NAME.`,
 	cmd.Flags().StringSliceVar(&remote.oauthScopes, "oauth-scopes", nil, "scopes to request, comma-separated (default: those the server's metadata lists)")
 	cmd.Flags().IntVar(&remote.oauthPort, "oauth-redirect-port", 0, "the loopback port of the login redirect http://127.0.0.1:PORT/callback (default: any free port)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
+	cmd.Flags().StringVar(&fromServerJSON, "from-server-json", "", "an MCP registry server.json: its npm (npx) or pypi (uvx) stdio package with its arguments and environment variable NAMES, or its streamable-http remote's URL (each required header still needs --header NAME --secret-file F); no -- COMMAND")
 	cmd.Flags().BoolVar(&opts.Preinstall, "preinstall", false, "for -- npx [-y] PACKAGE ARGS…: install the package now (network, with this machine's npm, install scripts not run) into the connection's own folder and record its own command, so the confined server starts with no network")
 	cf.register(cmd)
 	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")

@@ -2,10 +2,14 @@ package hostcmd
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/harness"
@@ -76,4 +80,61 @@ func printProposals(cmd *cobra.Command, from string, proposals []connection.Prop
 			fmt.Fprintf(w, "#   note: %s\n", n)
 		}
 	}
+}
+
+// applyServerJSON fills opts from the server.json at file, when one is
+// given: a stdio package's command, arguments and variable names (stdio
+// is then true: opts is complete), or a remote's URL into remote, for
+// remote.apply to finish. A required header the command line does not
+// give is refused, naming it.
+func applyServerJSON(cmd *cobra.Command, file string, opts *connection.AddOptions, remote *remoteFlags, args, secretFiles []string) (stdio bool, err error) {
+	if file == "" {
+		return false, nil
+	}
+	if cmd.ArgsLenAtDash() >= 0 || len(args) > 1 {
+		return false, cli.Usage(fmt.Errorf("--from-server-json gives the server: give NAME only, no -- COMMAND"))
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return false, blocking.New(blocking.ServerJSONInvalid, "the server.json cannot be read").At(file, "")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, connection.MaxServerJSON+1))
+	if err != nil {
+		return false, blocking.New(blocking.ServerJSONInvalid, "the server.json cannot be read").At(file, "")
+	}
+	s, required, err := connection.FromServerJSON(b)
+	if err != nil {
+		if l := blocking.Refusals(err); len(l) == 1 {
+			return false, l[0].At(file, "")
+		}
+		return false, err
+	}
+	if s.URL != "" {
+		if remote.url == "" {
+			remote.url = s.URL
+		}
+		for _, h := range required {
+			if !slices.Contains(remote.headers, h) {
+				return false, blocking.New(blocking.ServerJSONInvalid, "the server requires header %s: give --header %s --secret-file F", h, h).At(file, "remotes")
+			}
+		}
+		return false, nil
+	}
+	if remote.url != "" {
+		return false, cli.Usage(fmt.Errorf("the server.json describes a stdio package: give no --url"))
+	}
+	if len(secretFiles) > 1 {
+		return false, cli.Usage(fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines"))
+	}
+	opts.Config.Command, opts.Config.Args = s.Command, s.Args
+	for _, name := range s.Env {
+		if _, set := opts.Config.Settings[name]; !set && !slices.Contains(opts.Config.Env, name) {
+			opts.Config.Env = append(opts.Config.Env, name)
+		}
+	}
+	if len(secretFiles) == 1 {
+		opts.Config.SecretFile = secretFiles[0]
+	}
+	return true, nil
 }
