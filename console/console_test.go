@@ -62,7 +62,7 @@ func (d decider) sign(t testing.TB, statement string) string {
 }
 
 // fixture is a host whose policy names ada (who may approve, reject,
-// teach and escalate on records.*) and bob (who may only escalate), the
+// skip, teach and escalate on records.*) and bob (who may only escalate), the
 // clinic deployment bound with every note approved by a person, a
 // coordinator (the agent's side) and a console serving the host.
 type fixture struct {
@@ -75,19 +75,26 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil, strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Append one note to a record."`, "description: \"Append one note to a record.\"\n\t\tapproval: \"required\"", 1))
+}
+
+// newFixtureWith is newFixture with the bundle edited by edit and the
+// host's capability registry registry.
+func newFixtureWith(t testing.TB, edit func(dir string), registry string) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	f := &fixture{Host: hosttest.New(t, nil), ada: newDecider(t), bob: newDecider(t)}
+	f := &fixture{Host: hosttest.New(t, edit), ada: newDecider(t), bob: newDecider(t)}
 	policy, err := os.OpenFile(filepath.Join(f.Home, host.PolicyFile), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(policy, "\npersons: {\nada: {name: \"Dr Ada\", ssh_key: %q, may: [{decide: [\"approve\", \"reject\", \"teach\", \"escalate\"], capabilities: [\"records.*\"]}]}\nbob: {ssh_key: %q, may: [{decide: [\"escalate\"]}]}\n}\n", f.ada.line, f.bob.line)
+	fmt.Fprintf(policy, "\npersons: {\nada: {name: \"Dr Ada\", ssh_key: %q, may: [{decide: [\"approve\", \"reject\", \"skip\", \"teach\", \"escalate\"], capabilities: [\"records.*\"]}]}\nbob: {ssh_key: %q, may: [{decide: [\"escalate\"]}]}\n}\n", f.ada.line, f.bob.line)
 	policy.Close()
 	f.h = f.Open()
 	if _, _, err := admit.Admit(ctx, f.h, f.Target, f.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
 		t.Fatal(err)
 	}
-	f.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Append one note to a record."`, "description: \"Append one note to a record.\"\n\t\tapproval: \"required\"", 1))
+	f.WriteRegistry(registry)
 	f.AddConnection(f.h, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
 	f.Bind(f.h, "claude-test")
 	f.c = coordtest.Open(t, f.Home)
