@@ -132,6 +132,57 @@ func decisionFacts(ctx context.Context, h *host.Host, item *attention.Stored) (h
 	return host.DecisionFacts{Package: b.Plan.Package, Capability: item.Capability}, nil
 }
 
+// holdAnswer holds a person's answer a to the app's question id to the
+// host policy, as holdToPolicy holds a decision, before the app gets it:
+// on a host whose policy names persons the answer is signed — by its
+// person (signed), or, given at the client (atClient), with the
+// installation's key — over a statement naming the item, the decision it
+// amounts to and the answer's digest. It returns the signed statement
+// and who answered.
+func (c *Coordinator) holdAnswer(ctx context.Context, id string, a attention.Answer, by string, signed *host.SignedDecision, atClient bool) (*host.SignedDecision, string, error) {
+	h := c.host
+	if !h.Policy.DecidersNamed() {
+		if signed != nil {
+			return nil, "", blocking.New(blocking.DecisionPersonUnknown, "the host policy names no persons who decide")
+		}
+		return nil, by, nil
+	}
+	decision := attention.AnswerDecision(a.Action)
+	item, err := AttentionRecords(h).LoadOne(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if inst := c.opts.Installation; signed == nil && atClient && inst != nil {
+		stmt := item.Statement(h.Policy.Host, decision, inst.Person, inst.Client, c.now())
+		stmt.Answer = attention.AnswerDigest(a)
+		if signed, err = SignDecision(stmt, inst.Signer); err != nil {
+			return nil, "", err
+		}
+	}
+	if signed != nil && signed.Statement.Answer != attention.AnswerDigest(a) {
+		return nil, "", blocking.New(blocking.DecisionStatementMismatch, "the statement signs another answer than the one sent")
+	}
+	facts, err := decisionFacts(ctx, h, item)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := h.Policy.CheckDecision(signed, item.Claim(h.Policy.Host, decision, facts, c.now())); err != nil {
+		return nil, "", err
+	}
+	return signed, signed.Statement.Person, nil
+}
+
+// AnswerStatement is the statement person signs to answer the host's
+// question id with a (`oa attention answer --person`).
+func AnswerStatement(ctx context.Context, h *host.Host, id string, a attention.Answer, person string, now time.Time) (*host.DecisionStatement, error) {
+	s, err := StatementFor(ctx, h, id, attention.AnswerDecision(a.Action), person, now)
+	if err != nil {
+		return nil, err
+	}
+	s.Answer = attention.AnswerDigest(a)
+	return s, nil
+}
+
 // StatementFor is the statement person signs to make decision on the
 // host's attention item id now (`oa attention statement`).
 func StatementFor(ctx context.Context, h *host.Host, id, decision, person string, now time.Time) (*host.DecisionStatement, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/attention"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
@@ -271,13 +272,26 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 // AnswerQuestion hands a person's answer to the app waiting in this
 // process, unchanged, after checking it against the app's form; the item
 // records who answered, the action and a digest of the answer, and the
-// run goes back to running, in one write.
+// run goes back to running, in one write. It is the answer given at the
+// MCP client: on a host whose policy names persons it is signed with the
+// installation's key for its person (Options.Installation).
 func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string) (*attention.Item, error) {
+	return c.answerQuestion(ctx, id, a, by, channel, nil, true)
+}
+
+// answerQuestion is AnswerQuestion with the person's own signed statement
+// (from `oa attention answer`), or, atClient, signed for the
+// installation's person.
+func (c *Coordinator) answerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string, signed *host.SignedDecision, atClient bool) (*attention.Item, error) {
 	l := c.questions.get(id)
 	if l == nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "no call waits for this question here")
 	}
 	if err := attention.CheckAnswer(l.params, a); err != nil {
+		return nil, err // nothing was sent: it may be answered again
+	}
+	signed, by, err := c.holdAnswer(ctx, id, a, by, signed, atClient)
+	if err != nil {
 		return nil, err // nothing was sent: it may be answered again
 	}
 	if c.questions.take(id) != l {
@@ -287,7 +301,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention
 	raw, _ := json.Marshal(res)
 	now := c.now().UTC()
 	var item attention.Stored
-	err := ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -296,6 +310,7 @@ func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention
 			return nil, nil, err
 		}
 		item.Answered(a.Action, digestJSON(raw), by, channel, now)
+		item.KeepSigned(attention.Decision{Decision: attention.AnswerDecision(a.Action), Signed: signed})
 		if r.Status == statePaused && r.AttentionID == id {
 			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
 		}

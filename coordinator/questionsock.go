@@ -123,7 +123,7 @@ func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 				reply.Code, reply.Detail = blocking.QuestionAnswerInvalid, "an answer and the person answering are required"
 				break
 			}
-			item, err := c.AnswerQuestion(context.Background(), l.id, *req.Answer, req.By, "cli")
+			item, err := c.answerQuestion(context.Background(), l.id, *req.Answer, req.By, "cli", req.Signed, false)
 			if err != nil {
 				reply.Code, reply.Detail = refusalOf(err)
 				break

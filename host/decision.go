@@ -62,8 +62,13 @@ type DecisionStatement struct {
 	Person string `json:"person"`
 	// Via names the MCP client installation the person answered at; its
 	// host-held key signs. Empty when the person signed themselves.
-	Via string    `json:"via,omitempty"`
-	At  time.Time `json:"at"`
+	Via string `json:"via,omitempty"`
+	// Answer is, for an answer to an app's question, the digest of the
+	// answer sent (its action and content): the statement holds for that
+	// answer only. Decision is then approve for accept, reject for
+	// decline or cancel. Empty for every other decision.
+	Answer string    `json:"answer,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Message is the statement's signed bytes: its canonical JSON and a

@@ -3,20 +3,24 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
+	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 )
@@ -32,6 +36,13 @@ import (
 // "Which ward, please?" (elicitation/create) and appends only on accept;
 // got holds the content the app received.
 func askingClinic(t *testing.T) (h *hosttest.Host, got *map[string]any) {
+	t.Helper()
+	return askingClinicWith(t, "")
+}
+
+// askingClinicWith is askingClinic on a host whose policy has policy
+// added (admitted again under it).
+func askingClinicWith(t *testing.T, policy string) (h *hosttest.Host, got *map[string]any) {
 	t.Helper()
 	got = new(map[string]any)
 	srv := sandbox.NewServer("")
@@ -60,6 +71,17 @@ func askingClinic(t *testing.T) (h *hosttest.Host, got *map[string]any) {
 	t.Cleanup(ts.Close)
 	t.Cleanup(release) // runs first
 	h = hosttest.New(t, nil)
+	if policy != "" {
+		pf, err := os.OpenFile(filepath.Join(h.Home, host.PolicyFile), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(pf, "\n%s\n", policy)
+		pf.Close()
+		if _, _, err := admit.Admit(context.Background(), h.Open(), h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
 	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp"}})

@@ -18,7 +18,38 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/ir"
 )
+
+// A person's answer to an app's question is a decision like the others:
+// on a host whose policy names persons it is signed by its person over a
+// statement (Stored.Statement) that names the answer's digest
+// (AnswerDigest) and the decision it amounts to (AnswerDecision), and the
+// waiting coordinator holds it to the policy before the app gets it.
+
+// AnswerDecision is the decision an answer amounts to, for the person's
+// rights: accept lets the change go on (approve); decline and cancel
+// stop it (reject).
+func AnswerDecision(action string) string {
+	if action == "accept" {
+		return "approve"
+	}
+	return "reject"
+}
+
+// AnswerDigest is the digest a signed statement names for answer a: of
+// its canonical JSON (action and content).
+func AnswerDigest(a Answer) string {
+	b, err := json.Marshal(a)
+	if err == nil {
+		if c, err := canonical.Transform(b); err == nil {
+			b = c
+		}
+	}
+	return ir.DigestBytes(b)
+}
 
 // A question an app asks during an effect is answerable on the host: the
 // coordinator waiting for it listens on a Unix socket under $OA_HOME/q
@@ -61,6 +92,9 @@ type QuestionRequest struct {
 	Op     string  `json:"op"` // "show" or "answer"
 	Answer *Answer `json:"answer,omitempty"`
 	By     string  `json:"by,omitempty"`
+	// Signed is the person's signed statement of the answer, on a host
+	// whose policy names persons (AnswerStatement).
+	Signed *host.SignedDecision `json:"signed,omitempty"`
 }
 
 // QuestionChallenge is the first thing the coordinator writes on a
@@ -201,7 +235,15 @@ func (r Records) ShowQuestion(ctx context.Context, id string) (*QuestionShown, e
 // AnswerQuestion sends a person's answer to the app's question id through
 // the coordinator waiting for it; by names the person.
 func (r Records) AnswerQuestion(ctx context.Context, id string, a Answer, by string) (*Item, error) {
-	reply, err := r.askQuestionSocket(ctx, id, QuestionRequest{Op: "answer", Answer: &a, By: by})
+	return r.AnswerQuestionSigned(ctx, id, a, by, nil)
+}
+
+// AnswerQuestionSigned is AnswerQuestion with the person's signed
+// statement of the answer (nil on a host whose policy names no persons):
+// the waiting coordinator holds it to the policy before the app gets
+// anything.
+func (r Records) AnswerQuestionSigned(ctx context.Context, id string, a Answer, by string, signed *host.SignedDecision) (*Item, error) {
+	reply, err := r.askQuestionSocket(ctx, id, QuestionRequest{Op: "answer", Answer: &a, By: by, Signed: signed})
 	if err != nil {
 		return nil, err
 	}

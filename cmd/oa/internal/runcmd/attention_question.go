@@ -2,8 +2,10 @@ package runcmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,17 +62,18 @@ func printQuestion(cmd *cobra.Command, q *attention.QuestionShown) {
 		p := form.Properties[n]
 		fmt.Fprintf(out, "  field %s (%s) %s\n", n, p.Type, p.Description)
 	}
-	fmt.Fprintf(out, "answer: oa attention answer %s --as NAME (--accept [--set FIELD=VALUE]… | --decline | --cancel)\n", q.AttentionID)
+	fmt.Fprintf(out, "answer: oa attention answer %s (--person NAME --key FILE | --person NAME --ssh-agent | --as NAME) (--accept [--set FIELD=VALUE]… | --decline | --cancel)\n", q.AttentionID)
 }
 
 // newAnswerCmd sends a person's answer to an app's question through the
 // coordinator waiting for it; the app gets it unchanged.
 func newAnswerCmd() *cobra.Command {
-	var as, content string
+	var f decisionFlags
+	var content string
 	var accept, decline, cancel bool
 	var set []string
 	cmd := &cobra.Command{
-		Use:   "answer ID --as NAME (--accept [--set FIELD=VALUE]… | --content JSON | --decline | --cancel)",
+		Use:   "answer ID (--person NAME (--key FILE | --ssh-agent) | --as NAME) (--accept [--set FIELD=VALUE]… | --content JSON | --decline | --cancel)",
 		Short: "Answer the question an app asks during a change: accept with its fields, decline or cancel",
 		Long: `Answer sends a person's answer to the question an app asked while making
 a change (an attention item of kind downstream_question), through the
@@ -80,7 +83,14 @@ object), decline, or cancel. The answer is checked against the form and
 reaches the app unchanged; only its action and a digest are recorded. See
 the question with oa attention question ID. Both prove to the coordinator,
 with the host's coordinator secret, that a person on the host sends them:
-run them as the coordinator's user with its OA_HOME.`,
+run them as the coordinator's user with its OA_HOME.
+
+On a host whose policy names the persons who decide, an answer is signed
+like every decision: --person NAME with --key FILE or --ssh-agent, over
+the item, the answer's digest and the decision it amounts to (accept is
+approve, decline and cancel are reject, held to the person's rights); the
+waiting coordinator checks it before the app gets anything. --as NAME
+records a free-text name on a host whose policy names no persons.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
@@ -91,6 +101,12 @@ run them as the coordinator's user with its OA_HOME.`,
 			}
 			if n != 1 || (content != "" && len(set) > 0) {
 				return fmt.Errorf("give exactly one of --accept (with --set or with --content), --decline or --cancel (see %s --help)", cmd.CommandPath())
+			}
+			if f.statement != "" || f.signature != "" {
+				return cli.Usage(errors.New("an answer is signed with --key FILE or --ssh-agent: its statement names the answer, made here"))
+			}
+			if err := f.check(); err != nil {
+				return err
 			}
 			return cli.WithHost(cmd, func(h *host.Host) error {
 				a := attention.Answer{Action: "accept"}
@@ -112,7 +128,23 @@ run them as the coordinator's user with its OA_HOME.`,
 						return err
 					}
 				}
-				it, err := coordinator.AttentionRecords(h).AnswerQuestion(cmd.Context(), args[0], a, as)
+				by := f.as
+				var signed *host.SignedDecision
+				if f.person != "" {
+					per := h.Policy.Person(f.person)
+					if per == nil {
+						return blocking.New(blocking.DecisionPersonUnknown, "the host policy names no such person")
+					}
+					stmt, err := coordinator.AnswerStatement(cmd.Context(), h, args[0], a, f.person, time.Now())
+					if err != nil {
+						return err
+					}
+					if signed, err = f.signStatement(per, stmt); err != nil {
+						return err
+					}
+					by = f.person
+				}
+				it, err := coordinator.AttentionRecords(h).AnswerQuestionSigned(cmd.Context(), args[0], a, by, signed)
 				if err != nil {
 					return err
 				}
@@ -120,12 +152,14 @@ run them as the coordinator's user with its OA_HOME.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&as, "as", "", "the person answering (recorded)")
+	cmd.Flags().StringVar(&f.person, "person", "", "the person answering, as the host policy names them")
+	cmd.Flags().StringVar(&f.key, "key", "", "sign with this private key file (SSH, or cosign)")
+	cmd.Flags().BoolVar(&f.sshAgent, "ssh-agent", false, "sign with the person's key in the ssh-agent at SSH_AUTH_SOCK")
+	cmd.Flags().StringVar(&f.as, "as", "", "a free-text name, only on a host whose policy names no persons (recorded unverified)")
 	cmd.Flags().BoolVar(&accept, "accept", false, "accept, with the fields the app asks for")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "a field of the app's form, FIELD=VALUE (repeatable; implies --accept)")
 	cmd.Flags().StringVar(&content, "content", "", "the accepted fields as one JSON object (implies --accept)")
 	cmd.Flags().BoolVar(&decline, "decline", false, "decline the app's question")
 	cmd.Flags().BoolVar(&cancel, "cancel", false, "cancel the app's question")
-	_ = cmd.MarkFlagRequired("as")
 	return cmd
 }

@@ -143,6 +143,11 @@ func (f *decisionFlags) sign(cmd *cobra.Command, h *host.Host, id, decision stri
 	if err != nil {
 		return nil, err
 	}
+	return f.signStatement(per, stmt)
+}
+
+// signStatement signs stmt as the person per, with --key or --ssh-agent.
+func (f *decisionFlags) signStatement(per *host.Person, stmt *host.DecisionStatement) (*host.SignedDecision, error) {
 	if f.sshAgent {
 		signer, err := agentSigner(per)
 		if err != nil {
