@@ -66,7 +66,19 @@ tools: [
 // named refusal and a read is did_not_run (app_offline).
 func TestRemoteServerEverything(t *testing.T) {
 	srv := interoptest.StartEverything(t)
-	h := hosttest.New(t, nil)
+	// The clinic's record lookup gives the weather read its location: a
+	// step's arguments are checked against the tool's inputSchema at
+	// resolve (step_arguments_invalid).
+	h := hosttest.New(t, func(dir string) {
+		jobs := filepath.Join(dir, "jobs.cue")
+		b, err := os.ReadFile(jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(jobs, bytes.Replace(b, []byte(`expr: "{record: input.record_ref}"`), []byte(`expr: "{location: input.record_ref}"`), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
 	host := h.Open()
 	ctx := context.Background()
 	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "everything", Connector: "everything", Config: connector.Config{Remote: &connector.Remote{URL: srv.URL}}}, h.Change()); err != nil {
