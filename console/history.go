@@ -2,7 +2,7 @@ package console
 
 import (
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,9 +11,10 @@ import (
 	"github.com/oa-dev/oa/ledger"
 )
 
-// MaxHistoryShown bounds the runs the History page lists (newest first);
-// the CSV export holds every run the filter keeps.
-const MaxHistoryShown = 500
+// HistoryPageSize is how many runs one History page lists (newest
+// first); "Older runs" reads the next page from where it ended. The CSV
+// export holds every run the filter keeps.
+const HistoryPageSize = 100
 
 // maxFilter bounds a filter field.
 const maxFilter = 256
@@ -21,13 +22,25 @@ const maxFilter = 256
 // historyPage is the History page.
 type historyPage struct {
 	Filter filterForm
-	Runs   []coordinator.HistoryRun
-	// Total is how many runs the filter keeps; Runs holds at most
-	// MaxHistoryShown of them.
-	Total int
+	Runs   []historyRow
+	// Next is the cursor of the next (older) page, 0 when none is left;
+	// Capped says the page stopped at coordinator.MaxHistoryScan runs
+	// read before it filled; Read is how many were read.
+	Next   int64
+	Capped bool
+	Read   int
 	// Receipts is the receipt chain's check (incremental, as oa receipts
-	// verify makes it).
+	// verify makes it), made again when the log grew or on request.
 	Receipts *ledger.ChainReport
+	// CheckedAt is when that check was made.
+	CheckedAt time.Time
+}
+
+// historyRow is one run as History lists it, with whether its own
+// receipt verifies (ledger.ReceiptChecker).
+type historyRow struct {
+	coordinator.HistoryRun
+	Verdict *ledger.RunReceipt
 }
 
 // filterForm is the filter as the form holds it.
@@ -43,6 +56,7 @@ func readFilter(r *http.Request) (filterForm, coordinator.HistoryFilter, error) 
 	if r.Method != http.MethodPost {
 		return ff, f, nil
 	}
+
 	fields := []struct {
 		name string
 		form *string
@@ -86,24 +100,108 @@ func parseWhen(field, v string) (time.Time, error) {
 	return time.Time{}, blocking.New(blocking.ConsoleRequestInvalid, "%s: a time as 2026-05-01T09:00:00Z or a date as 2026-05-01", field).At("", field)
 }
 
+// readCursor reads the page's cursor ("before": the place in the store
+// the page starts after), 0 for the newest.
+func readCursor(r *http.Request) (int64, error) {
+	v := r.FormValue("before")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, blocking.New(blocking.ConsoleRequestInvalid, "before: a page's place, as the Older runs button gives it").At("", "before")
+	}
+	return n, nil
+}
+
+// serveHistory is one page of the runs the filter keeps, newest first,
+// read page by page from the store (coordinator.HistoryPageOf: its cost
+// follows the page, not the history), each run's receipt checked on its
+// own (ledger.ReceiptChecker), and the chain's verdict.
 func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, sess *session) {
 	ff, f, err := readFilter(r)
 	if err != nil {
 		s.refuse(w, r, sess, http.StatusBadRequest, err)
 		return
 	}
-	runs, err := coordinator.History(r.Context(), s.h, f)
+	cursor, err := readCursor(r)
+	if err != nil {
+		s.refuse(w, r, sess, http.StatusBadRequest, err)
+		return
+	}
+	ctx := r.Context()
+	got, err := coordinator.HistoryPageOf(ctx, s.h, f, cursor, HistoryPageSize)
 	if err != nil {
 		s.refuse(w, r, sess, http.StatusInternalServerError, err)
 		return
 	}
-	slices.Reverse(runs)
-	page := historyPage{Filter: ff, Total: len(runs), Runs: runs[:min(len(runs), MaxHistoryShown)]}
-	if page.Receipts, err = ledger.VerifyReceiptsWith(r.Context(), s.h, ledger.VerifyOptions{}); err != nil {
+	page := historyPage{Filter: ff, Next: got.Next, Capped: got.Capped, Read: got.Read, Runs: make([]historyRow, len(got.Runs))}
+	var checker *ledger.ReceiptChecker
+	for i, run := range got.Runs {
+		page.Runs[i].HistoryRun = run
+		if run.Receipt == "" {
+			continue
+		}
+		if checker == nil {
+			if checker, err = ledger.NewReceiptChecker(ctx, s.h); err != nil {
+				s.refuse(w, r, sess, http.StatusInternalServerError, err)
+				return
+			}
+		}
+		if page.Runs[i].Verdict, err = checker.VerifyRunReceipt(ctx, run.RunID, run.Receipt); err != nil {
+			s.refuse(w, r, sess, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	if page.Receipts, page.CheckedAt, err = s.chainVerdict(r); err != nil {
 		s.refuse(w, r, sess, http.StatusInternalServerError, err)
 		return
 	}
 	s.render(w, r, sess, http.StatusOK, "history", page)
+}
+
+// chainVerdict is the receipt chain's check (ledger.VerifyReceiptsWith,
+// incremental). A verdict that held is kept until the log grows or the
+// page asks for a new check (recheck): the incremental check reads every
+// receipt up to its mark, seconds on a host with a million runs, which
+// a page of the history must not cost each time it is shown.
+func (s *Server) chainVerdict(r *http.Request) (*ledger.ChainReport, time.Time, error) {
+	ctx := r.Context()
+	head, err := ledger.LogHead(ctx, s.h)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	size := int64(-1)
+	if head != nil {
+		size = head.N
+	}
+	recheck := r.Method == http.MethodPost && r.PostFormValue("recheck") != ""
+	s.mu.Lock()
+	kept := s.verdict
+	s.mu.Unlock()
+	if kept != nil && kept.size == size && !recheck {
+		return kept.report, kept.at, nil
+	}
+	report, err := ledger.VerifyReceiptsWith(ctx, s.h, ledger.VerifyOptions{})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	at := s.opts.Now().UTC()
+	s.mu.Lock()
+	if report.OK {
+		s.verdict = &keptVerdict{size: size, report: report, at: at}
+	} else {
+		s.verdict = nil
+	}
+	s.mu.Unlock()
+	return report, at, nil
+}
+
+// keptVerdict is a chain check that held, at the log's size then.
+type keptVerdict struct {
+	size   int64
+	report *ledger.ChainReport
+	at     time.Time
 }
 
 // serveHistoryCSV writes the runs the filter keeps as `oa runs --format

@@ -72,6 +72,8 @@ type Server struct {
 	mu       sync.Mutex
 	token    string
 	sessions map[string]*session
+	// verdict is the last receipt chain check that held (History).
+	verdict *keptVerdict
 }
 
 // session is one logged-in browser.

@@ -3,13 +3,16 @@ package coordinator
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
 )
 
@@ -50,16 +53,24 @@ func DecidersByRun(ctx context.Context, h *host.Host) (map[string][]Decider, err
 		return nil, err
 	}
 	out := map[string][]Decider{}
-	for _, it := range items {
-		for _, sd := range it.Signed {
-			s := sd.Statement
-			out[it.RunID] = append(out[it.RunID], Decider{AttentionID: it.ID, Decision: s.Decision, Person: s.Person, Key: sd.Key, Via: s.Via, Verified: true, At: s.At})
-		}
-		if len(it.Signed) == 0 && it.DecidedBy != "" && it.DecidedAt != nil {
-			out[it.RunID] = append(out[it.RunID], Decider{AttentionID: it.ID, Decision: it.State, Person: it.DecidedBy, At: *it.DecidedAt})
-		}
+	for i := range items {
+		out[items[i].RunID] = append(out[items[i].RunID], decidersOf(&items[i])...)
 	}
 	return out, nil
+}
+
+// decidersOf are the decisions on item it: the signed ones by their
+// statements, the others by their free-text name.
+func decidersOf(it *attention.Stored) []Decider {
+	var out []Decider
+	for _, sd := range it.Signed {
+		s := sd.Statement
+		out = append(out, Decider{AttentionID: it.ID, Decision: s.Decision, Person: s.Person, Key: sd.Key, Via: s.Via, Verified: true, At: s.At})
+	}
+	if len(it.Signed) == 0 && it.DecidedBy != "" && it.DecidedAt != nil {
+		out = append(out, Decider{AttentionID: it.ID, Decision: it.State, Person: it.DecidedBy, At: *it.DecidedAt})
+	}
+	return out
 }
 
 // HistoryRun is one run as the run history lists it (`oa runs`, the
@@ -133,6 +144,98 @@ func History(ctx context.Context, h *host.Host, f HistoryFilter) ([]HistoryRun, 
 	}
 	slices.SortStableFunc(out, func(a, b HistoryRun) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
+}
+
+// MaxHistoryScan bounds the runs one page of the history reads: a filter
+// that keeps few runs of a long history gives a page short of its limit,
+// with the cursor to read on from, rather than reading every run.
+const MaxHistoryScan = 20_000
+
+// HistoryPage is one page of the run history, newest first.
+type HistoryPage struct {
+	// Runs are the runs the filter keeps, newest first, at most the
+	// page's limit; Cursors[i] is Runs[i]'s place in the store.
+	Runs    []HistoryRun
+	Cursors []int64
+	// Next is the cursor the next (older) page reads from; 0 when no
+	// older run is left to read.
+	Next int64
+	// Read is how many runs were read for the page; Capped says the page
+	// stopped at MaxHistoryScan before it filled.
+	Read   int
+	Capped bool
+}
+
+// HistoryPageOf is one page of the host's runs that f keeps, newest
+// first: at most limit runs stored before cursor (0: from the newest),
+// as History filters them. It reads the runs newest first through the
+// store's rowid (and the deployment's index when f names one), decoding
+// only the rows it reads and each kept run's own attention items, and
+// stops when the page is full or MaxHistoryScan runs were read: its time
+// and memory follow the page, not the host's history.
+func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor int64, limit int) (*HistoryPage, error) {
+	if limit <= 0 {
+		limit = 1
+	}
+	key, err := ledger.RunKey(h.Home)
+	if err != nil {
+		return nil, err
+	}
+	ref := ""
+	if f.Record != "" {
+		ref = ledger.RecordRef(key, f.Record)
+	}
+	st := ledger.StoreOf(h)
+	page := &HistoryPage{Runs: []HistoryRun{}}
+	full := false
+	last, read, err := st.RunsBefore(ctx, f.Deployment, cursor, MaxHistoryScan, func(at int64, row *store.Run) (bool, error) {
+		r, err := ledger.DecodeRunRow(key, row)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case f.Workflow != "" && r.Workflow != f.Workflow,
+			f.Outcome != "" && string(r.Outcome) != f.Outcome,
+			!f.Since.IsZero() && r.CreatedAt.Before(f.Since),
+			!f.Until.IsZero() && !r.CreatedAt.Before(f.Until),
+			ref != "" && !slices.Contains(r.RecordRefs, ref):
+			return true, nil
+		}
+		rows, err := st.AttentionOfRun(ctx, r.RunID)
+		if err != nil {
+			return false, err
+		}
+		ds := []Decider{}
+		for _, row := range rows {
+			var it attention.Stored
+			if err := json.Unmarshal(row.State, &it); err != nil {
+				return false, err
+			}
+			ds = append(ds, decidersOf(&it)...)
+		}
+		if f.Person != "" && !slices.ContainsFunc(ds, func(d Decider) bool { return d.Person == f.Person }) {
+			return true, nil
+		}
+		if len(page.Runs) == limit {
+			full = true // one more kept: there is an older page
+			return false, nil
+		}
+		page.Runs = append(page.Runs, HistoryRun{RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Status: r.Status, Outcome: string(r.Outcome), Reason: string(r.Reason),
+			Attempt: r.Attempt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Receipt: r.Receipt, DecidedBy: ds})
+		page.Cursors = append(page.Cursors, at)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	page.Read = read
+	switch {
+	case full:
+		page.Next = page.Cursors[len(page.Cursors)-1]
+	case read == MaxHistoryScan:
+		page.Next, page.Capped = last, true
+	}
+	return page, nil
 }
 
 // WriteHistoryCSV writes runs as CSV with a header row, as `oa runs
