@@ -34,7 +34,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 	pause := func(update func([]byte) ([]byte, error)) error {
 		return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
-	return c.writeRun(r.RunID, pause, func(cur *runState) error {
+	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
 		if cur.Status != stateRunning {
 			return errNotContinued
 		}
@@ -45,6 +45,10 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		*r = *cur
 		return nil
 	})
+	if err == nil {
+		c.notifyPaused(&item)
+	}
+	return err
 }
 
 // finish makes a run this process executes terminal, with the reason

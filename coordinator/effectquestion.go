@@ -254,6 +254,7 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 	if err != nil {
 		return nil, err
 	}
+	c.notifyPaused(&item)
 	l := &liveQuestion{id: item.ID, runID: r.RunID, connection: entry.ConnectionID, capability: s.Capability, params: params, answer: make(chan *mcp.ElicitResult, 1), done: make(chan struct{})}
 	stopSocket := c.serveQuestion(l)
 	go func() {

@@ -57,6 +57,9 @@ type Policy struct {
 	// their quorum; nil when the policy has none (left out of the
 	// digest).
 	Witnessing *Witnessing `json:"witnessing,omitempty"`
+	// Notify is how the host tells someone a run paused for a person;
+	// nil when the policy has no notify section (left out of the digest).
+	Notify *Notify `json:"notify,omitempty"`
 
 	// digest is the sha256 of the policy's canonical JSON.
 	digest string
@@ -295,6 +298,9 @@ func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 		return nil, err
 	}
 	if err := p.loadWitnessing(posOf); err != nil {
+		return nil, err
+	}
+	if err := p.loadNotify(posOf); err != nil {
 		return nil, err
 	}
 	if _, err := p.Lifetime(p.DefaultProfile); err != nil {

@@ -1,0 +1,119 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oa-dev/oa/admit"
+	"github.com/oa-dev/oa/contract"
+	"github.com/oa-dev/oa/coordinator"
+	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/resolve"
+)
+
+// TestPauseNotifies: with notify in the host policy, a run that pauses
+// for approval runs the command — with the item's id and fixed copy in
+// its environment, never the record or the note — and posts the webhook
+// the same; the pause does not wait for either (the webhook's first
+// answer is held until the run has answered paused), a 503 is retried,
+// and the command's failure (exit status 3) is told to the operator in
+// fixed words.
+func TestPauseNotifies(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "env.txt")
+	script := filepath.Join(dir, "notify.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nenv | grep '^OA_' > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	bodies := make(chan string, 4)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if calls.Add(1) == 1 {
+			<-release
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		bodies <- string(b)
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	h := hosttest.New(t, nil)
+	f, err := os.OpenFile(filepath.Join(h.Home, host.PolicyFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "\nnotify: {command: [%q, %q, %q], webhook: %q}\n", "/bin/sh", script, out, srv.URL+"/hook?token=x")
+	f.Close()
+	ctx := context.Background()
+	opened := h.Open()
+	if _, _, err := admit.Admit(ctx, opened, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+		t.Fatal(err)
+	}
+	h.WriteRegistry(servetest.ApprovalRegistry())
+	h.AddConnection(opened, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	h.Bind(opened, "claude-test")
+	operator := &servetest.Buffer{}
+	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: operator, EffectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// The webhook's first answer is held: the run answers paused anyway.
+	res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: json.RawMessage(`{"record_ref":"AB-1234","urgency":"soon","summary":"Planted-Notify-Zq7"}`), RequestID: "notify-1", Wait: 30 * time.Second})
+	if err != nil || res.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("paused: %+v %v", res, err)
+	}
+	item, err := c.AttentionItem(ctx, res.AttentionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release <- struct{}{}
+	body := <-bodies // after a 503, retried
+	var n coordinator.Notice
+	if err := json.Unmarshal([]byte(body), &n); err != nil || n.AttentionID != item.ID || n.Copy != item.Question || n.RunID != res.RunID || n.Kind != "approval" || n.Show != "oa attention show "+item.ID {
+		t.Fatalf("webhook body: %s %v", body, err)
+	}
+	env := waitFile(t, out)
+	if !strings.Contains(env, "OA_ATTENTION_ID="+item.ID+"\n") || !strings.Contains(env, "OA_ATTENTION_COPY="+item.Question+"\n") || !strings.Contains(env, "OA_DEPLOYMENT=clinic\n") {
+		t.Fatalf("the command's environment:\n%s", env)
+	}
+	for _, leak := range []string{"AB-1234", "Planted-Notify", "[triage:"} {
+		if strings.Contains(env, leak) || strings.Contains(body, leak) {
+			t.Fatalf("a notification carries %q:\n%s\n%s", leak, env, body)
+		}
+	}
+	for !strings.Contains(operator.String(), "attention "+item.ID+": the notify command failed (exit status 3)") {
+		time.Sleep(10 * time.Millisecond) // the command ran (its file is there) and is ending
+	}
+	if strings.Contains(operator.String(), "token=x") || strings.Contains(operator.String(), "notify webhook failed") {
+		t.Fatalf("operator log:\n%s", operator)
+	}
+}
+
+// waitFile waits for path to be written whole (renamed into place) and
+// returns it.
+func waitFile(t *testing.T, path string) string {
+	t.Helper()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			return string(b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
