@@ -71,7 +71,8 @@ func proposedName(s string) string {
 // Propose turns s into a connection proposal: its name and a connector
 // id made from its package (npm.PKG, pypi.PKG) or name (local.NAME); its
 // command and arguments (an argument that looks like a secret is left
-// out, with a note); its variables as --env NAME; a remote's URL without
+// out, with a note, unless it names an existing file as add allows);
+// its variables as --env NAME; a remote's URL without
 // query or credentials, its headers as --header NAME --secret-file; and
 // a confinement profile: --read of the folders its command needs,
 // --write of the folders its arguments name, --preinstall for npx, --net
@@ -103,7 +104,7 @@ func Propose(s Server) Proposal {
 	}
 	p.Command = s.Command
 	for i, a := range s.Args {
-		if findings := ir.ScanText(a, false); len(findings) > 0 {
+		if findings := ir.ScanText(a, false); len(findings) > 0 && !isPath(a) {
 			p.Notes = append(p.Notes, "argument "+strconv.Itoa(i+1)+" looks like a secret and was left out: pass it as --env NAME or in a --secret-file")
 			continue
 		}
