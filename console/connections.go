@@ -15,6 +15,11 @@ type ConnectionRow struct {
 	// LevelNow is the level in words: the guarantees held, those not
 	// held and why, or the refusal code when the host cannot confine it.
 	LevelNow string
+	// NeedsLogin says an OAuth connection has no usable stored login
+	// (connection.StoredLogin: none stored, or LoginProblem names why the
+	// stored one cannot be used): a person runs oa connection login NAME.
+	NeedsLogin   bool
+	LoginProblem string
 }
 
 func (s *Server) serveConnections(w http.ResponseWriter, r *http.Request, sess *session) {
@@ -27,6 +32,11 @@ func (s *Server) serveConnections(w http.ResponseWriter, r *http.Request, sess *
 	for _, l := range listed {
 		row := ConnectionRow{View: connection.ViewOf(l.Name, l.Record)}
 		row.Confinement = oneLine(row.Confinement)
+		if l.Record != nil {
+			if row.Login = connection.StoredLogin(s.h.Home, l.Record); row.Login != nil {
+				row.NeedsLogin, row.LoginProblem = !row.Login.Stored || row.Login.Problem != "", string(row.Login.Problem)
+			}
+		}
 		switch lv := connection.LevelNow(l.Record); {
 		case lv == nil:
 			row.LevelNow = "no confined process of it runs here"

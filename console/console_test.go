@@ -211,13 +211,13 @@ func (c *client) login(loginURL string) {
 	if resp.StatusCode != http.StatusSeeOther {
 		c.t.Fatalf("login: %s", resp.Status)
 	}
-	resp, body := c.get("/")
+	resp, body := c.get("/history") // its filter form is always there
 	m := csrfField.FindStringSubmatch(body)
 	if resp.StatusCode != http.StatusOK {
-		c.t.Fatalf("inbox after login: %s", resp.Status)
+		c.t.Fatalf("history after login: %s", resp.Status)
 	}
 	if m == nil {
-		c.t.Fatal("the inbox carries no CSRF token")
+		c.t.Fatal("the history page carries no CSRF token")
 	}
 	c.csrf = m[1]
 }

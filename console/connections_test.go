@@ -1,0 +1,42 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/connector"
+)
+
+// TestConnectionsShowNeedsLogin: an OAuth connection with no stored
+// login is shown as needing one, with the command that logs in; the
+// sandbox, which takes no login, is not; adding the connection is the
+// only change (nothing is sent to its server by showing the page).
+func TestConnectionsShowNeedsLogin(t *testing.T) {
+	f := newFixture(t)
+	cfg := connector.Config{Remote: &connector.Remote{URL: "https://mcp.example.test/mcp", OAuth: &connector.RemoteOAuth{ClientID: "oa-test"}}}
+	if _, err := connection.Add(context.Background(), f.h, connection.AddOptions{Name: "remote", Connector: "records", Config: cfg}, f.Change()); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, f.srv)
+	c.login(f.srv.URL())
+	resp, body := c.get("/connections")
+	if resp.StatusCode != 200 {
+		t.Fatalf("connections: %s", resp.Status)
+	}
+	row := func(name string) string {
+		i := strings.Index(body, `<tr id="conn-`+name+`">`)
+		if i < 0 {
+			t.Fatalf("no row for %s:\n%s", name, body)
+		}
+		r := body[i:]
+		return r[:strings.Index(r, "</tr>")]
+	}
+	if r := row("remote"); !strings.Contains(r, "needs login") || !strings.Contains(r, "oa connection login remote") {
+		t.Errorf("the OAuth connection: %s", r)
+	}
+	if r := row("sandbox"); strings.Contains(r, "login") {
+		t.Errorf("the sandbox: %s", r)
+	}
+}
