@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/oa-dev/oa/console"
 	"github.com/oa-dev/oa/internal/testkit/coordtest"
 )
 
@@ -54,6 +56,52 @@ func BenchmarkInboxRender(b *testing.B) {
 		h.ServeHTTP(w, req)
 		if w.Code != http.StatusOK {
 			b.Fatalf("inbox: %d", w.Code)
+		}
+	}
+}
+
+// BenchmarkHistoryRender is the History page's server time (one page of
+// HistoryPageSize runs read newest first from the store, each run's own
+// receipt checked with its inclusion proof, the chain's verdict kept
+// from the first render, the page rendered) on a host with
+// OA_CONSOLE_BENCH_ITEMS runs (10,000 unless set), built in bulk
+// (coordtest.BuildHistory) and then one run decided and sealed, which
+// puts every receipt in the host's log. The first render checks the
+// chain (incremental verify, in full the first time) and is logged, not
+// timed; the page reads only its own runs, so the figure should not grow
+// with the history.
+func BenchmarkHistoryRender(b *testing.B) {
+	n := 10_000
+	if v, err := strconv.Atoi(os.Getenv("OA_CONSOLE_BENCH_ITEMS")); err == nil && v > 0 {
+		n = v
+	}
+	f := newFixture(b)
+	if err := coordtest.BuildHistory(context.Background(), f.Home, "clinic", n); err != nil {
+		b.Fatal(err)
+	}
+	id := f.pause(b, "bench", "AB-1234")
+	c := newClient(b, f.srv)
+	c.login(f.srv.URL())
+	c.decided("approve", f.ada, id, "approve", "ada", "")
+	f.run(b, "bench", "AB-1234")
+	h := f.srv.Handler()
+	req := httptest.NewRequest(http.MethodGet, f.srv.Origin()+"/history", nil)
+	for _, ck := range c.c.Jar.Cookies(req.URL) {
+		req.AddCookie(ck)
+	}
+	start := time.Now()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || strings.Count(w.Body.String(), `<span class="ok">verifies</span>`) != console.HistoryPageSize {
+		b.Fatalf("history: %d", w.Code)
+	}
+	b.Logf("%d runs: the first render, with the chain check, took %s", n+1, time.Since(start))
+	b.ResetTimer()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("history: %d", w.Code)
 		}
 	}
 }

@@ -10,8 +10,11 @@
 // with the host's secret as `oa attention show` opens it), the
 // workflow's purpose and what done means, and the decisions the item
 // allows. History: the runs with their outcome, reason, who decided and
-// the receipt digest, filtered as `oa runs` filters (coordinator.History),
-// with the receipt chain's verdict and a CSV export. Chain: a deployment's
+// the receipt digest, filtered as `oa runs` filters, read one page at a
+// time (coordinator.HistoryPageOf: newest first, its cost the page's and
+// not the history's), with whether each run's own receipt verifies
+// (ledger.ReceiptChecker), the receipt chain's verdict (kept until the
+// log grows) and a CSV export. Chain: a deployment's
 // chain link by link — artifact → Worker IR → publisher signature →
 // conformance attestations → admission (admit.IntegrityOf, as `oa status`)
 // → plan with its capabilities, tools, connections and confinement
