@@ -44,7 +44,7 @@ func askingDeploymentURL(t *testing.T) (*coordinator.Coordinator, *servetest.Buf
 	urlMode := &atomic.Bool{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "v1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the person.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, askAnswer, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, askAnswer, error) {
 			params := &mcp.ElicitParams{Message: "Which ward is Ada in?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ward":{"type":"string"}},"required":["ward"]}`)}
 			if urlMode.Load() {
 				params = &mcp.ElicitParams{Mode: "url", Message: "Sign in to the ward desk.", URL: "https://ward.example.com/sign-in", ElicitationID: "e-1"}
@@ -56,7 +56,7 @@ func askingDeploymentURL(t *testing.T) (*coordinator.Coordinator, *servetest.Buf
 			return nil, askAnswer{Action: res.Action, Content: res.Content}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "note", Description: "Append a note."},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, askAnswer, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, askAnswer, error) {
 			return nil, askAnswer{Action: "noted"}, nil
 		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
