@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
@@ -90,4 +92,11 @@ func LogHead(ctx context.Context, h *host.Host) (*translog.Head, error) {
 // ReadLogTile is the c2sp.org/tlog-tiles tile of the host's log at path.
 func ReadLogTile(ctx context.Context, h *host.Host, path string) ([]byte, error) {
 	return translog.ReadTile(ctx, StoreOf(h).db, path)
+}
+
+// ProveLogConsistency is the proof that the host's log's tree of size n
+// is a prefix of its tree of size m (translog.ProveConsistency), the
+// proof a host publishes with its checkpoint to its fleet.
+func ProveLogConsistency(ctx context.Context, h *host.Host, n, m int64) (tlog.TreeProof, error) {
+	return translog.ProveConsistency(ctx, StoreOf(h).db, n, m)
 }
