@@ -116,6 +116,9 @@ type Result struct {
 	// release: the envelope and revocation list are the ones applied, the
 	// binding and admission stand, and no status was pushed.
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Log is what the run published of the host's receipts log under
+	// log-<host> (nil when the log is empty): see LogCheckpoint.
+	Log *LogPublished `json:"log,omitempty"`
 	// NeedsAdmission says the release passed every admission check but was
 	// not admitted, as the fleet may not bind it here: a person admits it
 	// (oa admit LocalRef) before oa bind. Admitting it makes the package's
@@ -175,7 +178,8 @@ func (p *provisioner) insertRecord(ctx context.Context, kind, typ string, head *
 // release is only checked, not admitted: admitting it would retire the
 // package's release bound now, which keeps being served until a person
 // admits and binds the new one. It then pushes the host's
-// signed status next to the envelope.
+// signed status next to the envelope, and its receipts log's newest
+// checkpoint under log-<host> (PublishLog), on unchanged runs too.
 //
 // A refusal at any step after the envelope verified is returned and
 // reported in the pushed status; a refused envelope pushes no status (the
@@ -213,6 +217,9 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 		if err != nil {
 			return nil, err
 		}
+		if p.res.Log, err = p.publishLog(ctx); err != nil {
+			return nil, err
+		}
 		return &p.res, nil
 	}
 	refusal := p.run(ctx)
@@ -230,6 +237,9 @@ func Provision(ctx context.Context, home, envelopeRef string, opts ProvisionOpti
 		return nil, refusal
 	}
 	if err := p.pushStatus(ctx); err != nil {
+		return nil, err
+	}
+	if p.res.Log, err = p.publishLog(ctx); err != nil {
 		return nil, err
 	}
 	if refusal == nil && p.res.Status.State == Bound {

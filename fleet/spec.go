@@ -35,6 +35,32 @@
 // manifests return Unchanged without decrypting the host key or pushing,
 // until StatusRefresh passes. A ceiling may name publishers, checked against
 // the admission before pre-approving.
+//
+// Receipts logs (issue 41). Every provisioning run, unchanged ones too,
+// publishes the host's receipts log checkpoint under the tag log-<id>
+// (PublishLog, LogCheckpoint): the newest checkpoint its witnesses
+// cosigned, with their cosignatures, else the newest; the log's public
+// key; the witnesses and quorum of its policy; the consistency proof from
+// the checkpoint it replaces; and when it was published, in one document
+// signed with the host key like its status. A tag, not a referrer of the
+// envelope: the envelope is the fleet operator's and changes digest with
+// every publish, so referrers would scatter a host's checkpoints over
+// envelope versions and need the referrers API (or its fallback tag) and
+// a second request; a tag named by the host id is found with one manifest
+// GET from the fleet file alone, as statuses are. The tag is mutable, so
+// what it serves is never believed for itself: Audit (`oa fleet audit`)
+// keeps, per host, the checkpoint it saw last in its own state folder and
+// holds the next to it. The log key comes from the document, signed by
+// the host key the fleet file pins (else the key it carries); the auditor
+// keeps the first host key and log key it saw and names a change, so the
+// pin in the fleet file is what makes the first sight trustworthy. The
+// consistency proof published is from the checkpoint the host replaced:
+// an auditor that saw that one proves the new one extends it; one that
+// missed a checkpoint between has only the witnesses' cosignatures to
+// vouch for growth. Tiles are not published: an auditor cannot prove
+// consistency from an arbitrary older size, nor read an entry or an
+// inclusion proof from the registry (proofs come from the host, `oa
+// receipts prove`).
 package fleet
 
 import (

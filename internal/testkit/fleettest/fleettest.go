@@ -274,6 +274,15 @@ func OtherKey(t testing.TB) pipeline.Keys {
 // signature, key id and public key.
 func (f *Fleet) PushStatuses(hosts []string, key pipeline.Keys, lastSeen time.Time) {
 	f.T.Helper()
+	f.pushEach(hosts, func(ctx context.Context, target oci.Target, id string) error {
+		return pushStatus(ctx, target, f.Repository, id, key, lastSeen)
+	})
+}
+
+// pushEach runs push for each of hosts, 16 at a time, on the fleet's
+// repository (the empty config pushed first).
+func (f *Fleet) pushEach(hosts []string, push func(ctx context.Context, target oci.Target, id string) error) {
+	f.T.Helper()
 	ctx := context.Background()
 	ref, err := oci.ParseRef(f.Repository, oci.RefOptions{})
 	if err != nil {
@@ -296,7 +305,7 @@ func (f *Fleet) PushStatuses(hosts []string, key pipeline.Keys, lastSeen time.Ti
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := pushStatus(ctx, target, f.Repository, id, key, lastSeen); err != nil {
+			if err := push(ctx, target, id); err != nil {
 				mu.Lock()
 				first = cmp.Or(first, err)
 				mu.Unlock()
@@ -313,7 +322,13 @@ func (f *Fleet) PushStatuses(hosts []string, key pipeline.Keys, lastSeen time.Ti
 func pushStatus(ctx context.Context, target oci.Target, repo, id string, key pipeline.Keys, lastSeen time.Time) error {
 	st := fleet.Status{Type: fleet.StatusType, Fleet: "clinics", Host: id, EnvelopeSeq: 1, Deployment: "clinic", State: fleet.Bound,
 		Blocking: []blocking.Code{}, Versions: fleet.Versions{OA: "test", Protocol: "test"}, LastSeen: lastSeen.UTC()}
-	payload, err := canonical.Marshal(st)
+	return pushDoc(ctx, target, fleet.StatusArtifactType, fleet.StatusTag(id), st, key)
+}
+
+// pushDoc signs v's canonical JSON with key and pushes it under tag as
+// fleet writes a document of artifactType.
+func pushDoc(ctx context.Context, target oci.Target, artifactType, tag string, v any, key pipeline.Keys) error {
+	payload, err := canonical.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -321,7 +336,7 @@ func pushStatus(ctx context.Context, target oci.Target, repo, id string, key pip
 	if err != nil {
 		return err
 	}
-	layer := content.NewDescriptorFromBytes(fleet.StatusArtifactType+"+json", payload)
+	layer := content.NewDescriptorFromBytes(artifactType+"+json", payload)
 	layer.Data = payload // as fleet writes it: the document embedded in its manifest
 	layer.Annotations = map[string]string{
 		fleet.AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
@@ -332,10 +347,10 @@ func pushStatus(ctx context.Context, target oci.Target, repo, id string, key pip
 		return err
 	}
 	manifest, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
-		ArtifactType: fleet.StatusArtifactType, Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{layer}})
+		ArtifactType: artifactType, Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{layer}})
 	if err != nil {
 		return err
 	}
-	_, err = oras.TagBytes(ctx, target, ocispec.MediaTypeImageManifest, manifest, fleet.StatusTag(id))
+	_, err = oras.TagBytes(ctx, target, ocispec.MediaTypeImageManifest, manifest, tag)
 	return err
 }
