@@ -16,15 +16,17 @@ import (
 func newFleetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
-		Short: "Provision many hosts from one OCI registry: check, publish, status",
+		Short: "Provision many hosts from one OCI registry: check, publish, status, audit",
 		Long: `A fleet file (CUE of package fleet, #Fleet in schemas/fleet/fleet.cue) names
 one registry repository, the hosts (id, labels) and the deployments (release
 REGISTRY/REPO@sha256:…, host selector, model, ceiling). oa fleet publish
 writes one signed provisioning envelope per host to the repository (tag
 host-ID); each host runs oa provision or oa agent sync against it and
-pushes its signed status (tag status-ID), which oa fleet status reads.`,
+pushes its signed status (tag status-ID), which oa fleet status reads, and
+its receipts log's newest checkpoint (tag log-ID), which oa fleet audit holds
+to the one it saw last.`,
 	}
-	cmd.AddCommand(newFleetCheckCmd(), newFleetPublishCmd(), newFleetStatusCmd())
+	cmd.AddCommand(newFleetCheckCmd(), newFleetPublishCmd(), newFleetStatusCmd(), newFleetAuditCmd())
 	return cmd
 }
 
