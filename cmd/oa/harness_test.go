@@ -61,7 +61,7 @@ func TestHarnessInstallInspect(t *testing.T) {
 
 	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
 	var inst harness.Installation
-	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 7 {
+	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 8 {
 		t.Fatalf("inspect: %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
