@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
@@ -19,6 +22,15 @@ import (
 
 // RecordType is the type of an admission record.
 const RecordType = "oa.admission/v1"
+
+// RecordTypeRollback is the type of an admission record that goes back to
+// a release: an oa.admission/v1 record plus its Rollback. A record carries
+// it exactly when it has a Rollback, so plain admissions keep v1's bytes
+// and every record signed before rollbacks existed still verifies.
+const RecordTypeRollback = "oa.admission/v2"
+
+// MaxRollbackReason is the longest reason a rollback takes, in characters.
+const MaxRollbackReason = 500
 
 // RevocationType is the type of a revocation record.
 const RevocationType = "oa.revocation/v1"
@@ -43,6 +55,23 @@ type Record struct {
 	// Warnings are the attestation rules in warn mode that failed, each
 	// naming the rule and the failing field; absent when none did.
 	Warnings []string `json:"warnings,omitempty"`
+	// Rollback is present on a rollback (type oa.admission/v2 only): the
+	// release was admitted before and an admission of another release of
+	// the package came after, and the person went back on purpose.
+	Rollback *Rollback `json:"rollback,omitempty"`
+}
+
+// Rollback is what a rollback admission records besides who made it
+// (AdmittedBy, OSAccount) and when: why, and the package's newest
+// admission it went back from.
+type Rollback struct {
+	Reason string `json:"reason"`
+	// FromSeq and FromArtifactDigest name the package's newest admission
+	// when the rollback was made; FromVersion is its version, absent when
+	// that record did not verify.
+	FromSeq            int64  `json:"fromSeq"`
+	FromArtifactDigest string `json:"fromArtifactDigest"`
+	FromVersion        string `json:"fromVersion,omitempty"`
 }
 
 // KeyRef names a trusted signer by its policy name and key id (for an
@@ -64,13 +93,29 @@ type AdmitOptions struct {
 	Now        time.Time
 	// DryRun runs every check and writes nothing.
 	DryRun bool
+	// Rollback asks to admit again a release that an admission of another
+	// release of its package came after (refused admission_rollback
+	// without it, rollback_unneeded with it when there is no such
+	// admission); Reason, required with it and refused without it, is
+	// recorded in the signed record.
+	Rollback bool
+	Reason   string
 }
 
 // Admit runs every check on the release and, when all pass and it is not a
 // dry run, writes a signed admission record with the next sequence number
 // of its package. The Decision always lists every check.
+//
+// Releases of a package are admitted side by side: admitting one leaves
+// every other's admission as it was. Admitting again a release that an
+// admission of another release of the package came after goes back, and
+// is made only with opts.Rollback and a reason, recorded in the record
+// (type oa.admission/v2).
 func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, opts AdmitOptions) (*Decision, *Record, error) {
 	if err := host.CheckPerson(opts.AdmittedBy, "the admission"); err != nil {
+		return nil, nil, err
+	}
+	if err := checkReason(opts); err != nil {
 		return nil, nil, err
 	}
 	now := opts.Now.UTC().Truncate(time.Second)
@@ -82,7 +127,8 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		return d, nil, err
 	}
 	w := d.Artifact.Worker
-	if err := d.add(CheckHistory, refuseRevokedOrRollback(ctx, h, w.Name, desc.Digest.String())); err != nil {
+	rollback, histErr := checkHistory(ctx, h, w.Name, desc.Digest.String(), opts)
+	if err := d.add(CheckHistory, histErr); err != nil {
 		return d, nil, err
 	}
 	if err := d.Err(); err != nil || opts.DryRun {
@@ -94,6 +140,9 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		Publisher:    KeyRef{Name: d.Publisher, KeyID: d.PublisherKeyID, Signer: d.PublisherSigner, TrustedRootDigest: h.Policy.Publishers[d.Publisher].TrustedRootDigest},
 		PolicyDigest: h.Policy.Digest(), Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
 		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime), Warnings: d.Warnings,
+	}
+	if rollback != nil {
+		rec.Type, rec.Rollback = RecordTypeRollback, rollback
 	}
 	for _, name := range d.Authorities {
 		a := h.Policy.Authorities[name]
@@ -113,25 +162,64 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 	return d, rec, nil
 }
 
-// refuseRevokedOrRollback refuses a revoked digest, and a release that an
-// admission of another release of the package has already replaced.
-func refuseRevokedOrRollback(ctx context.Context, h *host.Host, pkg, digest string) error {
+// checkReason refuses a rollback without a usable reason, and a reason
+// without a rollback, before anything is read.
+func checkReason(opts AdmitOptions) error {
+	if !opts.Rollback {
+		if opts.Reason != "" {
+			return blocking.New(blocking.RollbackReasonInvalid, "a reason is recorded only with a rollback")
+		}
+		return nil
+	}
+	switch r := opts.Reason; {
+	case strings.TrimSpace(r) == "":
+		return blocking.New(blocking.RollbackReasonInvalid, "a rollback needs a reason")
+	case !utf8.ValidString(r) || utf8.RuneCountInString(r) > MaxRollbackReason:
+		return blocking.New(blocking.RollbackReasonInvalid, "the reason is not text of at most %d characters", MaxRollbackReason)
+	case strings.ContainsFunc(r, unicode.IsControl):
+		return blocking.New(blocking.RollbackReasonInvalid, "the reason holds a control character (one line, no tabs)")
+	}
+	return nil
+}
+
+// checkHistory refuses a revoked digest, and decides whether admitting
+// the release goes back: it does when the release was admitted before and
+// an admission of another release of the package came after its last one.
+// Going back is refused admission_rollback unless opts asks for a
+// rollback, which is refused rollback_unneeded when it does not go back.
+// On a rollback it returns what the record keeps of it.
+func checkHistory(ctx context.Context, h *host.Host, pkg, digest string, opts AdmitOptions) (*Rollback, error) {
 	revs, err := storeOf(h).Revocations(ctx, digest)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(revs) > 0 {
-		return blocking.New(blocking.ReleaseRevoked, "this digest was revoked")
+		return nil, blocking.New(blocking.ReleaseRevoked, "this digest was revoked")
 	}
 	all, err := storeOf(h).Admissions(ctx, pkg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mine := slices.IndexFunc(all, func(a store.Admission) bool { return a.ArtifactDigest == digest })
-	if mine >= 0 && all[len(all)-1].ArtifactDigest != digest {
-		return blocking.New(blocking.AdmissionRollback, "admission #%d of another release came after this release's", all[len(all)-1].Seq)
+	if mine < 0 || all[len(all)-1].ArtifactDigest == digest {
+		if opts.Rollback {
+			return nil, blocking.New(blocking.RollbackUnneeded, "no admission of another release of %s came after this release's", pkg)
+		}
+		return nil, nil
 	}
-	return nil
+	newest := all[len(all)-1]
+	from := &Rollback{Reason: opts.Reason, FromSeq: newest.Seq, FromArtifactDigest: newest.ArtifactDigest}
+	if rec, err := readRecord(h, newest); err == nil {
+		from.FromVersion = rec.Version
+	}
+	if !opts.Rollback {
+		version := ""
+		if from.FromVersion != "" {
+			version = " (version " + from.FromVersion + ")"
+		}
+		return nil, blocking.New(blocking.AdmissionRollback, "admission #%d%s of another release came after this release's; going back is made only with --rollback and a reason", newest.Seq, version)
+	}
+	return from, nil
 }
 
 // State is whether a release is actively admitted.
@@ -177,8 +265,10 @@ func RequireActive(ctx context.Context, h *host.Host, artifactDigest string, now
 
 // StatusOf answers whether the exact release artifactDigest is actively
 // admitted at now, and if not exactly why. Every record is verified with
-// the host key on read; an older admission is never restored: only the
-// package's latest admission can make a release active.
+// the host key on read. Releases of a package are admitted side by side:
+// a release is active by its own latest admission, whatever was admitted
+// of the package since; an older admission of the release is never
+// restored when its latest is unverifiable, expired or mismatched.
 func StatusOf(ctx context.Context, h *host.Host, artifactDigest string, now time.Time) (*Status, error) {
 	// A revocation removed behind the host's back would read as none: the
 	// revocations must be the ones the host signed before any is believed
@@ -211,13 +301,7 @@ func StatusOf(ctx context.Context, h *host.Host, artifactDigest string, now time
 	if err != nil {
 		return &Status{State: Unverifiable, Why: blocking.New(blocking.AdmissionUnverified, "record %s #%d", row.Package, row.Seq)}, nil
 	}
-	latest, _, err := storeOf(h).LatestAdmission(ctx, row.Package)
-	if err != nil {
-		return nil, err
-	}
 	switch {
-	case latest.Seq != row.Seq:
-		return &Status{State: Mismatched, Record: rec, Why: blocking.New(blocking.AdmissionMismatched, "admission #%d of the package is newer", latest.Seq)}, nil
 	case rec.ArtifactDigest != artifactDigest || rec.PolicyDigest != h.Policy.Digest():
 		return &Status{State: Mismatched, Record: rec, Why: blocking.New(blocking.AdmissionMismatched, "the record is for another digest or policy")}, nil
 	case !now.Before(rec.ExpiresAt):
@@ -233,10 +317,23 @@ func readRecord(h *host.Host, row store.Admission) (*Record, error) {
 		return nil, err
 	}
 	var rec Record
-	if err := canonical.DecodeStrict(row.Record, &rec); err != nil || rec.Type != RecordType || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
+	if err := canonical.DecodeStrict(row.Record, &rec); err != nil || !knownType(&rec) || rec.Seq != row.Seq || rec.Package != row.Package || rec.ArtifactDigest != row.ArtifactDigest {
 		return nil, errors.New("record does not match its row")
 	}
 	return &rec, nil
+}
+
+// knownType reports whether the record's type is one this program reads,
+// with the fields of that type: a rollback exactly in oa.admission/v2,
+// with a reason.
+func knownType(rec *Record) bool {
+	switch rec.Type {
+	case RecordType:
+		return rec.Rollback == nil
+	case RecordTypeRollback:
+		return rec.Rollback != nil && rec.Rollback.Reason != ""
+	}
+	return false
 }
 
 // Admissions returns every admission of pkg ("" for all) with each

@@ -8,9 +8,14 @@
 // features, evaluator authorities, pure packages and the capability
 // ceiling. Any doubt means the release is not admitted.
 //
-// Admit writes signed admission records with a sequence number per package;
-// StatusOf reads active, missing, expired, revoked, mismatched or
-// unverifiable and never falls back to an older admission; RequireActive
+// Admit writes signed admission records with a sequence number per package.
+// Releases of a package are admitted side by side: each is active by its
+// own latest admission, so admitting a new version never stops one a
+// deployment is bound to. Admitting again a release that another release's
+// admission came after is a rollback, made only when asked for with a
+// reason and recorded (oa.admission/v2). StatusOf reads active, missing,
+// expired, revoked, mismatched or unverifiable and never falls back to an
+// older admission of the release; RequireActive
 // turns anything but active into the status's own refusal. Revocations are
 // written with a host-signed revocation head (also $OA_HOME/revocations.head)
 // that CheckRevocations holds them to in every StatusOf. Evaluate records
@@ -53,8 +58,9 @@ const (
 	// CheckAttestationRules runs the policy's attestation rules (only when
 	// it has some).
 	CheckAttestationRules = "attestation_rules"
-	// CheckHistory is run by Host.Admit: the digest is not revoked and no
-	// admission of another release of the package came after its own.
+	// CheckHistory is run by Admit: the digest is not revoked, and no
+	// admission of another release of the package came after its own
+	// unless a rollback was asked for (with a reason), and then one did.
 	CheckHistory = "not_revoked_or_rolled_back"
 )
 
