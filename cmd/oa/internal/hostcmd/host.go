@@ -124,17 +124,25 @@ func newPolicyCmd() *cobra.Command {
 
 func newAdmitCmd() *cobra.Command {
 	var refs cli.RefFlags
-	var as, profile string
-	var dryRun bool
+	var as, profile, reason string
+	var dryRun, rollback bool
 	cmd := &cobra.Command{
-		Use:   "admit REF@sha256:… --as NAME",
+		Use:   "admit REF@sha256:… --as NAME [--rollback --reason TEXT]",
 		Short: "Verify a release against host policy and record its admission",
 		Long: `Admit verifies the release REF@sha256:… against this host's policy: the
 artifact and its IR, a publisher signature from a trusted key inside its
 window, enough independent conformance attestations for the profile, and
 the host's protocols, features, evaluator authorities, pure packages and
 capability ceiling. When every check passes it writes an admission record
-signed by the host key. --dry-run reports every check and writes nothing.`,
+signed by the host key. --dry-run reports every check and writes nothing.
+
+Releases of a package are admitted side by side: admitting a new version
+leaves every other version's admission, and the deployments bound to it,
+as they were. Admitting again a release that another release of its
+package was admitted after goes back, and is refused admission_rollback
+unless asked for: --rollback --reason TEXT admits it with a record that
+names who, why and the admission it went back from (oa admissions list
+shows it).`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -143,7 +151,7 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 				return err
 			}
 			defer h.Close()
-			d, rec, err := admit.Admit(ctx, h, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun})
+			d, rec, err := admit.Admit(ctx, h, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun, Rollback: rollback, Reason: reason})
 			if d != nil {
 				printDecision(cmd, ref, d, rec)
 			}
@@ -154,6 +162,8 @@ signed by the host key. --dry-run reports every check and writes nothing.`,
 	cmd.Flags().StringVar(&as, "as", "", "the person admitting the release (recorded)")
 	cmd.Flags().StringVar(&profile, "profile", "", "admission profile (default: the policy's default_profile)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run every check, write nothing")
+	cmd.Flags().BoolVar(&rollback, "rollback", false, "admit again a release another release of its package was admitted after (needs --reason)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why going back (recorded with --rollback; one line, at most 500 characters)")
 	return cmd
 }
 
@@ -184,7 +194,19 @@ func printDecision(cmd *cobra.Command, ref oci.Ref, d *admit.Decision, rec *admi
 	}
 	if rec != nil {
 		fmt.Fprintf(out, "admitted %s@%s as #%d by %s until %s\n", rec.Package, rec.Version, rec.Seq, rec.AdmittedBy, rec.ExpiresAt.Format(time.RFC3339))
+		if rec.Rollback != nil {
+			fmt.Fprintf(out, "%s\n", rollbackLine(rec.Rollback))
+		}
 	}
+}
+
+// rollbackLine says what a rollback admission went back from, and why.
+func rollbackLine(r *admit.Rollback) string {
+	from := r.FromArtifactDigest
+	if r.FromVersion != "" {
+		from = r.FromVersion + " " + from
+	}
+	return fmt.Sprintf("  rollback from #%d (%s): %s", r.FromSeq, from, r.Reason)
 }
 
 func newAdmissionsCmd() *cobra.Command {
@@ -216,6 +238,9 @@ func newAdmissionsCmd() *cobra.Command {
 					state = "by " + l.Record.AdmittedBy + " until " + l.Record.ExpiresAt.Format(time.RFC3339)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%-24s #%-3d %s  %s\n", l.Package, l.Seq, l.ArtifactDigest, state)
+				if l.Verified && l.Record.Rollback != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n", rollbackLine(l.Record.Rollback))
+				}
 			}
 			return nil
 		},
@@ -241,6 +266,9 @@ func newAdmissionsCmd() *cobra.Command {
 			if st.Record != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %s@%s #%d, admitted by %s (%s) at %s, expires %s, profile %s\n", st.Record.Package, st.Record.Version, st.Record.Seq,
 					st.Record.AdmittedBy, st.Record.OSAccount, st.Record.AdmittedAt.Format(time.RFC3339), st.Record.ExpiresAt.Format(time.RFC3339), st.Record.Profile)
+				if st.Record.Rollback != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n", rollbackLine(st.Record.Rollback))
+				}
 			}
 			if st.Why != nil {
 				return st.Why
