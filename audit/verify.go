@@ -646,7 +646,11 @@ func admissionDetail(st *admit.Status) string {
 	if st.Record == nil {
 		return string(st.State)
 	}
-	return fmt.Sprintf("%s, %s@%s #%d admitted by %s%s", st.State, st.Record.Package, st.Record.Version, st.Record.Seq, st.Record.AdmittedBy, admissionSigners(st))
+	detail := fmt.Sprintf("%s, %s@%s #%d admitted by %s%s", st.State, st.Record.Package, st.Record.Version, st.Record.Seq, st.Record.AdmittedBy, admissionSigners(st))
+	if r := st.Record.Rollback; r != nil {
+		detail += fmt.Sprintf(", a rollback from #%d: %s", r.FromSeq, r.Reason)
+	}
+	return detail
 }
 
 // admissionErr refuses an admission not active when bound, or made with
