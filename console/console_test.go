@@ -21,6 +21,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/console"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -82,6 +83,13 @@ func newFixture(t testing.TB) *fixture {
 // host's capability registry registry.
 func newFixtureWith(t testing.TB, edit func(dir string), registry string) *fixture {
 	t.Helper()
+	return newFixtureConn(t, edit, registry, "sandbox", hosttest.Sandbox)
+}
+
+// newFixtureConn is newFixtureWith whose one connection is name,
+// configured by cfg.
+func newFixtureConn(t testing.TB, edit func(dir string), registry, name string, cfg connector.Config) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &fixture{Host: hosttest.New(t, edit), ada: newDecider(t), bob: newDecider(t)}
 	policy, err := os.OpenFile(filepath.Join(f.Home, host.PolicyFile), os.O_APPEND|os.O_WRONLY, 0)
@@ -95,7 +103,7 @@ func newFixtureWith(t testing.TB, edit func(dir string), registry string) *fixtu
 		t.Fatal(err)
 	}
 	f.WriteRegistry(registry)
-	f.AddConnection(f.h, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
+	f.AddConnection(f.h, name, resolve.SandboxConnector, cfg)
 	f.Bind(f.h, "claude-test")
 	f.c = coordtest.Open(t, f.Home)
 	f.srv, err = console.New(console.Options{Host: f.h, Poll: 20 * time.Millisecond, Operator: coordtest.Log{T: t}})

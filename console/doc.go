@@ -21,7 +21,17 @@
 // (bind.Check, as `oa bind inspect`) → binding → receipts with the latest
 // checkpoint (ledger.VerifyReceiptsWith, as `oa receipts verify`); the
 // console checks nothing itself. Connections: each connection's view as
-// `oa connection show` has it. Pages are server-rendered html/template;
+// `oa connection show` has it. An app's question during an effect
+// (downstream_question) is answered from the inbox: the page shows the
+// app's message and its form rendered from the schema it sent (string,
+// integer, number and boolean fields and enums, labelled; a URL request's
+// address as text, never a link), asked of the waiting coordinator and
+// never stored; the answer is typed as `oa attention answer --set` types it
+// (QuestionShown.FormContent), checked against the form
+// (attention.CheckAnswer), signed by the person over the statement naming
+// its digest (coordinator.AnswerStatement) and sent with it through the
+// waiting coordinator, which holds it to the policy before the app gets
+// anything. Pages are server-rendered html/template;
 // the one script (static/events.js) listens to server-sent events and
 // says when the inbox changed.
 //

@@ -64,7 +64,7 @@ type view struct {
 	Page     any
 }
 
-var titles = map[string]string{"inbox": "Inbox", "sign": "Sign the decision", "history": "History", "chain": "Chain", "connections": "Connections", "refused": "Refused"}
+var titles = map[string]string{"inbox": "Inbox", "sign": "Sign the decision", "question": "Answer the app's question", "answer": "Sign the answer", "history": "History", "chain": "Chain", "connections": "Connections", "refused": "Refused"}
 
 // render writes the page name with data, rendered whole before anything
 // is sent (a template fault is a 500, never half a page).

@@ -22,7 +22,11 @@ const (
 	// .github/skills.
 	ClientVSCode = "vscode"
 	// ClientCodex is OpenAI Codex: [mcp_servers.NAME] in
-	// $CODEX_HOME/config.toml (default ~/.codex) and $CODEX_HOME/skills.
+	// $CODEX_HOME/config.toml (default ~/.codex) and the skill in the
+	// user's ~/.agents/skills; with a project folder (Dir), the project's
+	// .codex/config.toml and .agents/skills. An installation of the
+	// earlier layout, its skill in $CODEX_HOME/skills, is still read and
+	// removed.
 	ClientCodex = "codex"
 	// ClientGeminiCLI is Gemini CLI: the project's .gemini/settings.json
 	// (mcpServers) and .gemini/skills.
@@ -56,27 +60,54 @@ type clientSpec struct {
 	format     configFormat
 	// oaDir holds the projection and install records.
 	oaDir string
-	// skills, when set, is the folder the client reads Agent Skills from.
+	// skills, when set, is the folder the client reads Agent Skills from;
+	// one starting with "~/" is under the user's home folder instead.
 	skills string
+	// legacySkills, when set, is the skills folder of an earlier layout:
+	// an installation recorded there is still read, removed by uninstall
+	// and moved to skills by installing again.
+	legacySkills string
+	// project, when set, is the client's layout in a project folder: a
+	// user-level client that also reads a project's configuration uses it
+	// when a project folder (MCPClientOptions.Dir) is given.
+	project *clientSpec
 }
 
+// homePrefix starts a layout path under the user's home folder rather
+// than under the install root.
+const homePrefix = "~/"
+
 var mcpServers = jsonFormat{key: "mcpServers"}
+
+// codexSpec is Codex's: $CODEX_HOME/config.toml and ~/.agents/skills per
+// user, or a project's .codex/config.toml and .agents/skills.
+var codexSpec = clientSpec{userRoot: codexRoot, serverFile: "config.toml", format: tomlFormat{table: "mcp_servers"}, oaDir: "oa", skills: homePrefix + ".agents/skills", legacySkills: "skills",
+	project: &clientSpec{serverFile: ".codex/config.toml", format: tomlFormat{table: "mcp_servers"}, oaDir: ".codex/oa", skills: ".agents/skills"}}
 
 var clientSpecs = map[string]clientSpec{
 	ClientClaudeCode:    {serverFile: ".mcp.json", format: mcpServers, oaDir: ".claude/oa", skills: ".claude/skills"},
 	ClientClaudeDesktop: {userRoot: claudeDesktopRoot, serverFile: "claude_desktop_config.json", format: mcpServers, oaDir: "oa"},
 	ClientCursor:        {serverFile: ".cursor/mcp.json", format: mcpServers, oaDir: ".cursor/oa", skills: ".cursor/skills"},
 	ClientVSCode:        {serverFile: ".vscode/mcp.json", format: jsonFormat{key: "servers", fixed: [][2]string{{"type", "stdio"}}}, oaDir: ".vscode/oa", skills: ".github/skills"},
-	ClientCodex:         {userRoot: codexRoot, serverFile: "config.toml", format: tomlFormat{table: "mcp_servers"}, oaDir: "oa", skills: "skills"},
+	ClientCodex:         codexSpec,
 	ClientGeminiCLI:     {serverFile: ".gemini/settings.json", format: mcpServers, oaDir: ".gemini/oa", skills: ".gemini/skills"},
 	ClientWindsurf:      {userRoot: windsurfRoot, serverFile: "mcp_config.json", format: mcpServers, oaDir: "oa", skills: "skills"},
 	ClientZed:           {serverFile: ".zed/settings.json", format: jsonFormat{key: "context_servers", accepted: [][2]string{{"source", "custom"}}}, oaDir: ".zed/oa"},
 	ClientGeneric:       {format: mcpServers},
 }
 
-// UserLevel reports whether client is configured per user (its files are
-// under the user's home, not under a project folder).
+// UserLevel reports whether client is configured per user by default (its
+// files are under the user's home, not under a project folder).
 func UserLevel(client string) bool { return clientSpecs[client].userRoot != nil }
+
+// ProjectLevel reports whether client can be installed into a project
+// folder (MCPClientOptions.Dir): every project-level client, and a
+// user-level one that also reads a project's configuration (Codex's
+// .codex/config.toml).
+func ProjectLevel(client string) bool {
+	s, ok := clientSpecs[client]
+	return ok && (s.userRoot == nil || s.project != nil)
+}
 
 // clientEnv is what the per-user paths are computed from.
 type clientEnv struct {

@@ -17,18 +17,23 @@ import (
 
 // clientFiles is where each client's server entry and skill folder go,
 // relative to the project folder (project-level) or to HOME (user-level,
-// on Linux, with no client variable set).
+// on Linux, with no client variable set); codexProject is Codex's in a
+// project folder.
 var clientFiles = map[string]struct{ server, skills string }{
 	harness.ClientClaudeCode:    {".mcp.json", ".claude/skills"},
 	harness.ClientClaudeDesktop: {".config/Claude/claude_desktop_config.json", ""},
 	harness.ClientCursor:        {".cursor/mcp.json", ".cursor/skills"},
 	harness.ClientVSCode:        {".vscode/mcp.json", ".github/skills"},
-	harness.ClientCodex:         {".codex/config.toml", ".codex/skills"},
+	harness.ClientCodex:         {".codex/config.toml", ".agents/skills"},
+	codexProject:                {".codex/config.toml", ".agents/skills"},
 	harness.ClientGeminiCLI:     {".gemini/settings.json", ".gemini/skills"},
 	harness.ClientWindsurf:      {".codeium/windsurf/mcp_config.json", ".codeium/windsurf/skills"},
 	harness.ClientZed:           {".zed/settings.json", ""},
 	harness.ClientGeneric:       {"oa-clinic.mcp.json", ""},
 }
+
+// codexProject names Codex installed into a project folder (--dir).
+const codexProject = harness.ClientCodex + " (project)"
 
 // tree lists every path under dir, slash-separated, folders ending in /.
 func tree(t *testing.T, dir string) []string {
@@ -61,19 +66,23 @@ func TestEveryClientInstallsInspectsUninstalls(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	exe, _ := os.Executable()
-	for _, client := range harness.Clients {
-		t.Run(client, func(t *testing.T) {
+	for _, name := range append(slices.Clone(harness.Clients), codexProject) {
+		t.Run(name, func(t *testing.T) {
+			client, inProject := strings.TrimSuffix(name, " (project)"), name == codexProject
 			home, project := t.TempDir(), t.TempDir()
 			env := map[string]string{"HOME": home}
-			m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: client, Dir: project, Executable: exe, GOOS: "linux", Getenv: func(k string) string { return env[k] }})
+			dir, base := project, project
+			if harness.UserLevel(client) && !inProject {
+				base = home
+				if harness.ProjectLevel(client) {
+					dir = ""
+				}
+			}
+			m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: client, Dir: dir, Executable: exe, GOOS: "linux", Getenv: func(k string) string { return env[k] }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			base := project
-			if harness.UserLevel(client) {
-				base = home
-			}
-			want := clientFiles[client]
+			want := clientFiles[name]
 			// Fresh: nothing there before, nothing left after.
 			inst, err := m.Prepare(ctx, "clinic")
 			mustMatch(t, inst, err)
@@ -88,8 +97,11 @@ func TestEveryClientInstallsInspectsUninstalls(t *testing.T) {
 			} else if inst.Record.SkillDir != "" {
 				t.Fatalf("%s got a skill folder %s it does not read", client, inst.Record.SkillDir)
 			}
-			if harness.UserLevel(client) && len(tree(t, project)) != 0 {
+			if base == home && len(tree(t, project)) != 0 {
 				t.Fatalf("a user-level install wrote into the project folder: %v", tree(t, project))
+			}
+			if base == project && len(tree(t, home)) != 0 {
+				t.Fatalf("a project install wrote into the home folder: %v", tree(t, home))
 			}
 			inst, err = m.Inspect(ctx, "clinic")
 			mustMatch(t, inst, err)
@@ -218,5 +230,70 @@ func TestUninstallLeavesWhatAPersonChanged(t *testing.T) {
 	}
 	if after := tree(t, dir); !slices.Equal(before, after) {
 		t.Fatalf("a refused uninstall changed %v to %v", before, after)
+	}
+}
+
+// TestCodexLegacySkillFolder: Codex reads skills from ~/.agents/skills; an
+// installation of the earlier layout, its skill in ~/.codex/skills, is
+// still inspected, removed whole by uninstall, and moved by installing
+// again (nothing left behind in ~/.codex/skills).
+func TestCodexLegacySkillFolder(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	exe, _ := os.Executable()
+	home := t.TempDir()
+	m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: harness.ClientCodex, Executable: exe, GOOS: "linux", Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := func() string {
+		t.Helper()
+		undo := harness.UseLegacySkills(m)
+		defer undo()
+		inst, err := m.Prepare(ctx, "clinic")
+		mustMatch(t, inst, err)
+		skill := filepath.Join(home, ".codex", "skills", inst.Bound.Package, projection.SkillFile)
+		if _, err := os.Stat(skill); err != nil {
+			t.Fatalf("no legacy skill: %v", err)
+		}
+		return inst.Bound.Package
+	}
+
+	// Read and removed whole.
+	legacy()
+	inst, err := m.Inspect(ctx, "clinic")
+	mustMatch(t, inst, err)
+	if inst.Record.SkillDir != "skills/"+inst.Bound.Package {
+		t.Fatalf("legacy skill dir %q", inst.Record.SkillDir)
+	}
+	r, err := m.Uninstall(ctx, "clinic")
+	if err != nil || r.Err() != nil {
+		t.Fatalf("uninstall of the legacy layout: %v %v", err, r.Err())
+	}
+	if left := tree(t, home); len(left) != 0 {
+		t.Fatalf("uninstall of the legacy layout left %v", left)
+	}
+
+	// Installing again moves the skill to ~/.agents/skills.
+	pkg := legacy()
+	inst, err = m.Prepare(ctx, "clinic")
+	mustMatch(t, inst, err)
+	if _, err := os.Stat(filepath.Join(home, ".agents", "skills", pkg, projection.SkillFile)); err != nil {
+		t.Fatalf("no skill in ~/.agents/skills: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".codex", "skills")); err == nil {
+		t.Fatalf("the legacy skill folder is left: %v", tree(t, home))
+	}
+	r, err = m.Uninstall(ctx, "clinic")
+	if err != nil || r.Err() != nil {
+		t.Fatalf("uninstall: %v %v", err, r.Err())
+	}
+	if left := tree(t, home); len(left) != 0 {
+		t.Fatalf("uninstall left %v", left)
 	}
 }

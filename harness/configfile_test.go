@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,4 +287,38 @@ func TestCodexEntryWaitsTheLongestWait(t *testing.T) {
 	if got := doc.Servers["oa-clinic"].ToolTimeoutSec; got <= contract.WaitSecondsMax {
 		t.Fatalf("tool_timeout_sec %d, want above %d", got, contract.WaitSecondsMax)
 	}
+}
+
+// TestClientLayoutsGolden: where install puts each client's server
+// entry, skill folder, projection and record, on Linux with HOME
+// /home/ada and the project folder /home/ada/project, as each client's
+// current documentation places them (testdata/clients/layouts.golden).
+func TestClientLayoutsGolden(t *testing.T) {
+	var out bytes.Buffer
+	env := map[string]string{"HOME": "/home/ada"}
+	for _, client := range Clients {
+		for _, dir := range []string{"/home/ada/project", ""} {
+			if dir == "" && !UserLevel(client) || dir != "" && !ProjectLevel(client) {
+				continue
+			}
+			m, err := NewMCPClient(MCPClientOptions{Home: "/srv/oa", Client: client, Dir: dir, GOOS: "linux", Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			scope := "project"
+			if dir == "" {
+				scope = "user"
+			}
+			l := m.layout("NAME", "PACKAGE")
+			skill := "(none)"
+			if l.SkillDir != "" {
+				skill = m.path(l.SkillDir)
+			}
+			fmt.Fprintf(&out, "%s (%s)\n  server      %s\n  skill       %s\n  projection  %s\n  record      %s\n", client, scope, m.path(l.ServerFile), skill, m.path(l.ProjectionDir), m.path(l.RecordFile))
+			if legacy, ok := m.legacyLayout(l, "PACKAGE"); ok {
+				fmt.Fprintf(&out, "  legacy skill %s (read and removed)\n", m.path(legacy.SkillDir))
+			}
+		}
+	}
+	golden(t, filepath.Join("testdata", "clients", "layouts.golden"), out.Bytes())
 }

@@ -14,7 +14,8 @@ import (
 // a symbolic link or not a folder: install would write through a link to
 // wherever it points and uninstall would remove there, as a linked
 // configuration file or skill folder is refused. The root itself (the
-// project folder given, or the client's own folder) is followed. A folder
+// project folder given, or the client's own folder) is followed, as is
+// the user's home folder of a path starting with homePrefix. A folder
 // that does not exist yet is fine: install makes it.
 func (m *MCPClient) checkFolders(paths ...string) error {
 	for _, p := range paths {
@@ -30,7 +31,7 @@ func (m *MCPClient) checkFoldersOf(p string) error {
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
-		if d == "" || d == "." {
+		if d == "" || d == "." || d == "~" {
 			continue
 		}
 		fi, err := os.Lstat(m.path(d))

@@ -151,6 +151,9 @@ func (m *MCPClient) readRecord(path, deployment string) (*Record, *blocking.Erro
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record does not decode")
 	}
 	l := m.layout(deployment, rec.Package)
+	if legacy, ok := m.legacyLayout(l, rec.Package); ok && rec.SkillDir == legacy.SkillDir {
+		l = legacy
+	}
 	switch {
 	case rec.Client != m.opts.Client || rec.Deployment != deployment:
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record is for another client or deployment")

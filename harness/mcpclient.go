@@ -28,7 +28,8 @@ type MCPClientOptions struct {
 	// Dir is the folder installed into: the project folder of a
 	// project-level client, any folder for a generic client. A user-level
 	// client (UserLevel) installs into its own per-user folder instead and
-	// ignores Dir.
+	// ignores Dir, unless it also reads a project's configuration
+	// (ProjectLevel: Codex), which it then installs into.
 	Dir string
 	// Getenv reads the environment the per-user folders come from (HOME,
 	// USERPROFILE, APPDATA, XDG_CONFIG_HOME, CODEX_HOME); nil means
@@ -57,6 +58,11 @@ type MCPClient struct {
 	// root is the folder every installed path is relative to: Dir, or a
 	// user-level client's own folder.
 	root string
+	// home is the user's home folder, which a layout path starting with
+	// homePrefix is relative to (set only for a layout that has one);
+	// homeErr says why it is not known, refusing what needs it.
+	home    string
+	homeErr error
 }
 
 var _ Runtime = (*MCPClient)(nil)
@@ -68,6 +74,9 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 		return nil, blocking.New(blocking.HarnessClientUnknown, "the client is not one of %v", Clients)
 	}
 	spec := clientSpecs[opts.Client]
+	if spec.project != nil && opts.Dir != "" {
+		spec = *spec.project
+	}
 	if opts.Home == "" || (opts.Dir == "" && spec.userRoot == nil) {
 		return nil, errors.New("runtime: Home and Dir are required")
 	}
@@ -75,15 +84,22 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 	if opts.Home, err = filepath.Abs(opts.Home); err != nil {
 		return nil, err
 	}
-	root := opts.Dir
+	root, home := opts.Dir, ""
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := clientEnv{getenv: getenv, goos: defaultGOOS(opts.GOOS)}
 	if spec.userRoot != nil {
-		getenv := opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		root, err = spec.userRoot(clientEnv{getenv: getenv, goos: defaultGOOS(opts.GOOS)})
+		root, err = spec.userRoot(env)
 		if err != nil {
 			return nil, blocking.New(blocking.HarnessClientHomeUnknown, "the %s configuration folder cannot be found: %v", opts.Client, err)
+		}
+	}
+	var homeErr error
+	if strings.HasPrefix(spec.skills, homePrefix) {
+		if home, err = env.home(); err != nil {
+			homeErr = blocking.New(blocking.HarnessClientHomeUnknown, "the %s skills folder cannot be found: %v", opts.Client, err)
 		}
 	}
 	if root, err = filepath.Abs(root); err != nil {
@@ -99,7 +115,7 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 			return nil, err
 		}
 	}
-	return &MCPClient{opts: opts, spec: spec, root: root}, nil
+	return &MCPClient{opts: opts, spec: spec, root: root, home: home, homeErr: homeErr}, nil
 }
 
 // Kind is "mcp-client/" followed by the client.
@@ -148,9 +164,24 @@ func (m *MCPClient) layout(deployment, pkg string) layout {
 	return l
 }
 
-// path is rel (slash-separated) under the install root.
+// path is rel (slash-separated) under the install root, or, when it
+// starts with homePrefix, under the user's home folder.
 func (m *MCPClient) path(rel string) string {
+	if m.home != "" && (rel == "~" || strings.HasPrefix(rel, homePrefix)) {
+		return filepath.Join(m.home, filepath.FromSlash(strings.TrimPrefix(rel[1:], "/")))
+	}
 	return filepath.Join(m.root, filepath.FromSlash(rel))
+}
+
+// legacyLayout is l with the skill folder of the client's earlier
+// layout, for an installation recorded there; ok is false when the
+// client has none.
+func (m *MCPClient) legacyLayout(l layout, pkg string) (layout, bool) {
+	if m.spec.legacySkills == "" || pkg == "" {
+		return l, false
+	}
+	l.SkillDir = m.spec.legacySkills + "/" + pkg
+	return l, true
 }
 
 // Root is the folder the installation's paths are relative to: the
@@ -189,6 +220,9 @@ func checkName(deployment string) error { return bind.CheckNames(deployment, "un
 func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installation, error) {
 	if err := checkName(deployment); err != nil {
 		return nil, err
+	}
+	if m.homeErr != nil {
+		return nil, m.homeErr
 	}
 	if m.opts.Executable == "" {
 		return nil, errors.New("runtime: Executable is required to install")
@@ -248,7 +282,12 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 	rec.CreatedRootLevels = m.createdRootLevels()
 	if prev != nil {
 		rec.CreatedRootLevels = max(rec.CreatedRootLevels, prev.CreatedRootLevels)
-		rec.CreatedFolders = slices.Compact(slices.Sorted(slices.Values(append(rec.CreatedFolders, prev.CreatedFolders...))))
+		for _, d := range prev.CreatedFolders {
+			if l.ancestorOf(d) {
+				rec.CreatedFolders = append(rec.CreatedFolders, d)
+			}
+		}
+		rec.CreatedFolders = slices.Compact(slices.Sorted(slices.Values(rec.CreatedFolders)))
 	}
 	if err := m.clearProjection(l, deployment); err != nil {
 		return nil, err
@@ -276,7 +315,34 @@ func (m *MCPClient) Prepare(ctx context.Context, deployment string) (*Installati
 	if err := writeRecord(m.path(l.RecordFile), rec); err != nil {
 		return nil, err
 	}
+	if prev != nil && prev.SkillDir != "" && prev.SkillDir != l.SkillDir {
+		m.removeMovedSkill(prev, l)
+	}
 	return m.inspect(ctx, h, deployment)
+}
+
+// removeMovedSkill removes the skill folder an earlier install wrote
+// where the client's earlier layout put it (Codex's $CODEX_HOME/skills),
+// now that installing again wrote it where the client reads it: each file
+// still as installed, then the folders left empty that install created.
+// A file a person changed or added is left where it is.
+func (m *MCPClient) removeMovedSkill(prev *Record, l layout) {
+	old := &Record{SkillDir: prev.SkillDir, Files: map[string]string{}}
+	for name, d := range prev.Files {
+		if within(name, prev.SkillDir) {
+			old.Files[name] = d
+		}
+	}
+	for _, d := range prev.CreatedFolders {
+		if !l.ancestorOf(d) {
+			old.CreatedFolders = append(old.CreatedFolders, d)
+		}
+	}
+	r := &Removal{}
+	m.removeFiles(old, r)
+	if len(r.Left) == 0 {
+		m.removeFolders(old, r)
+	}
 }
 
 // boundRelease reads the deployment's verified binding, checks its release
@@ -347,6 +413,9 @@ func skillFiles(files map[string][]byte, pkg string) map[string][]byte {
 func (m *MCPClient) Inspect(ctx context.Context, deployment string) (*Installation, error) {
 	if err := checkName(deployment); err != nil {
 		return nil, err
+	}
+	if m.homeErr != nil {
+		return nil, m.homeErr
 	}
 	h, err := host.Open(ctx, m.opts.Home)
 	if err != nil {

@@ -51,6 +51,9 @@ func (m *MCPClient) Uninstall(_ context.Context, deployment string) (*Removal, e
 	if err := checkName(deployment); err != nil {
 		return nil, err
 	}
+	if m.homeErr != nil {
+		return nil, m.homeErr
+	}
 	l := m.layout(deployment, "")
 	rec, rerr := m.readRecord(m.path(l.RecordFile), deployment)
 	if rerr != nil {
@@ -238,7 +241,7 @@ func (m *MCPClient) createdFolders(l layout) []string {
 // paths, so a record cannot name another folder for uninstall to remove.
 func (l layout) ancestorOf(dir string) bool {
 	for _, p := range []string{l.ServerFile, l.ProjectionDir + "/x", l.SkillDir + "/x", l.RecordFile} {
-		if strings.HasPrefix(p, dir+"/") && path.Clean(dir) == dir && !slices.Contains(strings.Split(dir, "/"), "..") {
+		if strings.HasPrefix(p, dir+"/") && dir != "~" && path.Clean(dir) == dir && !slices.Contains(strings.Split(dir, "/"), "..") {
 			return true
 		}
 	}

@@ -113,7 +113,7 @@ func TestHarnessRefusals(t *testing.T) {
 		code string
 	}{
 		{[]string{"harness", "install", "--client", "notepad", "--deployment", "clinic", "--dir", dir}, "harness_client_unknown"},
-		{[]string{"harness", "install", "--client", "codex", "--deployment", "clinic", "--dir", dir}, "--dir is for project-level clients"},
+		{[]string{"harness", "install", "--client", "windsurf", "--deployment", "clinic", "--dir", dir}, "--dir is for project-level clients"},
 		{[]string{"harness", "uninstall", "--client", "cursor", "--deployment", "clinic", "--dir", dir}, "harness_not_installed"},
 		{[]string{"harness", "install", "--client", "generic", "--deployment", "nowhere", "--dir", dir}, "binding_missing"},
 		{[]string{"harness", "inspect", "--client", "generic", "--deployment", "clinic", "--dir", dir}, "harness_not_installed"},
@@ -138,20 +138,25 @@ func TestHarnessRefusals(t *testing.T) {
 }
 
 // TestHarnessUserLevelClient installs into Codex's config.toml under
-// CODEX_HOME, beside a person's settings and comments, inspects and
-// uninstalls it, and gets the file back byte for byte.
+// CODEX_HOME, beside a person's settings and comments, its skill in
+// ~/.agents/skills, inspects and uninstalls it, and gets the file back
+// byte for byte.
 func TestHarnessUserLevelClient(t *testing.T) {
 	boundHost(t)
-	codexHome := t.TempDir()
+	codexHome, home := t.TempDir(), t.TempDir()
 	t.Setenv("CODEX_HOME", codexHome)
+	t.Setenv("HOME", home)
 	cfg := filepath.Join(codexHome, "config.toml")
 	const mine = "# my settings\nmodel = \"gpt-5-codex\"\n\n[mcp_servers.docs]\ncommand = \"docs\" # the docs server\n"
 	if err := os.WriteFile(cfg, []byte(mine), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic")
-	if code != 0 || !strings.Contains(out, "config.toml") || !strings.Contains(out, "skills/") {
+	if code != 0 || !strings.Contains(out, "config.toml") || !strings.Contains(out, "~/.agents/skills/") {
 		t.Fatalf("install: %d %s %s", code, out, errOut)
+	}
+	if skills, _ := os.ReadDir(filepath.Join(home, ".agents", "skills")); len(skills) != 1 {
+		t.Fatalf("no skill in ~/.agents/skills: %v", skills)
 	}
 	b, _ := os.ReadFile(cfg)
 	if !strings.HasPrefix(string(b), mine) || !strings.Contains(string(b), "[mcp_servers.oa-clinic]") {
@@ -177,6 +182,35 @@ func TestHarnessUserLevelClient(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(cfg); string(b) != broken {
 		t.Fatal("a broken config.toml was rewritten")
+	}
+}
+
+// TestHarnessCodexProject installs into a project's .codex/config.toml
+// with --dir, the skill in the project's .agents/skills, and nothing
+// under the user's home; uninstall leaves the project as it was.
+func TestHarnessCodexProject(t *testing.T) {
+	boundHost(t)
+	home, dir := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	out, errOut, code := runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "oa-clinic in .codex/config.toml") || !strings.Contains(out, "skill        .agents/skills/") {
+		t.Fatalf("install: %d %s %s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".codex", "config.toml")); err != nil || !strings.Contains(string(b), "[mcp_servers.oa-clinic]") {
+		t.Fatalf("project config.toml: %s %v", b, err)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Fatalf("a project install wrote under HOME: %v", entries)
+	}
+	if out, errOut, code = runCLI(t, "harness", "inspect", "--client", "codex", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("inspect: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code = runCLI(t, "harness", "uninstall", "--client", "codex", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("uninstall left %v", entries)
 	}
 }
 

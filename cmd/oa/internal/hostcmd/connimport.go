@@ -33,13 +33,9 @@ change and run; it records nothing. An argument that looks like a secret is
 left out and named.`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d := dir
-			if harness.UserLevel(client) {
-				if d != "" {
-					return cli.Usage(fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", client))
-				}
-			} else if d == "" {
-				d = "."
+			d, err := clientDir(client, dir)
+			if err != nil {
+				return err
 			}
 			m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: client, Dir: d})
 			if err != nil {

@@ -46,7 +46,10 @@ variables):
   vscode          DIR/.vscode/mcp.json (servers, "type": "stdio"; comments kept);
                   skill in DIR/.github/skills
   codex           $CODEX_HOME/config.toml (default ~/.codex) as a
-                  [mcp_servers.oa-NAME] table; skill in $CODEX_HOME/skills
+                  [mcp_servers.oa-NAME] table; skill in ~/.agents/skills; with
+                  --dir, DIR/.codex/config.toml and DIR/.agents/skills (an
+                  install of the earlier ~/.codex/skills is read, and removed
+                  by uninstall or moved by installing again)
   gemini-cli      DIR/.gemini/settings.json (mcpServers); skill in DIR/.gemini/skills
   windsurf        ~/.codeium/windsurf/mcp_config.json (mcpServers); skill in
                   ~/.codeium/windsurf/skills
@@ -71,7 +74,7 @@ type harnessFlags struct {
 func (f *harnessFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, ", "))
 	cmd.Flags().StringVar(&f.deployment, "deployment", "", "the bound deployment")
-	cmd.Flags().StringVar(&f.dir, "dir", "", "the project folder to install into (default: the current folder); not for a user-level client (claude-desktop, codex, windsurf)")
+	cmd.Flags().StringVar(&f.dir, "dir", "", "the project folder to install into (default: the current folder); not for a user-level client (claude-desktop, windsurf); codex installs per user without it, into the project with it")
 	_ = cmd.MarkFlagRequired("client")
 	_ = cmd.MarkFlagRequired("deployment")
 }
@@ -81,15 +84,25 @@ func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := f.dir
-	if harness.UserLevel(f.client) {
-		if dir != "" {
-			return nil, cli.Usage(fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", f.client))
-		}
-	} else if dir == "" {
-		dir = "."
+	dir, err := clientDir(f.client, f.dir)
+	if err != nil {
+		return nil, err
 	}
 	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Executable: exe, Person: f.person})
+}
+
+// clientDir is the folder to give harness.MCPClientOptions.Dir for
+// client and the --dir given: the current folder for a project-level
+// client by default, none for a user-level one, and --dir refused for a
+// client that reads no project configuration.
+func clientDir(client, dir string) (string, error) {
+	switch {
+	case harness.UserLevel(client) && !harness.ProjectLevel(client) && dir != "":
+		return "", cli.Usage(fmt.Errorf("--dir is for project-level clients: %s keeps its configuration per user (under HOME)", client))
+	case !harness.UserLevel(client) && dir == "":
+		return ".", nil
+	}
+	return dir, nil
 }
 
 func newHarnessInstallCmd() *cobra.Command {
