@@ -31,7 +31,12 @@
 // (attention.CheckAnswer), signed by the person over the statement naming
 // its digest (coordinator.AnswerStatement) and sent with it through the
 // waiting coordinator, which holds it to the policy before the app gets
-// anything. Pages are server-rendered html/template;
+// anything. Fleet, linked only on a host provisioned from a fleet: the
+// envelope it applied (sequence, digest, manifest) with its expiry, the
+// revocation list applied, and the last status pushed by a sync that left
+// it bound, as its own host-signed records have them
+// (fleet.ReadHostRecord; no registry is read). Pages are server-rendered
+// html/template;
 // the one script (static/events.js) listens to server-sent events and
 // says when the inbox changed.
 //

@@ -38,6 +38,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /history.csv", s.secure(s.serveHistoryCSV))
 	mux.Handle("GET /chain", s.secure(s.serveChain))
 	mux.Handle("GET /connections", s.secure(s.serveConnections))
+	mux.Handle("GET /fleet", s.secure(s.serveFleet))
 	mux.Handle("GET /events", s.secure(s.serveEvents))
 	// Anything else is refused by the same checks first (a wrong Host
 	// or no session is told so before "not found").

@@ -61,10 +61,13 @@ type view struct {
 	Host string
 	// LoggedIn is false on a refusal before a session.
 	LoggedIn bool
-	Page     any
+	// Fleet says the host keeps a fleet record: only then is the Fleet
+	// page linked.
+	Fleet bool
+	Page  any
 }
 
-var titles = map[string]string{"inbox": "Inbox", "sign": "Sign the decision", "question": "Answer the app's question", "answer": "Sign the answer", "history": "History", "chain": "Chain", "connections": "Connections", "refused": "Refused"}
+var titles = map[string]string{"inbox": "Inbox", "sign": "Sign the decision", "question": "Answer the app's question", "answer": "Sign the answer", "history": "History", "chain": "Chain", "connections": "Connections", "fleet": "Fleet", "refused": "Refused"}
 
 // render writes the page name with data, rendered whole before anything
 // is sent (a template fault is a 500, never half a page).
@@ -72,6 +75,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, sess *session, s
 	v := view{Title: titles[name], Nav: name, Host: s.h.Policy.Host, Page: data}
 	if sess != nil {
 		v.CSRF, v.LoggedIn = sess.csrf, true
+		v.Fleet = s.fleetShown(r.Context())
 	}
 	var b bytes.Buffer
 	if err := pages[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
