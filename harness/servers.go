@@ -60,22 +60,48 @@ func (r rawServer) server(name string) connection.Server {
 // left out. file is the configuration file read; a missing file lists
 // none, one that does not parse is refused with its line.
 func (m *MCPClient) Servers() (file string, servers []connection.Server, err error) {
+	file, names, raws, err := m.readServers()
+	if err != nil {
+		return file, nil, err
+	}
+	for _, name := range names {
+		r := raws[name]
+		if isOAEntry(name, r) {
+			continue
+		}
+		if r.Command == "" && r.URL == "" && r.ServerURL == "" && r.HTTPURL == "" {
+			continue
+		}
+		servers = append(servers, r.server(name))
+	}
+	return file, servers, nil
+}
+
+// isOAEntry reports whether the server named name is an oa entry: oa-NAME
+// running coordinator serve.
+func isOAEntry(name string, r rawServer) bool {
+	return strings.HasPrefix(name, "oa-") && slices.Contains(r.Args, "coordinator") && slices.Contains(r.Args, "serve")
+}
+
+// readServers reads the client's configuration file: its path, the
+// servers' names in the file's order and each one's entry. A missing file
+// has none; one that does not parse is refused with its line.
+func (m *MCPClient) readServers() (file string, names []string, raws map[string]rawServer, err error) {
 	if m.opts.Client == ClientGeneric {
-		return "", nil, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
+		return "", nil, nil, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
 	}
 	l := m.layout("import", "")
 	file = m.path(l.ServerFile)
 	b, exists, _, err := m.readConfig(l)
 	if err != nil || !exists {
-		return file, nil, err
+		return file, nil, nil, err
 	}
-	var names []string
-	raws := map[string]rawServer{}
+	raws = map[string]rawServer{}
 	switch f := m.spec.format.(type) {
 	case jsonFormat:
 		_, _, srv, _, err := f.servers(file, b)
 		if err != nil || srv == nil {
-			return file, nil, err
+			return file, nil, nil, err
 		}
 		for _, mem := range srv.Members {
 			lit, ok := mem.Name.Value.(hujson.Literal)
@@ -84,7 +110,7 @@ func (m *MCPClient) Servers() (file string, servers []connection.Server, err err
 			}
 			var r rawServer
 			if decodeValue(mem.Value, &r) != nil {
-				return file, nil, refuseAt(file, b, mem.Value.StartOffset, "server %s is not an object of command, args and env, or url", lit.String())
+				return file, nil, nil, refuseAt(file, b, mem.Value.StartOffset, "server %s is not an object of command, args and env, or url", lit.String())
 			}
 			names = append(names, lit.String())
 			raws[lit.String()] = r
@@ -92,7 +118,7 @@ func (m *MCPClient) Servers() (file string, servers []connection.Server, err err
 	case tomlFormat:
 		doc, err := decodeTOML(file, b)
 		if err != nil {
-			return file, nil, err
+			return file, nil, nil, err
 		}
 		table, _ := doc[f.table].(map[string]any)
 		for _, name := range slices.Sorted(func(yield func(string) bool) {
@@ -105,21 +131,11 @@ func (m *MCPClient) Servers() (file string, servers []connection.Server, err err
 			j, _ := json.Marshal(table[name])
 			var r rawServer
 			if json.Unmarshal(j, &r) != nil {
-				return file, nil, blocking.New(blocking.HarnessClientConfigInvalid, "server %s is not a table of command, args and env, or url", name).At(file, f.table+"."+name)
+				return file, nil, nil, blocking.New(blocking.HarnessClientConfigInvalid, "server %s is not a table of command, args and env, or url", name).At(file, f.table+"."+name)
 			}
 			names = append(names, name)
 			raws[name] = r
 		}
 	}
-	for _, name := range names {
-		r := raws[name]
-		if strings.HasPrefix(name, "oa-") && slices.Contains(r.Args, "coordinator") && slices.Contains(r.Args, "serve") {
-			continue
-		}
-		if r.Command == "" && r.URL == "" && r.ServerURL == "" && r.HTTPURL == "" {
-			continue
-		}
-		servers = append(servers, r.server(name))
-	}
-	return file, servers, nil
+	return file, names, raws, nil
 }

@@ -214,6 +214,61 @@ func TestHarnessCodexProject(t *testing.T) {
 	}
 }
 
+// TestHarnessList lists the clients on this machine: Claude Code's entry
+// installed in the project matches, Gemini CLI is installed by its
+// executable on PATH with no entry, Codex (per user) has none; --json
+// names the same; a --dir that is not a folder is a usage error.
+func TestHarnessList(t *testing.T) {
+	boundHost(t)
+	home, dir, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	if err := os.WriteFile(filepath.Join(bin, "gemini"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	if _, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("install: %d %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "harness", "list", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("list: %d %s %s", code, out, errOut)
+	}
+	row := func(prefix string) string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, prefix+" ") {
+				return strings.Join(strings.Fields(l), " ")
+			}
+		}
+		t.Fatalf("no %s row:\n%s", prefix, out)
+		return ""
+	}
+	if r := row("claude-code"); !strings.HasPrefix(r, "claude-code project yes "+filepath.Join(dir, ".mcp.json")) || !strings.HasSuffix(r, "oa-clinic matches") {
+		t.Fatalf("claude-code row: %s", r)
+	}
+	if r := row("gemini-cli"); !strings.Contains(r, "yes ("+filepath.Join(bin, "gemini")+")") || !strings.HasSuffix(r, "(none) -") {
+		t.Fatalf("gemini-cli row: %s", r)
+	}
+	if r := row("windsurf"); !strings.HasPrefix(r, "windsurf user no ") {
+		t.Fatalf("windsurf row: %s", r)
+	}
+	out, errOut, code = runCLI(t, "harness", "list", "--dir", dir, "--json")
+	var got struct {
+		Clients []harness.ClientListing `json:"clients"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Clients) != 9 {
+		t.Fatalf("list --json: %d %v %s %s", code, err, out, errOut)
+	}
+	if c := got.Clients[0]; c.Client != "claude-code" || len(c.Entries) != 1 || c.Entries[0].State != harness.EntryMatches {
+		t.Fatalf("claude-code in JSON: %+v", c)
+	}
+	if _, errOut, code = runCLI(t, "harness", "list", "--dir", filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(errOut, "is not a folder") {
+		t.Fatalf("list --dir nowhere: %d %s", code, errOut)
+	}
+}
+
 func TestHarnessGenericAndTranscript(t *testing.T) {
 	h, _ := boundHost(t)
 	dir := t.TempDir()

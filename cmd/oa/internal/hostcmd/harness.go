@@ -27,7 +27,7 @@ Skills folder, and an install record; inspect compares them with the
 binding; uninstall removes exactly what install wrote; transcript lists the
 deployment's runs from this host's store.`,
 	}
-	cmd.AddCommand(newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessUninstallCmd(), newHarnessTranscriptCmd())
+	cmd.AddCommand(newHarnessListCmd(), newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessUninstallCmd(), newHarnessTranscriptCmd())
 	return cmd
 }
 
@@ -103,6 +103,93 @@ func clientDir(client, dir string) (string, error) {
 		return ".", nil
 	}
 	return dir, nil
+}
+
+func newHarnessListCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "list [--dir DIR] [--json]",
+		Short: "List the MCP clients on this machine, their oa entries, and whether each matches its binding",
+		Long: `List shows every MCP client oa installs into, in each place it reads its
+configuration: a project-level client's file under --dir (default the
+current folder), a user-level client's own, and both for Codex. A client
+is installed when its configuration file or its executable (on PATH) is
+found. Each oa-NAME entry of the file is inspected as oa harness inspect
+does: it matches the binding, or differs (naming each failed check's
+code: harness_not_installed for an entry with no install record), or its
+state is unknown (the host cannot be read). A configuration file that
+does not parse is shown with its refusal. List writes nothing and exits
+0 whatever it finds.`,
+		Args: cli.WantArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				dir = "."
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return cli.Usage(fmt.Errorf("--dir %s is not a folder", dir))
+			}
+			clients, err := harness.List(cmd.Context(), harness.ListOptions{Home: cli.Home(), Dir: dir})
+			if err != nil {
+				return err
+			}
+			if cli.WantJSON(cmd) {
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"clients": clients})
+			}
+			printClientList(cmd.OutOrStdout(), clients)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the project folder whose project-level clients to list (default: the current folder)")
+	return cmd
+}
+
+// printClientList prints List's rows as a table, each oa entry with its
+// state.
+func printClientList(w io.Writer, clients []harness.ClientListing) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLIENT\tSCOPE\tINSTALLED\tCONFIG\tOA ENTRIES")
+	for _, c := range clients {
+		installed := "no"
+		switch {
+		case c.ConfigFound:
+			installed = "yes"
+		case c.Binary != "":
+			installed = "yes (" + c.Binary + ")"
+		}
+		config := c.ConfigFile
+		if config == "" {
+			config = "-"
+		} else if !c.ConfigFound {
+			config += " (none)"
+		}
+		var entries []string
+		for _, e := range c.Entries {
+			switch e.State {
+			case harness.EntryDiffers:
+				codes := make([]string, len(e.Codes))
+				for i, code := range e.Codes {
+					codes[i] = string(code)
+				}
+				entries = append(entries, fmt.Sprintf("%s differs (%s)", e.Name, strings.Join(codes, ", ")))
+			case harness.EntryUnknown:
+				entries = append(entries, fmt.Sprintf("%s unknown (%s)", e.Name, e.Detail))
+			default:
+				entries = append(entries, e.Name+" "+e.State)
+			}
+		}
+		if c.Problem != nil {
+			where := ""
+			if c.Problem.Pos != "" {
+				where = c.Problem.Pos + ": "
+			}
+			entries = append(entries, fmt.Sprintf("unreadable: %s%s [%s]", where, c.Problem.Detail, c.Problem.Code))
+		}
+		if len(entries) == 0 {
+			entries = []string{"-"}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Client, c.Scope, installed, config, strings.Join(entries, "; "))
+	}
+	_ = tw.Flush()
 }
 
 func newHarnessInstallCmd() *cobra.Command {
