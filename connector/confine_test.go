@@ -66,7 +66,14 @@ func newProbeScene(t *testing.T) *probeScene {
 // listen accepts (and closes) TCP connections on a loopback port.
 func listen(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return listenOn(t, "tcp", "127.0.0.1:0")
+}
+
+// listenOn accepts (and closes) connections on network's address until
+// the test ends, and returns the address listened on.
+func listenOn(t *testing.T, network, address string) string {
+	t.Helper()
+	l, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package connector_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,20 +184,7 @@ func TestSocketFoldersHidden(t *testing.T) {
 	granted := t.TempDir()
 	sockets := []string{filepath.Join(t.TempDir(), "host.sock"), filepath.Join(home, "q.sock"), filepath.Join(granted, "own.sock")}
 	for _, path := range sockets {
-		l, err := net.Listen("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
+		listenOn(t, "unix", path)
 	}
 	try := func(profile *confine.Profile) []string {
 		r := callProbe(t, connectortest.Probe(t), profile, connector.Options{HostHome: home}, map[string]any{"unix": sockets})
