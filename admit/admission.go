@@ -127,13 +127,50 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		return d, nil, err
 	}
 	w := d.Artifact.Worker
-	rollback, histErr := checkHistory(ctx, h, w.Name, desc.Digest.String(), opts)
-	if err := d.add(CheckHistory, histErr); err != nil {
-		return d, nil, err
+	// The history is decided on what the store holds, and the record is
+	// written only if no admission of the package was written since: one
+	// written meanwhile by another process could make this admission a
+	// rollback, so the history is decided again.
+	for attempt := 1; ; attempt++ {
+		rollback, newest, histErr := checkHistory(ctx, h, w.Name, desc.Digest.String(), opts)
+		d.Checks = slices.DeleteFunc(d.Checks, func(c Check) bool { return c.Name == CheckHistory })
+		if err := d.add(CheckHistory, histErr); err != nil {
+			return d, nil, err
+		}
+		if err := d.Err(); err != nil || opts.DryRun {
+			return d, nil, err
+		}
+		// Decrypt the key before taking the store's write lock, not under
+		// it (loaded once, then kept).
+		if err := h.PrepareSigner(); err != nil {
+			return d, nil, err
+		}
+		rec := newRecord(h, d, desc, opts, now)
+		if rollback != nil {
+			rec.Type, rec.Rollback = RecordTypeRollback, rollback
+		}
+		_, err = storeOf(h).insertAdmissionAfter(ctx, w.Name, rec.ArtifactDigest, newest, func(seq int64) ([]byte, []byte, error) {
+			rec.Seq = seq
+			return h.SignRecord(rec)
+		})
+		switch {
+		case errors.Is(err, errAdmittedMeanwhile) && attempt < maxHistoryAttempts:
+			continue
+		case err != nil:
+			return d, nil, err
+		}
+		return d, rec, nil
 	}
-	if err := d.Err(); err != nil || opts.DryRun {
-		return d, nil, err
-	}
+}
+
+// maxHistoryAttempts bounds how often Admit decides the history again
+// because another admission of the package was written meanwhile.
+const maxHistoryAttempts = 5
+
+// newRecord is the admission record of the release d verified, before its
+// sequence number is known.
+func newRecord(h *host.Host, d *Decision, desc ocispec.Descriptor, opts AdmitOptions, now time.Time) *Record {
+	w := d.Artifact.Worker
 	rec := &Record{
 		Type: RecordType, Host: h.Policy.Host, Package: w.Name, Version: w.Version,
 		ArtifactDigest: desc.Digest.String(), WorkerIRDigest: d.Artifact.IRDigest,
@@ -141,25 +178,11 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		PolicyDigest: h.Policy.Digest(), Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
 		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime), Warnings: d.Warnings,
 	}
-	if rollback != nil {
-		rec.Type, rec.Rollback = RecordTypeRollback, rollback
-	}
 	for _, name := range d.Authorities {
 		a := h.Policy.Authorities[name]
 		rec.Authorities = append(rec.Authorities, KeyRef{Name: name, KeyID: a.Verifier().KeyID(), Signer: d.AuthoritySigners[name], TrustedRootDigest: a.TrustedRootDigest})
 	}
-	// Decrypt the key before taking the store's write lock, not under it.
-	if err := h.PrepareSigner(); err != nil {
-		return d, nil, err
-	}
-	_, err = storeOf(h).InsertAdmission(ctx, w.Name, rec.ArtifactDigest, func(seq int64) ([]byte, []byte, error) {
-		rec.Seq = seq
-		return h.SignRecord(rec)
-	})
-	if err != nil {
-		return d, nil, err
-	}
-	return d, rec, nil
+	return rec
 }
 
 // checkReason refuses a rollback without a usable reason, and a reason
@@ -187,29 +210,34 @@ func checkReason(opts AdmitOptions) error {
 // an admission of another release of the package came after its last one.
 // Going back is refused admission_rollback unless opts asks for a
 // rollback, which is refused rollback_unneeded when it does not go back.
-// On a rollback it returns what the record keeps of it.
-func checkHistory(ctx context.Context, h *host.Host, pkg, digest string, opts AdmitOptions) (*Rollback, error) {
+// On a rollback it returns what the record keeps of it; newest is the
+// sequence number of the package's newest admission it decided on (0 for
+// none).
+func checkHistory(ctx context.Context, h *host.Host, pkg, digest string, opts AdmitOptions) (rb *Rollback, newest int64, err error) {
 	revs, err := storeOf(h).Revocations(ctx, digest)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(revs) > 0 {
-		return nil, blocking.New(blocking.ReleaseRevoked, "this digest was revoked")
+		return nil, 0, blocking.New(blocking.ReleaseRevoked, "this digest was revoked")
 	}
 	all, err := storeOf(h).Admissions(ctx, pkg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if len(all) > 0 {
+		newest = all[len(all)-1].Seq
 	}
 	mine := slices.IndexFunc(all, func(a store.Admission) bool { return a.ArtifactDigest == digest })
 	if mine < 0 || all[len(all)-1].ArtifactDigest == digest {
 		if opts.Rollback {
-			return nil, blocking.New(blocking.RollbackUnneeded, "no admission of another release of %s came after this release's", pkg)
+			return nil, newest, blocking.New(blocking.RollbackUnneeded, "no admission of another release of %s came after this release's", pkg)
 		}
-		return nil, nil
+		return nil, newest, nil
 	}
-	newest := all[len(all)-1]
-	from := &Rollback{Reason: opts.Reason, FromSeq: newest.Seq, FromArtifactDigest: newest.ArtifactDigest}
-	if rec, err := readRecord(h, newest); err == nil {
+	last := all[len(all)-1]
+	from := &Rollback{Reason: opts.Reason, FromSeq: last.Seq, FromArtifactDigest: last.ArtifactDigest}
+	if rec, err := readRecord(h, last); err == nil {
 		from.FromVersion = rec.Version
 	}
 	if !opts.Rollback {
@@ -217,9 +245,9 @@ func checkHistory(ctx context.Context, h *host.Host, pkg, digest string, opts Ad
 		if from.FromVersion != "" {
 			version = " (version " + from.FromVersion + ")"
 		}
-		return nil, blocking.New(blocking.AdmissionRollback, "admission #%d%s of another release came after this release's; going back is made only with --rollback and a reason", newest.Seq, version)
+		return nil, newest, blocking.New(blocking.AdmissionRollback, "admission #%d%s of another release came after this release's; going back is made only with --rollback and a reason", last.Seq, version)
 	}
-	return from, nil
+	return from, newest, nil
 }
 
 // State is whether a release is actively admitted.

@@ -2,6 +2,8 @@ package admit
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,5 +132,29 @@ func TestRecordTypesHoldTheirFields(t *testing.T) {
 		if got := knownType(&c.rec); got != c.want {
 			t.Fatalf("knownType(%s, rollback %v) = %v", c.rec.Type, c.rec.Rollback, got)
 		}
+	}
+}
+
+// TestInsertOnlyAfterTheNewestDecidedOn: an admission whose history was
+// decided on an older newest admission of its package (another process
+// admitted meanwhile) writes nothing and consumes no sequence number, so
+// Admit decides again and a rollback is never made silently.
+func TestInsertOnlyAfterTheNewestDecidedOn(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, filepath.Join(t.TempDir(), "state.db"))
+	if seq, err := s.insertAdmissionAfter(ctx, "p", "sha256:a", 0, numbered("p")); err != nil || seq != 1 {
+		t.Fatalf("first admission = %d, %v", seq, err)
+	}
+	if _, err := s.insertAdmissionAfter(ctx, "p", "sha256:b", 0, numbered("p")); !errors.Is(err, errAdmittedMeanwhile) {
+		t.Fatalf("decided on no admission, one written meanwhile: %v", err)
+	}
+	if all, err := s.Admissions(ctx, "p"); err != nil || len(all) != 1 {
+		t.Fatalf("a refused insert wrote: %+v, %v", all, err)
+	}
+	if seq, err := s.insertAdmissionAfter(ctx, "p", "sha256:b", 1, numbered("p")); err != nil || seq != 2 {
+		t.Fatalf("decided on #1 = %d, %v; want 2 (no number consumed)", seq, err)
+	}
+	if seq, err := s.insertAdmissionAfter(ctx, "other", "sha256:c", 0, numbered("other")); err != nil || seq != 1 {
+		t.Fatalf("another package = %d, %v", seq, err)
 	}
 }

@@ -32,6 +32,17 @@ func storeOf(h *host.Host) admissions { return admissions{h.Store()} }
 // runs while the write lock is held, so it should be quick and must not use
 // the database itself.
 func (s admissions) InsertAdmission(ctx context.Context, pkg, artifactDigest string, build func(seq int64) (record, signature []byte, err error)) (int64, error) {
+	return s.insertAdmissionAfter(ctx, pkg, artifactDigest, -1, build)
+}
+
+// errAdmittedMeanwhile is insertAdmissionAfter's answer when the package's
+// newest admission is not the one the caller decided on.
+var errAdmittedMeanwhile = errors.New("store: insert admission: another admission of the package was written meanwhile")
+
+// insertAdmissionAfter is InsertAdmission, writing only while the
+// package's newest admission is still number after (0 for none; -1 for
+// any): otherwise it writes nothing and returns errAdmittedMeanwhile.
+func (s admissions) insertAdmissionAfter(ctx context.Context, pkg, artifactDigest string, after int64, build func(seq int64) (record, signature []byte, err error)) (int64, error) {
 	if pkg == "" {
 		return 0, errors.New("store: insert admission: empty package name")
 	}
@@ -40,6 +51,15 @@ func (s admissions) InsertAdmission(ctx context.Context, pkg, artifactDigest str
 	}
 	var seq int64
 	err := s.db.Write(ctx, "insert admission "+pkg, func(tx *sql.Tx) error {
+		if after >= 0 {
+			var newest int64
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM admissions WHERE package = ?`, pkg).Scan(&newest); err != nil {
+				return fmt.Errorf("store: insert admission: read the newest: %w", err)
+			}
+			if newest != after {
+				return errAdmittedMeanwhile
+			}
+		}
 		err := tx.QueryRowContext(ctx, `
 INSERT INTO admission_sequences (package, last_seq) VALUES (?, 1)
 ON CONFLICT (package) DO UPDATE SET last_seq = last_seq + 1
