@@ -404,7 +404,7 @@ func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb strin
 		printRemote(out, r, v.Protocol, v.Transport)
 		printLoginState(out, v.Name, r, v.Login)
 	} else {
-		fmt.Fprintf(out, "  command    %s (%d args)\n", v.Config.Command, len(v.Config.Args))
+		fmt.Fprintf(out, "  command    %s\n", connection.CommandLine(v.Config.Command, v.Config.Args))
 	}
 	for _, name := range slices.Sorted(maps.Keys(v.Config.Settings)) {
 		fmt.Fprintf(out, "  setting    %s=%s\n", name, v.Config.Settings[name])
