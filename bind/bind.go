@@ -19,6 +19,12 @@
 // approved check with its signed inputs until one changes or the admission
 // expires; refusals are never remembered.
 //
+// A bound release is kept in the host's release store ($OA_HOME/releases,
+// kept.go) at bind time (BindKept), and OpenRelease reads it from there
+// first, with no network, every blob checked against the binding; the
+// bound reference is read (and the store refilled) only when the kept
+// copy is missing or damaged.
+//
 // ResolveAndBind is the whole step from a release to a binding
 // (resolve.Compute, then the request's Gate, then Bind), used by
 // pipeline.PrepareHost and fleet.Provision; it lives here, not in pipeline,
@@ -119,8 +125,17 @@ func CheckNames(deployment, model string) error {
 }
 
 // Bind signs and stores plan as the deployment's binding, if a person
-// approved it. reference is the digest reference of the release.
+// approved it. reference is the digest reference of the release. The
+// release is not kept in the host's release store (BindKept does that):
+// it is kept on the binding's first read of it (OpenRelease).
 func Bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
+	return bind(ctx, h, reference, layoutPath, plan, a, nil)
+}
+
+// bind is Bind, calling keep (when not nil) after every check and before
+// the binding is written: a refusal keeps nothing, and a failed keep
+// binds nothing.
+func bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, plan *resolve.Plan, a Approval, keep func() error) (*Binding, error) {
 	if err := host.CheckPerson(a.By, "the binding"); err != nil {
 		return nil, err
 	}
@@ -143,6 +158,11 @@ func Bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, 
 	}
 	if err := h.PrepareSigner(); err != nil {
 		return nil, err
+	}
+	if keep != nil {
+		if err := keep(); err != nil {
+			return nil, err
+		}
 	}
 	_, err := h.Versions().Insert(ctx, store.KindBinding, plan.Deployment, func(seq int64, _ *store.Version) ([]byte, []byte, error) {
 		b.Seq = seq
@@ -212,38 +232,6 @@ func unapproved(plan *resolve.Plan, approved []string) []string {
 		}
 	}
 	return out
-}
-
-// Release is a bound release opened for reading (oci.OpenPinned under the
-// host's options) with its verified artifact. Stages that need more than
-// the artifact (audit copies the release with its signatures) read from
-// Target, never parse the reference again.
-type Release struct {
-	oci.Release
-	Artifact *oci.Artifact
-}
-
-// OpenRelease reads the binding's release for a host stage under the
-// host's limits (host.Policy.ReleaseOptions over transport): the bound
-// reference must still name the bound artifact, whose manifest and IR are
-// verified and every other layer bound to the IR (oci.FetchBound).
-func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*Release, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: h.Home, Layout: b.LayoutPath})
-	if err != nil {
-		return nil, err
-	}
-	rel, err := oci.OpenPinned(ctx, ref, h.Policy.ReleaseOptions(transport))
-	if err != nil {
-		return nil, err
-	}
-	if rel.Descriptor.Digest.String() != b.ArtifactDigest {
-		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
-	}
-	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
-	if err != nil {
-		return nil, err
-	}
-	return &Release{Release: *rel, Artifact: art}, nil
 }
 
 // FetchRelease is OpenRelease's artifact.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,7 +211,9 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 }
 
 // corruptIR changes one byte of the release's stored IR blob, keeping its
-// size: the release's artifact changed, not the capability registry.
+// size, at the bound reference and in the host's release store (when
+// kept there): the release's artifact changed, not the capability
+// registry.
 func corruptIR(f *fixture) {
 	raw, err := oci.FetchBlob(context.Background(), f.Target, f.Desc)
 	if err != nil {
@@ -220,14 +224,19 @@ func corruptIR(f *fixture) {
 		f.T.Fatal(err)
 	}
 	repo, _, _ := strings.Cut(f.Ref, "@")
-	path := filepath.Join(f.Home, "oci", repo, "blobs", "sha256", m.Layers[0].Digest.Encoded())
-	b, err := os.ReadFile(path)
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	b[len(b)/2] ^= 1
-	_ = os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		f.T.Fatal(err)
+	for _, dir := range []string{filepath.Join(f.Home, "oci", repo), filepath.Join(f.Home, bind.StoreDir)} {
+		path := filepath.Join(dir, "blobs", "sha256", m.Layers[0].Digest.Encoded())
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) && dir != filepath.Join(f.Home, "oci", repo) {
+			continue // not kept yet
+		}
+		if err != nil {
+			f.T.Fatal(err)
+		}
+		b[len(b)/2] ^= 1
+		_ = os.Chmod(path, 0o644)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			f.T.Fatal(err)
+		}
 	}
 }

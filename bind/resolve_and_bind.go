@@ -45,7 +45,7 @@ type Request struct {
 // ResolveAndBind computes the release's plan for the deployment and model
 // (resolve.Compute, every connection of the plan probed live unless
 // NoProbe) and binds it with By's explicit approval, after Gate if one is
-// set. It returns the binding made, or nil (and no error) where Gate
+// set, keeping the release in the host's release store first (BindKept). It returns the binding made, or nil (and no error) where Gate
 // chose not to bind. It lives here rather than in pipeline so that the
 // host side (fleet provisioning) can call it without loading the
 // publisher's compiler.
@@ -59,5 +59,5 @@ func ResolveAndBind(ctx context.Context, h *host.Host, req Request) (*Binding, e
 			return nil, err
 		}
 	}
-	return Bind(ctx, h, req.Ref, false, plan, Approval{By: req.By, Approved: true, Now: req.Now})
+	return BindKept(ctx, h, req.Target, req.Desc, req.Ref, false, plan, Approval{By: req.By, Approved: true, Now: req.Now})
 }

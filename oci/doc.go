@@ -34,5 +34,8 @@
 // Copy read, bound and digest-check everything cosign stores for an artifact
 // before anything is written. Referrers, ReadCosignManifest and
 // FetchReferenced are the bounded discovery package signing reads through.
+// Keep and OpenKept (kept.go) write and read a host's store of releases, a
+// layout where a blob already present is checked again before it is
+// trusted and a damaged one replaced.
 // oci imports neither the compiler nor cosign or sigstore.
 package oci
