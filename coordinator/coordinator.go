@@ -192,7 +192,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {
 		return nil, err
 	}
-	if c.art, err = bind.FetchRelease(ctx, h, b, opts.Registry); err != nil {
+	if c.art, err = c.openRelease(ctx); err != nil {
 		return nil, err
 	}
 	if c.secret, err = ledger.HostSecret(opts.Home); err != nil {
