@@ -41,15 +41,16 @@ func (f *planFlags) register(cmd *cobra.Command, modelRequired bool) {
 	}
 }
 
-// compute opens this host and the release and computes the plan.
-func (f *planFlags) compute(cmd *cobra.Command, h *host.Host, reference string) (*resolve.Plan, oci.Ref, error) {
+// compute opens this host and the release and computes the plan; it
+// returns the release as read, for bind to keep.
+func (f *planFlags) compute(cmd *cobra.Command, h *host.Host, reference string) (*resolve.Plan, *oci.Release, error) {
 	ctx := cmd.Context()
 	ref, target, desc, err := f.refs.ResolvePinnedRead(ctx, reference)
 	if err != nil {
-		return nil, ref, err
+		return nil, nil, err
 	}
 	plan, _, err := resolve.Compute(ctx, h, target, desc, resolve.Request{Deployment: f.deployment, Model: f.model}, resolve.ComputeOptions{Now: time.Now(), Probe: !f.noProbe, Connector: cli.ConnectorOptions(cmd)})
-	return plan, ref, err
+	return plan, &oci.Release{Ref: ref, Target: target, Descriptor: desc}, err
 }
 
 func newResolveCmd() *cobra.Command {
@@ -100,7 +101,9 @@ func newBindCmd() *cobra.Command {
 on a terminal by typing yes, otherwise only with --yes. The binding (plan
 digest, deployment, persona, session policy, model, connection revisions,
 approver, time) is signed with the host key. A consequential capability
-never binds without that approval.`,
+never binds without that approval. The release, with its signatures and
+attestations, is kept in the host's release store ($OA_HOME/releases), so
+the coordinator serves it with the registry down.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := bind.CheckNames(f.deployment, f.model); err != nil {
@@ -110,7 +113,7 @@ never binds without that approval.`,
 				return err
 			}
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				plan, ref, err := f.compute(cmd, h, args[0])
+				plan, rel, err := f.compute(cmd, h, args[0])
 				if err != nil {
 					return err
 				}
@@ -125,7 +128,7 @@ never binds without that approval.`,
 					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
 					fmt.Fprintf(cmd.OutOrStdout(), "not bound: no terminal to approve on; review the plan above and run again with --yes to approve it as %s\n", as)
 				}
-				b, err := bind.Bind(cmd.Context(), h, ref.String(), f.refs.Layout, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
+				b, err := bind.BindKept(cmd.Context(), h, rel.Target, rel.Descriptor, rel.Ref.String(), f.refs.Layout, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
 				if err != nil {
 					return err
 				}
