@@ -113,12 +113,16 @@ const (
 	// its newest checkpoint): a c2sp.org/tlog-checkpoint signed note. A
 	// bundle of a host with no log has none.
 	DocLogCheckpoint = "log-checkpoint.txt"
+	// DocWitnessPolicy is the c2sp.org/tlog-policy text the policy's
+	// witnessing policy_file names, as the host read it (the policy's
+	// digest covers it); only in bundles of such policies.
+	DocWitnessPolicy = "witness-policy.txt"
 )
 
 // optionalDocs are the documents a bundle has only when it needs them:
 // the bundle of a host that trusts keys only stays what it was. Teach
 // requests are missing from bundles made before they existed.
-var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true, DocDecisions: true, DocLogCheckpoint: true}
+var optionalDocs = map[string]bool{DocTrustedRoots: true, DocTeachRequests: true, DocDecisions: true, DocLogCheckpoint: true, DocWitnessPolicy: true}
 
 // TrustedRootDoc is one trusted root of the host's policy: the policy's
 // trusted_root string, the sha256 of the file as the policy read it, and
@@ -137,6 +141,7 @@ var documents = []struct{ name, mediaType string }{
 	{DocHost, "application/vnd.oa.audit.host.v1+json"},
 	{DocPolicy, "application/vnd.oa.audit.policy.v1+cue"},
 	{DocTrustedRoots, "application/vnd.oa.audit.trusted-roots.v1+json"},
+	{DocWitnessPolicy, "application/vnd.oa.audit.witness-policy.v1+text"},
 	{DocRegistry, "application/vnd.oa.audit.registry.v1+cue"},
 	{DocAdmissions, "application/vnd.oa.audit.admissions.v1+json"},
 	{DocRevocations, "application/vnd.oa.audit.revocations.v1+json"},
@@ -323,6 +328,9 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	}
 	if logHead != nil {
 		c.bytes[DocLogCheckpoint] = logHead.Note
+	}
+	if w := h.Policy.Witnessing; w != nil && w.PolicyFile != "" {
+		c.bytes[DocWitnessPolicy] = []byte(w.Policy)
 	}
 	if roots, err := trustedRoots(h); err != nil || roots != nil {
 		if err != nil {

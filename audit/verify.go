@@ -520,7 +520,8 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	}
 	// The policy's trusted roots are the bundle's, never files a bundle's
 	// policy could name on the auditor's machine.
-	return host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: b.roots})
+	// So is the witnessing policy_file's text.
+	return host.OpenWith(ctx, home, host.OpenOptions{TrustedRoots: b.roots, WitnessPolicy: b.docs[DocWitnessPolicy]})
 }
 
 // hostChecks checks the links after the artifact's on the rebuilt host.
@@ -850,7 +851,7 @@ func logLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (string, s
 	if wit != nil {
 		rep.Witnesses, rep.Quorum = len(wit.Witnesses), wit.Quorum
 		detail += fmt.Sprintf(", cosigned by %d of %d witnesses (quorum %d)", len(rep.Cosigners), rep.Witnesses, rep.Quorum)
-		if len(rep.Cosigners) < rep.Quorum {
+		if !wit.Satisfied(rep.Cosigners) {
 			detail += ": below the quorum"
 		}
 	} else {

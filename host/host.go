@@ -60,6 +60,11 @@ type OpenOptions struct {
 	// names). A root the policy names and the map lacks refuses
 	// trusted_root_invalid.
 	TrustedRoots map[string][]byte
+	// WitnessPolicy, read when TrustedRoots is not nil, is the text of
+	// the c2sp.org/tlog-policy file the policy's witnessing policy_file
+	// names, which is then never read from a file (nil refuses such a
+	// policy, policy_witness_invalid).
+	WitnessPolicy []byte
 }
 
 // OpenWith is Open with opts.
@@ -77,7 +82,7 @@ func OpenWith(ctx context.Context, home string, opts OpenOptions) (*Host, error)
 	if _, err := os.Stat(filepath.Join(home, PolicyFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, blocking.New(blocking.HostNotInitialized, "no host policy")
 	}
-	policy, err := loadPolicy(filepath.Join(home, PolicyFile), opts.TrustedRoots)
+	policy, err := loadPolicy(filepath.Join(home, PolicyFile), opts)
 	if err != nil {
 		return nil, err
 	}

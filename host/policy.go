@@ -271,12 +271,14 @@ func (p *Policy) Lifetime(profile string) (time.Duration, error) {
 // no authority key also a publisher's; the default profile defined. A
 // refusal is a blocking.List located in the file.
 func LoadPolicy(path string) (*Policy, error) {
-	return loadPolicy(path, nil)
+	return loadPolicy(path, OpenOptions{})
 }
 
-// loadPolicy is LoadPolicy taking the trusted roots from roots, by the
-// policy's trusted_root string, when roots is not nil.
-func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
+// loadPolicy is LoadPolicy taking the trusted roots from opts.TrustedRoots,
+// by the policy's trusted_root string, when it is not nil (and then a
+// witnessing policy_file's text from opts.WitnessPolicy, never a file).
+func loadPolicy(path string, opts OpenOptions) (*Policy, error) {
+	roots := opts.TrustedRoots
 	v, posOf, err := LoadHostFile(path, schemas.PolicyDef, blocking.PolicyUnreadable, blocking.PolicyInvalid)
 	if err != nil {
 		return nil, err
@@ -297,7 +299,7 @@ func loadPolicy(path string, roots map[string][]byte) (*Policy, error) {
 	if err := p.loadPersons(posOf); err != nil {
 		return nil, err
 	}
-	if err := p.loadWitnessing(posOf); err != nil {
+	if err := p.loadWitnessing(witnessSource{dir: filepath.Dir(path), given: roots != nil, text: opts.WitnessPolicy}, posOf); err != nil {
 		return nil, err
 	}
 	if err := p.loadNotify(posOf); err != nil {

@@ -62,6 +62,9 @@ origin is the key's name, and the inclusion hashes lead from the entry
 to the checkpoint's root. --log-key is the key's text or a file holding
 it; on a host it defaults to the host's own ($OA_HOME/keys/log.pub).
 --witness-key (repeated) and --quorum ask that many witnesses' cosignatures;
+on a host, without --log-key, --witness-key or --quorum, they default to
+the witnesses and quorum of the host policy's witnessing section (a
+c2sp.org/tlog-policy text's groups and all);
 --checkpoint is a checkpoint of the log seen before: one of the same size
 with another root is a fork (log_forked). Exit status 2 names the refusal
 (log_proof_invalid, log_checkpoint_unverified, log_witness_quorum,
@@ -72,7 +75,7 @@ log_forked, log_key_invalid).`,
 			if err != nil {
 				return err
 			}
-			policy, err := proofPolicy(logKey, witnessKeys, quorum, seen)
+			policy, err := proofPolicy(logKey, witnessKeys, quorum, cmd.Flags().Changed("quorum"), seen)
 			if err != nil {
 				return err
 			}
@@ -116,10 +119,13 @@ log_forked, log_key_invalid).`,
 	return []*cobra.Command{prove, verify, key}
 }
 
-// proofPolicy builds what verify-proof trusts from its flags.
-func proofPolicy(logKey string, witnessKeys []string, quorum int, seen string) (translog.Policy, error) {
+// proofPolicy builds what verify-proof trusts from its flags: on a
+// host, its own log key, and, when no witness key or quorum is given,
+// the witnesses and quorum of its policy.
+func proofPolicy(logKey string, witnessKeys []string, quorum int, quorumGiven bool, seen string) (translog.Policy, error) {
 	var p translog.Policy
-	if logKey == "" {
+	ownLog := logKey == ""
+	if ownLog {
 		logKey = filepath.Join(cli.Home(), translog.PublicKeyFile)
 		if _, err := os.Stat(logKey); errors.Is(err, fs.ErrNotExist) {
 			return p, blocking.New(blocking.LogKeyInvalid, "no --log-key given and this host has no log key (%s)", translog.PublicKeyFile)
@@ -130,6 +136,16 @@ func proofPolicy(logKey string, witnessKeys []string, quorum int, seen string) (
 		return p, err
 	}
 	p.Log = v
+	if ownLog && len(witnessKeys) == 0 && !quorumGiven {
+		wit, err := policyWitnessing()
+		if err != nil {
+			return p, err
+		}
+		if wit != nil {
+			p = wit.TranslogPolicy(v)
+			return p, withSeen(&p, seen)
+		}
+	}
 	for _, w := range witnessKeys {
 		wv, err := translog.ReadVerifierKey(w)
 		if err != nil {
@@ -141,18 +157,38 @@ func proofPolicy(logKey string, witnessKeys []string, quorum int, seen string) (
 		return p, cli.Usage(fmt.Errorf("--quorum %d: give between 0 and the %d witness keys given", quorum, len(p.Witnesses)))
 	}
 	p.Quorum = quorum
-	if seen != "" {
-		b, err := readBounded(seen, translog.MaxCheckpointBytes)
-		if err != nil {
-			return p, err
-		}
-		c, _, err := translog.OpenCheckpoint(b, translog.Policy{Log: p.Log})
-		if err != nil {
-			return p, err
-		}
-		p.Seen = &c.Tree
+	return p, withSeen(&p, seen)
+}
+
+// withSeen sets p.Seen from the --checkpoint file, when given.
+func withSeen(p *translog.Policy, seen string) error {
+	if seen == "" {
+		return nil
 	}
-	return p, nil
+	b, err := readBounded(seen, translog.MaxCheckpointBytes)
+	if err != nil {
+		return err
+	}
+	c, _, err := translog.OpenCheckpoint(b, translog.Policy{Log: p.Log})
+	if err != nil {
+		return err
+	}
+	p.Seen = &c.Tree
+	return nil
+}
+
+// policyWitnessing is the witnessing section of this host's policy, nil
+// when the host has no policy or the policy names no witnesses.
+func policyWitnessing() (*host.Witnessing, error) {
+	path := filepath.Join(cli.Home(), host.PolicyFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	pol, err := host.LoadPolicy(path)
+	if err != nil {
+		return nil, err
+	}
+	return pol.Witnessing, nil
 }
 
 // readBounded reads a file the command was given, refusing one larger
