@@ -27,8 +27,9 @@
 //   - Prove writes a c2sp.org/tlog-proof (index, inclusion hashes, the
 //     signed checkpoint; the entry in its extra line), and VerifyProof
 //     checks one offline with nothing but the log's public key (and,
-//     when asked, witness keys and a quorum): the same checks any C2SP
-//     verifier makes (tlog.CheckRecord, note.Open).
+//     when asked, witness keys and a quorum — a count, or a
+//     c2sp.org/tlog-policy Group with groups nested in it): the same
+//     checks any C2SP verifier makes (tlog.CheckRecord, note.Open).
 //   - CheckConsistency holds a newer checkpoint to an older one (same
 //     size and another root, or a tree that does not extend the older
 //     one, is a fork); the witness (witness.go) cosigns a checkpoint

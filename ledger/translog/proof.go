@@ -3,6 +3,7 @@ package translog
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -114,6 +115,10 @@ type Policy struct {
 	// cosignature); Quorum of them must have cosigned the checkpoint.
 	Witnesses []note.Verifier
 	Quorum    int
+	// Group, when set, is a c2sp.org/tlog-policy quorum rule the
+	// cosigners must also satisfy (groups nested in groups); its
+	// witnesses must be among Witnesses to count.
+	Group *Group
 	// Seen, when set, is a checkpoint of this log seen before: one of
 	// the same size with another root is a fork (log_forked).
 	Seen *tlog.Tree
@@ -164,6 +169,10 @@ func VerifyProof(b []byte, policy Policy, entry []byte) (*Verified, error) {
 	return &Verified{Origin: c.Origin, Tree: c.Tree, Size: c.N, Root: c.Hash.String(), Index: p.Index, Entry: string(entry), Cosigners: cosigners}, nil
 }
 
+// keyID names a verifier key by its name and key hash, as a signature
+// line does (a group may hold another Verifier value of the same key).
+func keyID(v note.Verifier) string { return fmt.Sprintf("%s+%08x", v.Name(), v.KeyHash()) }
+
 // OpenCheckpoint verifies a signed checkpoint with policy: signed by the
 // log key, its origin the key's name, cosigned by a quorum of the
 // witnesses, not forked from policy.Seen. It returns the checkpoint and
@@ -182,6 +191,7 @@ func OpenCheckpoint(b []byte, policy Policy) (*torchwood.Checkpoint, []string, e
 	}
 	logSigned := false
 	var cosigners []string
+	verified := map[string]bool{}
 	for _, s := range n.Sigs {
 		if s.Name == policy.Log.Name() && s.Hash == policy.Log.KeyHash() {
 			logSigned = true
@@ -190,6 +200,7 @@ func OpenCheckpoint(b []byte, policy Policy) (*torchwood.Checkpoint, []string, e
 		for _, w := range policy.Witnesses {
 			if s.Name == w.Name() && s.Hash == w.KeyHash() {
 				cosigners = append(cosigners, s.Name)
+				verified[keyID(w)] = true
 			}
 		}
 	}
@@ -205,6 +216,9 @@ func OpenCheckpoint(b []byte, policy Policy) (*torchwood.Checkpoint, []string, e
 	}
 	if len(cosigners) < policy.Quorum {
 		return nil, nil, blocking.New(blocking.LogWitnessQuorum, "%d of the %d witnesses given cosigned the checkpoint; the quorum is %d", len(cosigners), len(policy.Witnesses), policy.Quorum)
+	}
+	if g := policy.Group; g != nil && !g.Satisfied(func(w note.Verifier) bool { return verified[keyID(w)] }) {
+		return nil, nil, blocking.New(blocking.LogWitnessQuorum, "the %d of the %d witnesses given that cosigned the checkpoint do not satisfy the quorum %s", len(cosigners), len(policy.Witnesses), cut(g.Name))
 	}
 	if s := policy.Seen; s != nil && s.N == c.N && s.Hash != c.Hash {
 		return nil, nil, blocking.New(blocking.LogForked, "the checkpoint of size %d has another root than the one seen before", c.N)

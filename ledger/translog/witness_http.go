@@ -21,9 +21,11 @@ import (
 // The HTTP face of a witness, c2sp.org/tlog-witness: POST
 // /add-checkpoint with "old SIZE", the consistency proof's hashes one a
 // line, an empty line and the signed checkpoint. torchwood v0.6.1 keeps
-// its witness (litewitness) internal, so the protocol's two ends are
-// here, over Witness.AddCheckpoint; TestWitnessOverHTTP holds them to
-// the status codes the spec gives.
+// its witness library internal (its cmd/litewitness runs it), so the
+// protocol's two ends are here, over Witness.AddCheckpoint;
+// TestWitnessOverHTTP holds them to the status codes the spec gives, and
+// cmd/oa's TestLitewitnessCosignsCoordinatorCheckpoints holds the client
+// to a stock litewitness.
 
 // AddCheckpointPath is the witness endpoint's path under its base URL.
 const AddCheckpointPath = "/add-checkpoint"
