@@ -1,5 +1,6 @@
 // Package interoptest gives tests the stock CLIs oa must interoperate with
-// (cosign v2 and v3, oras, cue, and the MCP Inspector), at pinned
+// (cosign v2 and v3, oras, cue, torchwood's litewitness and witnessctl,
+// and the MCP Inspector), at pinned
 // versions, so that `go test ./...` needs nothing installed beforehand.
 //
 // Each tool is built (or, for the Inspector, installed with npm ci) once
@@ -10,7 +11,8 @@
 // never see half a tool, and the one that loses the race uses the
 // winner's. `go run ./interoptest/cmd/interoptools` fills the cache ahead
 // of time (.ci/run does). OA_COSIGN, OA_COSIGN3, OA_ORAS, OA_CUE,
-// OA_INSPECTOR and OA_SERVER_EVERYTHING may point at installed binaries
+// OA_LITEWITNESS, OA_WITNESSCTL, OA_INSPECTOR and OA_SERVER_EVERYTHING
+// may point at installed binaries
 // instead; OA_INTEROP_CACHE
 // moves the cache.
 package interoptest
@@ -48,6 +50,13 @@ var tools = map[string]tool{
 	// upgrade a hundred shared dependencies. It is go installed at this
 	// exact version instead.
 	"cosign3": {module: "github.com/sigstore/cosign/v3", pkg: "github.com/sigstore/cosign/v3/cmd/cosign", version: "v3.1.3"},
+	// litewitness, a c2sp.org/tlog-witness nobody here wrote (SQLite,
+	// its key in an ssh-agent), and witnessctl, which tells it the logs
+	// it knows: go installed at the torchwood version go.mod pins, as
+	// their own module resolves its dependencies (zombiezen's SQLite,
+	// sigsum) that oa's go.mod does not hold.
+	"litewitness": {module: "filippo.io/torchwood", pkg: "filippo.io/torchwood/cmd/litewitness", version: "v0.6.1"},
+	"witnessctl":  {module: "filippo.io/torchwood", pkg: "filippo.io/torchwood/cmd/witnessctl", version: "v0.6.1"},
 }
 
 // Names lists the stock tools Tool knows, sorted, "inspector" and
@@ -67,7 +76,7 @@ var (
 )
 
 // Tool returns the path of the stock CLI name (cosign, cosign3, oras,
-// cue). OA_<NAME> may name an installed binary; otherwise the pinned
+// cue, litewitness, witnessctl). OA_<NAME> may name an installed binary; otherwise the pinned
 // version is built into the cache the first time any process asks.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
