@@ -25,7 +25,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = root.Execute()
 	} else {
 		// Refused before cobra parsed a flag: the words say how to print.
-		asJSON = func(*cobra.Command) bool { return givenBefore(args, "--json") }
+		asJSON = func(*cobra.Command) bool { return givenBefore(args, "--json") || cli.FormatJSONIn(args) }
 		debug = func(*cobra.Command) bool { return givenBefore(args, "--debug") }
 	}
 	if err == nil {
@@ -127,7 +127,8 @@ func firstWord(cmd *cobra.Command, args []string) string {
 
 // checkFlags is the root's PersistentPreRunE: it makes cobra's checks of
 // required flags and flag groups (which cobra repeats, finding nothing,
-// after it) usage errors.
+// after it) usage errors, and refuses a --format that is not text or
+// json (cli.CheckFormat).
 func checkFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateRequiredFlags(); err != nil {
 		return cli.Usage(err)
@@ -135,7 +136,7 @@ func checkFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateFlagGroups(); err != nil {
 		return cli.Usage(err)
 	}
-	return nil
+	return cli.CheckFormat(cmd)
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -159,7 +160,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
+	cli.AddOutputFlags(root)
 	root.PersistentFlags().Bool("debug", false, "after a failure, print what it was made from (a registry's transport error, the cause of a refusal) to stderr: for the operator, never sent to an agent or telemetry")
 	setVersionFlag(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })

@@ -39,17 +39,69 @@ func ExitStatus(err error) int {
 	return blocking.ExitStatus(err)
 }
 
-// JSONFlag reports whether the root's --json was given: how a refusal is
-// printed.
-func JSONFlag(cmd *cobra.Command) bool {
-	v, _ := cmd.PersistentFlags().GetBool("json")
-	return v
+// Output formats of the root's --format flag.
+const (
+	FormatText = "text"
+	FormatJSON = "json"
+)
+
+// AddOutputFlags registers the root's output flags, which every command
+// inherits: --json, and --format text|json beside it as peers (kubectl,
+// docker, oras) spell it, --format json being --json. A command with a
+// --format of its own (oa runs: table, json or csv) keeps it.
+func AddOutputFlags(root *cobra.Command) {
+	root.PersistentFlags().Bool("json", false, "print results (and refusals) as JSON")
+	root.PersistentFlags().String("format", FormatText, "output format: text, or json (the same as --json)")
 }
 
-// WantJSON reports whether the command was asked for JSON output.
+// CheckFormat refuses, as a usage error, a --format of the root's other
+// than text or json, and --format text with --json.
+func CheckFormat(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("format")
+	if f == nil || f != cmd.Root().PersistentFlags().Lookup("format") {
+		return nil // the command's own --format checks itself
+	}
+	switch v := f.Value.String(); v {
+	case FormatJSON:
+	case FormatText:
+		if j, _ := cmd.Flags().GetBool("json"); j && f.Changed {
+			return Usage(fmt.Errorf("--json and --format text ask for two formats: give one"))
+		}
+	default:
+		return Usage(fmt.Errorf("--format %q is not an output format: give text or json", v))
+	}
+	return nil
+}
+
+// FormatJSONIn reports whether args (before a lone "--") ask for JSON by
+// --format: how a command line refused before its flags were parsed is
+// printed.
+func FormatJSONIn(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--format=json", a == "--format" && i+1 < len(args) && args[i+1] == FormatJSON:
+			return true
+		}
+	}
+	return false
+}
+
+// JSONFlag reports whether the root's --json (or --format json) was
+// given: how a refusal is printed.
+func JSONFlag(cmd *cobra.Command) bool {
+	v, _ := cmd.PersistentFlags().GetBool("json")
+	f, _ := cmd.PersistentFlags().GetString("format")
+	return v || f == FormatJSON
+}
+
+// WantJSON reports whether the command was asked for JSON output: --json,
+// or --format json.
 func WantJSON(cmd *cobra.Command) bool {
 	v, _ := cmd.Flags().GetBool("json")
-	return v
+	f, _ := cmd.Flags().GetString("format")
+	return v || f == FormatJSON
 }
 
 // PrintJSON writes v as indented JSON.
