@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
@@ -141,4 +143,36 @@ func mustOpen(t *testing.T, home string) *host.Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
+}
+
+// TestFleetPageInBrowser, in a real headless chromium: on a host
+// provisioned from a fleet the Fleet link leads to the page, whose every
+// link Tab alone reaches with focus shown, and which does not overflow
+// at 200 % zoom.
+func TestFleetPageInBrowser(t *testing.T) {
+	ctx := browser(t)
+	f := fleettest.New(t)
+	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
+	if _, err := fleet.Publish(context.Background(), f.LoadSpec("h01"), f.Key.Signer, fleet.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.Provision(context.Background(), h.Home, f.Repository+":"+fleet.EnvelopeTag(h.ID), fleet.ProvisionOptions{
+		Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(h.Home)}, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := fleetConsole(t, h, nil)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL()),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/fleet"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/fleet"]`)),
+		chromedp.WaitVisible(chromedp.ID("envelope-seq")),
+		labelled(t, "fleet"),
+		tabsReachAll(t, "fleet"),
+		chromedp.EmulateViewport(640, 450, chromedp.EmulateScale(2)),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.ID("envelope-seq")),
+		fitsWidth(t, "fleet"),
+	); err != nil {
+		t.Fatal(err)
+	}
 }
