@@ -167,6 +167,7 @@ func TestFleetPageInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`a[href="/fleet"]`)),
 		chromedp.WaitVisible(chromedp.ID("envelope-seq")),
 		labelled(t, "fleet"),
+		screenshot("fleet"),
 		tabsReachAll(t, "fleet"),
 		chromedp.EmulateViewport(640, 450, chromedp.EmulateScale(2)),
 		chromedp.Reload(),

@@ -48,9 +48,11 @@ func TestAnswerQuestionInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("field-1"), "true"),
 		chromedp.SetValue(chromedp.ID("field-2"), "high"),
 		chromedp.SetValue(chromedp.ID("answer-person"), "ada"),
+		screenshot("question"),
 		chromedp.Click(chromedp.ID("accept")),
 		chromedp.WaitVisible(chromedp.ID("statement")),
 		labelled(t, "answer"),
+		screenshot("answer"),
 	)
 	statement, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("statement")))
 	if err != nil {
