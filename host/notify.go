@@ -41,9 +41,13 @@ func (p *Policy) loadNotify(posOf Locator) error {
 	return refused.Err()
 }
 
-// UsableWebhook reports whether s is a webhook the host posts to: https
-// with a host, or http on a loopback address; no user info, no fragment.
-func UsableWebhook(s string) bool {
+// UsableWebhook reports whether s is a webhook the host posts to
+// (usableURL).
+func UsableWebhook(s string) bool { return usableURL(s) }
+
+// usableURL reports whether the host may send to s: https with a host,
+// or http on a loopback address; no user info, no fragment.
+func usableURL(s string) bool {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" {
 		return false

@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -206,22 +205,8 @@ func (p *Policy) loadWitnessPolicy(src witnessSource, posOf Locator) error {
 	return nil
 }
 
-// usableWitnessURL: https with a host, or http on a loopback address;
-// no user info, query or fragment.
+// usableWitnessURL: a URL the host may send to (usableURL) with no query.
 func usableWitnessURL(s string) bool {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return false
-	}
-	switch u.Scheme {
-	case "https":
-		return true
-	case "http":
-		if u.Hostname() == "localhost" {
-			return true
-		}
-		ip := net.ParseIP(u.Hostname())
-		return ip != nil && ip.IsLoopback()
-	}
-	return false
+	return err == nil && u.RawQuery == "" && usableURL(s)
 }
