@@ -157,6 +157,12 @@ func (m *MCPClient) readRecord(path, deployment string) (*Record, *blocking.Erro
 	switch {
 	case rec.Client != m.opts.Client || rec.Deployment != deployment:
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record is for another client or deployment")
+	case m.opts.Client == ClientClaudeCode && rec.Server.File != l.ServerFile && (rec.Server.File == ".mcp.json" || rec.Server.File == homePrefix+".claude.json"):
+		other := ScopeProject
+		if rec.Server.File != ".mcp.json" {
+			other = ScopeLocal
+		}
+		return nil, blocking.New(blocking.HarnessRecordInvalid, "the deployment is installed in Claude Code's %s scope (its entry is in %s): give --scope %s", other, rec.Server.File, other)
 	case rec.Server.File != l.ServerFile || rec.Server.Name != ServerName(deployment) || rec.ProjectionDir != l.ProjectionDir || rec.SkillDir != l.SkillDir:
 		return nil, blocking.New(blocking.HarnessRecordInvalid, "the install record names places this client's layout does not use")
 	}

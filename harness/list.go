@@ -55,7 +55,9 @@ type ListOptions struct {
 // is installed and the oa entries its configuration file holds.
 type ClientListing struct {
 	Client string `json:"client"`
-	// Scope is "project" (the file under ListOptions.Dir) or "user".
+	// Scope is "project" (the file under ListOptions.Dir), "user", or
+	// for Claude Code "local" (ScopeLocal: the user's ~/.claude.json,
+	// for the project ListOptions.Dir).
 	Scope string `json:"scope"`
 	// ConfigFile is the client's MCP configuration file, ConfigFound
 	// whether it exists.
@@ -88,7 +90,8 @@ type ListedEntry struct {
 
 // List reports every client oa installs into (the generic one aside), in
 // the order of Clients: a project-level client's file under opts.Dir, a
-// user-level client's own, and both for Codex; whether the client is
+// user-level client's own, both for Codex, and Claude Code's local scope
+// before its project's; whether the client is
 // installed here (its configuration file or its executable found); and
 // each oa-NAME entry with its state, from Inspect. It writes nothing.
 func List(ctx context.Context, opts ListOptions) ([]ClientListing, error) {
@@ -105,6 +108,9 @@ func List(ctx context.Context, opts ListOptions) ([]ClientListing, error) {
 			continue
 		}
 		var scopes []string
+		if client == ClientClaudeCode {
+			scopes = append(scopes, ScopeLocal)
+		}
 		if ProjectLevel(client) {
 			scopes = append(scopes, "project")
 		}
@@ -119,12 +125,15 @@ func List(ctx context.Context, opts ListOptions) ([]ClientListing, error) {
 			}
 		}
 		for _, scope := range scopes {
-			dir := opts.Dir
-			if scope == "user" {
+			dir, local := opts.Dir, ""
+			switch scope {
+			case "user":
 				dir = ""
+			case ScopeLocal:
+				local = ScopeLocal
 			}
 			c := ClientListing{Client: client, Scope: scope, Binary: binary, Entries: []ListedEntry{}}
-			m, err := NewMCPClient(MCPClientOptions{Home: opts.Home, Client: client, Dir: dir, Getenv: opts.Getenv, GOOS: opts.GOOS})
+			m, err := NewMCPClient(MCPClientOptions{Home: opts.Home, Client: client, Dir: dir, Scope: local, Getenv: opts.Getenv, GOOS: opts.GOOS})
 			if err != nil {
 				refusal, err := asRefusal(err)
 				if err != nil {

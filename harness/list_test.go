@@ -67,7 +67,7 @@ func TestListClients(t *testing.T) {
 		rows[c.Client+"/"+c.Scope] = c
 		names = append(names, c.Client+"/"+c.Scope)
 	}
-	want := []string{"claude-code/project", "claude-desktop/user", "cursor/project", "vscode/project", "codex/project", "codex/user", "gemini-cli/project", "windsurf/user", "zed/project"}
+	want := []string{"claude-code/local", "claude-code/project", "claude-desktop/user", "cursor/project", "vscode/project", "codex/project", "codex/user", "gemini-cli/project", "windsurf/user", "zed/project"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("rows %v, want %v", names, want)
 	}
@@ -91,7 +91,7 @@ func TestListClients(t *testing.T) {
 	if r := rows["gemini-cli/project"]; !r.Installed || r.ConfigFound || r.Binary != "/usr/local/bin/gemini" || len(r.Entries) != 0 {
 		t.Fatalf("gemini found by its executable: %+v", r)
 	}
-	for _, row := range []string{"claude-desktop/user", "vscode/project", "codex/project", "windsurf/user", "zed/project"} {
+	for _, row := range []string{"claude-code/local", "claude-desktop/user", "vscode/project", "codex/project", "windsurf/user", "zed/project"} {
 		if r := rows[row]; r.Installed || r.ConfigFound || len(r.Entries) != 0 || r.Problem != nil {
 			t.Fatalf("%s is not on this machine: %+v", row, r)
 		}

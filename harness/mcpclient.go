@@ -43,6 +43,11 @@ type MCPClientOptions struct {
 	Executable string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Scope is where Claude Code's entry goes: ScopeProject (the
+	// project's .mcp.json; empty means it) or ScopeLocal (the user's
+	// ~/.claude.json, projects[Dir].mcpServers, as claude mcp add
+	// --scope local writes it). Other clients take no scope.
+	Scope string
 	// Person, when set, is the person the host policy names who answers
 	// at this installation: Prepare makes the key the host holds for it
 	// (host.EnsureClientKey) and the server entry names the installation
@@ -77,6 +82,24 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 	if spec.project != nil && opts.Dir != "" {
 		spec = *spec.project
 	}
+	switch {
+	case opts.Scope == "" || opts.Scope == ScopeProject && opts.Client == ClientClaudeCode:
+	case opts.Scope == ScopeLocal && opts.Client == ClientClaudeCode:
+		if opts.Dir == "" {
+			return nil, errors.New("runtime: Dir is required for Claude Code's local scope")
+		}
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, dirInvalid(err, "the project folder cannot be read")
+		}
+		spec.serverFile, spec.format = homePrefix+".claude.json", claudeLocalFormat{dir: real, inner: mcpServers}
+	default:
+		return nil, blocking.New(blocking.HarnessClientUnknown, "scope %q: only claude-code takes a scope, %s or %s", opts.Scope, ScopeLocal, ScopeProject)
+	}
 	if opts.Home == "" || (opts.Dir == "" && spec.userRoot == nil) {
 		return nil, errors.New("runtime: Home and Dir are required")
 	}
@@ -97,9 +120,9 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 		}
 	}
 	var homeErr error
-	if strings.HasPrefix(spec.skills, homePrefix) {
+	if strings.HasPrefix(spec.skills, homePrefix) || strings.HasPrefix(spec.serverFile, homePrefix) {
 		if home, err = env.home(); err != nil {
-			homeErr = blocking.New(blocking.HarnessClientHomeUnknown, "the %s skills folder cannot be found: %v", opts.Client, err)
+			homeErr = blocking.New(blocking.HarnessClientHomeUnknown, "the user's home folder, where %s reads from, cannot be found: %v", opts.Client, err)
 		}
 	}
 	if root, err = filepath.Abs(root); err != nil {

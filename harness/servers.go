@@ -97,7 +97,16 @@ func (m *MCPClient) readServers() (file string, names []string, raws map[string]
 		return file, nil, nil, err
 	}
 	raws = map[string]rawServer{}
-	switch f := m.spec.format.(type) {
+	format := m.spec.format
+	if local, ok := format.(claudeLocalFormat); ok {
+		// Claude Code's local scope: the project's object of the file.
+		_, _, _, start, end, found, err := local.project(file, b)
+		if err != nil || !found {
+			return file, nil, nil, err
+		}
+		b, format = b[start:end], local.inner
+	}
+	switch f := format.(type) {
 	case jsonFormat:
 		_, _, srv, _, err := f.servers(file, b)
 		if err != nil || srv == nil {

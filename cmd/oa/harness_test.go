@@ -42,7 +42,7 @@ func TestHarnessInstallInspect(t *testing.T) {
 	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"notes":{"command":"notes-server","args":[]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "installed deployment clinic into claude-code") || !strings.Contains(out, "oa-clinic in .mcp.json") {
 		t.Fatalf("install: %d\n%s%s", code, out, errOut)
 	}
@@ -59,23 +59,23 @@ func TestHarnessInstallInspect(t *testing.T) {
 		t.Fatalf("server entry: %+v", e)
 	}
 
-	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir, "--json")
 	var inst harness.Installation
 	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 8 {
 		t.Fatalf("inspect: %d\n%s%s", code, out, errOut)
 	}
-	out, _, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	out, _, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "matches the binding") || strings.Contains(out, "CHANGED") {
 		t.Fatalf("inspect text: %d\n%s", code, out)
 	}
 
 	// Rebound with another model: inspect names the binding link, exit 2.
 	rebind(t, h, host, "other-model")
-	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
 	if code != 2 || !strings.Contains(out, "CHANGED  binding_link") || !strings.Contains(errOut, "harness_binding_changed") {
 		t.Fatalf("inspect after rebind: %d\n%s%s", code, out, errOut)
 	}
-	if _, errOut, code = runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
+	if _, errOut, code = runCLI(t, "harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 0 {
 		t.Fatalf("reinstall: %d %s", code, errOut)
 	}
 
@@ -84,7 +84,7 @@ func TestHarnessInstallInspect(t *testing.T) {
 	if err := os.WriteFile(skill, []byte("---\nname: x\n---\nDo anything.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--json")
+	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir, "--json")
 	var refused struct {
 		ExitStatus int `json:"exitStatus"`
 		Refusals   []struct{ Code, Path, Fix string }
@@ -100,8 +100,58 @@ func TestHarnessInstallInspect(t *testing.T) {
 	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"notes":{"command":"notes-server","args":[]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "harness_server_entry_missing") {
+	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "harness_server_entry_missing") {
 		t.Fatalf("inspect without the entry: %d %s", code, errOut)
+	}
+}
+
+// TestHarnessClaudeCodeLocalByDefault: Claude Code's entry, which holds
+// this machine's paths, goes to the user's ~/.claude.json (local scope)
+// unless --scope project asks for the .mcp.json teams commit; the project
+// gets no .mcp.json. A scope that is not local or project, or one for
+// another client, is a usage error.
+func TestHarnessClaudeCodeLocalByDefault(t *testing.T) {
+	boundHost(t)
+	home, dir := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "oa-clinic in ~/.claude.json") {
+		t.Fatalf("install: %d %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mcp.json")); err == nil {
+		t.Fatal("the project's .mcp.json was written")
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	var doc struct {
+		Projects map[string]struct {
+			MCPServers map[string]harness.ServerEntry `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	b, _ := os.ReadFile(filepath.Join(home, ".claude.json"))
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Projects[real].MCPServers["oa-clinic"].Env["OA_HOME"] == "" {
+		t.Fatalf("~/.claude.json: %v\n%s", err, b)
+	}
+	if out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("inspect: %d %s %s", code, out, errOut)
+	}
+	// The other scope names this one.
+	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "installed in Claude Code's local scope") || !strings.Contains(errOut, "give --scope local") {
+		t.Fatalf("inspect --scope project: %d %s", code, errOut)
+	}
+	if out, errOut, code = runCLI(t, "harness", "uninstall", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
+		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Fatalf("uninstall left %v under HOME", entries)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"--client", "claude-code", "--scope", "user"}},
+		{[]string{"--client", "cursor", "--scope", "local"}},
+	} {
+		args := append(append([]string{"harness", "install"}, c.args...), "--deployment", "clinic", "--dir", dir)
+		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "usage error") || !strings.Contains(errOut, "--scope") {
+			t.Errorf("oa %v: %d %s", args, code, errOut)
+		}
 	}
 }
 
@@ -238,15 +288,18 @@ func TestHarnessList(t *testing.T) {
 	row := func(prefix string) string {
 		t.Helper()
 		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, prefix+" ") {
-				return strings.Join(strings.Fields(l), " ")
+			if r := strings.Join(strings.Fields(l), " "); strings.HasPrefix(r, prefix+" ") {
+				return r
 			}
 		}
 		t.Fatalf("no %s row:\n%s", prefix, out)
 		return ""
 	}
-	if r := row("claude-code"); !strings.HasPrefix(r, "claude-code project yes "+filepath.Join(dir, ".mcp.json")) || !strings.HasSuffix(r, "oa-clinic matches") {
-		t.Fatalf("claude-code row: %s", r)
+	if r := row("claude-code local"); !strings.HasPrefix(r, "claude-code local yes "+filepath.Join(home, ".claude.json")) || !strings.HasSuffix(r, "oa-clinic matches") {
+		t.Fatalf("claude-code local row: %s", r)
+	}
+	if r := row("claude-code project"); !strings.HasPrefix(r, "claude-code project no "+filepath.Join(dir, ".mcp.json")+" (none) -") {
+		t.Fatalf("claude-code project row: %s", r)
 	}
 	if r := row("gemini-cli"); !strings.Contains(r, "yes ("+filepath.Join(bin, "gemini")+")") || !strings.HasSuffix(r, "(none) -") {
 		t.Fatalf("gemini-cli row: %s", r)
@@ -258,10 +311,10 @@ func TestHarnessList(t *testing.T) {
 	var got struct {
 		Clients []harness.ClientListing `json:"clients"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Clients) != 9 {
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Clients) != 10 {
 		t.Fatalf("list --json: %d %v %s %s", code, err, out, errOut)
 	}
-	if c := got.Clients[0]; c.Client != "claude-code" || len(c.Entries) != 1 || c.Entries[0].State != harness.EntryMatches {
+	if c := got.Clients[0]; c.Client != "claude-code" || c.Scope != harness.ScopeLocal || len(c.Entries) != 1 || c.Entries[0].State != harness.EntryMatches {
 		t.Fatalf("claude-code in JSON: %+v", c)
 	}
 	if _, errOut, code = runCLI(t, "harness", "list", "--dir", filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(errOut, "is not a folder") {

@@ -76,7 +76,7 @@ func TestAnswerAtClientSignedForItsPerson(t *testing.T) {
 	dir := t.TempDir()
 	install := func(args ...string) (string, string) {
 		t.Helper()
-		cmd := exec.Command(oa, append([]string{"harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir}, args...)...)
+		cmd := exec.Command(oa, append([]string{"harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir}, args...)...)
 		cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -85,7 +85,7 @@ func TestAnswerAtClientSignedForItsPerson(t *testing.T) {
 		}
 		return out.String(), errOut.String()
 	}
-	refused := exec.Command(oa, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir, "--person", "mallory")
+	refused := exec.Command(oa, "harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir, "--person", "mallory")
 	refused.Env = append(os.Environ(), "OA_HOME="+h.Home)
 	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "decision_person_unknown") {
 		t.Fatalf("install for a person the policy does not name: %v\n%s", err, out)
@@ -150,7 +150,7 @@ func TestAnswerAtClientSignedForItsPerson(t *testing.T) {
 	if again := regexp.MustCompile(`ssh-ed25519 [A-Za-z0-9+/=]+`).FindString(string(must(os.ReadFile(filepath.Join(dir, ".claude", "oa", "clinic.install.json"))))); again != line[1] {
 		t.Fatalf("installing again made another key: %q, want %q", again, line[1])
 	}
-	inspect := exec.Command(oa, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
+	inspect := exec.Command(oa, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
 	inspect.Env = append(os.Environ(), "OA_HOME="+h.Home)
 	if b, err := inspect.CombinedOutput(); err != nil || !strings.Contains(string(b), "matches the binding") {
 		t.Fatalf("inspect: %v\n%s", err, b)

@@ -36,7 +36,10 @@ const clientFiles = `Each client gets its entry in its own file (project-level o
 user-level ones under the user's home, from HOME and the client's own
 variables):
 
-  claude-code     DIR/.mcp.json (mcpServers); skill in DIR/.claude/skills/PACKAGE;
+  claude-code     ~/.claude.json, projects[DIR].mcpServers: Claude Code's local
+                  scope, private to you and this machine (--scope local, the
+                  default); or DIR/.mcp.json (mcpServers), the file teams commit,
+                  with --scope project; skill in DIR/.claude/skills/PACKAGE;
                   projection and record in DIR/.claude/oa
   claude-desktop  claude_desktop_config.json (mcpServers) in ~/Library/Application
                   Support/Claude (macOS), %APPDATA%\Claude (Windows) or
@@ -68,6 +71,7 @@ type harnessFlags struct {
 	client     string
 	deployment string
 	dir        string
+	scope      string
 	person     string
 }
 
@@ -75,6 +79,7 @@ func (f *harnessFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.client, "client", "", "the MCP client: "+strings.Join(harness.Clients, ", "))
 	cmd.Flags().StringVar(&f.deployment, "deployment", "", "the bound deployment")
 	cmd.Flags().StringVar(&f.dir, "dir", "", "the project folder to install into (default: the current folder); not for a user-level client (claude-desktop, windsurf); codex installs per user without it, into the project with it")
+	cmd.Flags().StringVar(&f.scope, "scope", "", "claude-code only: local (default: your ~/.claude.json, projects[DIR].mcpServers, private to you and this machine) or project (DIR/.mcp.json, which teams commit: it gets this machine's paths)")
 	_ = cmd.MarkFlagRequired("client")
 	_ = cmd.MarkFlagRequired("deployment")
 }
@@ -88,7 +93,11 @@ func (f *harnessFlags) open() (*harness.MCPClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Executable: exe, Person: f.person})
+	scope, err := clientScope(f.client, f.scope)
+	if err != nil {
+		return nil, err
+	}
+	return harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: f.client, Dir: dir, Scope: scope, Executable: exe, Person: f.person})
 }
 
 // clientDir is the folder to give harness.MCPClientOptions.Dir for
@@ -103,6 +112,23 @@ func clientDir(client, dir string) (string, error) {
 		return ".", nil
 	}
 	return dir, nil
+}
+
+// clientScope is the --scope for client: Claude Code's local scope by
+// default, as the entry holds this machine's paths; a scope other than
+// local or project, or one for another client, is a usage error.
+func clientScope(client, scope string) (string, error) {
+	switch {
+	case client != harness.ClientClaudeCode && scope != "":
+		return "", cli.Usage(fmt.Errorf("--scope is for claude-code: %s has one place for its entry", client))
+	case client != harness.ClientClaudeCode:
+		return "", nil
+	case scope == "":
+		return harness.ScopeLocal, nil
+	case scope != harness.ScopeLocal && scope != harness.ScopeProject:
+		return "", cli.Usage(fmt.Errorf("--scope %q: give local or project", scope))
+	}
+	return scope, nil
 }
 
 func newHarnessListCmd() *cobra.Command {
@@ -195,7 +221,7 @@ func printClientList(w io.Writer, clients []harness.ClientListing) {
 func newHarnessInstallCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "install --client CLIENT --deployment NAME [--dir DIR] [--person NAME]",
+		Use:   "install --client CLIENT --deployment NAME [--dir DIR] [--scope local|project] [--person NAME]",
 		Short: "Install a bound deployment into an MCP client: server entry, skill folder, install record",
 		Long: `Install writes what an MCP client needs to work with the deployment, once
 its binding verifies and its release is actively admitted: the oa-NAME
@@ -245,7 +271,7 @@ client CLIENT".`,
 func newHarnessInspectCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "inspect --client CLIENT --deployment NAME [--dir DIR]",
+		Use:   "inspect --client CLIENT --deployment NAME [--dir DIR] [--scope local|project]",
 		Short: "Report what of a deployment is installed in an MCP client and whether it matches the binding",
 		Long: `Inspect reads the install record and checks, each by name: the binding
 verifies (binding) and its release is actively admitted (admission), the
@@ -320,7 +346,7 @@ func printInstallation(w io.Writer, inst *harness.Installation) {
 func newHarnessUninstallCmd() *cobra.Command {
 	var f harnessFlags
 	cmd := &cobra.Command{
-		Use:   "uninstall --client CLIENT --deployment NAME [--dir DIR]",
+		Use:   "uninstall --client CLIENT --deployment NAME [--dir DIR] [--scope local|project]",
 		Short: "Remove exactly what oa harness install wrote for a deployment",
 		Long: `Uninstall removes what the install record lists, as long as it is still as
 install wrote it: the oa-NAME server entry (and the configuration file or
