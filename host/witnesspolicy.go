@@ -3,9 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/boundedfile"
 	"github.com/oa-dev/oa/ledger/translog"
 )
 
@@ -241,19 +240,11 @@ func readWitnessPolicy(dir, name string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, name)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxWitnessPolicyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxWitnessPolicyBytes {
+	b, err := boundedfile.Read(path, MaxWitnessPolicyBytes)
+	if errors.Is(err, boundedfile.ErrTooLarge) {
 		return nil, errTooLarge
 	}
-	return b, nil
+	return b, err
 }
 
 var (

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/boundedfile"
 )
 
 // KeyFile and PublicKeyFile are the host's log key under $OA_HOME: the
@@ -127,19 +127,11 @@ func readKey(path string) (*Key, error) {
 
 // readBounded reads a file of at most max bytes; a larger one is refused.
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
+	b, err := boundedfile.Read(path, max)
+	if errors.Is(err, boundedfile.ErrTooLarge) {
 		return nil, blocking.New(blocking.LogKeyInvalid, "%s is larger than a key can be (%d bytes)", filepath.Base(path), max)
 	}
-	return b, nil
+	return b, err
 }
 
 func makeKey(home, origin string) (*Key, error) {

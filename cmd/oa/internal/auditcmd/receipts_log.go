@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/internal/boundedfile"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/ledger/translog"
 )
@@ -194,19 +195,11 @@ func policyWitnessing() (*host.Witnessing, error) {
 // readBounded reads a file the command was given, refusing one larger
 // than max.
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
+	b, err := boundedfile.Read(path, max)
+	if errors.Is(err, boundedfile.ErrTooLarge) {
 		return nil, blocking.New(blocking.LogProofInvalid, "%s is larger than %d bytes", filepath.Base(path), max)
 	}
-	return b, nil
+	return b, err
 }
 
 // printProof shows a verified proof in one line.
