@@ -36,6 +36,9 @@ func registerCompletions(root *cobra.Command) {
 		if c.Flags().Lookup("client") != nil {
 			_ = c.RegisterFlagCompletionFunc("client", cobra.FixedCompletions(harness.Clients, cobra.ShellCompDirectiveNoFileComp))
 		}
+		if c.Flags().Lookup("scope") != nil {
+			_ = c.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{harness.ScopeLocal, harness.ScopeProject}, cobra.ShellCompDirectiveNoFileComp))
+		}
 		if c.ValidArgsFunction != nil || !c.Runnable() || c.Parent() == nil {
 			return
 		}

@@ -45,6 +45,8 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 		{[]string{"connection", "verify", "s"}, "sandbox"},
 		{[]string{"harness", "install", "--client", ""}, "zed"},
 		{[]string{"harness", "inspect", "--client", "co"}, "codex"},
+		{[]string{"harness", "install", "--client", "claude-code", "--scope", ""}, "local"},
+		{[]string{"harness", "uninstall", "--scope", "p"}, "project"},
 	} {
 		names, directive := completions(t, c.args...)
 		if !slices.Contains(names, c.want) || directive != ":4" {

@@ -25,7 +25,8 @@ client's MCP server entry for oa coordinator serve in the client's own
 configuration file, the projection of the bound release with its Agent
 Skills folder, and an install record; inspect compares them with the
 binding; uninstall removes exactly what install wrote; transcript lists the
-deployment's runs from this host's store.`,
+deployment's runs from this host's store; list shows every client on this
+machine with its oa entries and whether each matches its binding.`,
 	}
 	cmd.AddCommand(newHarnessListCmd(), newHarnessInstallCmd(), newHarnessInspectCmd(), newHarnessUninstallCmd(), newHarnessTranscriptCmd())
 	return cmd
