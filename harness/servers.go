@@ -91,6 +91,9 @@ func (m *MCPClient) readServers() (file string, names []string, raws map[string]
 		return "", nil, nil, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
 	}
 	l := m.layout("import", "")
+	if m.homeErr != nil && strings.HasPrefix(l.ServerFile, homePrefix) {
+		return "", nil, nil, m.homeErr
+	}
 	file = m.path(l.ServerFile)
 	b, exists, _, err := m.readConfig(l)
 	if err != nil || !exists {

@@ -16,9 +16,9 @@ import (
 )
 
 func newConnectionImportCmd() *cobra.Command {
-	var client, dir string
+	var client, dir, scope string
 	cmd := &cobra.Command{
-		Use:   "import --client CLIENT [--dir DIR] [--json]",
+		Use:   "import --client CLIENT [--dir DIR] [--scope local|project] [--json]",
 		Short: "Propose one connection per MCP server an MCP client is already configured with",
 		Long: `Import reads the MCP servers in the client's own configuration file (where
 oa harness install writes; a project-level client's under --dir, default
@@ -30,34 +30,60 @@ header names, and a confinement profile (--read of the folders the command
 needs, --write of the folders its arguments name, --preinstall for npx).
 It prints the oa connection add line of each for the operator to review,
 change and run; it records nothing. An argument that looks like a secret is
-left out and named.`,
+left out and named.
+
+For claude-code both of Claude Code's scopes are read, the local one first
+(your ~/.claude.json, projects[DIR].mcpServers, where claude mcp add
+writes by default) and then the project's .mcp.json; a server of the same
+name in both is proposed once, from the local scope, which Claude Code
+uses. --scope reads one only.`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := clientDir(client, dir)
 			if err != nil {
 				return err
 			}
-			m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: client, Dir: d})
-			if err != nil {
-				return err
+			scopes := []string{""}
+			if client == harness.ClientClaudeCode {
+				scopes = []string{harness.ScopeLocal, harness.ScopeProject}
 			}
-			file, servers, err := m.Servers()
-			if err != nil {
-				return err
+			if scope != "" {
+				s, err := clientScope(client, scope)
+				if err != nil {
+					return err
+				}
+				scopes = []string{s}
 			}
-			proposals := make([]connection.Proposal, len(servers))
-			for i, s := range servers {
-				proposals[i] = connection.Propose(s)
+			var files []string
+			proposals := []connection.Proposal{}
+			seen := map[string]bool{}
+			for _, s := range scopes {
+				m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: cli.Home(), Client: client, Dir: d, Scope: s})
+				if err != nil {
+					return err
+				}
+				file, servers, err := m.Servers()
+				if err != nil {
+					return err
+				}
+				files = append(files, file)
+				for _, srv := range servers {
+					if !seen[srv.Name] {
+						seen[srv.Name] = true
+						proposals = append(proposals, connection.Propose(srv))
+					}
+				}
 			}
 			if cli.WantJSON(cmd) {
-				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"client": client, "file": file, "proposals": proposals})
+				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"client": client, "file": files[0], "files": files, "proposals": proposals})
 			}
-			printProposals(cmd, fmt.Sprintf("%s (%s)", client, file), proposals)
+			printProposals(cmd, fmt.Sprintf("%s (%s)", client, strings.Join(files, ", ")), proposals)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&client, "client", "", "the MCP client whose configuration to read: "+strings.Join(harness.Clients[:len(harness.Clients)-1], ", "))
 	cmd.Flags().StringVar(&dir, "dir", "", "the project folder of a project-level client (default: the current folder)")
+	cmd.Flags().StringVar(&scope, "scope", "", "claude-code only: read only its local scope (~/.claude.json) or only the project's .mcp.json (default: both)")
 	_ = cmd.MarkFlagRequired("client")
 	return cmd
 }

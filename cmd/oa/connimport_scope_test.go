@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestConnectionImportClaudeCodeScopes: oa connection import --client
+// claude-code reads both of Claude Code's scopes, the local one (the
+// user's ~/.claude.json, projects[DIR].mcpServers, where claude mcp add
+// writes by default) first and then the project's .mcp.json, proposing a
+// server named in both once, from the local scope; --scope reads one; a
+// scope for another client is a usage error.
+func TestConnectionImportClaudeCodeScopes(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("OA_HOME", t.TempDir())
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := json.Marshal(real)
+	local := `{"numStartups": 3, "projects": {` + string(key) + `: {"mcpServers": {"memory": {"command": "memory-server"}, "docs": {"command": "docs-local"}}}, "/srv/other": {"mcpServers": {"elsewhere": {"command": "x"}}}}}`
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(local), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers": {"docs": {"command": "docs-shared"}, "notes": {"command": "notes-server"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	imported := func(args ...string) (names []string, commands []string, files []string) {
+		t.Helper()
+		out, errOut, code := runCLI(t, append([]string{"connection", "import", "--client", "claude-code", "--dir", dir, "--json"}, args...)...)
+		var got struct {
+			Files     []string `json:"files"`
+			Proposals []struct {
+				Name    string `json:"name"`
+				Command string `json:"command"`
+			} `json:"proposals"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("import %v: %d %s %s", args, code, out, errOut)
+		}
+		for _, p := range got.Proposals {
+			names, commands = append(names, p.Name), append(commands, p.Command)
+		}
+		return names, commands, got.Files
+	}
+	names, commands, files := imported()
+	if !slices.Equal(names, []string{"memory", "docs", "notes"}) || !strings.HasSuffix(commands[1], "docs-local") || !slices.Equal(files, []string{filepath.Join(home, ".claude.json"), filepath.Join(dir, ".mcp.json")}) {
+		t.Fatalf("both scopes: %v %v %v", names, commands, files)
+	}
+	if names, _, _ = imported("--scope", "project"); !slices.Equal(names, []string{"docs", "notes"}) {
+		t.Fatalf("--scope project: %v", names)
+	}
+	if names, _, _ = imported("--scope", "local"); !slices.Equal(names, []string{"memory", "docs"}) {
+		t.Fatalf("--scope local: %v", names)
+	}
+	if _, errOut, code := runCLI(t, "connection", "import", "--client", "cursor", "--dir", dir, "--scope", "local"); code != 2 || !strings.Contains(errOut, "--scope is for claude-code") {
+		t.Fatalf("--scope for cursor: %d %s", code, errOut)
+	}
+}
