@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,9 @@ import (
 // registerCompletions teaches shell completion (oa completion SHELL) the
 // names this host holds: --deployment and oa bind inspect's argument
 // complete the bound deployments, the connection commands' NAME the
-// host's connections, the attention commands' ID the open items, and
-// --client the clients oa installs into. It is done here, over the whole
+// host's connections, the attention commands' ID the open items,
+// --person the persons the host policy names, and --client the clients
+// oa installs into. It is done here, over the whole
 // tree, so the command groups stay as they are; a command that has its
 // own completion keeps it.
 func registerCompletions(root *cobra.Command) {
@@ -35,6 +37,9 @@ func registerCompletions(root *cobra.Command) {
 		}
 		if c.Flags().Lookup("client") != nil {
 			_ = c.RegisterFlagCompletionFunc("client", cobra.FixedCompletions(harness.Clients, cobra.ShellCompDirectiveNoFileComp))
+		}
+		if c.Flags().Lookup("person") != nil {
+			_ = c.RegisterFlagCompletionFunc("person", hostNames(persons))
 		}
 		if c.Flags().Lookup("scope") != nil {
 			_ = c.RegisterFlagCompletionFunc("scope", cobra.FixedCompletions([]string{harness.ScopeLocal, harness.ScopeProject}, cobra.ShellCompDirectiveNoFileComp))
@@ -124,4 +129,12 @@ func attentionIDs(ctx context.Context, h *host.Host) ([]string, error) {
 		ids[i] = it.ID
 	}
 	return ids, nil
+}
+
+// persons are the persons the host policy names, sorted.
+func persons(_ context.Context, h *host.Host) ([]string, error) {
+	if h.Policy == nil {
+		return nil, nil
+	}
+	return slices.Sorted(maps.Keys(h.Policy.Persons)), nil
 }
