@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,9 +70,15 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Export(ctx, ExportOptions{Home: f.Home, Now: time.Now()}, out)
+	var steps []string
+	progress := func(format string, args ...any) { steps = append(steps, fmt.Sprintf(format, args...)) }
+	sum, err := Export(ctx, ExportOptions{Home: f.Home, Now: time.Now(), Progress: progress}, out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Progress names each step, with the runs and receipts read.
+	if len(steps) != 4 || !strings.HasPrefix(steps[0], "copying the bound release sha256:") || steps[2] != "read 3 runs and 4 receipts; packing the bundle" || steps[3] != "writing the bundle" {
+		t.Fatalf("export progress: %q", steps)
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)

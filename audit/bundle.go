@@ -188,6 +188,10 @@ type ExportOptions struct {
 	// Registry is how the bound release's registry is reached (TLS,
 	// credentials); the host policy's limits apply over it.
 	Registry oci.OpenOptions
+	// Progress, when set, is told each step as it starts, one line each
+	// (oa audit export shows them on a terminal): the release copied, the
+	// record read with how many runs and receipts, the tar written.
+	Progress func(format string, args ...any)
 }
 
 // Summary says what was exported.
@@ -224,6 +228,11 @@ func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
+	step := opts.Progress
+	if step == nil {
+		step = func(string, ...any) {}
+	}
+	step("copying the bound release %s", b.ArtifactDigest)
 	art, err := copyRelease(ctx, h, b, opts.Registry, layout)
 	if err != nil {
 		return nil, err
@@ -233,14 +242,17 @@ func Export(ctx context.Context, opts ExportOptions, w io.Writer) (*Summary, err
 		return nil, err
 	}
 	defer os.RemoveAll(streamed)
+	step("reading deployment %s's record: runs, receipts, decisions", deployment)
 	docs, err := collect(ctx, h, b, art, opts.Now, streamed)
 	if err != nil {
 		return nil, err
 	}
+	step("read %d runs and %d receipts; packing the bundle", docs.runs, docs.receipts)
 	manifest, err := packAudit(ctx, layout, art.Descriptor, docs, opts.Now)
 	if err != nil {
 		return nil, err
 	}
+	step("writing the bundle")
 	if err := writeTar(w, dir, opts.Now); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum *audit.Summary
 			err := atomicfile.WriteFunc(output, 0o600, func(w io.Writer) (err error) {
-				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: cli.Home(), Deployment: deployment, Now: time.Now(), Registry: reg.Options()}, w)
+				sum, err = audit.Export(cmd.Context(), audit.ExportOptions{Home: cli.Home(), Deployment: deployment, Now: time.Now(), Registry: reg.Options(), Progress: cli.NewProgress(cmd).Step}, w)
 				return err
 			})
 			if err != nil {
