@@ -92,7 +92,7 @@ func unknownCommand(group *cobra.Command, word string) error {
 	if s := group.SuggestionsFor(word); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	}
-	return fmt.Errorf("%s\n\nRun '%s --help' for usage.", msg, group.CommandPath())
+	return fmt.Errorf("%s\n\nRun '%s --help' for usage", msg, group.CommandPath())
 }
 
 // firstWord is the first of args that is not a flag or a flag's value, as
