@@ -61,6 +61,10 @@ type Record struct {
 	Enabled   bool             `json:"enabled"`
 	// Online is whether the last verification attempt reached the server.
 	Online bool `json:"online"`
+	// LastError is the refusal code of the last verification attempt that
+	// failed ("" once one succeeds): what an operator looks at first. A
+	// closed code, never the server's text.
+	LastError blocking.Code `json:"lastError,omitempty"`
 	// Verification is the last successful verification of this revision,
 	// nil until one succeeds.
 	Verification *Verification `json:"verification"`
@@ -393,6 +397,7 @@ func verify(ctx context.Context, h *host.Host, name string, opts connector.Optio
 		}
 		next := *prev
 		next.Online = probeErr == nil
+		next.LastError = lastErrorOf(probeErr)
 		if probeErr == nil {
 			if pv := prev.Verification; pv != nil && (pv.Inventory.Digest != desc.Inventory.Digest || pv.Protocol != desc.Protocol || pv.Transport != desc.Transport) {
 				next.Revision++
@@ -515,6 +520,18 @@ func (c LevelChange) String() string {
 		parts = append(parts, fmt.Sprintf("seccomp filter %q then, %q now", c.Was.Filter, c.Is.Filter))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// lastErrorOf is a failed verification's first refusal code
+// (connection_verify_failed for a fault with none), "" for none.
+func lastErrorOf(err error) blocking.Code {
+	if err == nil {
+		return ""
+	}
+	if r := blocking.Refusals(err); len(r) > 0 {
+		return r[0].Code
+	}
+	return blocking.ConnectionVerifyFailed
 }
 
 func sameConfig(a, b *Record) bool {

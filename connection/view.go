@@ -42,17 +42,19 @@ func (r *Record) State() string {
 // (names of secrets, never values: the record holds none), its state and
 // what its last verification found.
 type View struct {
-	Name            string   `json:"name"`
-	Connector       string   `json:"connector"`
-	Revision        int64    `json:"revision"`
-	State           string   `json:"state"`
-	Enabled         bool     `json:"enabled"`
-	Online          bool     `json:"online"`
-	Verified        bool     `json:"verified"`
-	AuthorityDigest string   `json:"authorityDigest,omitempty"`
-	InventoryDigest string   `json:"inventoryDigest,omitempty"`
-	Tools           []string `json:"tools,omitempty"`
-	VerifiedBy      string   `json:"verifiedBy,omitempty"`
+	Name      string `json:"name"`
+	Connector string `json:"connector"`
+	Revision  int64  `json:"revision"`
+	State     string `json:"state"`
+	Enabled   bool   `json:"enabled"`
+	Online    bool   `json:"online"`
+	// LastError is the refusal code of the last failed verification.
+	LastError       blocking.Code `json:"lastError,omitempty"`
+	Verified        bool          `json:"verified"`
+	AuthorityDigest string        `json:"authorityDigest,omitempty"`
+	InventoryDigest string        `json:"inventoryDigest,omitempty"`
+	Tools           []string      `json:"tools,omitempty"`
+	VerifiedBy      string        `json:"verifiedBy,omitempty"`
 	// Protocol is the MCP version a remote server agreed to when verified.
 	Protocol string `json:"protocol,omitempty"`
 	// Transport is how a remote server was reached when verified.
@@ -77,7 +79,7 @@ func ViewOf(name string, rec *Record) View {
 	if rec == nil {
 		return View{Name: name, State: StateUnverifiable}
 	}
-	v := View{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, State: rec.State(), Enabled: rec.Enabled, Online: rec.Online, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
+	v := View{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, State: rec.State(), Enabled: rec.Enabled, Online: rec.Online, LastError: rec.LastError, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
 	switch {
 	case rec.Config.Command == connector.SandboxCommand:
 		v.Confinement = "in-process: the built-in sandbox runs inside oa"

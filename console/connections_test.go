@@ -40,3 +40,33 @@ func TestConnectionsShowNeedsLogin(t *testing.T) {
 		t.Errorf("the sandbox: %s", r)
 	}
 }
+
+// TestConnectionsShowTheLastError: a connection whose last verification
+// failed shows that failure's code (a closed code, with the command that
+// explains it); one verified since shows none.
+func TestConnectionsShowTheLastError(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := connection.Add(ctx, f.h, connection.AddOptions{Name: "broken", Connector: "records", Config: connector.Config{Command: "/nonexistent/server"}}, f.Change()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connection.Verify(ctx, f.h, "broken", connector.Options{}, f.Change()); err == nil {
+		t.Fatal("a server that cannot start was verified")
+	}
+	c := newClient(t, f.srv)
+	c.login(f.srv.URL())
+	_, body := c.get("/connections")
+	i := strings.Index(body, `<tr id="conn-broken">`)
+	if i < 0 {
+		t.Fatalf("no row for the broken connection:\n%s", body)
+	}
+	r := body[i:]
+	r = r[:strings.Index(r, "</tr>")]
+	if !strings.Contains(r, `<code class="last-error">connector_start_failed</code>`) || !strings.Contains(r, "oa explain connector_start_failed") {
+		t.Errorf("the broken connection's row: %s", r)
+	}
+	j := strings.Index(body, `<tr id="conn-sandbox">`)
+	if j >= 0 && strings.Contains(body[j:j+strings.Index(body[j:], "</tr>")], "last-error") {
+		t.Errorf("the sandbox shows a last error")
+	}
+}

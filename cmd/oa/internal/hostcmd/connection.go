@@ -400,6 +400,9 @@ func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb strin
 		return nil
 	}
 	fmt.Fprintf(out, "connection %s\n  connector  %s\n  revision   %d\n  state      %s\n", v.Name, v.Connector, v.Revision, v.State)
+	if v.LastError != "" {
+		fmt.Fprintf(out, "  last error %s (the last verification failed; oa explain %s)\n", v.LastError, v.LastError)
+	}
 	if r := v.Config.Remote; r != nil {
 		printRemote(out, r, v.Protocol, v.Transport)
 		printLoginState(out, v.Name, r, v.Login)
