@@ -1,6 +1,7 @@
 // Package interoptest gives tests the stock CLIs oa must interoperate with
 // (cosign v2 and v3, oras, cue, torchwood's litewitness and witnessctl,
-// and the MCP Inspector), at pinned
+// the MCP Inspector, and the real MCP clients Claude Code, Gemini CLI
+// and Codex from npm), at pinned
 // versions, so that `go test ./...` needs nothing installed beforehand.
 //
 // Each tool is built (or, for the Inspector, installed with npm ci) once
@@ -11,7 +12,8 @@
 // never see half a tool, and the one that loses the race uses the
 // winner's. `go run ./interoptest/cmd/interoptools` fills the cache ahead
 // of time (.ci/run does). OA_COSIGN, OA_COSIGN3, OA_ORAS, OA_CUE,
-// OA_LITEWITNESS, OA_WITNESSCTL, OA_INSPECTOR and OA_SERVER_EVERYTHING
+// OA_LITEWITNESS, OA_WITNESSCTL, OA_INSPECTOR, OA_SERVER_EVERYTHING and
+// OA_CLIENT_CLAUDE_CODE, OA_CLIENT_GEMINI_CLI, OA_CLIENT_CODEX
 // may point at installed binaries
 // instead; OA_INTEROP_CACHE
 // moves the cache.

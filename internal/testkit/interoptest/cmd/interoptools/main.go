@@ -1,6 +1,7 @@
 // Command interoptools fills the interop tool cache that interoptest.Tool
 // and interoptest.Inspector read: it builds every pinned stock CLI (cosign
-// v2 and v3, oras, cue, torchwood's litewitness and witnessctl) and installs the pinned MCP Inspector with npm ci,
+// v2 and v3, oras, cue, torchwood's litewitness and witnessctl) and installs the pinned MCP Inspector
+// and the real MCP clients (Claude Code, Gemini CLI, Codex) with npm ci,
 // each only when the cache does not hold it yet, and prints where each is.
 // Run it from the repository: go run ./interoptest/cmd/interoptools
 // (.ci/run does, before go test ./...). With -env it prints the
@@ -58,6 +59,7 @@ func main() {
 		}
 	}
 	failed = fillConfineServers() || failed
+	failed = fillClients(*env) || failed
 	if failed {
 		os.Exit(1)
 	}
