@@ -1,17 +1,21 @@
 package mcpserve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/internal/testkit/servetest"
@@ -33,14 +37,19 @@ var realClients = []struct {
 	// folder, as the client's own first-run question does: the client
 	// starts no project server of an untrusted folder.
 	trust func(t *testing.T, home, dir string)
+	// status, when set, asks the client by other means whether it
+	// connected to the entry, where its listing does not say.
+	status func(t *testing.T, ctx context.Context, cli, dir string, env []string)
 }{
 	{client: "gemini-cli", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^.*oa-clinic: .*- Connected$`), trust: trustGemini},
 	{client: "claude-code", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic: .* - ✔ Connected$`)},
 	// Codex's listing starts no server: its Status column says whether
 	// the entry is enabled (and `codex doctor` only counts stdio
-	// servers), so "enabled", with oa's command and arguments, is the
-	// most it reports.
-	{client: "codex", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic\s+\S+/oa\s+coordinator serve --deployment clinic\s.*\senabled\s`), trust: trustCodex},
+	// servers). So Codex's own app-server, the JSON-RPC face its IDE
+	// extension uses, is asked too: a thread started in the project (no
+	// turn, no model) makes Codex start the server and report it
+	// "ready", and mcpServerStatus/list gives its serverInfo and tools.
+	{client: "codex", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic\s+\S+/oa\s+coordinator serve --deployment clinic\s.*\senabled\s`), trust: trustCodex, status: codexStatus},
 }
 
 // TestRealClientsListInstalledEntry: `oa harness install --client C
@@ -89,6 +98,9 @@ func TestRealClientsListInstalledEntry(t *testing.T) {
 			}
 			if !rc.connected.Match(out) {
 				t.Fatalf("%s does not list oa-clinic as connected (want a line matching %s)", rc.client, rc.connected)
+			}
+			if rc.status != nil {
+				rc.status(t, ctx, cli, dir, env)
 			}
 		})
 	}
@@ -140,4 +152,108 @@ func trustCodex(t *testing.T, home, dir string) {
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(b), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// codexStatus runs `codex app-server` and starts a thread in dir (no
+// turn, so no model): Codex starts the project's MCP servers and reports
+// each one's startup (mcpServer/startupStatus/updated); oa-clinic must
+// be "ready", and mcpServerStatus/list on the thread must give its
+// serverInfo and tools, run_workflow among them.
+func codexStatus(t *testing.T, ctx context.Context, cli, dir string, env []string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, cli, "app-server")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	send := func(m any) {
+		t.Helper()
+		b, _ := json.Marshal(m)
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"clientInfo": map[string]any{"name": "oa-test", "version": "1"}}})
+	send(map[string]any{"jsonrpc": "2.0", "method": "initialized"})
+	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "thread/start", "params": map[string]any{"cwd": dir}})
+	sc := bufio.NewScanner(outPipe)
+	sc.Buffer(nil, 16<<20)
+	var thread, status string
+	for sc.Scan() {
+		var msg struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		if msg.Error != nil {
+			t.Fatalf("codex app-server: %s\nstderr:\n%s", sc.Bytes(), stderr.String())
+		}
+		switch {
+		case msg.ID != nil && *msg.ID == 2:
+			var r struct{ Thread struct{ ID string } }
+			json.Unmarshal(msg.Result, &r)
+			thread = r.Thread.ID
+		case msg.Method == "mcpServer/startupStatus/updated":
+			var p struct {
+				Name, Status  string
+				Error         json.RawMessage
+				FailureReason json.RawMessage
+			}
+			json.Unmarshal(msg.Params, &p)
+			if p.Name != "oa-clinic" {
+				continue
+			}
+			t.Logf("codex app-server: mcpServer/startupStatus/updated oa-clinic %s", p.Status)
+			status = p.Status
+			if p.Status == "failed" {
+				t.Fatalf("Codex could not start oa-clinic: %s\nstderr:\n%s", msg.Params, stderr.String())
+			}
+		case msg.ID != nil && *msg.ID == 3:
+			var r struct {
+				Data []struct {
+					Name       string
+					ServerInfo *struct{ Name, Version string }
+					Tools      map[string]json.RawMessage
+				}
+			}
+			json.Unmarshal(msg.Result, &r)
+			for _, d := range r.Data {
+				if d.Name != "oa-clinic" {
+					continue
+				}
+				names := slices.Sorted(maps.Keys(d.Tools))
+				t.Logf("codex app-server mcpServerStatus/list: oa-clinic serverInfo %+v, tools %v", d.ServerInfo, names)
+				if d.ServerInfo == nil || d.ServerInfo.Name == "" || d.Tools[contract.ToolRunWorkflow] == nil {
+					t.Fatalf("Codex lists oa-clinic without its server or tools: serverInfo %+v, tools %v", d.ServerInfo, names)
+				}
+				return
+			}
+			t.Fatalf("codex app-server mcpServerStatus/list has no oa-clinic: %s", sc.Bytes())
+		}
+		if thread != "" && status == "ready" {
+			send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "mcpServerStatus/list", "params": map[string]any{"threadId": thread, "serverName": "oa-clinic"}})
+			status = "asked"
+		}
+	}
+	t.Fatalf("codex app-server ended before reporting oa-clinic (status %q): %v\nstderr:\n%s", status, sc.Err(), stderr.String())
 }
