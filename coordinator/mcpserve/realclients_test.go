@@ -40,9 +40,15 @@ var realClients = []struct {
 	// status, when set, asks the client by other means whether it
 	// connected to the entry, where its listing does not say.
 	status func(t *testing.T, ctx context.Context, cli, dir string, env []string)
+	// file, when set, is the file the entry was written to: the test
+	// then breaks the entry's command there and the listing must not
+	// say connected, so that the match above is the client's finding.
+	file func(home, dir string) string
 }{
-	{client: "gemini-cli", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^.*oa-clinic: .*- Connected$`), trust: trustGemini},
-	{client: "claude-code", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic: .* - ✔ Connected$`)},
+	{client: "gemini-cli", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^.*oa-clinic: .*- Connected$`), trust: trustGemini,
+		file: func(_, dir string) string { return filepath.Join(dir, ".gemini", "settings.json") }},
+	{client: "claude-code", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic: .* - ✔ Connected$`),
+		file: func(home, _ string) string { return filepath.Join(home, ".claude.json") }},
 	// Codex's listing starts no server: its Status column says whether
 	// the entry is enabled (and `codex doctor` only counts stdio
 	// servers). So Codex's own app-server, the JSON-RPC face its IDE
@@ -57,9 +63,13 @@ var realClients = []struct {
 // as npm publishes it at the version interoptest pins, lists the
 // installed oa-clinic entry with its own `mcp list` and reports it
 // connected: the client read the file oa wrote, started `oa coordinator
-// serve` as written and completed the MCP handshake. HOME and the
-// client's config folder are the test's; no network, account or model is
-// used. A client npm cannot install here skips, saying so.
+// serve` as written and completed the MCP handshake. Then, for Claude
+// Code and Gemini CLI, the entry's command is broken in the file and the
+// same listing must say otherwise (`✘ Failed to connect`,
+// `- Disconnected`). HOME and the client's config folder are the test's;
+// no network, account or model is used (Codex's app-server tries to reach
+// its model provider in the background and goes on when it cannot). A
+// client npm cannot install, or that cannot run here, skips, saying so.
 func TestRealClientsListInstalledEntry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds oa, installs the real MCP clients with npm and runs them")
@@ -101,6 +111,23 @@ func TestRealClientsListInstalledEntry(t *testing.T) {
 			}
 			if rc.status != nil {
 				rc.status(t, ctx, cli, dir, env)
+			}
+			if rc.file != nil {
+				f := rc.file(home, dir)
+				b, err := os.ReadFile(f)
+				if err != nil || !strings.Contains(string(b), `"coordinator"`) {
+					t.Fatalf("the entry in %s: %v\n%s", f, err, b)
+				}
+				if err := os.WriteFile(f, []byte(strings.Replace(string(b), `"coordinator"`, `"no-such-command"`, 1)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				broken := exec.CommandContext(ctx, cli, rc.list...)
+				broken.Dir, broken.Env = dir, env
+				out, _ := broken.CombinedOutput()
+				t.Logf("%s %s, the entry's command broken:\n%s", filepath.Base(cli), strings.Join(rc.list, " "), out)
+				if rc.connected.Match(out) || !strings.Contains(string(out), "oa-clinic") {
+					t.Fatalf("%s lists a broken oa-clinic as connected, or not at all", rc.client)
+				}
 			}
 		})
 	}
