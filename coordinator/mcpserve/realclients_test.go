@@ -135,7 +135,9 @@ func TestRealClientsListInstalledEntry(t *testing.T) {
 
 // clientEnv is this process's environment with HOME and every client's
 // own config folder in home, and nothing that would reach a network
-// account: the clients read only what the test wrote.
+// account: the clients read only what the test wrote. CLAUDE_CONFIG_DIR
+// is left unset: Claude Code then reads ~/.claude.json, where oa writes
+// its local-scope entry (oa does not follow CLAUDE_CONFIG_DIR yet).
 func clientEnv(home string, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
