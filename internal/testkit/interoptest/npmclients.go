@@ -79,7 +79,11 @@ func ClientCLI(t testing.TB, client string) string {
 	}
 	p, err := EnsureClient(client)
 	if err != nil {
-		t.Skipf("npm could not install the pinned %s here: %v", client, firstLine(err.Error()))
+		msg := strings.TrimSpace(err.Error())
+		if len(msg) > 1000 {
+			msg = msg[:1000] + "…"
+		}
+		t.Skipf("npm could not install the pinned %s here: %s", client, msg)
 	}
 	return p
 }
