@@ -88,3 +88,47 @@ func TestClaudeCodeLocalScope(t *testing.T) {
 		t.Fatal("a scope for a client without one was taken")
 	}
 }
+
+// TestClaudeCodeLocalScopeConfigDir: with CLAUDE_CONFIG_DIR set, Claude
+// Code keeps its .claude.json there and reads no ~/.claude.json, so the
+// local-scope entry goes to $CLAUDE_CONFIG_DIR/.claude.json; inspect
+// matches and uninstall removes the file it created.
+func TestClaudeCodeLocalScopeConfigDir(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	exe, _ := os.Executable()
+	project, home, cfgDir := t.TempDir(), t.TempDir(), t.TempDir()
+	real, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := harness.NewMCPClient(harness.MCPClientOptions{Home: f.Home, Client: harness.ClientClaudeCode, Scope: harness.ScopeLocal, Dir: project, Executable: exe, GOOS: "linux", Getenv: func(k string) string {
+		return map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": cfgDir}[k]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := m.Prepare(ctx, "clinic")
+	mustMatch(t, inst, err)
+	cfg := filepath.Join(cfgDir, ".claude.json")
+	var doc struct {
+		Projects map[string]struct {
+			MCPServers map[string]harness.ServerEntry `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	b, _ := os.ReadFile(cfg)
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Projects[real].MCPServers["oa-clinic"].Command != exe {
+		t.Fatalf("no local entry in $CLAUDE_CONFIG_DIR/.claude.json: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude.json")); err == nil {
+		t.Fatal("~/.claude.json was written although CLAUDE_CONFIG_DIR is set")
+	}
+	inst, err = m.Inspect(ctx, "clinic")
+	mustMatch(t, inst, err)
+	if r, err := m.Uninstall(ctx, "clinic"); err != nil || r.Err() != nil {
+		t.Fatalf("uninstall: %v %v", err, r.Err())
+	}
+	if _, err := os.Stat(cfg); err == nil {
+		t.Fatal("the created $CLAUDE_CONFIG_DIR/.claude.json was left")
+	}
+}

@@ -45,8 +45,9 @@ type MCPClientOptions struct {
 	Now func() time.Time
 	// Scope is where Claude Code's entry goes: ScopeProject (the
 	// project's .mcp.json; empty means it) or ScopeLocal (the user's
-	// ~/.claude.json, projects[Dir].mcpServers, as claude mcp add
-	// --scope local writes it). Other clients take no scope.
+	// ~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json when that is
+	// set, projects[Dir].mcpServers, as claude mcp add --scope local
+	// writes it). Other clients take no scope.
 	Scope string
 	// Person, when set, is the person the host policy names who answers
 	// at this installation: Prepare makes the key the host holds for it
@@ -121,7 +122,11 @@ func NewMCPClient(opts MCPClientOptions) (*MCPClient, error) {
 	}
 	var homeErr error
 	if strings.HasPrefix(spec.skills, homePrefix) || strings.HasPrefix(spec.serverFile, homePrefix) {
-		if home, err = env.home(); err != nil {
+		if c := getenv("CLAUDE_CONFIG_DIR"); opts.Client == ClientClaudeCode && filepath.IsAbs(c) {
+			// Claude Code keeps its .claude.json in $CLAUDE_CONFIG_DIR
+			// when that is set, and reads no ~/.claude.json then.
+			home = c
+		} else if home, err = env.home(); err != nil {
 			homeErr = blocking.New(blocking.HarnessClientHomeUnknown, "the user's home folder, where %s reads from, cannot be found: %v", opts.Client, err)
 		}
 	}

@@ -48,7 +48,7 @@ var realClients = []struct {
 	{client: "gemini-cli", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^.*oa-clinic: .*- Connected$`), trust: trustGemini,
 		file: func(_, dir string) string { return filepath.Join(dir, ".gemini", "settings.json") }},
 	{client: "claude-code", list: []string{"mcp", "list"}, connected: regexp.MustCompile(`(?m)^oa-clinic: .* - ✔ Connected$`),
-		file: func(home, _ string) string { return filepath.Join(home, ".claude.json") }},
+		file: func(home, _ string) string { return filepath.Join(home, ".claude-config", ".claude.json") }},
 	// Codex's listing starts no server: its Status column says whether
 	// the entry is enabled (and `codex doctor` only counts stdio
 	// servers). So Codex's own app-server, the JSON-RPC face its IDE
@@ -84,8 +84,10 @@ func TestRealClientsListInstalledEntry(t *testing.T) {
 			}
 			home, dir := t.TempDir(), t.TempDir()
 			env := clientEnv(home, "OA_HOME="+h.Home)
-			if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil { // Codex refuses a CODEX_HOME that is not there
-				t.Fatal(err)
+			for _, d := range []string{".codex", ".claude-config"} { // Codex refuses a CODEX_HOME that is not there
+				if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if rc.trust != nil {
 				rc.trust(t, home, dir)
@@ -136,8 +138,8 @@ func TestRealClientsListInstalledEntry(t *testing.T) {
 // clientEnv is this process's environment with HOME and every client's
 // own config folder in home, and nothing that would reach a network
 // account: the clients read only what the test wrote. CLAUDE_CONFIG_DIR
-// is left unset: Claude Code then reads ~/.claude.json, where oa writes
-// its local-scope entry (oa does not follow CLAUDE_CONFIG_DIR yet).
+// is home/.claude-config, not ~/.claude, so that Claude Code finds oa's
+// local-scope entry only if oa followed it there.
 func clientEnv(home string, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -152,7 +154,7 @@ func clientEnv(home string, extra ...string) []string {
 	}
 	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"CODEX_HOME="+filepath.Join(home, ".codex"),
+		"CODEX_HOME="+filepath.Join(home, ".codex"), "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude-config"),
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1")
 	return append(env, extra...)
 }
