@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -22,20 +19,7 @@ import (
 //
 //	OA_BENCH_HOSTS=10000 go test ./cmd/oa -run '^$' -bench BenchmarkFleetAudit -benchtime 1x -count 3 -timeout 30m
 func BenchmarkFleetAudit(b *testing.B) {
-	n := 10000
-	if v := os.Getenv("OA_BENCH_HOSTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("OA_BENCH_HOSTS=%q", v)
-		}
-	}
-	oa := oaBinary(b)
-	f := fleettest.New(b)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("h%05d", i)
-	}
-	specFile := f.WriteSpec(f.Spec(f.Release, ids, ""))
+	oa, f, ids, specFile := benchFleet(b)
 	f.PushLogs(ids, fleettest.OtherKey(b), fleettest.NewWitness(b, "witness.example"), time.Now())
 	var requests int64
 	var oaCPU, registryCPU time.Duration
@@ -53,7 +37,7 @@ func BenchmarkFleetAudit(b *testing.B) {
 		b.StartTimer()
 	}
 	report := func(b *testing.B) {
-		b.ReportMetric(float64(requests)/float64(b.N*n), "requests/host")
+		b.ReportMetric(float64(requests)/float64(b.N*len(ids)), "requests/host")
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/command")
 		b.ReportMetric(float64(oaCPU.Milliseconds())/float64(b.N), "oa-cpu-ms/command")
 		b.ReportMetric(float64(registryCPU.Milliseconds())/float64(b.N), "registry-cpu-ms/command")

@@ -12,6 +12,26 @@ import (
 	"github.com/oa-dev/oa/internal/testkit/fleettest"
 )
 
+// benchFleet is the fleet of a fleet benchmark: oa built, a fleet of
+// OA_BENCH_HOSTS hosts (default 10,000) on one loopback registry, their
+// ids and the fleet file.
+func benchFleet(b *testing.B) (oa string, f *fleettest.Fleet, ids []string, specFile string) {
+	n := 10000
+	if v := os.Getenv("OA_BENCH_HOSTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			b.Fatalf("OA_BENCH_HOSTS=%q", v)
+		}
+	}
+	oa = oaBinary(b)
+	f = fleettest.New(b)
+	ids = make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("h%05d", i)
+	}
+	return oa, f, ids, f.WriteSpec(f.Spec(f.Release, ids, ""))
+}
+
 // BenchmarkFleetScale times `oa fleet publish` and `oa fleet status`, each
 // its own process, for a fleet of OA_BENCH_HOSTS hosts (default 10,000;
 // issue 26's scale) on one loopback registry (internal/testkit/registrytest, the
@@ -22,20 +42,7 @@ import (
 //
 //	OA_BENCH_HOSTS=10000 go test ./cmd/oa -run '^$' -bench BenchmarkFleetScale -benchtime 1x -count 3 -timeout 30m
 func BenchmarkFleetScale(b *testing.B) {
-	n := 10000
-	if v := os.Getenv("OA_BENCH_HOSTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("OA_BENCH_HOSTS=%q", v)
-		}
-	}
-	oa := oaBinary(b)
-	f := fleettest.New(b)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("h%05d", i)
-	}
-	specFile := f.WriteSpec(f.Spec(f.Release, ids, ""))
+	oa, f, ids, specFile := benchFleet(b)
 	f.PushStatuses(ids, fleettest.OtherKey(b), time.Now())
 	command := func(args ...string) *exec.Cmd {
 		c := exec.Command(oa, args...)
@@ -62,7 +69,7 @@ func BenchmarkFleetScale(b *testing.B) {
 		b.StartTimer()
 	}
 	report := func(b *testing.B) {
-		b.ReportMetric(float64(requests)/float64(b.N*n), "requests/host")
+		b.ReportMetric(float64(requests)/float64(b.N*len(ids)), "requests/host")
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/command")
 		b.ReportMetric(float64(oaCPU.Milliseconds())/float64(b.N), "oa-cpu-ms/command")
 		b.ReportMetric(float64(registryCPU.Milliseconds())/float64(b.N), "registry-cpu-ms/command")
