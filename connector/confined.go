@@ -115,11 +115,10 @@ func realPaths(home, tmp string) (string, string, error) {
 }
 
 // namespaces are the clone flags a server with profile p starts with on a
-// host with h: where oa may make namespaces, pid and IPC namespaces of
-// its own (it cannot see, signal, renice or re-pin a process outside its
-// tree, nor share SysV IPC), with a mount namespace for its own /proc, and a network namespace when the profile
-// allows no network (only a loopback interface that is down there, so
-// UDP, raw and every other socket family reach nothing either).
+// host with h: where oa may make them, namespaceFlags, and a network
+// namespace when the profile allows no network (only a loopback interface
+// that is down there, so UDP, raw and every other socket family reach
+// nothing either).
 func namespaces(p *confine.Profile, h confine.Holders) uintptr {
 	if !h.Namespaces || p.IsUnconfined() {
 		return 0

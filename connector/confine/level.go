@@ -115,15 +115,12 @@ type held struct {
 
 // verdicts decides each guarantee of p at abi with h.
 func verdicts(p *Profile, abi int, h Holders) []held {
-	either := func(name string, options ...string) held {
-		var hows []string
-		for i := 0; i+1 < len(options); i += 2 {
-			if options[i] != "" {
-				hows = append(hows, options[i])
-			}
-		}
+	// either holds name by every how that is not "" (joined with "and"),
+	// or, with none, not for whyNot.
+	either := func(name, whyNot string, hows ...string) held {
+		hows = slices.DeleteFunc(hows, func(how string) bool { return how == "" })
 		if len(hows) == 0 {
-			return held{name: name, whyNot: options[len(options)-1]}
+			return held{name: name, whyNot: whyNot}
 		}
 		return held{name: name, how: strings.Join(hows, " and ")}
 	}
@@ -133,6 +130,8 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 		}
 		return ""
 	}
+	// noNamespaces is why oa may make none.
+	const noNamespaces = "(no CAP_SYS_ADMIN, and no user namespace allowed)"
 	fs := held{name: GuaranteeFilesystem, whyNot: "this kernel offers no Landlock (not built in, or not enabled at boot)"}
 	switch {
 	case abi >= launcher.ABITruncate:
@@ -147,10 +146,9 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 	case NetAny:
 		network = held{name: GuaranteeNetwork, how: "network any (as the profile asks)"}
 	case "none":
-		network = either(GuaranteeNetwork,
-			when(h.OwnNetwork(p), "own network namespace"), "",
-			when(h.Seccomp, "no socket but unix and netlink (seccomp)"), "",
-			"no network namespace (no CAP_SYS_ADMIN, and no user namespace allowed) and no seccomp")
+		network = either(GuaranteeNetwork, "no network namespace "+noNamespaces+" and no seccomp",
+			when(h.OwnNetwork(p), "own network namespace"),
+			when(h.Seccomp, "no socket but unix and netlink (seccomp)"))
 	default:
 		network = held{name: GuaranteeNetwork, how: "tcp " + p.NetDescription() + " only (Landlock)"}
 		if abi < launcher.ABITCP {
@@ -161,15 +159,15 @@ func verdicts(p *Profile, abi int, h Holders) []held {
 	return []held{
 		fs,
 		network,
-		{name: GuaranteePrivileges, how: "no capabilities, no_new_privs" + map[bool]string{true: ", seccomp filter " + launcher.FilterVersion}[h.Seccomp]},
-		either(GuaranteeSignals, when(scoped, "signals scoped (Landlock)"), "", when(h.Namespaces, "own pid namespace"), "",
-			fmt.Sprintf("Landlock ABI %d scopes signals (this kernel: %d) and oa may make no pid namespace (no CAP_SYS_ADMIN, and no user namespace allowed)", launcher.ABIScoped, abi)),
-		either(GuaranteeAbstractSockets, when(scoped, "abstract sockets scoped (Landlock)"), "", when(h.OwnNetwork(p), "own network namespace"), "",
-			fmt.Sprintf("Landlock ABI %d scopes abstract sockets (this kernel: %d) and the server has no network namespace of its own", launcher.ABIScoped, abi)),
-		either(GuaranteeProcesses, when(h.Namespaces, "own pid namespace"), "", "oa may make no pid namespace (no CAP_SYS_ADMIN, and no user namespace allowed)"),
-		either(GuaranteeIPC, when(h.Namespaces, "own IPC namespace"), "", when(h.Seccomp, "SysV IPC refused (seccomp)"), "", "no IPC namespace and no seccomp"),
-		either(GuaranteeSocketFolders, when(h.Namespaces, "socket folders and $OA_HOME hidden (own mount namespace)"), "",
-			"oa may make no mount namespace (no CAP_SYS_ADMIN, and no user namespace allowed), and Landlock below ABI 9 does not check connecting to a unix socket"),
+		{name: GuaranteePrivileges, how: "no capabilities, no_new_privs" + when(h.Seccomp, ", seccomp filter "+launcher.FilterVersion)},
+		either(GuaranteeSignals, fmt.Sprintf("Landlock ABI %d scopes signals (this kernel: %d) and oa may make no pid namespace %s", launcher.ABIScoped, abi, noNamespaces),
+			when(scoped, "signals scoped (Landlock)"), when(h.Namespaces, "own pid namespace")),
+		either(GuaranteeAbstractSockets, fmt.Sprintf("Landlock ABI %d scopes abstract sockets (this kernel: %d) and the server has no network namespace of its own", launcher.ABIScoped, abi),
+			when(scoped, "abstract sockets scoped (Landlock)"), when(h.OwnNetwork(p), "own network namespace")),
+		either(GuaranteeProcesses, "oa may make no pid namespace "+noNamespaces, when(h.Namespaces, "own pid namespace")),
+		either(GuaranteeIPC, "no IPC namespace and no seccomp", when(h.Namespaces, "own IPC namespace"), when(h.Seccomp, "SysV IPC refused (seccomp)")),
+		either(GuaranteeSocketFolders, "oa may make no mount namespace "+noNamespaces+", and Landlock below ABI 9 does not check connecting to a unix socket",
+			when(h.Namespaces, "socket folders and $OA_HOME hidden (own mount namespace)")),
 	}
 }
 
