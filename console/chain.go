@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/escape"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 )
@@ -126,7 +127,7 @@ func CheckChain(ctx context.Context, h *host.Host, deployment string, registry o
 			row := ChainRow{Capability: e.CapabilityKey, Tool: e.RuntimeTool, Connection: e.ConnectionID, Revision: fmt.Sprint(e.ConnectionRevision),
 				Risk: string(e.Risk), Approval: string(e.Approval), Level: "not confined here (in-process or remote)"}
 			if e.Confinement != nil {
-				row.Confinement = oneLine(confine.Describe(e.Confinement))
+				row.Confinement = escape.OneLine(confine.Describe(e.Confinement))
 			}
 			if e.Enforced != nil {
 				row.Level = strings.Join(e.Enforced.Guarantees, ", ")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/oa-dev/oa/connection"
+	"github.com/oa-dev/oa/internal/escape"
 )
 
 // ConnectionRow is one connection as the Connections page shows it: its
@@ -31,7 +32,7 @@ func (s *Server) serveConnections(w http.ResponseWriter, r *http.Request, sess *
 	rows := make([]ConnectionRow, 0, len(listed))
 	for _, l := range listed {
 		row := ConnectionRow{View: connection.ViewOf(l.Name, l.Record)}
-		row.Confinement = oneLine(row.Confinement)
+		row.Confinement = escape.OneLine(row.Confinement)
 		if l.Record != nil {
 			if row.Login = connection.StoredLogin(s.h.Home, l.Record); row.Login != nil {
 				row.NeedsLogin, row.LoginProblem = !row.Login.Stored || row.Login.Problem != "", string(row.Login.Problem)

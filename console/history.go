@@ -88,13 +88,7 @@ func readFilter(r *http.Request) (filterForm, coordinator.HistoryFilter, error) 
 // parseWhen reads a time field as `oa runs` does: RFC 3339, or a date
 // (midnight UTC).
 func parseWhen(field, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
+	if t, ok := coordinator.ParseHistoryTime(v); ok {
 		return t, nil
 	}
 	return time.Time{}, blocking.New(blocking.ConsoleRequestInvalid, "%s: a time as 2026-05-01T09:00:00Z or a date as 2026-05-01", field).At("", field)

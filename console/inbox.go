@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/escape"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/signing"
@@ -115,7 +116,7 @@ func Inbox(ctx context.Context, h *host.Host) ([]InboxItem, error) {
 			it.Proposed = p
 		}
 		if p := it.Proposed; p != nil {
-			p.Purpose, p.DoneMeans = oneLine(p.Purpose), oneLine(p.DoneMeans)
+			p.Purpose, p.DoneMeans = escape.OneLine(p.Purpose), escape.OneLine(p.DoneMeans)
 			it.Verb = "would write"
 			if p.Risk == ir.ReadOnly {
 				it.Verb = "would read (it changes nothing)"

@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/internal/escape"
 )
 
 //go:embed templates/*.html static/*
@@ -122,27 +122,7 @@ func shownRefusals(l blocking.List) []shownRefusal {
 func indentJSON(v json.RawMessage) string {
 	var b bytes.Buffer
 	if err := json.Indent(&b, v, "", "  "); err != nil {
-		return escapeControls(string(v))
+		return escape.Controls(string(v))
 	}
-	return escapeControls(b.String())
-}
-
-// escapeControls escapes every control character of s but the line break
-// (and bidirectional controls) as \u00NN, which reads the same inside a
-// JSON string.
-func escapeControls(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// oneLine is package text on one line, control characters escaped.
-func oneLine(s string) string {
-	return escapeControls(strings.Join(strings.Fields(s), " "))
+	return escape.Controls(b.String())
 }

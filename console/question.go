@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/escape"
 )
 
 // A downstream server's question during an effect (an item of kind
@@ -78,11 +79,11 @@ func formFields(q *attention.QuestionShown) ([]formField, error) {
 		default:
 			return nil, blocking.New(blocking.QuestionAnswerInvalid, "the app's form asks for field %q of a type the console does not show", n)
 		}
-		label := oneLine(p.Title)
+		label := escape.OneLine(p.Title)
 		if label == "" {
-			label = oneLine(n)
+			label = escape.OneLine(n)
 		}
-		f := formField{ID: "field-" + strconv.Itoa(i), Name: n, Label: label, Description: oneLine(p.Description), Type: p.Type, Required: slices.Contains(form.Required, n)}
+		f := formField{ID: "field-" + strconv.Itoa(i), Name: n, Label: label, Description: escape.OneLine(p.Description), Type: p.Type, Required: slices.Contains(form.Required, n)}
 		if p.Type == "string" {
 			f.Enum = p.Enum
 		}
@@ -154,9 +155,9 @@ func (s *Server) serveQuestion(w http.ResponseWriter, r *http.Request, sess *ses
 		s.refuse(w, r, sess, http.StatusUnprocessableEntity, err)
 		return
 	}
-	page := questionPage{Item: item, Question: q, Message: escapeControls(q.Message), Fields: fields, Persons: s.persons()}
+	page := questionPage{Item: item, Question: q, Message: escape.Controls(q.Message), Fields: fields, Persons: s.persons()}
 	if q.Mode == "url" {
-		page.URL = escapeControls(q.URL)
+		page.URL = escape.Controls(q.URL)
 	}
 	s.render(w, r, sess, http.StatusOK, "question", page)
 }

@@ -90,6 +90,22 @@ type HistoryRun struct {
 	DecidedBy  []Decider `json:"decidedBy"`
 }
 
+// ParseHistoryTime reads a history filter's time as `oa runs` and the
+// console take it: RFC 3339, or a date (midnight UTC). An empty v is the
+// zero time (no bound); false when v is neither.
+func ParseHistoryTime(v string) (time.Time, bool) {
+	if v == "" {
+		return time.Time{}, true
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
 // HistoryFilter is what a search of the run history keeps: every field
 // given must match. Record is a record reference, matched through its
 // keyed fingerprint (ledger.RecordRef), never stored.

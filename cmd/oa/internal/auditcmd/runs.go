@@ -32,13 +32,7 @@ func decidersByRun(ctx context.Context, h *host.Host) (map[string][]Decider, err
 
 // parseWhen reads a time flag: RFC 3339, or a date (midnight UTC).
 func parseWhen(flag, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
+	if t, ok := coordinator.ParseHistoryTime(v); ok {
 		return t, nil
 	}
 	return time.Time{}, cli.Usage(fmt.Errorf("--%s is a time as 2026-05-01T09:00:00Z or a date as 2026-05-01", flag))

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/oa-dev/oa/coordinator/attention"
+	"github.com/oa-dev/oa/internal/escape"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -23,7 +22,7 @@ func printProposed(out io.Writer, it *attention.Shown) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(out, "  purpose    %s\n  done means %s\n", oneLine(p.Purpose), oneLine(p.DoneMeans))
+	fmt.Fprintf(out, "  purpose    %s\n  done means %s\n", escape.OneLine(p.Purpose), escape.OneLine(p.DoneMeans))
 	verb := "would write"
 	if p.Risk == ir.ReadOnly {
 		verb = "would read (it changes nothing)"
@@ -55,27 +54,7 @@ func printProposed(out io.Writer, it *attention.Shown) {
 func indentJSON(v json.RawMessage) string {
 	var b bytes.Buffer
 	if err := json.Indent(&b, v, "      ", "  "); err != nil {
-		return "      " + escapeControls(string(v))
+		return "      " + escape.Controls(string(v))
 	}
-	return "      " + escapeControls(b.String())
-}
-
-// escapeControls escapes every control character of s but the line break
-// (which json.Indent alone writes outside strings) as \u00NN, which reads
-// the same inside a JSON string.
-func escapeControls(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// oneLine is package text on one line, control characters escaped.
-func oneLine(s string) string {
-	return escapeControls(strings.Join(strings.Fields(s), " "))
+	return "      " + escape.Controls(b.String())
 }
