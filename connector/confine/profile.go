@@ -260,18 +260,13 @@ func nestedGrants(p *Profile) blocking.List {
 	var refused blocking.List
 	for i, r := range p.Read {
 		for j, w := range p.Write {
-			if r != w && (within(r, w) || within(w, r)) { // the same path is "given twice"
+			if r != w && (launcher.Within(r, w) || launcher.Within(w, r)) { // the same path is "given twice"
 				refused = append(refused, blocking.New(blocking.ConfinementInvalid,
 					"read[%d] and write[%d] lie one inside the other with different access; give the folder once, with the access it needs", i, j).At("", fmt.Sprintf("confinement.read[%d]", i)))
 			}
 		}
 	}
 	return refused
-}
-
-// within reports whether path is dir or lies inside it.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func exists(path string) bool {
@@ -285,9 +280,7 @@ func exposesHome(path, home string) bool {
 	if home == "" {
 		return false
 	}
-	overlap := func(a, b string) bool {
-		return a == b || strings.HasPrefix(b, strings.TrimSuffix(a, "/")+"/") || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/")
-	}
+	overlap := func(a, b string) bool { return launcher.Within(a, b) || launcher.Within(b, a) }
 	absHome, err := filepath.Abs(home)
 	if err != nil {
 		return true

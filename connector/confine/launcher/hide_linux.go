@@ -18,7 +18,7 @@ import (
 func hideFolders(s *Spec, exact map[string]string) error {
 	granted := slices.Concat(s.Read, s.Write)
 	for _, dir := range s.Hide {
-		if !isRealDir(dir) || slices.ContainsFunc(granted, func(g string) bool { return within(dir, g) }) {
+		if !isRealDir(dir) || slices.ContainsFunc(granted, func(g string) bool { return Within(dir, g) }) {
 			continue
 		}
 		if err := hideFolder(dir, keptInside(dir, granted), exact); err != nil {
@@ -33,14 +33,14 @@ func hideFolders(s *Spec, exact map[string]string) error {
 func keptInside(dir string, granted []string) []string {
 	var inside []string
 	for _, g := range granted {
-		if g != dir && within(g, dir) {
+		if g != dir && Within(g, dir) {
 			inside = append(inside, g)
 		}
 	}
 	slices.Sort(inside)
 	var out []string
 	for _, g := range inside {
-		if len(out) == 0 || !within(g, out[len(out)-1]) {
+		if len(out) == 0 || !Within(g, out[len(out)-1]) {
 			out = append(out, g)
 		}
 	}
@@ -110,9 +110,4 @@ func mountPoint(path string, dir bool) error {
 func isRealDir(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.IsDir()
-}
-
-// within reports whether path is dir or lies inside it.
-func within(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -11,6 +11,8 @@
 // work a launcher that never returns would only throw away.
 package launcher
 
+import "strings"
+
 // Arg is the hidden first argument that makes a program linking this
 // package the launcher.
 const Arg = "__oa_confined_exec"
@@ -91,4 +93,10 @@ type Exact struct {
 	Path string `json:"path"`
 	Dev  uint64 `json:"dev"`
 	Ino  uint64 `json:"ino"`
+}
+
+// Within reports whether path is dir or lies inside it (both absolute
+// and clean).
+func Within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
