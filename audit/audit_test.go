@@ -21,12 +21,12 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // fixture is a bound clinic host on the sandbox connector with real runs

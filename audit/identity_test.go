@@ -8,8 +8,8 @@ import (
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/sigstoretest"
 )
 
 // TestAdmissionSignerByIdentity: an auditor trusting the publisher and

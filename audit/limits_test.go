@@ -16,7 +16,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // entry is one tar entry of a crafted bundle. size, when not zero, is the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestAuditChecksTheLogCheckpoint: the bundle carries the host's log

@@ -13,9 +13,9 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger/translog"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestAuditCarriesTheWitnessPolicyFile: a host whose witnessing is a

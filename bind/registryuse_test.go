@@ -7,8 +7,8 @@ import (
 
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // withOther is the starter registry with otherDeployment's entries added.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/cputime"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/testkit/cputime"
 )
 
 // BenchmarkPoolClinicRun: the five evaluations of one run of the clinic

@@ -13,7 +13,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestAddRefusesACommandItsProfileCannotRead (issue 39): a server started

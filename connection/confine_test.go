@@ -14,7 +14,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestAddChecksConfinement: a profile oa cannot enforce as written is

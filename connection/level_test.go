@@ -16,7 +16,7 @@ import (
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/confine/launcher"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestVerifyOnAWeakerKernel: a connection verified on this kernel is

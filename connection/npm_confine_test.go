@@ -12,11 +12,11 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // TestConfinedNpmServers runs two stock npm MCP servers (pinned by
-// internal/testkit/interoptest/npm/confine/package-lock.json) confined end to end:
+// testkit/interoptest/npm/confine/package-lock.json) confined end to end:
 // each is added with the profile it needs, verified (started, listed)
 // under it, and called. server-memory keeps its graph in the one folder
 // it may write; server-filesystem serves files under its root, and a

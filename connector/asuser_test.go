@@ -11,7 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // asUserEnv marks the run of this test binary as an ordinary user that

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // BenchmarkReadAnswer: a call of a real subprocess server (the test

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // textTools are a text-only server's tools: one answering text (with a

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // TestElicitationServerEverything: the stock server-everything's

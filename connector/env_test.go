@@ -12,7 +12,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 const (

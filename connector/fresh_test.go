@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestFresh: Fresh answers the session's last listing while it is within

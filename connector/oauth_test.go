@@ -13,8 +13,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/oauthtest"
 	"github.com/oa-dev/oa/internal/tokenstore"
+	"github.com/oa-dev/oa/testkit/oauthtest"
 )
 
 // oauthConn is a connection to srv that logs in as the public client, its

@@ -10,8 +10,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
-	"github.com/oa-dev/oa/internal/testkit/oauthtest"
 	"github.com/oa-dev/oa/internal/tokenstore"
+	"github.com/oa-dev/oa/testkit/oauthtest"
 )
 
 // TestOAuthTokenAnswerTooLarge: a real authorization server whose token

@@ -19,7 +19,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // ownershipModes are the ways a tree can be owned on this host: always as

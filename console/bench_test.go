@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/console"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/coordtest"
 )
 
 // BenchmarkInboxRender is the inbox's server time (read, open each

@@ -26,7 +26,7 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // decide makes decision on item id as person through the console: the

@@ -16,8 +16,8 @@ import (
 	"github.com/oa-dev/oa/console"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // fleetConsole serves a console for the fleet test host h, its clock

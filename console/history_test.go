@@ -10,7 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/coordtest"
 )
 
 var (

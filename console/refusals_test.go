@@ -12,7 +12,7 @@ import (
 	"github.com/oa-dev/oa/console"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/attention"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestRefusalsChangeNothing: no token, a wrong or used token, a wrong

@@ -8,10 +8,10 @@ import (
 
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // TestWritesWaitForTheAdmission: a new run's first steps start while it

@@ -8,9 +8,9 @@ import (
 
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/internal/testkit/cputime"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/cputime"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // BenchmarkSessionStartConfinement: a coordinator session start

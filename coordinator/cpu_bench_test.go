@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/testkit/cputime"
+	"github.com/oa-dev/oa/testkit/cputime"
 )
 
 // cpuMeter reports the CPU time a benchmark's operations take in this

@@ -15,10 +15,10 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // served is a bound clinic deployment on the sandbox connector, opened

@@ -3,7 +3,7 @@ package coordinator_test
 import (
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // TestMain removes the oa binary the subprocess tests (load, confinement)

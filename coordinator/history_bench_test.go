@@ -17,8 +17,8 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
 	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/testkit/coordtest"
 )
 
 // BenchmarkHistory measures what grows with a host's history: a session

@@ -10,9 +10,9 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // TestAttentionShowServerMemory: a run of the pinned npm server-memory,

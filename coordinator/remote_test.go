@@ -24,10 +24,10 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // everythingRegistry maps the clinic's capabilities to tools of the stock

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // audit runs one fleet audit at now with state in dir.

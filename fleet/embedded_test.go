@@ -10,7 +10,7 @@ import (
 	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // TestStatusEmbeddedOneRequest: a host's status as provisioning pushes

@@ -14,8 +14,8 @@ import (
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // provisionAt provisions h as if the time were now.

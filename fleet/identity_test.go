@@ -17,11 +17,11 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/sigstoretest"
 )
 
 // TestProvisionKeylessPublisher: a host whose policy trusts the publisher

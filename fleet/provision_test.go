@@ -9,9 +9,9 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 func provision(t *testing.T, f *fleettest.Fleet, h *fleettest.Host) (*fleet.Result, error) {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // benchHosts is the fleet size of the in-process scale benchmarks:

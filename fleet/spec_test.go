@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 const zero = "sha256:0000000000000000000000000000000000000000000000000000000000000000"

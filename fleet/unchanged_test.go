@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // TestProvisionUnchanged: once a host is bound, a run with nothing

@@ -11,8 +11,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/projection"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // clientFiles is where each client's server entry and skill folder go,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/harness"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestInstallUninstallGivesTheConfigBack: oa harness install then

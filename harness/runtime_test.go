@@ -18,9 +18,9 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // fixture is a host with the clinic release bound to deployment "clinic"

@@ -12,9 +12,9 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/harness"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestInspectNamesAMissingSetting (issue 39): a deployment whose

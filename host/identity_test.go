@@ -9,7 +9,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
+	"github.com/oa-dev/oa/testkit/sigstoretest"
 )
 
 // TestPolicyBeforeIdentitiesKeepsItsDigest: a policy written before

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestCountedRunsAreRememberedForTheNextSeal: the runs a session's count

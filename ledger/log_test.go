@@ -14,12 +14,12 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/ledger/translog"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // logHoldsChain fails t unless the host's log holds exactly the chain:

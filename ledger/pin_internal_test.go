@@ -8,9 +8,9 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestReadCheckpointSigners: a v2 checkpoint verifies only with a pinned

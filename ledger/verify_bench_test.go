@@ -8,10 +8,10 @@ import (
 
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // BenchmarkVerifyReceipts100: oa receipts verify's check of a host with

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/coordtest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/coordtest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // Issue 26: receipts verify starts from the head the last verify reached,

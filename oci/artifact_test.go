@@ -16,8 +16,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 func newLayout(t testing.TB) (*oci.Store, string) {

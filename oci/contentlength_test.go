@@ -13,10 +13,10 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // truthHeader marks the lying handler's own request for the real bytes.

@@ -9,8 +9,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/exampletest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // BenchmarkFetchRegistry reads and verifies the example artifact from

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 // TestKeepRepairsADamagedCopy: a kept release reads back whole; a layer

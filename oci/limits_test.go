@@ -19,8 +19,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/exampletest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // openTestLayout opens a layout folder with oa's own layout reader.

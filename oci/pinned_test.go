@@ -7,7 +7,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 // TestOpenPinned: a digest reference opens and resolves to its manifest,

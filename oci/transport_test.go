@@ -13,7 +13,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // roundTrip pushes a small manifest under a tag to host/repo with opts

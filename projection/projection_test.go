@@ -18,8 +18,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 const fakeArtifact = "sha256:1111111111111111111111111111111111111111111111111111111111111111"

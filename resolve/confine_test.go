@@ -11,8 +11,8 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/connector/confine/launcher"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestPlanCarriesConfinement: the plan entry of a connection carries its

@@ -13,10 +13,10 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestRegistryImport (issue 39): a server with many tools needed one

@@ -14,10 +14,10 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // fixture is a host with the clinic release admitted, a signed registry

@@ -8,8 +8,8 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestStepArgumentsCheckedAtResolve (issue 39): a step's arguments that

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // cueVet runs the stock CUE CLI, pinned as a tool in go.mod, from the

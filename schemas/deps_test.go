@@ -25,11 +25,13 @@ func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 	}
 }
 
-// stageOrder is every package of the module outside cmd/ and internal/,
-// in the order data flows: the shared vocabulary first (codes, the
-// contract, the IR and its schemas), then the pipeline stages
+// stageOrder is every package of the module outside cmd/, internal/ and
+// testkit/, in the order data flows: the shared vocabulary first (codes,
+// the contract, the IR and its schemas), then the pipeline stages
 // (docs/ARCHITECTURE.md), then the front doors that call many of them.
-// A package may import only packages listed before it.
+// A package may import only packages listed before it. internal/ is the
+// ground floor under all of them and testkit/ the roof over them
+// (TestInternalIsPlumbing).
 var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "ledger/translog", "host", "admit", "projection",
@@ -55,7 +57,7 @@ func TestStagesImportOnlyEarlierStages(t *testing.T) {
 		f := strings.Fields(line)
 		pkg, deps := f[0], f[1:]
 		rel := strings.TrimPrefix(pkg, module)
-		if strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "scripts/") {
+		if strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "scripts/") || strings.HasPrefix(rel, "testkit/") {
 			continue
 		}
 		i, ok := place[pkg]
@@ -129,11 +131,11 @@ func TestOnlyOwnersReachTheStore(t *testing.T) {
 // TestInternalIsPlumbing: internal/ is the ground floor — store, canonical
 // JSON, atomic files, stdio framing, token sealing — and imports nothing of
 // the stages above it; the test kits, which build real hosts and fleets
-// from the stages, live apart under internal/testkit, and no program code
-// imports them.
+// from the stages, are the top floor, testkit/, over every stage, and no
+// program code (only tests, and the kits themselves) imports them.
 func TestInternalIsPlumbing(t *testing.T) {
 	const module = "github.com/oa-dev/oa/"
-	const testkit = module + "internal/testkit/"
+	const testkit = module + "testkit/"
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "../...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

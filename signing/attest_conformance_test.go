@@ -7,9 +7,9 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 // TestAttestConformanceRefusesAFailingReport: the gate refuses a report

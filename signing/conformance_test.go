@@ -10,9 +10,9 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 // pushEdited pushes the example's IR after edit, re-encoding it and

@@ -10,7 +10,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // TestCopySignedCarriesBothForms copies an artifact signed and attested in

@@ -9,8 +9,8 @@ import (
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
 
-	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/sigstoretest"
 )
 
 // FuzzLegacyCertificateLayer feeds arbitrary certificate, timestamp and

@@ -15,8 +15,8 @@ import (
 	orasoci "oras.land/oras-go/v2/content/oci"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // Test fixtures for the signing and verification tests. Names start with

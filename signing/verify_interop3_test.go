@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // Interop with stock cosign v3 (v3.1.3, interoptest's "cosign3"), which

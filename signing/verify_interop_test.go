@@ -12,8 +12,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // Interop with the stock cosign CLI, at the version pinned as a tool in

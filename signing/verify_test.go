@@ -13,8 +13,8 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/exampletest"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
 // TestVerifySignatureMissing: no .sig tag, and a .sig manifest without

@@ -15,10 +15,10 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // TestFormShowsTheChangeOnlyToThePerson: the approval form the person

@@ -29,10 +29,10 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/telemetry"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // receiver is an OTLP/HTTP collector in the test: it keeps every request

@@ -10,9 +10,9 @@ import (
 
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/examples"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // binaries builds oa once and returns it with the stock cue CLI (pinned as

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestRegistryConnectionResolveBind runs issue 5's commands as an operator

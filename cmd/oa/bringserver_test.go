@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // memoryServerJSON is an MCP registry server.json for the pinned npm

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestCompletionKnowsThePersons: --person completes the persons the host

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestConnectionConfinementCLI: an operator adds a connection with the

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/connector/sandbox"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/oauthtest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/oauthtest"
 )
 
 // browser is the person's side of oa connection login: it watches what

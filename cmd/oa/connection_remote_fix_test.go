@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestRemoteVerifyFailurePrintsURLFix: a failed verify of a connection

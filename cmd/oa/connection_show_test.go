@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
 // TestConnectionShowPrintsTheCommandLine: oa connection show prints the

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // cosign3 runs stock cosign v3 offline (key-based, no transparency log,

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/testkit/cputime"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/cputime"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // BenchmarkFleetAudit times `oa fleet audit`, its own process, for a

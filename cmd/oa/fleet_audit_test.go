@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // TestFleetAuditCLI: oa fleet audit prints every host's log and exits 2

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/testkit/cputime"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/cputime"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // benchFleet is the fleet of a fleet benchmark: oa built, a fleet of
@@ -34,7 +34,7 @@ func benchFleet(b *testing.B) (oa string, f *fleettest.Fleet, ids []string, spec
 
 // BenchmarkFleetScale times `oa fleet publish` and `oa fleet status`, each
 // its own process, for a fleet of OA_BENCH_HOSTS hosts (default 10,000;
-// issue 26's scale) on one loopback registry (internal/testkit/registrytest, the
+// issue 26's scale) on one loopback registry (testkit/registrytest, the
 // real distribution/v3, in this process): the first publish (every
 // envelope new: run it with -benchtime 1x), a republish of the unchanged
 // fleet, and the status of every host, each host having pushed a signed

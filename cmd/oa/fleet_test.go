@@ -16,8 +16,8 @@ import (
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // oaProc runs the built oa with OA_HOME=home (none when empty) and the

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
-	"github.com/oa-dev/oa/internal/testkit/sigstoretest"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/sigstoretest"
 )
 
 // A keyless publisher end to end, offline: a test CA and TSA, the release

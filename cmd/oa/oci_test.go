@@ -14,10 +14,10 @@ import (
 
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/compiler"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // publisher is a fresh $OA_HOME with a compiled example bundle and two key

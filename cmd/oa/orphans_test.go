@@ -19,10 +19,10 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestKilledCoordinatorLeftoversReaped: `oa coordinator serve` is killed

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/bind"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // TestBindKeepsTheRelease: oa bind of a release in a registry keeps it

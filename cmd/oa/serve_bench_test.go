@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/demo"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // BenchmarkSessionStart measures a session start as an MCP client sees it:

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/fleettest"
 )
 
 // silent is a loopback listener that accepts connections and never

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/fleettest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/fleettest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // runOne runs cmd and fails b when it does not exit 0.

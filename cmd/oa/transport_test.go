@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // TestRegistryCredentialsAndTLSFromTheCLI: against a TLS registry with

@@ -24,9 +24,9 @@ import (
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/harness"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // appendPolicy adds CUE to the host policy of h.

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // realClients are the MCP clients npm installs here, each with its own

@@ -21,13 +21,13 @@ import (
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
-	"github.com/oa-dev/oa/internal/testkit/servetest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/servetest"
 )
 
 // These tests drive `oa coordinator serve` as a real stdio subprocess with
-// the go-sdk client (internal/testkit/servetest), against real hosts:
+// the go-sdk client (testkit/servetest), against real hosts:
 // nothing is mocked.
 
 func TestServer(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
-	"github.com/oa-dev/oa/internal/testkit/connectortest"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/testkit/connectortest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
 // TestTextReadForwarded (issue 39): a governed read of a tool that

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/fleet"
-	"github.com/oa-dev/oa/internal/testkit/hosttest"
+	"github.com/oa-dev/oa/testkit/hosttest"
 
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -38,11 +38,11 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // Operator names the person in test host records.

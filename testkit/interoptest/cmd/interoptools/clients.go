@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // fillClients installs the pinned real MCP clients (Gemini CLI, Codex,

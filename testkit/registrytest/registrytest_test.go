@@ -10,7 +10,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/oa-dev/oa/internal/testkit/registrytest"
+	"github.com/oa-dev/oa/testkit/registrytest"
 )
 
 // TestRoundTrip pushes, tags, pulls and deletes a manifest and checks the

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/oa-dev/oa/internal/testkit/interoptest"
+	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
 // fillConfineServers installs the pinned stock MCP servers of the
