@@ -5,7 +5,8 @@
 // of DESIGN.md for every capability, each failure its own blocking code
 // naming the capability, and never picks among ambiguous candidates.
 //
-// The plan lives on the host only. Its digest, capabilityPlanDigest, is
+// The plan lives on the host only. Its digest, the plan digest (planDigest
+// in every JSON record that names it, plan_digest in the run record), is
 // the sha256 of its canonical JSON (RFC 8785): the same state gives the same
 // digest in any process.
 //
@@ -85,7 +86,8 @@ type Entry struct {
 	Enforced *Enforced `json:"enforced,omitempty"`
 }
 
-// Digest is capabilityPlanDigest: the sha256 of the plan's canonical JSON.
+// Digest is the plan digest (planDigest): the sha256 of the plan's
+// canonical JSON.
 func (p *Plan) Digest() string {
 	b, err := canonical.Marshal(p)
 	if err != nil {

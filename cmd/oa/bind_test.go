@@ -56,7 +56,7 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	p.refused("connection_unknown", "connection", "verify", "nope", "--as", "Dr Ada")
 
 	var resolved struct {
-		Digest string `json:"capabilityPlanDigest"`
+		Digest string `json:"planDigest"`
 		Plan   struct {
 			Capabilities []struct {
 				CapabilityKey string `json:"capabilityKey"`

@@ -61,7 +61,7 @@ func newResolveCmd() *cobra.Command {
 		Long: `Resolve proves, for every capability of the admitted release, the nine
 resolution rules against this host's signed capability registry and its
 verified connections, and prints the execution plan with its digest
-(capabilityPlanDigest). Nothing is written. Each connection of the plan is
+(planDigest). Nothing is written. Each connection of the plan is
 started to check its live tool list unless --no-probe.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -228,7 +228,7 @@ func printPlan(cmd *cobra.Command, plan *resolve.Plan, remotes []remoteNote) err
 		for _, r := range remotes {
 			notes = append(notes, r.note)
 		}
-		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"capabilityPlanDigest": plan.Digest(), "plan": plan, "remoteConnections": notes})
+		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"planDigest": plan.Digest(), "plan": plan, "remoteConnections": notes})
 	}
 	printPlanText(cmd.OutOrStdout(), plan, remotes)
 	return nil
