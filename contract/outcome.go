@@ -29,9 +29,11 @@ type OutcomeInfo struct {
 	// Meaning says what the outcome means.
 	Meaning string `json:"meaning"`
 	// MayRetry says whether safe_to_retry may ever be true with this
-	// outcome; SafeToRetry is the rule as copy.
-	MayRetry    bool   `json:"mayRetry"`
-	SafeToRetry string `json:"safeToRetry"`
+	// outcome; SafeToRetry is the rule as copy. Like every name an agent
+	// may see (ReasonInfo, the coordinator's results), they are
+	// snake_case.
+	MayRetry    bool   `json:"may_retry"`
+	SafeToRetry string `json:"safe_to_retry"`
 	// Next is what a calling agent does on this outcome.
 	Next string `json:"next"`
 }

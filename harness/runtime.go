@@ -146,20 +146,22 @@ func (i *Installation) add(name string, err *blocking.Error) {
 }
 
 // TurnRecord is one run of the deployment as a transcript shows it: names,
-// closed codes and digests only.
+// closed codes and digests only. Its JSON (oa harness transcript --json)
+// is camelCase like the rest of oa's --json output; the run record it is
+// read from keeps its own snake_case (runDoc).
 type TurnRecord struct {
 	// Time is when the run was created; UpdatedAt when it last moved.
 	Time      time.Time `json:"time"`
-	UpdatedAt time.Time `json:"updated_at"`
-	RunID     string    `json:"run_id"`
-	RequestID string    `json:"request_id"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	RunID     string    `json:"runId"`
+	RequestID string    `json:"requestId"`
 	// Workflow is the job run; empty (and WorkflowWithheld) when the
 	// caller named no job of the release, since a name the caller made up
 	// is the caller's text.
 	Workflow         string           `json:"workflow"`
-	WorkflowWithheld bool             `json:"workflow_withheld,omitempty"`
+	WorkflowWithheld bool             `json:"workflowWithheld,omitempty"`
 	Attempt          int              `json:"attempt"`
 	Outcome          contract.Outcome `json:"outcome"`
 	Reason           string           `json:"reason"`
-	ReceiptDigest    string           `json:"receipt_digest,omitempty"`
+	ReceiptDigest    string           `json:"receiptDigest,omitempty"`
 }
