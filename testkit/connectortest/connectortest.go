@@ -167,7 +167,7 @@ func cacheKey(src string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version(), os.Getenv("GOFLAGS"))
 	files := []string{filepath.Join(src, "main.go")}
-	root := filepath.Join(src, "..", "..", "..", "..") // testkit/connectortest/testserver → module root
+	root := filepath.Join(src, "..", "..", "..") // testkit/connectortest/testserver → module root
 	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
