@@ -165,13 +165,13 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	setVersionFlag(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.Usage(err) })
 	root.PersistentPreRunE = checkFlags
-	root.AddCommand(publishcmd.Commands()...)
-	root.AddCommand(hostcmd.Commands()...)
-	root.AddCommand(runcmd.Commands()...)
-	root.AddCommand(fleetcmd.Commands()...)
-	root.AddCommand(auditcmd.Commands()...)
+	// Within a group commands stay in the order they were added, the
+	// pipeline's.
+	cobra.EnableCommandSorting = false
+	for _, g := range commandGroups() {
+		g.AddTo(root)
+	}
 	root.AddCommand(newExplainCmd(), newVersionCmd())
-	groupCommands(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
@@ -179,37 +179,17 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	return root
 }
 
-// commandGroups sorts the top-level commands by who uses them, in the
-// order oa --help shows them; a command in no group (explain, version,
-// help, completion) is listed under cobra's "Additional Commands".
-var commandGroups = []struct {
-	id, title string
-	commands  []string
-}{
-	{"publish", "Publish a worker package (publishers, conformance authorities):", []string{"init", "compile", "inspect", "push", "pull", "copy", "keys", "sign", "attest", "verify"}},
-	{"host", "Host it (operators: admit, resolve, bind, install into clients):", []string{"host", "policy", "admit", "admissions", "revoke", "status", "project", "registry", "connection", "resolve", "bind", "harness"}},
-	{"run", "Run it (operators and the people who decide on paused runs):", []string{"quickstart", "coordinator", "attention", "console"}},
-	{"fleet", "Run a fleet of hosts from one registry (fleet operators):", []string{"fleet", "provision", "agent"}},
-	{"audit", "Audit it (auditors):", []string{"receipts", "runs", "audit", "witness"}},
+// commandGroups are oa --help's headings, in the order it shows them:
+// the top-level commands sorted by who uses them. Each package declares
+// its group and the commands in it.
+func commandGroups() []cli.CommandGroup {
+	return []cli.CommandGroup{publishcmd.Group(), hostcmd.Group(), runcmd.Group(), fleetcmd.Group(), auditcmd.Group()}
 }
 
-// groupCommands gives every grouped top-level command its group; within
-// a group commands stay in the order they were added, the pipeline's.
-func groupCommands(root *cobra.Command) {
-	cobra.EnableCommandSorting = false
-	byName := map[string]*cobra.Command{}
-	for _, c := range root.Commands() {
-		byName[c.Name()] = c
-	}
-	for _, g := range commandGroups {
-		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
-		for _, name := range g.commands {
-			if c, ok := byName[name]; ok {
-				c.GroupID = g.id
-			}
-		}
-	}
-}
+// ungroupedCommands are the top-level commands deliberately in no group,
+// listed under cobra's "Additional Commands": they serve every reader
+// (explain, version) or are cobra's own (help, completion).
+var ungroupedCommands = map[string]bool{"explain": true, "version": true, "help": true, "completion": true}
 
 // wrapArgs makes positional-argument mistakes usage errors (exit 2).
 func wrapArgs(c *cobra.Command) {

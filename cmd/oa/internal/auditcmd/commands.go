@@ -3,10 +3,18 @@
 // (coordinator's receipt chain, audit, the ledger's witness) and prints.
 package auditcmd
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// Commands are the group's top-level commands, in the order oa --help
-// lists them.
-func Commands() []*cobra.Command {
-	return []*cobra.Command{newReceiptsCmd(), newRunsCmd(), newAuditCmd(), newWitnessCmd()}
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+)
+
+// Group is the group's heading in oa --help and its top-level commands,
+// in the order oa --help lists them.
+func Group() cli.CommandGroup {
+	return cli.CommandGroup{
+		ID:       "audit",
+		Title:    "Audit it (auditors):",
+		Commands: []*cobra.Command{newReceiptsCmd(), newRunsCmd(), newAuditCmd(), newWitnessCmd()},
+	}
 }

@@ -5,10 +5,18 @@
 // and prints.
 package hostcmd
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// Commands are the group's top-level commands, in the order oa --help
-// lists them.
-func Commands() []*cobra.Command {
-	return []*cobra.Command{newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newHarnessCmd()}
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+)
+
+// Group is the group's heading in oa --help and its top-level commands,
+// in the order oa --help lists them.
+func Group() cli.CommandGroup {
+	return cli.CommandGroup{
+		ID:       "host",
+		Title:    "Host it (operators: admit, resolve, bind, install into clients):",
+		Commands: []*cobra.Command{newHostCmd(), newPolicyCmd(), newAdmitCmd(), newAdmissionsCmd(), newRevokeCmd(), newStatusCmd(), newProjectCmd(), newRegistryCmd(), newConnectionCmd(), newResolveCmd(), newBindCmd(), newHarnessCmd()},
+	}
 }

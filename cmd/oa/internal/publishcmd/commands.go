@@ -4,10 +4,18 @@
 // the library (compiler, pipeline, oci, signing) and prints.
 package publishcmd
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// Commands are the group's top-level commands, in the order oa --help
-// lists them.
-func Commands() []*cobra.Command {
-	return []*cobra.Command{newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd()}
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+)
+
+// Group is the group's heading in oa --help and its top-level commands,
+// in the order oa --help lists them.
+func Group() cli.CommandGroup {
+	return cli.CommandGroup{
+		ID:       "publish",
+		Title:    "Publish a worker package (publishers, conformance authorities):",
+		Commands: []*cobra.Command{newInitCmd(), newCompileCmd(), newInspectCmd(), newPushCmd(), newPullCmd(), newCopyCmd(), newKeysCmd(), newSignCmd(), newAttestCmd(), newVerifyCmd()},
+	}
 }

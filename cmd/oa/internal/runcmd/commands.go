@@ -4,10 +4,18 @@
 // demo) and prints.
 package runcmd
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
 
-// Commands are the group's top-level commands, in the order oa --help
-// lists them.
-func Commands() []*cobra.Command {
-	return []*cobra.Command{newCoordinatorCmd(), newAttentionCmd(), newConsoleCmd(), newQuickstartCmd()}
+	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+)
+
+// Group is the group's heading in oa --help and its top-level commands,
+// in the order oa --help lists them.
+func Group() cli.CommandGroup {
+	return cli.CommandGroup{
+		ID:       "run",
+		Title:    "Run it (operators and the people who decide on paused runs):",
+		Commands: []*cobra.Command{newCoordinatorCmd(), newAttentionCmd(), newConsoleCmd(), newQuickstartCmd()},
+	}
 }
