@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oa-dev/oa/internal/boundedfile"
 	"github.com/oa-dev/oa/internal/filekey"
 	"github.com/oa-dev/oa/schemas"
 )
@@ -42,9 +43,9 @@ func (f *fileDigests) digest(path string) (sum [sha256.Size]byte, ok bool) {
 			return known.digest, true
 		}
 	}
-	// Read as the file is loaded (schemas.LoadConfig): bounded, regular
+	// Read as the file is loaded (schemas.LoadConfig, boundedfile.ReadRegular): bounded, regular
 	// files only, never waiting on a pipe.
-	src, err := schemas.ReadLocalFile(path, schemas.MaxConfigFileBytes)
+	src, err := boundedfile.ReadRegular(path, schemas.MaxConfigFileBytes)
 	if err != nil {
 		return sha256.Sum256(nil), false
 	}

@@ -19,7 +19,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/schemas"
+	"github.com/oa-dev/oa/internal/boundedfile"
 )
 
 // maxCAFile bounds a --ca-file read: a bundle of a few hundred
@@ -90,7 +90,7 @@ func tlsConfigFor(caFile string, insecure bool) (*tls.Config, error) {
 	if caFile == "" {
 		return cfg, nil
 	}
-	pem, err := schemas.ReadLocalFile(caFile, maxCAFile)
+	pem, err := boundedfile.ReadRegular(caFile, maxCAFile)
 	if err != nil {
 		return nil, blocking.New(blocking.RegistryCAInvalid, "the --ca-file cannot be read")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/compiler"
+	"github.com/oa-dev/oa/internal/boundedfile"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/schemas"
@@ -61,7 +62,7 @@ func Compile(ctx context.Context, dir string, opts LoadOptions) (*compiler.Resul
 // ReadIRFile reads a Worker IR file, a regular file of at most
 // MaxLocalIRBytes; anything else is refused (ir_unreadable) at path.
 func ReadIRFile(path string) ([]byte, error) {
-	b, err := schemas.ReadLocalFile(path, MaxLocalIRBytes)
+	b, err := boundedfile.ReadRegular(path, MaxLocalIRBytes)
 	if err != nil {
 		return nil, blocking.New(blocking.IRUnreadable, "%s", err).At(path, "")
 	}

@@ -1,7 +1,7 @@
 // Package schemas embeds the CUE schemas of oa so that every stage checks
 // its inputs against the same definitions the stock `cue` CLI reads, and
 // holds the checks against them that more than one stage makes: loading
-// an operator's CUE file (LoadConfig, with ReadLocalFile's bounded read),
+// an operator's CUE file (LoadConfig, with boundedfile.ReadRegular's bounded read),
 // turning CUE errors into located, redacted refusals (CUERefusals), and
 // checking Worker IR that came from elsewhere (CheckIR). They live here,
 // not in the compiler, so that a host stage loads no part of the

@@ -1,4 +1,4 @@
-package schemas
+package boundedfile
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// TestReadLocalFile: a regular file is read whole, up to and including
+// TestReadRegular: a regular file is read whole, up to and including
 // max bytes; one byte more, a folder, a device and a FIFO (which would
 // block a plain read) are refused with a message that names the rule and
 // not the path.
-func TestReadLocalFile(t *testing.T) {
+func TestReadRegular(t *testing.T) {
 	dir := t.TempDir()
 	const max = 4096
 	for _, size := range []int{0, 1, max - 1, max} {
@@ -22,7 +22,7 @@ func TestReadLocalFile(t *testing.T) {
 		if err := os.WriteFile(p, want, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadLocalFile(p, max)
+		got, err := ReadRegular(p, max)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%d bytes: read %d bytes, %v", size, len(got), err)
 		}
@@ -42,7 +42,7 @@ func TestReadLocalFile(t *testing.T) {
 		fifo:                         "not a regular file",
 		filepath.Join(dir, "absent"): "no file at this path",
 	} {
-		b, err := ReadLocalFile(path, max)
+		b, err := ReadRegular(path, max)
 		if err == nil || !strings.Contains(err.Error(), want) || b != nil {
 			t.Errorf("%s: %d bytes, %v; want a refusal saying %q", path, len(b), err, want)
 		}
