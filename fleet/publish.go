@@ -99,9 +99,55 @@ type Options struct {
 	ExpiresIn time.Duration
 	// Now is the time of publishing; zero is the current time.
 	Now time.Time
+	// Progress, when set, is told of each host as Publish finishes with it:
+	// once when its current envelope has been read (PhaseRead) and once
+	// when its new one is written or found unchanged (PhaseWrite). Calls
+	// come one at a time, never concurrently, so a fleet of many hosts can
+	// show how far it has come.
+	Progress func(PublishProgress)
 	// unbounded lets tests publish a lifetime over MaxExpiry, as an older
 	// publisher could have.
 	unbounded bool
+}
+
+// PublishPhase is a pass Publish makes over the hosts.
+type PublishPhase string
+
+const (
+	// PhaseRead reads and verifies every host's current envelope, before
+	// anything is written.
+	PhaseRead PublishPhase = "read"
+	// PhaseWrite writes the envelopes that change.
+	PhaseWrite PublishPhase = "write"
+)
+
+// PublishProgress is how far Publish has come in a phase: Done of Total
+// hosts, Host the one just finished.
+type PublishProgress struct {
+	Phase       PublishPhase
+	Host        string
+	Done, Total int
+}
+
+// progressCounter counts the hosts finished in one phase and tells
+// report, one call at a time; a nil report counts nothing.
+type progressCounter struct {
+	lock   sync.Mutex
+	phase  PublishPhase
+	done   int
+	total  int
+	report func(PublishProgress)
+}
+
+// finished records host as done and reports it.
+func (c *progressCounter) finished(host string) {
+	if c.report == nil {
+		return
+	}
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.done++
+	c.report(PublishProgress{Phase: c.phase, Host: host, Done: c.done, Total: c.total})
 }
 
 // checkExpiry refuses the options' lifetime outside MinExpiry … MaxExpiry.
@@ -189,12 +235,14 @@ func Publish(ctx context.Context, s *Spec, key *signing.Signer, opts Options) ([
 	ids := slices.Sorted(maps.Keys(envs))
 	// Read every current envelope before writing any.
 	plans := make([]*envelopePlan, len(ids))
+	read := &progressCounter{phase: PhaseRead, total: len(ids), report: opts.Progress}
 	err = parallel(ctx, len(ids), func(i int) error {
 		p, err := planEnvelope(ctx, target, key, envs[ids[i]], now, opts.lifetime())
 		if err == nil && p.mismatch {
 			err = blocking.New(blocking.FleetKeyMismatch, "the envelope under %s", EnvelopeTag(ids[i])).At(s.Pos("hosts", ids[i]), "hosts."+ids[i])
 		}
 		plans[i] = p
+		read.finished(ids[i])
 		return err
 	})
 	if err != nil {
@@ -207,11 +255,13 @@ func Publish(ctx context.Context, s *Spec, key *signing.Signer, opts Options) ([
 		}
 	}
 	pubs := make([]*Published, len(ids))
+	written := &progressCounter{phase: PhaseWrite, total: len(ids), report: opts.Progress}
 	err = parallel(ctx, len(ids), func(i int) error {
 		p := plans[i]
 		pub := &Published{Host: ids[i], Deployment: p.env.Deployment, Tag: EnvelopeTag(ids[i]), Seq: p.env.Seq, Digest: p.digest}
 		pubs[i] = pub
 		if p.same {
+			written.finished(ids[i])
 			return nil
 		}
 		payload, err := canonical.Marshal(p.env)
@@ -227,6 +277,7 @@ func Publish(ctx context.Context, s *Spec, key *signing.Signer, opts Options) ([
 			return err
 		}
 		pub.Digest, pub.Changed = desc.Digest.String(), true
+		written.finished(ids[i])
 		return nil
 	})
 	byHost := map[string]*Published{}

@@ -77,7 +77,8 @@ issuedAt and expiresAt (--expires-in, 168h by default, at most 720h); hosts refu
 once expired (fleet_envelope_expired, fleet_revocations_expired), so a
 registry serving an old copy is noticed. Republishing re-signs whatever is
 past half its lifetime: publish at least every few days. Every refusal is
-found before anything is written.`,
+found before anything is written. On a terminal, without --json, progress
+lines on stderr count the hosts checked and published.`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fleet.CheckExpiry(expiresIn); err != nil {
@@ -92,7 +93,11 @@ found before anything is written.`,
 				return err
 			}
 			opts := fleet.Options{OpenOptions: reg.Options(), ExpiresIn: expiresIn}
-			pubs, err := fleet.Publish(cmd.Context(), s, signer, opts)
+			// Progress only for Publish, on a terminal without --json: the
+			// revocation list after it is one document.
+			withProgress := opts
+			withProgress.Progress = publishProgress(cli.NewProgress(cmd).Step, progressInterval, time.Now)
+			pubs, err := fleet.Publish(cmd.Context(), s, signer, withProgress)
 			if err != nil {
 				return err
 			}
