@@ -24,7 +24,7 @@ func teach(ctx context.Context, h *host.Host, signer *signing.Signer, d attentio
 	return onWaitingItem(ctx, h, signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
 		// The pause stays as it is: teaching asks for a revised
 		// version, it decides nothing about this run.
-		return false, item.AttachTeach(signer, h.Policy.Host, attention.Release{BindingDigest: r.Binding, PlanDigest: r.PlanDigest}, d, now)
+		return false, item.AttachTeach(signer, h.Policy.Host, attention.BoundDigests{BindingDigest: r.Binding, PlanDigest: r.PlanDigest}, d, now)
 	})
 }
 

@@ -81,9 +81,9 @@ func CheckTeachText(text string) error {
 	return nil
 }
 
-// Release names what a paused run runs: the digests of its binding and
+// BoundDigests names what a paused run runs: the digests of its binding and
 // plan, which a teach request records.
-type Release struct {
+type BoundDigests struct {
 	BindingDigest, PlanDigest string
 }
 
@@ -91,7 +91,7 @@ type Release struct {
 // made at now, and attaches it; an item holds at most MaxTeachPerItem.
 // Whether the item and its run still wait is checked before, in the same
 // write (Waits, and the engine for the run).
-func (s *Stored) AttachTeach(signer *signing.Signer, host string, rel Release, d Decision, now time.Time) error {
+func (s *Stored) AttachTeach(signer *signing.Signer, host string, rel BoundDigests, d Decision, now time.Time) error {
 	if len(s.Teach) >= MaxTeachPerItem {
 		return blocking.New(blocking.TeachRequestsFull, "the item holds %d teach requests", len(s.Teach))
 	}
