@@ -84,9 +84,10 @@ type Options struct {
 	// SandboxDir is the state folder for SandboxCommand ("" keeps the
 	// state in memory, per session).
 	SandboxDir string
-	// Ledger, when set, records every process tree started, so that if
-	// this process dies without ending one, the next ReapOrphans ends it.
-	Ledger Ledger
+	// OwnedTrees, when set, records every process tree started, so that
+	// if this process dies without ending one, the next ReapOrphans ends
+	// it.
+	OwnedTrees OwnedTrees
 	// PrivateDir is the folder of a confined server's private state and
 	// temporary folders (PrivateHome, PrivateTmp: its HOME and TMPDIR),
 	// kept across starts; "" gives each start new ones, removed when it
@@ -249,7 +250,7 @@ func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Dur
 	if err != nil {
 		return nil, err
 	}
-	t, err := newTree(opts.Ledger, opts.ownership)
+	t, err := newTree(opts.OwnedTrees, opts.ownership)
 	if err != nil {
 		l.cleanup()
 		return nil, err

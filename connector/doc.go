@@ -13,7 +13,7 @@
 //     then cgroup.kill, or SIGSTOP of every member and SIGKILL) and
 //     verifies it ended; a call that outlives its context ends the tree
 //     and refuses with connector_timeout, since its effect is then
-//     unknown. With a Ledger, every tree is recorded in the store while it
+//     unknown. With OwnedTrees, every tree is recorded in the store while it
 //     lives, and ReapOrphans ends those whose owner died (see tree).
 //   - A server's environment is PATH, HOME, the variables the connection
 //     names and the entries of its secret file (mode 0600) — nothing else

@@ -20,7 +20,7 @@ func SessionCgroup(s *Session) string {
 	return s.proc.tree.cgroup
 }
 
-// StartOf is the start a ledger row names process pid by ("" when it is
+// StartOf is the start an owned-tree row names process pid by ("" when it is
 // not running).
 func StartOf(pid int) string {
 	p, ok := readProc(pid)

@@ -31,18 +31,18 @@ var (
 	sampleEvery = 200 * time.Millisecond
 )
 
-// Ledger keeps a durable record of the process trees this process
+// OwnedTrees keeps a durable record of the process trees this process
 // started, so that a later process can end what this one leaves behind
-// when it dies without ending them (see ReapOrphans). *store.Ledger (a
-// host's, host.Host.Ledger) is one.
-type Ledger interface {
+// when it dies without ending them (see ReapOrphans). *store.OwnedTrees
+// (a host's, host.Host.OwnedTrees) is one.
+type OwnedTrees interface {
 	RecordOwned(ctx context.Context, rows ...store.OwnedProcess) error
 	OwnedProcesses(ctx context.Context) ([]store.OwnedProcess, error)
 	ForgetOwned(ctx context.Context, tree string) error
 }
 
-// ledgerTimeout bounds one write to the ledger.
-const ledgerTimeout = 10 * time.Second
+// recordTimeout bounds one write to the owned trees.
+const recordTimeout = 10 * time.Second
 
 // tree is the process tree of one started server: the server and every
 // process it starts, however they detach (setsid, setpgid, double fork).
@@ -61,12 +61,12 @@ const ledgerTimeout = 10 * time.Second
 // walks is reparented away and can escape this mode; a cgroup cannot be
 // escaped.
 //
-// Both modes record the tree in the Ledger (when there is one) before the
+// Both modes record the tree in the OwnedTrees (when there are any) before the
 // server can do anything — the cgroup row before the start, each process
 // row as it is found — and forget it once its end is verified.
 type tree struct {
 	id     string
-	ledger Ledger
+	owned  OwnedTrees
 	owner  procID
 	cgroup string   // the tree's cgroup folder, "" when owned as a set
 	cgFD   *os.File // open on the cgroup until the server has started
@@ -80,13 +80,13 @@ type tree struct {
 
 // newTree prepares the tree of a server about to start: its cgroup when
 // the host has one to give (and mode is not OwnershipPIDs), recorded in
-// the ledger before the start.
-func newTree(ledger Ledger, mode string) (*tree, error) {
+// the owned trees before the start.
+func newTree(owned OwnedTrees, mode string) (*tree, error) {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
-	t := &tree{id: hex.EncodeToString(raw[:]), ledger: ledger, members: map[int]string{}, stop: make(chan struct{})}
+	t := &tree{id: hex.EncodeToString(raw[:]), owned: owned, members: map[int]string{}, stop: make(chan struct{})}
 	owner, ok := self()
-	if !ok && ledger != nil {
+	if !ok && owned != nil {
 		return nil, errors.New("connector: this process cannot read its own /proc entry to record what it starts")
 	}
 	t.owner = owner
@@ -99,7 +99,7 @@ func newTree(ledger Ledger, mode string) (*tree, error) {
 		// init, to be found (see adopt).
 		becomeSubreaper()
 	}
-	if t.cgroup != "" && ledger != nil {
+	if t.cgroup != "" && owned != nil {
 		if err := t.record(store.OwnedProcess{Cgroup: t.cgroup}); err != nil {
 			t.dropCgroup()
 			return nil, err
@@ -142,9 +142,9 @@ func (t *tree) dropCgroup() {
 	}
 }
 
-// record writes rows of this tree to the ledger.
+// record writes rows of this tree to the owned trees.
 func (t *tree) record(rows ...store.OwnedProcess) error {
-	if t.ledger == nil || len(rows) == 0 {
+	if t.owned == nil || len(rows) == 0 {
 		return nil
 	}
 	t.mu.Lock()
@@ -161,9 +161,9 @@ func (t *tree) record(rows ...store.OwnedProcess) error {
 			rows[i].PGID = leader
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := t.ledger.RecordOwned(ctx, rows...); err != nil {
+	if err := t.owned.RecordOwned(ctx, rows...); err != nil {
 		return fmt.Errorf("connector: recording the processes of a server: %w", err)
 	}
 	return nil
@@ -230,7 +230,7 @@ func (t *tree) stopSampling() {
 }
 
 // refresh adds the live descendants of the members that are not members
-// yet, from one scan of /proc, and returns them as ledger rows.
+// yet, from one scan of /proc, and returns them as owned-tree rows.
 func (t *tree) refresh() []store.OwnedProcess {
 	kids := childrenByParent()
 	t.mu.Lock()
@@ -388,7 +388,7 @@ func (t *tree) waitEnded(d time.Duration) bool {
 }
 
 // release removes what is left of an ended tree: its cgroup folder and its
-// rows in the ledger.
+// rows in the owned trees.
 func (t *tree) release() error {
 	t.stopSampling()
 	t.reapAdopted()
@@ -408,14 +408,14 @@ func (t *tree) release() error {
 	return t.forget()
 }
 
-// forget removes the tree's rows from the ledger.
+// forget removes the tree's rows from the owned trees.
 func (t *tree) forget() error {
-	if t.ledger == nil {
+	if t.owned == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := t.ledger.ForgetOwned(ctx, t.id); err != nil {
+	if err := t.owned.ForgetOwned(ctx, t.id); err != nil {
 		return fmt.Errorf("connector: forgetting an ended server's processes: %w", err)
 	}
 	return nil
@@ -443,7 +443,7 @@ func (p *process) kill() {
 // it, up to termGrace for them to go, then the tree killed, the server
 // reaped (through the go-sdk's Close, which waits for the command, or by
 // Wait when there is no session), and finally nothing of the tree may be
-// able to run. Only then are its cgroup and ledger rows removed; a tree
+// able to run. Only then are its cgroup and owned-tree rows removed; a tree
 // that would not end stays recorded, for ReapOrphans to end later.
 func (p *process) end(cs *mcp.ClientSession) error {
 	err := p.endTree(cs)

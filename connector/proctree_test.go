@@ -125,7 +125,7 @@ func openStore(t *testing.T, path string) *store.DB {
 // TestCloseEndsDetachedGrandchild: a server whose grandchild left its
 // session and process group (setsid) — which a process-group kill misses —
 // and a call that hangs. A clean close ends the whole tree, in every
-// ownership mode this host has, and the ledger is empty afterwards.
+// ownership mode this host has, and the owned trees are empty afterwards.
 func TestCloseEndsDetachedGrandchild(t *testing.T) {
 	for name, mode := range ownershipModes() {
 		t.Run(name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pids")
 			cfg := serverConfig(t, treeTools(), "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile)
 			db := openStore(t, "")
-			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{Ledger: db.Ledger(testLedgerKey)}))
+			s, err := connector.Open(context.Background(), cfg, mode(connector.Options{OwnedTrees: db.OwnedTrees(testOwnedKey)}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 			if cg := connector.SessionCgroup(s); (name == "cgroup") != (cg != "") {
 				t.Fatalf("mode %s: cgroup %q", name, cg)
 			}
-			if rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
+			if rows, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background()); err != nil || len(rows) == 0 {
 				t.Fatalf("nothing recorded of the started tree: %v", err)
 			}
 
@@ -161,8 +161,8 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 				t.Fatal("the hanging call answered")
 			}
 			assertEnded(t, connector.SessionCgroup(s), server, grandchild, detached)
-			if rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
-				t.Fatalf("the ledger still holds an ended tree: %v %+v", err, rows)
+			if rows, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background()); err != nil || len(rows) != 0 {
+				t.Fatalf("the owned trees still hold an ended tree: %v %+v", err, rows)
 			}
 		})
 	}
@@ -173,7 +173,7 @@ func TestCloseEndsDetachedGrandchild(t *testing.T) {
 const ownerEnv = "OA_CONNECTOR_TEST_OWNER"
 
 // TestHelperOwner is not a test of its own: run by TestReapOrphans as a
-// subprocess, it opens a session recorded in a ledger and hangs in a call,
+// subprocess, it opens a session recorded in the owned trees and hangs in a call,
 // until it is killed.
 func TestHelperOwner(t *testing.T) {
 	spec := os.Getenv(ownerEnv)
@@ -194,7 +194,7 @@ func TestHelperOwner(t *testing.T) {
 	}
 	// The owner is killed with SIGKILL and cannot remove temporary
 	// private folders: the server's go in the test's folder instead.
-	opts := connector.Options{Ledger: db.Ledger(testLedgerKey), PrivateDir: filepath.Join(filepath.Dir(job.DB), "private")}
+	opts := connector.Options{OwnedTrees: db.OwnedTrees(testOwnedKey), PrivateDir: filepath.Join(filepath.Dir(job.DB), "private")}
 	if job.Mode == "pids" {
 		opts = connector.WithPIDOwnership(opts)
 	}
@@ -208,7 +208,7 @@ func TestHelperOwner(t *testing.T) {
 
 // TestReapOrphans: the owner of a tree is killed with SIGKILL while a call
 // hangs. The server's descendants outlive it (orphaned); ReapOrphans in
-// another process ends the whole tree from the ledger, and leaves alone a
+// another process ends the whole tree from the owned trees, and leaves alone a
 // process whose pid a row names but whose start time differs (a pid the
 // kernel gave to someone else).
 func TestReapOrphans(t *testing.T) {
@@ -226,10 +226,10 @@ func TestReapOrphans(t *testing.T) {
 			job, _ := json.Marshal(map[string]any{"DB": dbPath, "Command": connectortest.Server(t), "Mode": name,
 				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}, "Confinement": connectortest.Allow(filepath.Dir(t.TempDir()))})
 			// Runs last: whatever a failed run left is ended from the
-			// ledger (cgroup folders included).
+			// owned trees (cgroup folders included).
 			t.Cleanup(func() {
 				if db, err := store.Open(context.Background(), dbPath); err == nil {
-					_, _ = connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
+					_, _ = connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 					db.Close()
 				}
 			})
@@ -262,16 +262,16 @@ func TestReapOrphans(t *testing.T) {
 			if err := dead.Run(); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
+			if err := db.OwnedTrees(testOwnedKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "recycled", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1",
 				PID: bystander.Process.Pid, PIDStart: "another-boot/1"}); err != nil {
 				t.Fatal(err)
 			}
 
-			n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
+			n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 			if err != nil || n != 2 {
 				t.Fatalf("ReapOrphans: %d trees, %v", n, err)
 			}
-			rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background())
+			rows, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background())
 			if err != nil || len(rows) != 0 {
 				t.Fatalf("rows left after reaping: %v %+v", err, rows)
 			}
@@ -279,20 +279,20 @@ func TestReapOrphans(t *testing.T) {
 			if !alive(bystander.Process.Pid) {
 				t.Fatal("a process named by a recycled pid was killed")
 			}
-			if n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey)); err != nil || n != 0 {
+			if n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey)); err != nil || n != 0 {
 				t.Fatalf("a second ReapOrphans: %d trees, %v", n, err)
 			}
 		})
 	}
 }
 
-// waitRecorded waits until the ledger names the detached grandchild, or
+// waitRecorded waits until the owned trees name the detached grandchild, or
 // (cgroup mode) the tree's cgroup, which holds it.
 func waitRecorded(t *testing.T, db *store.DB, detached int, mode string, out *bytes.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rows, err := db.Ledger(testLedgerKey).OwnedProcesses(context.Background())
+		rows, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func waitRecorded(t *testing.T, db *store.DB, detached int, mode string, out *by
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the ledger never named the tree (%s): %+v\n%s", mode, rows, out.String())
+			t.Fatalf("the owned trees never named the tree (%s): %+v\n%s", mode, rows, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -316,22 +316,22 @@ func TestReapRefusesForeignCgroup(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
 		t.Fatal(err)
 	}
-	n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
+	n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 	if err == nil || n != 0 {
 		t.Fatalf("ReapOrphans of a foreign cgroup: %d, %v", n, err)
 	}
-	if rows, _ := db.Ledger(testLedgerKey).OwnedProcesses(context.Background()); len(rows) != 1 {
+	if rows, _ := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background()); len(rows) != 1 {
 		t.Fatalf("the refused row was dropped: %+v", rows)
 	}
 }
 
-// testLedgerKey is the key the tests' ledgers authenticate rows with.
-var testLedgerKey = []byte("connector test ledger key, 32 b!")
+// testOwnedKey is the key the tests' owned trees authenticate rows with.
+var testOwnedKey = []byte("connector test owned key, 32 b!!")
 
-// TestReapLeavesForgedAndUnprovenRowsAlone (D7): a ledger row naming a
+// TestReapLeavesForgedAndUnprovenRowsAlone (D7): an owned-tree row naming a
 // live unrelated process by its true pid and start time, under a dead
 // owner, must never get it killed: a row without this host's MAC is not
 // acted on, and an authentic row's process must still be in the group
@@ -363,21 +363,21 @@ func TestReapLeavesForgedAndUnprovenRowsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another key's row is as foreign.
-	if err := db.Ledger([]byte("another host's key")).RecordOwned(context.Background(), store.OwnedProcess{Tree: "other-key", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start}); err != nil {
+	if err := db.OwnedTrees([]byte("another host's key")).RecordOwned(context.Background(), store.OwnedProcess{Tree: "other-key", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start}); err != nil {
 		t.Fatal(err)
 	}
-	n, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey))
+	n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 	if n != 0 || err == nil || !strings.Contains(err.Error(), "MAC") {
 		t.Fatalf("ReapOrphans over forged rows: %d trees, %v", n, err)
 	}
 	if !alive(pid) {
-		t.Fatal("a process named by a forged ledger row was killed")
+		t.Fatal("a process named by a forged owned-tree row was killed")
 	}
 	// Authentic, but the process was never in the tree's group.
-	if err := db.Ledger(testLedgerKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "unproven", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start, PGID: dead.Process.Pid}); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "unproven", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start, PGID: dead.Process.Pid}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.ReapOrphans(context.Background(), db.Ledger(testLedgerKey)); err == nil {
+	if _, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey)); err == nil {
 		t.Fatal("the forged rows are no longer reported")
 	}
 	// ReapOrphans returns once what it killed has ended: had it been
@@ -396,7 +396,7 @@ func TestPIDOwnershipEndsDoubleForkedOrphan(t *testing.T) {
 	orphanFile := filepath.Join(t.TempDir(), "orphan")
 	cfg := serverConfig(t, treeTools(), "--double-fork", orphanFile)
 	db := openStore(t, "")
-	s, err := connector.Open(context.Background(), cfg, connector.WithPIDOwnership(connector.Options{Ledger: db.Ledger(testLedgerKey)}))
+	s, err := connector.Open(context.Background(), cfg, connector.WithPIDOwnership(connector.Options{OwnedTrees: db.OwnedTrees(testOwnedKey)}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 )
 
-// ReapOrphans ends the process trees the ledger holds whose owner is dead
+// ReapOrphans ends the owned process trees whose owner is dead
 // (its pid no longer runs with its recorded start time): what a process
 // killed with SIGKILL, or one that crashed, left running. Every recorded
 // process still running with its recorded start time is a member — a pid
@@ -23,8 +23,8 @@ import (
 // verified ended is forgotten; one that would not end stays recorded and
 // is reported in the error. It returns how many trees were ended. Trees of
 // a live owner (this process included) are left alone.
-func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
-	rows, err := ledger.OwnedProcesses(ctx)
+func ReapOrphans(ctx context.Context, owned OwnedTrees) (int, error) {
+	rows, err := owned.OwnedProcesses(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -46,14 +46,14 @@ func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
 	reaped := 0
 	var errs []error
 	if forged > 0 {
-		errs = append(errs, fmt.Errorf("connector: %d row(s) of the process ledger do not carry this host's MAC; the processes they name were left alone", forged))
+		errs = append(errs, fmt.Errorf("connector: %d row(s) of the owned process trees do not carry this host's MAC; the processes they name were left alone", forged))
 	}
 	for _, id := range order {
 		rs := trees[id]
 		if (procID{rs[0].OwnerPID, rs[0].OwnerStart}).running() {
 			continue
 		}
-		if err := reapTree(id, rs, ledger); err != nil {
+		if err := reapTree(id, rs, owned); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -63,8 +63,8 @@ func ReapOrphans(ctx context.Context, ledger Ledger) (int, error) {
 }
 
 // reapTree ends one orphaned tree and forgets it.
-func reapTree(id string, rows []store.OwnedProcess, ledger Ledger) error {
-	t := &tree{id: id, ledger: ledger, members: map[int]string{}, stop: make(chan struct{}), stopped: true}
+func reapTree(id string, rows []store.OwnedProcess, owned OwnedTrees) error {
+	t := &tree{id: id, owned: owned, members: map[int]string{}, stop: make(chan struct{}), stopped: true}
 	for _, r := range rows {
 		if r.PID > 0 && (procID{r.PID, r.PIDStart}).running() && provenMember(r) {
 			t.members[r.PID] = r.PIDStart
@@ -97,7 +97,7 @@ func reapTree(id string, rows []store.OwnedProcess, ledger Ledger) error {
 	return t.release()
 }
 
-// provenMember reports whether the process a ledger row names is still
+// provenMember reports whether the process an owned-tree row names is still
 // in what its owner gave the tree: the tree's cgroup, or (a tree owned as
 // a set of processes) the process group of its server. A pid and start
 // time alone are never enough to signal a process.

@@ -14,7 +14,7 @@
 // before any effect); the binding is verified, the admission active, the plan
 // recomputed and equal to the bound one, and every downstream tool list the
 // verified one. Every downstream server started is recorded in the host's
-// owned-process ledger (host.Ledger), so a coordinator killed with SIGKILL
+// owned process trees (host.OwnedTrees), so a coordinator killed with SIGKILL
 // leaves nothing the next start does not end.
 //
 // The engine (Run, GetRun): durable runs keyed by request_id with a keyed
@@ -153,7 +153,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The owned-process ledger's rows are authenticated with the
+	// The owned process trees' rows are authenticated with the
 	// coordinator secret: only rows a coordinator of this host wrote are
 	// acted on.
 	secret, err := ledger.HostSecret(opts.Home)
@@ -403,7 +403,7 @@ func (c *Coordinator) probeSession(ctx context.Context, e resolve.Entry, maxAge 
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connection.StartOptions(c.host.Home, rec.Name, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), Ledger: c.host.Ledger(c.secret)}))
+		opened, err := connector.Open(c.life, rec.Config, connection.StartOptions(c.host.Home, rec.Name, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), OwnedTrees: c.host.OwnedTrees(c.secret)}))
 		if err != nil {
 			return nil, err
 		}

@@ -4,8 +4,8 @@
 // state database, opened once.
 //
 // A [Host] hands out no raw database to other stages: the shared
-// signed-version chains ([Host.Versions]), the owned-process ledger
-// ([Host.Ledger]), the signed stamp and the audit dump are its own
+// signed-version chains ([Host.Versions]), the owned process trees
+// ([Host.OwnedTrees]), the signed stamp and the audit dump are its own
 // methods, and a stage that owns tables (admit's admissions and
 // revocations, the coordinator's runs, attention items and receipts)
 // builds its typed store on [Host.Store].

@@ -163,9 +163,10 @@ func (h *Host) Close() error { return h.db.Close() }
 // pins, checkpoints, fleet records).
 func (h *Host) Versions() *store.Versions { return h.db.Versions() }
 
-// Ledger is the host's ledger of owned process trees (see connector),
-// its rows authenticated with key (the coordinator secret).
-func (h *Host) Ledger(key []byte) *store.Ledger { return h.db.Ledger(key) }
+// OwnedTrees is the host's record of the process trees its coordinators
+// own (see connector), its rows authenticated with key (the coordinator
+// secret).
+func (h *Host) OwnedTrees(key []byte) *store.OwnedTrees { return h.db.OwnedTrees(key) }
 
 // SignedStamp is the stamp of the host's append-only signed tables: equal
 // stamps read the same signed rows.

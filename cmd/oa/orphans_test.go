@@ -29,7 +29,7 @@ import (
 // with SIGKILL while a downstream call hangs. The downstream server's tree
 // — a grandchild in its group and one that called setsid — outlives it,
 // orphaned. The next `oa coordinator serve` on the same OA_HOME ends that
-// tree before it answers initialize, and its ledger then names only its
+// tree before it answers initialize, and its owned trees then name only its
 // own server. Run with each way of owning a tree this host has.
 func TestKilledCoordinatorLeftoversReaped(t *testing.T) {
 	modes := []string{connector.OwnershipPIDs}
@@ -72,7 +72,7 @@ func killedCoordinator(t *testing.T, mode string) {
 	h.Bind(host, "claude-test")
 	host.Close()
 	env := append(os.Environ(), "OA_HOME="+h.Home, connector.OwnershipEnv+"="+mode)
-	// Runs last: whatever a failed run left is ended from the ledger.
+	// Runs last: whatever a failed run left is ended from the owned trees.
 	t.Cleanup(func() { reapLeftovers(t, h.Home) })
 
 	// The connection's verification ran the server once: its pid file is
@@ -90,7 +90,7 @@ func killedCoordinator(t *testing.T, mode string) {
 	waitFor(t, "the downstream call to arrive", func() bool { b, _ := os.ReadFile(callFile); return strings.Contains(string(b), "read_record") })
 	if mode == connector.OwnershipPIDs {
 		// A set of processes is recorded as it is found.
-		waitFor(t, "the detached grandchild to be recorded", func() bool { return ledgerNames(t, h.Home, tree[2]) })
+		waitFor(t, "the detached grandchild to be recorded", func() bool { return ownedTreesName(t, h.Home, tree[2]) })
 	}
 
 	first.kill(t)
@@ -101,7 +101,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		}
 	}
 	if rows := ownedProcesses(t, h.Home); len(rows) == 0 {
-		t.Fatal("the killed coordinator's tree is not in the ledger")
+		t.Fatal("the killed coordinator's tree is not in the owned trees")
 	}
 
 	second := startCoordinator(t, env) // initialize answered: leftovers are reaped before it
@@ -112,7 +112,7 @@ func killedCoordinator(t *testing.T, mode string) {
 	}
 	for _, r := range ownedProcesses(t, h.Home) {
 		if r.OwnerPID != second.pid {
-			t.Errorf("the ledger still holds a tree of owner %d: %+v", r.OwnerPID, r)
+			t.Errorf("the owned trees still hold a tree of owner %d: %+v", r.OwnerPID, r)
 		}
 	}
 	readTree(t, pidFile) // the second coordinator's server, killed at the end if need be
@@ -123,7 +123,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		t.Errorf("the operator was not told of the reaped tree:\n%s", second.stderr)
 	}
 	if rows := ownedProcesses(t, h.Home); len(rows) != 0 {
-		t.Errorf("a clean exit left rows in the ledger: %+v", rows)
+		t.Errorf("a clean exit left rows in the owned trees: %+v", rows)
 	}
 }
 
@@ -247,7 +247,7 @@ func killAtEnd(t *testing.T, pid int) {
 }
 
 // hostSecretOf is the coordinator secret of the host at home, the key of
-// its ledger's rows.
+// its owned trees' rows.
 func hostSecretOf(t *testing.T, home string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(home, ledger.SecretFile))
@@ -257,7 +257,7 @@ func hostSecretOf(t *testing.T, home string) []byte {
 	return b
 }
 
-// ownedProcesses reads the owned-process ledger of the host at home.
+// ownedProcesses reads the owned process trees of the host at home.
 func ownedProcesses(t *testing.T, home string) []store.OwnedProcess {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(home, host.StateFile))
@@ -265,15 +265,15 @@ func ownedProcesses(t *testing.T, home string) []store.OwnedProcess {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Ledger(hostSecretOf(t, home)).OwnedProcesses(context.Background())
+	rows, err := db.OwnedTrees(hostSecretOf(t, home)).OwnedProcesses(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rows
 }
 
-// ledgerNames reports whether the ledger names pid.
-func ledgerNames(t *testing.T, home string, pid int) bool {
+// ownedTreesName reports whether the owned trees name pid.
+func ownedTreesName(t *testing.T, home string, pid int) bool {
 	for _, r := range ownedProcesses(t, home) {
 		if r.PID == pid {
 			return true
@@ -282,14 +282,14 @@ func ledgerNames(t *testing.T, home string, pid int) bool {
 	return false
 }
 
-// reapLeftovers ends, from the ledger, whatever a failed test left.
+// reapLeftovers ends, from the owned trees, whatever a failed test left.
 func reapLeftovers(t *testing.T, home string) {
 	db, err := store.Open(context.Background(), filepath.Join(home, host.StateFile))
 	if err != nil {
 		return
 	}
 	defer db.Close()
-	if _, err := connector.ReapOrphans(context.Background(), db.Ledger(hostSecretOf(t, home))); err != nil {
+	if _, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(hostSecretOf(t, home))); err != nil {
 		t.Errorf("cleaning up: %v", err)
 	}
 }

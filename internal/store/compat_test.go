@@ -10,7 +10,7 @@ import (
 // TestOpenDatabaseOfMain: a database made by the code before the move
 // (storetest.MainDatabase)
 // opens without a migration, and every row is read back byte for byte
-// through Dump, Versions and the Ledger; new rows append after the old.
+// through Dump, Versions and the OwnedTrees; new rows append after the old.
 func TestOpenDatabaseOfMain(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, storetest.MainDatabase(t))
@@ -47,7 +47,7 @@ func TestOpenDatabaseOfMain(t *testing.T) {
 	}
 	// A row from before rows carried the MAC opens, and is never taken
 	// for an authentic one.
-	owned, err := db.Ledger(testLedgerKey).OwnedProcesses(ctx)
+	owned, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(ctx)
 	if err != nil || len(owned) != 1 || owned[0].Tree != "tree-1" || owned[0].Cgroup != "/oa/tree-1" || owned[0].Authentic {
 		t.Fatalf("owned = %+v, %v", owned, err)
 	}

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestOwnedLedger: rows are recorded once per (tree, pid), listed by tree
+// TestOwnedTrees: rows are recorded once per (tree, pid), listed by tree
 // and pid, survive a reopen, and a tree is forgotten whole; an incomplete
 // row is refused and nothing of its write is kept.
-func TestOwnedLedger(t *testing.T) {
+func TestOwnedTrees(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	db := openTest(t, path)
@@ -21,62 +21,62 @@ func TestOwnedLedger(t *testing.T) {
 		return r
 	}
 	want := []OwnedProcess{row("a", 0, "", "/cg/oa-a"), row("a", 11, "boot/101", "/cg/oa-a"), row("b", 12, "boot/102", "")}
-	if err := db.Ledger(testLedgerKey).RecordOwned(ctx, want[2], want[1], want[0]); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).RecordOwned(ctx, want[2], want[1], want[0]); err != nil {
 		t.Fatal(err)
 	}
 	// The same (tree, pid) again keeps the first row.
-	if err := db.Ledger(testLedgerKey).RecordOwned(ctx, row("a", 11, "boot/999", "/other")); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).RecordOwned(ctx, row("a", 11, "boot/999", "/other")); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []OwnedProcess{row("", 1, "s", ""), row("c", 0, "s", ""), row("c", 3, "", ""), row("c", -1, "s", ""), {Tree: "c", PID: 4, PIDStart: "s"}} {
-		if err := db.Ledger(testLedgerKey).RecordOwned(ctx, row("c", 5, "boot/105", ""), bad); err == nil {
+		if err := db.OwnedTrees(testOwnedKey).RecordOwned(ctx, row("c", 5, "boot/105", ""), bad); err == nil {
 			t.Fatalf("incomplete row %+v recorded", bad)
 		}
 	}
 	db.Close()
 	db = openTest(t, path)
-	got, err := db.Ledger(testLedgerKey).OwnedProcesses(ctx)
+	got, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(ctx)
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("OwnedProcesses: %v\n got %+v\nwant %+v", err, got, want)
 	}
-	if err := db.Ledger(testLedgerKey).ForgetOwned(ctx, "a"); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).ForgetOwned(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.Ledger(testLedgerKey).OwnedProcesses(ctx); err != nil || !slices.Equal(got, want[2:]) {
+	if got, err := db.OwnedTrees(testOwnedKey).OwnedProcesses(ctx); err != nil || !slices.Equal(got, want[2:]) {
 		t.Fatalf("after forgetting tree a: %v %+v", err, got)
 	}
 }
 
-// testLedgerKey is the key the tests' ledgers authenticate rows with.
-var testLedgerKey = []byte("store test ledger key")
+// testOwnedKey is the key the tests' owned trees authenticate rows with.
+var testOwnedKey = []byte("store test owned-trees key")
 
-// TestOwnedLedgerRowsAreAuthenticated: a row edited in the file, or
+// TestOwnedTreesRowsAreAuthenticated: a row edited in the file, or
 // written with another key or without one, reads as not Authentic; a
-// ledger without a key records nothing.
-func TestOwnedLedgerRowsAreAuthenticated(t *testing.T) {
+// store without a key records nothing.
+func TestOwnedTreesRowsAreAuthenticated(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, filepath.Join(t.TempDir(), "state.db"))
 	row := OwnedProcess{Tree: "a", OwnerPID: 10, OwnerStart: "boot/100", PID: 11, PIDStart: "boot/101", PGID: 11}
-	if err := db.Ledger(testLedgerKey).RecordOwned(ctx, row); err != nil {
+	if err := db.OwnedTrees(testOwnedKey).RecordOwned(ctx, row); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Ledger(nil).RecordOwned(ctx, row); err == nil {
-		t.Fatal("a ledger without a key recorded a row")
+	if err := db.OwnedTrees(nil).RecordOwned(ctx, row); err == nil {
+		t.Fatal("owned trees without a key recorded a row")
 	}
 	read := func(key []byte) bool {
-		rows, err := db.Ledger(key).OwnedProcesses(ctx)
+		rows, err := db.OwnedTrees(key).OwnedProcesses(ctx)
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("%v %+v", err, rows)
 		}
 		return rows[0].Authentic
 	}
-	if !read(testLedgerKey) || read([]byte("another key")) || read(nil) {
+	if !read(testOwnedKey) || read([]byte("another key")) || read(nil) {
 		t.Fatal("authentication does not follow the key")
 	}
 	if _, err := db.ExecContext(ctx, `UPDATE owned_processes SET pid = 4242`); err != nil {
 		t.Fatal(err)
 	}
-	if read(testLedgerKey) {
+	if read(testOwnedKey) {
 		t.Fatal("an edited row reads as authentic")
 	}
 }

@@ -43,9 +43,9 @@
 // and log_cosignatures its witnesses' cosignatures of its checkpoints;
 // witness_logs is a witness's state (ledger/translog's witness).
 //
-// owned_processes is shared plumbing ([Ledger]): the ledger of the process
-// trees (downstream servers and everything they started) a process started
-// and owns, written by connector: rows are written before or right after a
+// owned_processes is shared plumbing ([OwnedTrees]): the record of the
+// process trees (downstream servers and everything they started) a
+// process started and owns, written by connector: rows are written before or right after a
 // start and removed once the tree is verified ended, so what is left names
 // trees whose owner died without ending them. It is mutable state, not
 // history.
