@@ -51,7 +51,7 @@ const ReadyFile = "demo/ready"
 // Setup is a prepared demo host.
 type Setup struct {
 	Home       string
-	Release    *pipeline.Release
+	Release    *pipeline.Published
 	Binding    *bind.Binding
 	Deployment string
 }

@@ -142,7 +142,7 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 
 // publishSigned compiles the default example and publishes it to ref,
 // signed and attested, returning the verifiers of both keys.
-func publishSigned(t *testing.T, ref string) (*pipeline.Release, *signing.Verifier, *signing.Verifier) {
+func publishSigned(t *testing.T, ref string) (*pipeline.Published, *signing.Verifier, *signing.Verifier) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

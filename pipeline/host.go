@@ -24,7 +24,7 @@ type Connection struct {
 type HostOptions struct {
 	// Release is the published release to admit, resolve and bind
 	// (PrepareHost only).
-	Release *Release
+	Release *Published
 	// By is the operator recorded on every step: the admission, the
 	// registry review, each connection change and the binding approval.
 	By  string
@@ -107,6 +107,6 @@ func signRegistry(ctx context.Context, h *host.Host, by string, now time.Time) (
 
 // BindRequest is the bind.Request that resolves rel for deployment and
 // model and binds it with by's approval.
-func (rel *Release) BindRequest(deployment, model, by string, now time.Time, conn connector.Options) bind.Request {
+func (rel *Published) BindRequest(deployment, model, by string, now time.Time, conn connector.Options) bind.Request {
 	return bind.Request{Ref: rel.Ref, Target: rel.Target, Desc: rel.Desc, Deployment: deployment, Model: model, By: by, Now: now, Connector: conn}
 }

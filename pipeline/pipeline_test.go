@@ -23,7 +23,7 @@ import (
 
 // published publishes the clinic example into a new host folder that
 // trusts the keys it was signed and attested with.
-func published(t *testing.T) (string, *pipeline.Release) {
+func published(t *testing.T) (string, *pipeline.Published) {
 	t.Helper()
 	ctx := context.Background()
 	home := t.TempDir()
@@ -51,7 +51,7 @@ func published(t *testing.T) (string, *pipeline.Release) {
 
 // publishedHost is published with the host opened (closed at the end of
 // the test).
-func publishedHost(t *testing.T) (*host.Host, *pipeline.Release) {
+func publishedHost(t *testing.T) (*host.Host, *pipeline.Published) {
 	t.Helper()
 	home, rel := published(t)
 	h, err := host.Open(context.Background(), home)

@@ -43,8 +43,8 @@ func NewKeys() (Keys, error) {
 	return Keys{s, pub}, err
 }
 
-// Release is a published release: pushed, signed and attested.
-type Release struct {
+// Published is a release as published: pushed, signed and attested.
+type Published struct {
 	// Ref is the digest reference; for a release in a host's OCI layout,
 	// NAME@sha256:… as the oa CLI reads it under the home.
 	Ref    string
@@ -56,7 +56,7 @@ type Release struct {
 
 // Publish compiles the bundle in dir and publishes it to the OCI layout
 // under home (PublishCompiled).
-func Publish(ctx context.Context, home, dir string, publisher, authority *signing.Signer) (*Release, error) {
+func Publish(ctx context.Context, home, dir string, publisher, authority *signing.Signer) (*Published, error) {
 	res, err := compiler.Compile(dir)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func Publish(ctx context.Context, home, dir string, publisher, authority *signin
 // PublishCompiled pushes a compiled bundle to the OCI layout under home
 // (created when missing), signs it as publisher and attests it as
 // authority; Ref is NAME@sha256:…, as the oa CLI reads it under home.
-func PublishCompiled(ctx context.Context, home string, res *compiler.Result, publisher, authority *signing.Signer) (*Release, error) {
+func PublishCompiled(ctx context.Context, home string, res *compiler.Result, publisher, authority *signing.Signer) (*Published, error) {
 	ref, err := oci.ParseRef(res.Worker.Name, oci.RefOptions{Home: home})
 	if err != nil {
 		return nil, err
@@ -95,8 +95,8 @@ func PublishCompiled(ctx context.Context, home string, res *compiler.Result, pub
 // the authority through the conformance gate (signing.AttestConformance: a
 // failing report refuses conformance_failed and attests nothing); Ref is
 // ref pinned to the pushed digest.
-func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *signing.Signer) (*Release, error) {
-	r := &Release{IR: res.Digest, Target: target}
+func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *signing.Signer) (*Published, error) {
+	r := &Published{IR: res.Digest, Target: target}
 	var err error
 	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if edit != nil {
 		edit(dir)
 	}
-	var rel *pipeline.Release
+	var rel *pipeline.Published
 	if edit == nil {
 		rel, err = publishDefault(ctx, h.Home, dir, publisher.Signer, authority.Signer)
 	} else {
@@ -115,7 +115,7 @@ func sharedKeys() (pipeline.Keys, pipeline.Keys, error) {
 
 // publishDefault is pipeline.Publish of the unedited example in dir,
 // compiled once per process.
-func publishDefault(ctx context.Context, home, dir string, pub, auth *signing.Signer) (*pipeline.Release, error) {
+func publishDefault(ctx context.Context, home, dir string, pub, auth *signing.Signer) (*pipeline.Published, error) {
 	compileOnce.Do(func() { compiled, compileErr = compiler.Compile(dir) })
 	if compileErr != nil {
 		return nil, compileErr
@@ -202,7 +202,7 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 // binds it to deployment "clinic" with a person's approval.
 func (h *Host) Bind(opened *host.Host, model string) *bind.Binding {
 	h.T.Helper()
-	rel := &pipeline.Release{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
+	rel := &pipeline.Published{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
 	b, err := bind.ResolveAndBind(context.Background(), opened, rel.BindRequest("clinic", model, "Dr Ada", h.Now, connector.Options{}))
 	if err != nil {
 		h.T.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // PublishVersion publishes the clinic example at version into the host's
 // layout, signed and attested by the same publisher and authority as the
 // host's first release; it admits nothing.
-func (h *Host) PublishVersion(version string) *pipeline.Release {
+func (h *Host) PublishVersion(version string) *pipeline.Published {
 	h.T.Helper()
 	dir := filepath.Join(h.T.TempDir(), "bundle")
 	if err := examples.Write(examples.Default, dir); err != nil {
