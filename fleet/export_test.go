@@ -39,3 +39,26 @@ func Unbounded(o Options) Options {
 	o.unbounded = true
 	return o
 }
+
+// ReadEnvelope reads and decodes the envelope under tag of repo as a host
+// does, without verifying its signature, and returns it with its signed
+// bytes: tests of what publishing wrote.
+func ReadEnvelope(ctx context.Context, repo, tag string) (*Envelope, []byte, error) {
+	ref, err := oci.ParseRef(repo, oci.RefOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	target, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := readDocument(ctx, target, EnvelopeArtifactType, tag)
+	if err != nil || doc == nil {
+		return nil, nil, err
+	}
+	var env Envelope
+	if err := doc.decode(&env); err != nil {
+		return nil, nil, err
+	}
+	return &env, doc.Payload, nil
+}

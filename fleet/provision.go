@@ -381,8 +381,8 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 		return nil, "", blocking.New(blocking.FleetEnvelopeUnverified, "no fleet key valid now verifies it")
 	}
 	var env Envelope
-	if doc.decode(&env) != nil || env.Type != EnvelopeType {
-		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's JSON is not a canonical %s", EnvelopeType)
+	if doc.decode(&env) != nil || !knownEnvelopeType(env.Type) {
+		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's JSON is not a canonical %s (or %s)", EnvelopeType, EnvelopeTypeV1)
 	}
 	if env.Fleet != p.fleet.Name || env.Host != p.h.Policy.Host {
 		return nil, "", blocking.New(blocking.FleetEnvelopeWrongHost, "the envelope is for another host or fleet")

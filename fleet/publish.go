@@ -20,8 +20,11 @@ import (
 	"github.com/oa-dev/oa/signing"
 )
 
-// EnvelopeType is the type of a provisioning envelope.
-const EnvelopeType = "oa.fleet.envelope/v1"
+// EnvelopeType is the type of a provisioning envelope publishing writes:
+// since v2 every name in it is camelCase, its ceiling's too (maxRisk,
+// trustedRootDigest, issuerRegexp, subjectRegexp). A host still reads
+// EnvelopeTypeV1 (envelope_json.go).
+const EnvelopeType = "oa.fleet.envelope/v2"
 
 // Envelope is what a fleet tells one host to run. It carries the release
 // by digest, the deployment settings and the ceiling the fleet
