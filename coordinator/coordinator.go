@@ -318,7 +318,7 @@ func (c *Coordinator) now() time.Time {
 // Deployment is the deployment served.
 func (c *Coordinator) Deployment() string { return c.opts.Deployment }
 
-// PlanDigest is the capabilityPlanDigest of the bound plan served.
+// PlanDigest is the digest of the bound plan served (planDigest).
 func (c *Coordinator) PlanDigest() string { return c.binding.PlanDigest }
 
 // ToolNames lists every tool the MCP server serves: the coordinator's
