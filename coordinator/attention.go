@@ -35,12 +35,9 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
-		if cur.Status != stateRunning {
-			return errNotContinued
+		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
+			return err
 		}
-		reason := cur.afterChange(contract.ReasonApprovalRequired)
-		info, _ := reason.Info()
-		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, info.Outcome, reason, s.ID, item.ID
 		cur.forgetDecision(s.ID)
 		*r = *cur
 		return nil
@@ -68,8 +65,7 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 		if cur.Status != stateRunning {
 			return errNotContinued // decided or settled meanwhile: leave it
 		}
-		c.terminal(cur, cur.afterChange(reasonOf(cur)))
-		return nil
+		return cur.finish(cur.afterChange(reasonOf(cur)))
 	}
 	move, paid := c.owing(runID, ended)
 	sealed, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
@@ -194,7 +190,8 @@ func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d attenti
 
 // moveOnDecision moves run r, paused at step, on a person's decision on
 // the call of digest callDigest: an approval or a skip holds for that
-// call only (see Coordinator.approvalFor and skipStep).
+// call only (see Coordinator.approvalFor and skipStep). r is paused
+// (onWaitingItem holds it), so no transition here is refused.
 func moveOnDecision(r *runState, step, callDigest, decision string) {
 	switch decision {
 	case contract.DecisionApprove, contract.DecisionSkip:
@@ -208,13 +205,11 @@ func moveOnDecision(r *runState, step, callDigest, decision string) {
 		if !r.approved(step) {
 			r.Approved = append(r.Approved, step)
 		}
-		r.Reason = contract.ReasonApprovedAwaitingCaller
+		_ = r.rewait(contract.ReasonApprovedAwaitingCaller)
 	case contract.DecisionReject:
-		reason := r.afterChange(contract.ReasonRejected)
-		info, _ := reason.Info()
-		r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, reason, "", ""
+		_ = r.finish(r.afterChange(contract.ReasonRejected))
 	case contract.DecisionEscalate:
-		r.Reason = contract.ReasonEscalated
+		_ = r.rewait(contract.ReasonEscalated)
 	case contract.DecisionSkip:
 		// Whether the declared guard still holds is decided when the
 		// run reaches the step again (see skipStep): inputs are never
@@ -222,7 +217,7 @@ func moveOnDecision(r *runState, step, callDigest, decision string) {
 		if !r.skipAllowed(step) {
 			r.SkipAllowed = append(r.SkipAllowed, step)
 		}
-		r.Reason = contract.ReasonSkipAwaitingCaller
+		_ = r.rewait(contract.ReasonSkipAwaitingCaller)
 	}
 }
 

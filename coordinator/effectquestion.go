@@ -244,10 +244,9 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 		return ledger.StoreOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
-		if cur.Status != stateRunning {
-			return errNotContinued
+		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
+			return err
 		}
-		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestion, s.ID, item.ID
 		*r = *cur
 		return nil
 	})
@@ -301,27 +300,9 @@ func (c *Coordinator) answerQuestion(ctx context.Context, id string, a attention
 	res := &mcp.ElicitResult{Action: a.Action, Content: a.Content}
 	raw, _ := json.Marshal(res)
 	now := c.now().UTC()
-	var item attention.Stored
-	err = ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
-		if err := json.Unmarshal(itemState, &item); err != nil {
-			return nil, nil, err
-		}
-		r, err := decodeRun(c.secret, runState)
-		if err != nil {
-			return nil, nil, err
-		}
+	item, err := c.closeQuestion(ctx, id, now, func(item *attention.Stored) {
 		item.Answered(a.Action, digestJSON(raw), by, channel, now)
 		item.KeepSigned(attention.Decision{Decision: attention.AnswerDecision(a.Action), Signed: signed})
-		if r.Status == statePaused && r.AttentionID == id {
-			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
-		}
-		r.UpdatedAt = now
-		ib, err := json.Marshal(item)
-		if err != nil {
-			return nil, nil, err
-		}
-		rb, err := r.encode(c.secret)
-		return ib, rb, err
 	})
 	if err != nil {
 		l.answer <- nil // not recorded, so not sent: the app gets cancel
@@ -337,7 +318,18 @@ func (c *Coordinator) answerQuestion(ctx context.Context, id string, a attention
 // stays in flight and the run reads needs_review until a person decides.
 func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) error {
 	err := c.update(context.Background(), r.RunID, func(cur *runState) error {
-		cur.Status, cur.Outcome, cur.Reason, cur.PausedAt, cur.AttentionID = statePaused, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestionUnanswered, s.ID, id
+		// Paused on the question it raised, the run waits on, now
+		// unanswered; a run the question could not pause stops here.
+		var err error
+		if cur.Status == statePaused {
+			err = cur.rewait(contract.ReasonDownstreamQuestionUnanswered)
+		} else {
+			err = cur.pause(contract.ReasonDownstreamQuestionUnanswered, s.ID, id)
+		}
+		if err != nil {
+			return err
+		}
+		cur.PausedAt, cur.AttentionID = s.ID, id
 		*r = *cur
 		return nil
 	})
@@ -353,8 +345,17 @@ func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) erro
 // on it, runs again.
 func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 	now := c.now().UTC()
-	return ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
-		var item attention.Stored
+	_, err := c.closeQuestion(ctx, id, now, func(item *attention.Stored) { item.Lapse(now) })
+	return err
+}
+
+// closeQuestion is the one write that closes question item id while its
+// app's call waits here — answered by a person, or lapsed: change moves
+// the item, and the run, when paused on this very item, goes back to
+// running (still its executor's), in one transaction.
+func (c *Coordinator) closeQuestion(ctx context.Context, id string, now time.Time, change func(*attention.Stored)) (*attention.Stored, error) {
+	var item attention.Stored
+	err := ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -362,9 +363,9 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		item.Lapse(now)
-		if r.Status == statePaused && r.AttentionID == id {
-			r.Status, r.Outcome, r.Reason, r.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, ""
+		change(&item)
+		if r.AttentionID == id {
+			_ = r.resume(r.Owner) // refused unless paused: then it stays as it is
 		}
 		r.UpdatedAt = now
 		ib, err := json.Marshal(item)
@@ -374,6 +375,7 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 		rb, err := r.encode(c.secret)
 		return ib, rb, err
 	})
+	return &item, err
 }
 
 // provenByApp reports whether an effect's reason, once its app was
@@ -396,7 +398,7 @@ func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runStat
 	}
 	err := c.update(ctx, r.RunID, func(cur *runState) error {
 		if gone(cur) {
-			cur.Reason = contract.ReasonDownstreamQuestionUnanswered
+			_ = cur.rewait(contract.ReasonDownstreamQuestionUnanswered) // paused: gone holds it
 			// A dead coordinator's socket answers no one.
 			_ = os.Remove(attention.QuestionSocket(c.opts.Home, cur.AttentionID))
 		}
@@ -425,11 +427,12 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 			return false, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}
 		item.DecideQuestion(d, now)
+		// r is paused on the item (onWaitingItem holds it): neither
+		// transition is refused.
 		if d.Decision == contract.DecisionReject {
-			info, _ := contract.ReasonDownstreamQuestionClosed.Info()
-			r.Status, r.Outcome, r.Reason, r.InFlight, r.PausedAt = stateTerminal, info.Outcome, contract.ReasonDownstreamQuestionClosed, "", ""
+			_ = r.finish(contract.ReasonDownstreamQuestionClosed)
 		} else {
-			r.Reason = contract.ReasonEscalated
+			_ = r.rewait(contract.ReasonEscalated)
 		}
 		return true, nil
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -43,8 +44,26 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		return nil, err
 	}
 	if row == nil {
-		return c.start(ctx, req, inputs, fp)
+		res, err := c.start(ctx, req, inputs, fp)
+		if !errors.Is(err, errRequestTaken) {
+			return res, err
+		}
+		// Another caller started this request first: its run is the
+		// request's, attached to like any run found at the start.
+		if row, err = ledger.StoreOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID); err != nil {
+			return nil, err
+		}
+		if row == nil {
+			return nil, fmt.Errorf("coordinator: request %s: taken by another caller, but its run is not stored", req.RequestID)
+		}
 	}
+	return c.attach(ctx, req, inputs, fp, row)
+}
+
+// attach answers a request that has a run already: refused when the
+// inputs differ or its row was tampered with; else the run is continued
+// (resumed after a person's decision, or retried), or replayed.
+func (c *Coordinator) attach(ctx context.Context, req RunRequest, inputs []byte, fp string, row *store.Run) (*Result, error) {
 	r, refused, err := c.verifiedRun(ctx, row)
 	if err != nil || refused != nil {
 		return refused, err
@@ -93,7 +112,8 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// start records a new run and executes it.
+// start records a new run and executes it; errRequestTaken when another
+// caller stored a run for the request first (Run then attaches to it).
 func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, fp string) (*Result, error) {
 	now := c.now().UTC()
 	// A name the package does not define is the caller's text: it is
@@ -103,9 +123,12 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		workflow = ""
 	}
 	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
-		Attempt: 1, Status: stateRunning, Outcome: contract.OutcomeRunning, Reason: contract.ReasonInProgress, Completed: []string{}, Approved: []string{},
-		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, Owner: c.me, CreatedAt: now, UpdatedAt: now,
+		Attempt: 1, Completed: []string{}, Approved: []string{},
+		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, CreatedAt: now, UpdatedAt: now,
 		RecordRefs: ledger.RecordRefsOf(c.secret, inputs)}
+	if err := r.start(c.me); err != nil {
+		return nil, err
+	}
 	b, err := r.encode(c.secret)
 	if err != nil {
 		return nil, err
@@ -136,7 +159,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 		<-done // its execution ended, having written nothing
 		c.admissions.forget(runID)
 		if errors.Is(err, store.ErrConflict) {
-			return c.Run(ctx, req) // another caller started this request first
+			return nil, errRequestTaken // another caller started this request first
 		}
 		return refused, err
 	}
@@ -161,21 +184,24 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 	var continued *runState
 	err = c.update(ctx, r.RunID, func(cur *runState) error {
 		continued = cur
+		var err error
 		switch {
-		case retry && (cur.Status != stateTerminal || !cur.SafeToRetry() || cur.Attempt != r.Attempt):
+		case retry && cur.Attempt != r.Attempt:
+			return errNotContinued // another caller retried it first
+		case retry:
+			err = cur.retry(c.me)
+		case !cur.decidedAt():
 			return errNotContinued
-		case !retry && (cur.Status != statePaused || !cur.decidedAt()):
-			return errNotContinued
+		default:
+			err = cur.resume(c.me)
 		}
-		if retry {
-			cur.Attempt++
-			cur.Evidence, cur.Digests, cur.InFlight, cur.Skipped = []string{}, map[string]string{}, "", nil
+		if err != nil {
+			return err
 		}
 		if cur.PlanDigest != c.binding.PlanDigest {
 			// Approvals were given for another plan: ask again under this one.
 			cur.Approved, cur.SkipAllowed, cur.DecidedCalls, cur.PlanDigest, cur.Binding = []string{}, nil, nil, c.binding.PlanDigest, c.bindingDigest
 		}
-		cur.Status, cur.Outcome, cur.Reason, cur.Owner, cur.Receipt, cur.PausedAt = stateRunning, contract.OutcomeRunning, contract.ReasonInProgress, c.me, "", ""
 		return nil
 	})
 	if err != nil {
@@ -191,6 +217,9 @@ func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byt
 var (
 	errNotContinued = errors.New("coordinator: the run was continued or decided by another caller")
 	errClosed       = errors.New("coordinator: closed")
+	// errRequestTaken is a new run's start that found its request_id
+	// stored by another caller first.
+	errRequestTaken = errors.New("coordinator: the request was started by another caller")
 )
 
 // claim marks a run as executed by this process.
@@ -357,7 +386,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 				if cur.effectsStarted() {
 					reason = contract.ReasonInterrupted
 				}
-				c.terminal(cur, reason)
+				_ = cur.finish(reason) // running: orphan held
 			}
 			r = cur
 			return nil
@@ -421,13 +450,6 @@ func (c *Coordinator) owing(runID string, f func(*runState) error) (move func(*r
 		return nil
 	}
 	return move, func() { c.owed.paid(runID, upto) }
-}
-
-// terminal sets r's terminal outcome from reason.
-func (c *Coordinator) terminal(r *runState, reason contract.Reason) {
-	info, _ := reason.Info()
-	// The in-flight mark ends here: its uncertainty is now in the outcome.
-	r.Status, r.Outcome, r.Reason, r.InFlight = stateTerminal, info.Outcome, reason, ""
 }
 
 // checkInputs validates inputs against the job's input schema, resolved
