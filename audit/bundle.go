@@ -331,9 +331,9 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	logHead, _, err := ledger.LogCosigned(ctx, h)
+	logHead, _, err := ledger.Open(h).LogCosigned(ctx)
 	if err == nil && logHead == nil {
-		logHead, err = ledger.LogHead(ctx, h)
+		logHead, err = ledger.Open(h).LogHead(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -593,7 +593,7 @@ func decisionsLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.B
 		if _, err := h.Policy.VerifyDecision(&ds[i], binding.Plan.Package); err != nil {
 			return LinkDecisions, "", bad(blocking.Refusals(err)[0].Detail)
 		}
-		row, err := ledger.StoreOf(h).RunByID(ctx, s.RunID)
+		row, err := ledger.Open(h).RunByID(ctx, s.RunID)
 		if err != nil {
 			return LinkDecisions, "", err
 		}
@@ -620,7 +620,7 @@ func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, er
 		}
 	}
 	detail := fmt.Sprintf("%d teach requests", len(reqs))
-	keys, err := ledger.ReceiptKeyPins(ctx, h)
+	keys, err := ledger.Open(h).ReceiptKeyPins(ctx)
 	if err != nil {
 		return LinkTeach, detail, err
 	}
@@ -630,7 +630,7 @@ func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, er
 // attentionRecords are host h's attention records, read through the
 // ledger's store without the engine.
 func attentionRecords(h *host.Host) attention.Records {
-	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host}
+	return attention.Records{Rows: ledger.Open(h), Home: h.Home, Host: h.Policy.Host}
 }
 
 // checkHostName holds the host name host.json gives to the host-signed
@@ -799,7 +799,7 @@ func receiptsLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (stri
 	if string(file) == "null" {
 		file = nil
 	}
-	chain, err := ledger.CheckChain(ctx, h, ledger.ChainInputs{ReceiptKey: receiptKey, CheckpointFile: file})
+	chain, err := ledger.Open(h).CheckChain(ctx, ledger.ChainInputs{ReceiptKey: receiptKey, CheckpointFile: file})
 	if err != nil {
 		return LinkReceipts, "", err
 	}
@@ -833,7 +833,7 @@ func logLink(ctx context.Context, r *Report, h *host.Host, b *bundle) (string, s
 	if err != nil {
 		return LinkLog, "", err
 	}
-	root, ok, err := ledger.ReceiptsRoot(ctx, h, c.N)
+	root, ok, err := ledger.Open(h).ReceiptsRoot(ctx, c.N)
 	if err != nil {
 		return LinkLog, "", err
 	}

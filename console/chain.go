@@ -144,7 +144,7 @@ func CheckChain(ctx context.Context, h *host.Host, deployment string, registry o
 	if _, err := link("binding", fmt.Sprintf("binding #%d of plan %s, approved %s", b.Seq, b.PlanDigest, strings.Join(b.Approved, ", ")), nil); err != nil {
 		return nil, err
 	}
-	receipts, err := ledger.VerifyReceiptsWith(ctx, h, ledger.VerifyOptions{})
+	receipts, err := ledger.Open(h).VerifyReceiptsWith(ctx, ledger.VerifyOptions{})
 	if err != nil {
 		return nil, err
 	}

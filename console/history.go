@@ -137,7 +137,7 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, sess *sess
 			continue
 		}
 		if checker == nil {
-			if checker, err = ledger.NewReceiptChecker(ctx, s.h); err != nil {
+			if checker, err = ledger.Open(s.h).ReceiptChecker(ctx); err != nil {
 				s.refuse(w, r, sess, http.StatusInternalServerError, err)
 				return
 			}
@@ -161,7 +161,7 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, sess *sess
 // a page of the history must not cost each time it is shown.
 func (s *Server) chainVerdict(r *http.Request) (*ledger.ChainReport, time.Time, error) {
 	ctx := r.Context()
-	head, err := ledger.LogHead(ctx, s.h)
+	head, err := ledger.Open(s.h).LogHead(ctx)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -176,7 +176,7 @@ func (s *Server) chainVerdict(r *http.Request) (*ledger.ChainReport, time.Time, 
 	if kept != nil && kept.size == size && !recheck {
 		return kept.report, kept.at, nil
 	}
-	report, err := ledger.VerifyReceiptsWith(ctx, s.h, ledger.VerifyOptions{})
+	report, err := ledger.Open(s.h).VerifyReceiptsWith(ctx, ledger.VerifyOptions{})
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -102,7 +102,7 @@ func Inbox(ctx context.Context, h *host.Host) ([]InboxItem, error) {
 		it := InboxItem{Item: a.Item, Deployment: a.Deployment, CallDigest: a.CallDigest, Decisions: allowed(a)}
 		if len(a.Sealed) > 0 {
 			if secret == nil {
-				if secret, err = ledger.HostSecret(h.Home); err != nil {
+				if secret, err = ledger.Open(h).Secret(); err != nil {
 					return nil, err
 				}
 			}

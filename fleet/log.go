@@ -105,16 +105,16 @@ func PublishLog(ctx context.Context, home, repository string, opts ProvisionOpti
 // published within StatusRefresh: an unchanged log costs one manifest
 // read and no host-key decryption.
 func (p *provisioner) publishLog(ctx context.Context) (*LogPublished, error) {
-	head, _, err := ledger.LogCosigned(ctx, p.h)
+	head, _, err := ledger.Open(p.h).LogCosigned(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if head == nil {
-		if head, err = ledger.LogHead(ctx, p.h); err != nil || head == nil {
+		if head, err = ledger.Open(p.h).LogHead(ctx); err != nil || head == nil {
 			return nil, err
 		}
 	}
-	key, err := ledger.LogKey(p.h)
+	key, err := ledger.Open(p.h).LogKey()
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (p *provisioner) publishLog(ctx context.Context) (*LogPublished, error) {
 				// auditor that missed the one before.
 				doc.PreviousSize, doc.Consistency = prev.PreviousSize, prev.Consistency
 			case c.N > 0 && c.N < head.N:
-				proof, err := ledger.ProveLogConsistency(ctx, p.h, c.N, head.N)
+				proof, err := ledger.Open(p.h).ProveLogConsistency(ctx, c.N, head.N)
 				if err != nil {
 					return nil, err
 				}

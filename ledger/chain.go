@@ -49,8 +49,9 @@ type ChainInputs struct {
 // digest and the checkpoint file's position, then one ordered merge of
 // the runs and the receipts by run id, both read from one snapshot of the
 // store, so its memory does not grow with the history.
-func CheckChain(ctx context.Context, h *host.Host, in ChainInputs) (*ChainReport, error) {
-	keys, err := ReceiptKeyPins(ctx, h)
+func (l *Ledger) CheckChain(ctx context.Context, in ChainInputs) (*ChainReport, error) {
+	h := l.h
+	keys, err := l.ReceiptKeyPins(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func CheckChain(ctx context.Context, h *host.Host, in ChainInputs) (*ChainReport
 	if err != nil {
 		return c.broken(0, blocking.ReceiptCheckpointMismatch, "%s", detailOf(err)), nil
 	}
-	err = StoreOf(h).db.Snapshot(ctx, func(tx *sql.Tx) error {
+	err = l.db.Snapshot(ctx, func(tx *sql.Tx) error {
 		return c.run(ctx, tx, keys, file)
 	})
 	if errors.Is(err, errChainStop) {

@@ -50,7 +50,7 @@ func auditChain(t *testing.T, s *coordtest.Served) *ledger.ChainReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ledger.CheckChain(context.Background(), s.H, ledger.ChainInputs{ReceiptKey: key, CheckpointFile: file})
+	r, err := ledger.Open(s.H).CheckChain(context.Background(), ledger.ChainInputs{ReceiptKey: key, CheckpointFile: file})
 	if err != nil {
 		t.Fatal(err)
 	}

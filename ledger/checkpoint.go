@@ -64,8 +64,9 @@ type SignedCheckpoint = host.SignedCopy
 // key. The record is decoded (bounded, strictly) before it is verified
 // only to learn which key to verify it with; nothing in it is believed
 // until then.
-func ReadCheckpoint(ctx context.Context, h *host.Host, record, signature []byte) (*Checkpoint, error) {
-	keys, err := ReceiptKeyPins(ctx, h)
+func (l *Ledger) ReadCheckpoint(ctx context.Context, record, signature []byte) (*Checkpoint, error) {
+	h := l.h
+	keys, err := l.ReceiptKeyPins(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -10,19 +10,19 @@ import (
 	"github.com/oa-dev/oa/internal/store/storetest"
 )
 
-// TestStoreOfMainDatabase: the ledger's typed store reads the
+// TestLedgerOfMainDatabase: the ledger's typed store reads the
 // runs, attention items, receipts and used request states a database
 // written by main's code (before the tables moved here) holds, and the
 // receipt chain and its checkpoints go on from there (see
 // internal/store/storetest/testdata/README.md).
-func TestStoreOfMainDatabase(t *testing.T) {
+func TestLedgerOfMainDatabase(t *testing.T) {
 	ctx := context.Background()
 	db, err := store.Open(ctx, storetest.MainDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := Store{db}
+	s := &Ledger{db: db}
 	if r, err := s.RunByRequest(ctx, "clinic", "req-1"); err != nil || r == nil || r.RunID != "run-1" || string(r.State) != `{"status":"terminal"}` {
 		t.Fatalf("run = %+v, %v", r, err)
 	}

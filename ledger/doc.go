@@ -5,6 +5,10 @@
 // record. The coordinator writes through it; `oa receipts` and `audit`
 // read and verify through it, without the engine.
 //
+// Everything is a method of one Ledger, opened once per host (Open) and
+// shared: it holds the host, its typed store and its keys, each key read
+// (or made) on its first use, so opening reads nothing.
+//
 // Sealing (SealRun, and FinishRun, which ends the run in the same write
 // transaction as its receipt): the receipt of a run's terminal attempt is signed
 // with the receipt key (ReceiptSigner, $OA_HOME/keys/receipt.key, with a
@@ -33,8 +37,8 @@
 // last verify reached (VerifiedFile). A break is a ChainReport naming the
 // first broken link with a closed blocking code.
 //
-// Its typed store (Store, store.go) owns the runs, attention, receipts and
-// used request states tables. Teach requests are signed with the receipt
+// Its typed store (store.go) owns the runs, attention, receipts and used
+// request states tables. Teach requests are signed with the receipt
 // key; coordinator/attention checks them with the keys the host pinned
 // (ReceiptKeyPins).
 package ledger

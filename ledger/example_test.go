@@ -14,12 +14,12 @@ import (
 	"github.com/oa-dev/oa/ledger"
 )
 
-// ExampleVerifyReceipts verifies a host's receipt chain from its records
+// ExampleLedger_VerifyReceipts verifies a host's receipt chain from its records
 // alone: the demo host is prepared, one run is made through the
 // coordinator (which seals its receipt through the ledger), and then the
 // chain — signatures, links, the signed head checkpoint, the binding and
 // the run the receipt names — is checked, as `oa receipts verify` does.
-func ExampleVerifyReceipts() {
+func ExampleLedger_VerifyReceipts() {
 	ctx := context.Background()
 	home, err := os.MkdirTemp("", "oa-ledger-example-")
 	if err != nil {
@@ -53,12 +53,12 @@ func ExampleVerifyReceipts() {
 		return
 	}
 	defer h.Close()
-	report, err := ledger.VerifyReceipts(ctx, h)
+	report, err := ledger.Open(h).VerifyReceipts(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	list, err := ledger.ListReceipts(ctx, h)
+	list, err := ledger.Open(h).ListReceipts(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return

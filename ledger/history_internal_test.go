@@ -23,13 +23,13 @@ import (
 func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 	ctx := context.Background()
 	h := hosttest.New(t, nil).Open()
-	s := StoreOf(h)
+	s := Open(h)
 	for _, id := range []string{"r1", "r2", "r3"} {
 		if err := s.InsertRun(ctx, store.Run{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := CheckCounts(ctx, h, &Heads{}); err != nil {
+	if err := s.CheckCounts(ctx, &Heads{}); err != nil {
 		t.Fatal(err)
 	}
 	writeSQL(t, s, `DELETE FROM runs WHERE run_id = 'r2'`) // a run removed behind the count
@@ -51,7 +51,7 @@ func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 
 // writeSQL runs one statement in a write of s, as something other than
 // the ledger would change the store.
-func writeSQL(t *testing.T, s Store, query string, args ...any) {
+func writeSQL(t *testing.T, s *Ledger, query string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
 	if err := s.db.Write(ctx, "test", func(tx *sql.Tx) error {
@@ -69,7 +69,7 @@ func writeSQL(t *testing.T, s Store, query string, args ...any) {
 func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
 	ctx := context.Background()
 	h := hosttest.New(t, nil).Open()
-	s := StoreOf(h)
+	s := Open(h)
 	insert := func(seq int, record string) {
 		t.Helper()
 		writeSQL(t, s, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature, deployment, request_id) VALUES (?, ?, 1, '', ?, x'00', 'd', ?)`,
@@ -79,7 +79,7 @@ func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
 		insert(seq, fmt.Sprintf(`{"type":%q,"seq":%d,"runId":"run-%d"}`, ReceiptType, seq, seq))
 	}
 	var seen []int64
-	if err := EachReceipt(ctx, h, func(r ListedReceipt) error { seen = append(seen, r.Record.Seq); return nil }); err != nil {
+	if err := s.EachReceipt(ctx, func(r ListedReceipt) error { seen = append(seen, r.Record.Seq); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(seen) != "[1 2 3]" {
@@ -87,7 +87,7 @@ func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
 	}
 	insert(4, `not a receipt`)
 	handed := 0
-	err := EachReceipt(ctx, h, func(ListedReceipt) error { handed++; return nil })
+	err := s.EachReceipt(ctx, func(ListedReceipt) error { handed++; return nil })
 	var why *blocking.Error
 	if !errors.As(err, &why) || why.Code != blocking.ReceiptChainBroken || why.Detail != "receipt #4 is not a receipt record" {
 		t.Fatalf("a row that is not a receipt: %v", err)
@@ -104,7 +104,7 @@ func TestEachReceiptRefusesBeforeHandingAny(t *testing.T) {
 func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
 	ctx := context.Background()
 	h := hosttest.New(t, nil).Open()
-	s := StoreOf(h)
+	s := Open(h)
 	for _, id := range []string{"a1", "a2", "a3"} {
 		run := "run-" + id
 		if err := s.InsertRun(ctx, store.Run{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {

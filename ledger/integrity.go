@@ -11,7 +11,6 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/signing"
 )
 
 // The store is checked against the host-signed head (CheckStore) before
@@ -87,7 +86,12 @@ type Heads struct {
 // receipt_runs_disagree; the error is a refusal or a program fault.
 // signer is the receipt key the caller seals with; counts adds the count
 // of every row (CheckCounts), which the per-attempt check leaves out.
-func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache *HeadCache, counts bool) (*Heads, error) {
+func (l *Ledger) CheckStore(ctx context.Context, cache *HeadCache, counts bool) (*Heads, error) {
+	h := l.h
+	signer, err := l.ReceiptSigner()
+	if err != nil {
+		return nil, err
+	}
 	var out Heads
 	// The file first, then the store, then the pins. The file is written
 	// after the seal's commit, so read in this order it is never ahead of
@@ -100,11 +104,11 @@ func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 	if err != nil {
 		return nil, err
 	}
-	v, last, err := readHead(ctx, h)
+	v, last, err := l.readHead(ctx)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := ReceiptKeyPins(ctx, h)
+	keys, err := l.ReceiptKeyPins(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +123,14 @@ func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 			return nil, blocking.New(blocking.ReceiptCheckpointMismatch, "checkpoint #%d is stored as #%d", out.Store.Seq, v.Seq)
 		}
 	}
-	if err := checkHeads(ctx, h, out.Store, out.File, last); err != nil {
+	if err := l.checkHeads(ctx, out.Store, out.File, last); err != nil {
 		return nil, err
 	}
 	if err := checkOwnPin(ctx, h, keys, signer.KeyID()); err != nil {
 		return nil, err
 	}
 	if counts {
-		if err := checkCounts(ctx, h, out.Store, out.File); err != nil {
+		if err := l.checkCounts(ctx, out.Store, out.File); err != nil {
 			return nil, err
 		}
 	}
@@ -135,10 +139,10 @@ func CheckStore(ctx context.Context, h *host.Host, signer *signing.Signer, cache
 
 // readHead reads the store's last checkpoint and its newest receipt in
 // one statement, so one snapshot: a seal commits both together.
-func readHead(ctx context.Context, h *host.Host) (*store.Version, *store.Receipt, error) {
+func (l *Ledger) readHead(ctx context.Context) (*store.Version, *store.Receipt, error) {
 	var vSeq, rSeq sql.NullInt64
 	var vRec, vSig, rRec []byte
-	err := StoreOf(h).db.QueryRowContext(ctx, `
+	err := l.db.QueryRowContext(ctx, `
 SELECT v.seq, v.record, v.signature, r.seq, r.record FROM (SELECT 1)
 LEFT JOIN (SELECT seq, record, signature FROM versions WHERE kind = ? AND key = ? ORDER BY seq DESC LIMIT 1) v ON 1
 LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, store.KindCheckpoint, store.CheckpointKey).Scan(&vSeq, &vRec, &vSig, &rSeq, &rRec)
@@ -173,8 +177,7 @@ func checkpointInFile(h *host.Host, keys PinnedKeys, cache *HeadCache, b []byte)
 // file's checkpoint to both. A missing file is not a disagreement: a
 // crash between a seal's commit and the file's write leaves none, and the
 // next seal writes it.
-func checkHeads(ctx context.Context, h *host.Host, head, file *Checkpoint, last *store.Receipt) error {
-	db := StoreOf(h)
+func (l *Ledger) checkHeads(ctx context.Context, head, file *Checkpoint, last *store.Receipt) error {
 	switch {
 	case head == nil && last != nil:
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the store holds receipts up to #%d but no signed checkpoint", last.Seq)
@@ -191,7 +194,7 @@ func checkHeads(ctx context.Context, h *host.Host, head, file *Checkpoint, last 
 	case file.Seq == head.Seq && file.Head != head.Head:
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "checkpoint #%d in %s names another head", file.Seq, CheckpointFile)
 	case file.Seq < head.Seq:
-		at, err := lastReceipt(ctx, db.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq = ?`, file.Seq)
+		at, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq = ?`, file.Seq)
 		if err != nil {
 			return fmt.Errorf("store: read receipt: %w", err)
 		}
@@ -229,8 +232,8 @@ func checkOwnPin(ctx context.Context, h *host.Host, keys PinnedKeys, id string) 
 // CheckCounts is checkCounts held to the heads CheckStore found: it
 // reads every row, so the coordinator makes it once per session, in the
 // background.
-func CheckCounts(ctx context.Context, h *host.Host, heads *Heads) error {
-	return checkCounts(ctx, h, heads.Store, heads.File)
+func (l *Ledger) CheckCounts(ctx context.Context, heads *Heads) error {
+	return l.checkCounts(ctx, heads.Store, heads.File)
 }
 
 // checkCounts holds the receipts to the signed heads — as many as their
@@ -240,9 +243,9 @@ func CheckCounts(ctx context.Context, h *host.Host, heads *Heads) error {
 // both only grow, so a seal by another process meanwhile is no
 // disagreement. The runs counted are remembered (store.DB.RememberRuns),
 // so the next seal counts only the runs added since.
-func checkCounts(ctx context.Context, h *host.Host, head, file *Checkpoint) error {
+func (l *Ledger) checkCounts(ctx context.Context, head, file *Checkpoint) error {
 	var receipts, top, runs, lastRun int64
-	db := StoreOf(h).db
+	db := l.db
 	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM receipts), (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM runs), (SELECT coalesce(max(rowid), 0) FROM runs)`).Scan(&receipts, &top, &runs, &lastRun)
 	if err != nil {
 		return fmt.Errorf("store: count receipts and runs: %w", err)

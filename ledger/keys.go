@@ -63,8 +63,9 @@ func createOnce(path string, data []byte, mode os.FileMode) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// HostSecret returns the host's coordinator secret, made on first use.
-func HostSecret(home string) ([]byte, error) {
+// hostSecret returns the host's coordinator secret, made on first use
+// (Ledger.Secret keeps it).
+func hostSecret(home string) ([]byte, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, err
@@ -79,7 +80,8 @@ func HostSecret(home string) ([]byte, error) {
 	return b, nil
 }
 
-// ReceiptSigner returns the receipt signer, made on first use.
+// receiptSigner returns the receipt signer, made on first use
+// (Ledger.ReceiptSigner keeps it).
 //
 // ReceiptKeyFile is cosign's format with an empty password, as the host
 // key is: a host signs without a person at the keyboard. Opening that
@@ -99,7 +101,7 @@ func HostSecret(home string) ([]byte, error) {
 // is refused. The seal is bound to the digest of ReceiptKeyFile, so
 // replacing the key file makes the cache stale (it is remade from the new
 // file), and the key it yields must be the one of ReceiptPubFile.
-func ReceiptSigner(home string, secret []byte) (*signing.Signer, error) {
+func receiptSigner(home string, secret []byte) (*signing.Signer, error) {
 	keyPath := filepath.Join(home, ReceiptKeyFile)
 	privPEM, err := os.ReadFile(keyPath)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -18,7 +18,7 @@ import (
 func TestReceiptKeyCache(t *testing.T) {
 	home := t.TempDir()
 	secret := bytes.Repeat([]byte{7}, 32)
-	first, err := ReceiptSigner(home, secret)
+	first, err := receiptSigner(home, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	if s := openReceiptKeyCache(home, secret, keyFile); s == nil || s.KeyID() != first.KeyID() {
 		t.Fatal("the sealed copy does not open to the receipt key")
 	}
-	again, err := ReceiptSigner(home, secret)
+	again, err := receiptSigner(home, secret)
 	if err != nil || again.KeyID() != first.KeyID() || !bytes.Equal(readFile(t, home, ReceiptKeyFile), keyFile) {
 		t.Fatalf("a second start changed the receipt key: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	if openReceiptKeyCache(home, secret, keyFile) != nil {
 		t.Fatal("a changed sealed copy opened")
 	}
-	s, err := ReceiptSigner(home, secret)
+	s, err := receiptSigner(home, secret)
 	if err != nil || s.KeyID() != first.KeyID() {
 		t.Fatalf("with a changed copy: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestReceiptKeyCache(t *testing.T) {
 	}
 	writeFile(t, home, ReceiptKeyFile, priv)
 	writeFile(t, home, ReceiptPubFile, pub)
-	rotated, err := ReceiptSigner(home, secret)
+	rotated, err := receiptSigner(home, secret)
 	if err != nil || rotated.KeyID() == first.KeyID() {
 		t.Fatalf("after a rotation the old key still signs: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger/translog"
@@ -20,12 +19,6 @@ import (
 // write transaction (seal), so no receipt is ever stored without its
 // leaf. Receipts sealed before the log existed are added, in chain
 // order, by the first seal after (once, in that seal's transaction).
-
-// LogKey is the host's log key ($OA_HOME/keys/log.key, made on first
-// use), whose origin is translog.Origin of the host's name.
-func LogKey(h *host.Host) (*translog.Key, error) {
-	return translog.LoadKey(h.Home, translog.Origin(h.Policy.Host))
-}
 
 // appendLeaf appends receipt r's digest to the log inside tx, with the
 // digests of the receipts before it the log lacks, and signs the new
@@ -76,27 +69,27 @@ var receiptDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 // ProveReceipt returns the c2sp.org/tlog-proof that the receipt whose
 // digest is digest ("sha256:HEX") is in the host's log, against the log's
 // newest signed checkpoint.
-func ProveReceipt(ctx context.Context, h *host.Host, digest string) (*translog.Proof, error) {
+func (l *Ledger) ProveReceipt(ctx context.Context, digest string) (*translog.Proof, error) {
 	if !receiptDigest.MatchString(digest) {
 		return nil, blocking.New(blocking.LogEntryUnknown, "%q is not a receipt digest (sha256:HEX)", digest)
 	}
-	return translog.Prove(ctx, StoreOf(h).db, []byte(digest))
+	return translog.Prove(ctx, l.db, []byte(digest))
 }
 
 // LogHead is the host's log's newest signed checkpoint (nil: no receipt
 // is in the log yet).
-func LogHead(ctx context.Context, h *host.Host) (*translog.Head, error) {
-	return translog.HeadOf(ctx, StoreOf(h).db)
+func (l *Ledger) LogHead(ctx context.Context) (*translog.Head, error) {
+	return translog.HeadOf(ctx, l.db)
 }
 
 // ReadLogTile is the c2sp.org/tlog-tiles tile of the host's log at path.
-func ReadLogTile(ctx context.Context, h *host.Host, path string) ([]byte, error) {
-	return translog.ReadTile(ctx, StoreOf(h).db, path)
+func (l *Ledger) ReadLogTile(ctx context.Context, path string) ([]byte, error) {
+	return translog.ReadTile(ctx, l.db, path)
 }
 
 // ProveLogConsistency is the proof that the host's log's tree of size n
 // is a prefix of its tree of size m (translog.ProveConsistency), the
 // proof a host publishes with its checkpoint to its fleet.
-func ProveLogConsistency(ctx context.Context, h *host.Host, n, m int64) (tlog.TreeProof, error) {
-	return translog.ProveConsistency(ctx, StoreOf(h).db, n, m)
+func (l *Ledger) ProveLogConsistency(ctx context.Context, n, m int64) (tlog.TreeProof, error) {
+	return translog.ProveConsistency(ctx, l.db, n, m)
 }

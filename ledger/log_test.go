@@ -49,14 +49,14 @@ func logHoldsChain(t *testing.T, h *host.Host, db *sql.DB) int {
 	if err := db.QueryRow(`SELECT COUNT(*) FROM log_leaves`).Scan(&leaves); err != nil || leaves != n {
 		t.Fatalf("the log holds %d leaves for %d receipts (%v)", leaves, n, err)
 	}
-	head, err := ledger.LogHead(context.Background(), h)
+	head, err := ledger.Open(h).LogHead(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n == 0 {
 		return 0
 	}
-	key, err := ledger.LogKey(h)
+	key, err := ledger.Open(h).LogKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestEveryReceiptIsALeafWithAProof(t *testing.T) {
 	if n := logHoldsChain(t, d.H, db); n != 4 {
 		t.Fatalf("%d receipts", n)
 	}
-	key, err := ledger.LogKey(d.H)
+	key, err := ledger.Open(d.H).LogKey()
 	if err != nil || key.Origin() != "oa/"+d.H.Policy.Host {
 		t.Fatalf("log key %v, %v", key, err)
 	}
@@ -96,7 +96,7 @@ func TestEveryReceiptIsALeafWithAProof(t *testing.T) {
 		if err := rows.Scan(&record); err != nil {
 			t.Fatal(err)
 		}
-		p, err := ledger.ProveReceipt(ctx, d.H, ir.DigestBytes(record))
+		p, err := ledger.Open(d.H).ProveReceipt(ctx, ir.DigestBytes(record))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,10 +105,10 @@ func TestEveryReceiptIsALeafWithAProof(t *testing.T) {
 			t.Fatalf("receipt #%d: %+v, %v", i+1, v, err)
 		}
 	}
-	if _, err := ledger.ProveReceipt(ctx, d.H, "sha256:"+fmt.Sprintf("%064x", 1)); !blocking.Has(err, blocking.LogEntryUnknown) {
+	if _, err := ledger.Open(d.H).ProveReceipt(ctx, "sha256:"+fmt.Sprintf("%064x", 1)); !blocking.Has(err, blocking.LogEntryUnknown) {
 		t.Fatalf("an unknown digest: %v", err)
 	}
-	if _, err := ledger.ProveReceipt(ctx, d.H, "not a digest"); !blocking.Has(err, blocking.LogEntryUnknown) {
+	if _, err := ledger.Open(d.H).ProveReceipt(ctx, "not a digest"); !blocking.Has(err, blocking.LogEntryUnknown) {
 		t.Fatalf("not a digest: %v", err)
 	}
 }

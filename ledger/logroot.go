@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -15,8 +14,8 @@ import (
 // log checkpoint of size n must commit to. It reads the receipts a row
 // at a time and keeps one hash per level (memory O(log n)); ok is false
 // when the host holds fewer than n receipts.
-func ReceiptsRoot(ctx context.Context, h *host.Host, n int64) (root tlog.Hash, ok bool, err error) {
-	rows, err := StoreOf(h).db.QueryContext(ctx, `SELECT seq, record FROM receipts WHERE seq <= ? ORDER BY seq`, n)
+func (l *Ledger) ReceiptsRoot(ctx context.Context, n int64) (root tlog.Hash, ok bool, err error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT seq, record FROM receipts WHERE seq <= ? ORDER BY seq`, n)
 	if err != nil {
 		return root, false, fmt.Errorf("ledger: receipts root: %w", err)
 	}

@@ -57,7 +57,8 @@ type PinnedKeys map[string]*signing.Verifier
 // ReceiptKeyPins reads every pin of the host and keeps those that verify
 // (read before a seal's write transaction, which must not use the
 // database, and once per chain check).
-func ReceiptKeyPins(ctx context.Context, h *host.Host) (PinnedKeys, error) {
+func (l *Ledger) ReceiptKeyPins(ctx context.Context) (PinnedKeys, error) {
+	h := l.h
 	vs, err := h.Versions().LatestOfKind(ctx, ReceiptKeyKind)
 	if err != nil {
 		return nil, err
@@ -116,11 +117,20 @@ func chainNamesKey(ctx context.Context, h *host.Host, id string) bool {
 // errPinnedMeanwhile: another process pinned the key first.
 var errPinnedMeanwhile = errors.New("coordinator: receipt key pinned meanwhile")
 
-// PinReceiptKey makes sure the host pinned signer's key: it reads the pin
-// (no host key needed) and only when there is none decrypts the host key
-// and signs one. A pin that exists but does not verify is refused, never
-// replaced.
-func PinReceiptKey(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) error {
+// PinReceiptKey makes sure the host pinned its receipt key
+// (ReceiptSigner): it reads the pin (no host key needed) and only when
+// there is none decrypts the host key and signs one. A pin that exists
+// but does not verify is refused, never replaced.
+func (l *Ledger) PinReceiptKey(ctx context.Context, now time.Time) error {
+	signer, err := l.ReceiptSigner()
+	if err != nil {
+		return err
+	}
+	return pinReceiptKey(ctx, l.h, signer, now)
+}
+
+// pinReceiptKey is PinReceiptKey of signer's key.
+func pinReceiptKey(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) error {
 	id := signer.KeyID()
 	v, err := h.Versions().Latest(ctx, ReceiptKeyKind, id)
 	if err != nil {

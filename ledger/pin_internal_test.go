@@ -76,11 +76,11 @@ func TestReadCheckpointSigners(t *testing.T) {
 func TestOwnPinMadeMeanwhile(t *testing.T) {
 	h, receipt := hostAndReceiptKey(t)
 	ctx := t.Context()
-	before, err := ReceiptKeyPins(ctx, h) // read before the pin exists
+	before, err := Open(h).ReceiptKeyPins(ctx) // read before the pin exists
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := PinReceiptKey(ctx, h, receipt, time.Now()); err != nil {
+	if err := pinReceiptKey(ctx, h, receipt, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := checkOwnPin(ctx, h, before, receipt.KeyID()); err != nil {

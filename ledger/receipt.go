@@ -50,21 +50,21 @@ type Receipt struct {
 }
 
 // SealRun appends the receipt of the run's current attempt, signed by
-// signer (the receipt key), when that attempt is terminal; records its
+// the host's receipt key (ReceiptSigner), when that attempt is terminal; records its
 // digest in the run and appends the head checkpoint, in one write; then it
 // writes the checkpoint file. The receipt key is pinned by the host key
 // first, once per key on a host. An attempt already sealed, or not
 // terminal, is left as it is. A chain shorter than the last checkpoint is
 // never extended. It returns the run as stored.
-func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (*RunRecord, error) {
-	r, err := ReadRun(ctx, h, runID)
+func (l *Ledger) SealRun(ctx context.Context, runID string, now time.Time) (*RunRecord, error) {
+	r, err := l.ReadRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	if r.Status != RunTerminal || r.Receipt != "" {
 		return r, nil
 	}
-	return FinishRun(ctx, h, signer, runID, now, nil)
+	return l.FinishRun(ctx, runID, now, nil)
 }
 
 // FinishRun ends a run and seals it in the same write transaction: end
@@ -76,14 +76,19 @@ func SealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID st
 // are in that transaction too (log.go). With end nil it
 // seals the run as stored. FinishRun fails with ErrAttemptSealed when end
 // ended an attempt the chain holds a receipt of already (nothing is kept).
-func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time, end func(*RunRecord) error) (sealed *RunRecord, err error) {
+func (l *Ledger) FinishRun(ctx context.Context, runID string, now time.Time, end func(*RunRecord) error) (sealed *RunRecord, err error) {
 	ctx, span := telemetry.StartSeal(ctx, runID)
 	defer func() { span.Sealed(sealedDigest(sealed)); span.End(telemetry.Code(err)) }()
-	key, err := RunKey(h.Home)
+	h := l.h
+	key, err := l.Secret()
 	if err != nil {
 		return nil, err
 	}
-	keys, err := pinnedWith(ctx, h, signer, now)
+	signer, err := l.ReceiptSigner()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := l.pinnedWith(ctx, signer, now)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +96,7 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 	if err != nil {
 		return nil, err
 	}
-	logKey, err := LogKey(h)
+	logKey, err := l.LogKey()
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +154,7 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 		return b, sig, err
 	}
 	leaf := func(tx *sql.Tx, rec *store.Receipt) error { return appendLeaf(ctx, tx, logKey, rec) }
-	_, cp, err := StoreOf(h).seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
+	_, cp, err := l.seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
 	if ferr := file.keep(err == nil && cp != nil); err == nil && ferr != nil {
 		return nil, fmt.Errorf("receipt checkpoint file: %w", ferr)
 	}
@@ -162,7 +167,7 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 	case end != nil && r != nil:
 		return nil, ErrAttemptSealed
 	}
-	return ReadRun(ctx, h, runID) // sealed meanwhile by another caller, or nothing to seal
+	return l.ReadRun(ctx, runID) // sealed meanwhile by another caller, or nothing to seal
 }
 
 // pinnedWith returns the host's pinned receipt keys, signer's among them.
@@ -170,15 +175,15 @@ func FinishRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID 
 // the key's pin, once per key on a host (see pin.go): the pins are read
 // once, and only a key not among them is pinned (or its missing pin
 // refused) by PinReceiptKey, after which they are read again.
-func pinnedWith(ctx context.Context, h *host.Host, signer *signing.Signer, now time.Time) (PinnedKeys, error) {
-	keys, err := ReceiptKeyPins(ctx, h)
+func (l *Ledger) pinnedWith(ctx context.Context, signer *signing.Signer, now time.Time) (PinnedKeys, error) {
+	keys, err := l.ReceiptKeyPins(ctx)
 	if err != nil || keys[signer.KeyID()] != nil {
 		return keys, err
 	}
-	if err := PinReceiptKey(ctx, h, signer, now); err != nil {
+	if err := pinReceiptKey(ctx, l.h, signer, now); err != nil {
 		return nil, err
 	}
-	return ReceiptKeyPins(ctx, h)
+	return l.ReceiptKeyPins(ctx)
 }
 
 // ErrAttemptSealed is FinishRun's error for a run whose ended attempt the
@@ -225,7 +230,8 @@ func (r *ChainReport) Err() error {
 // receipt before; that the chain reaches the host-signed checkpoints in
 // the store and in $OA_HOME; that every receipt names a binding that
 // verifies; and that runs (their MACs checked) and receipts agree.
-func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
+func (l *Ledger) VerifyReceipts(ctx context.Context) (*ChainReport, error) {
+	h := l.h
 	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err
@@ -238,7 +244,7 @@ func VerifyReceipts(ctx context.Context, h *host.Host) (*ChainReport, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	report, err := CheckChain(ctx, h, ChainInputs{ReceiptKey: v, RunKey: key, CheckpointFile: file})
+	report, err := l.CheckChain(ctx, ChainInputs{ReceiptKey: v, RunKey: key, CheckpointFile: file})
 	if err != nil || !report.OK {
 		return report, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 )
@@ -25,8 +24,8 @@ type ListedReceipt struct {
 // row is read as a receipt record before fn sees the first, so a row that
 // is not one refuses receipt_chain_broken, naming its sequence number,
 // with nothing handed over: the rows are read twice rather than held.
-func EachReceipt(ctx context.Context, h *host.Host, fn func(ListedReceipt) error) error {
-	return StoreOf(h).db.Snapshot(ctx, func(tx *sql.Tx) error {
+func (l *Ledger) EachReceipt(ctx context.Context, fn func(ListedReceipt) error) error {
+	return l.db.Snapshot(ctx, func(tx *sql.Tx) error {
 		if err := eachReceiptIn(ctx, tx, func(ListedReceipt) error { return nil }); err != nil {
 			return err
 		}
@@ -49,9 +48,9 @@ func eachReceiptIn(ctx context.Context, tx *sql.Tx, fn func(ListedReceipt) error
 // ListReceipts is EachReceipt's receipts in one list, for a host whose
 // history fits in memory (tests, a few thousand runs); `oa receipts list`
 // streams them instead.
-func ListReceipts(ctx context.Context, h *host.Host) ([]ListedReceipt, error) {
+func (l *Ledger) ListReceipts(ctx context.Context) ([]ListedReceipt, error) {
 	list := []ListedReceipt{}
-	err := EachReceipt(ctx, h, func(r ListedReceipt) error {
+	err := l.EachReceipt(ctx, func(r ListedReceipt) error {
 		list = append(list, r)
 		return nil
 	})

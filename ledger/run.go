@@ -7,12 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 )
 
@@ -157,37 +155,19 @@ func DecodeRunRow(key []byte, row *store.Run) (*RunRecord, error) {
 
 // ReadRun reads a run's record from the host's store, its MAC checked;
 // run_unknown when there is none.
-func ReadRun(ctx context.Context, h *host.Host, runID string) (*RunRecord, error) {
-	row, err := StoreOf(h).RunByID(ctx, runID)
+func (l *Ledger) ReadRun(ctx context.Context, runID string) (*RunRecord, error) {
+	row, err := l.RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	if row == nil {
 		return nil, blocking.New(blocking.RunUnknown, "no such run")
 	}
-	key, err := RunKey(h.Home)
+	key, err := l.Secret()
 	if err != nil {
 		return nil, err
 	}
 	return DecodeRunRow(key, row)
-}
-
-// runKeys caches the coordinator secret per host folder for the readers
-// that have a host but no coordinator (sealing from the CLI, ReadRun).
-var runKeys sync.Map
-
-// RunKey is the host's coordinator secret, the key of run-row MACs, made
-// on first use and remembered per host folder.
-func RunKey(home string) ([]byte, error) {
-	if k, ok := runKeys.Load(home); ok {
-		return k.([]byte), nil
-	}
-	k, err := HostSecret(home)
-	if err != nil {
-		return nil, err
-	}
-	runKeys.Store(home, k)
-	return k, nil
 }
 
 // recordRefDomain separates record reference fingerprints from every

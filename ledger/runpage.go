@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger/translog"
@@ -18,7 +17,7 @@ import (
 // how many were read. It reads through the rowid and, with a deployment,
 // the runs' (deployment, request_id) index: a page costs the rows it
 // reads, not the host's history (the run history's page, issue 38).
-func (s Store) RunsBefore(ctx context.Context, deployment string, cursor int64, max int, fn func(cursor int64, row *store.Run) (more bool, err error)) (last int64, read int, err error) {
+func (l *Ledger) RunsBefore(ctx context.Context, deployment string, cursor int64, max int, fn func(cursor int64, row *store.Run) (more bool, err error)) (last int64, read int, err error) {
 	if cursor <= 0 {
 		cursor = 1 << 62
 	}
@@ -28,7 +27,7 @@ func (s Store) RunsBefore(ctx context.Context, deployment string, cursor int64, 
 		query = `SELECT rowid, ` + store.RunColumns + ` FROM runs WHERE rowid < ? AND deployment = ? ORDER BY rowid DESC LIMIT ?`
 		args = []any{cursor, deployment, max}
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := l.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: read runs: %w", err)
 	}
@@ -50,8 +49,8 @@ func (s Store) RunsBefore(ctx context.Context, deployment string, cursor int64, 
 
 // AttentionOfRun returns the attention items of one run, oldest first,
 // read through the items' run index.
-func (s Store) AttentionOfRun(ctx context.Context, runID string) ([]store.Attention, error) {
-	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) },
+func (l *Ledger) AttentionOfRun(ctx context.Context, runID string) ([]store.Attention, error) {
+	out, err := store.Select(ctx, l.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) },
 		`SELECT id, run_id, state FROM attention WHERE run_id = ? ORDER BY rowid`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
@@ -80,23 +79,23 @@ func (r *RunReceipt) OK() bool { return r.Code == "" }
 // ReceiptChecker checks runs' receipts one at a time (VerifyRunReceipt),
 // with the host's pinned receipt keys and log key read once.
 type ReceiptChecker struct {
-	h    *host.Host
+	l    *Ledger
 	pins PinnedKeys
 	log  translog.Policy
 }
 
-// NewReceiptChecker reads what VerifyRunReceipt checks with: the receipt
+// ReceiptChecker reads what VerifyRunReceipt checks with: the receipt
 // keys the host key pinned and the host's log key.
-func NewReceiptChecker(ctx context.Context, h *host.Host) (*ReceiptChecker, error) {
-	pins, err := ReceiptKeyPins(ctx, h)
+func (l *Ledger) ReceiptChecker(ctx context.Context) (*ReceiptChecker, error) {
+	pins, err := l.ReceiptKeyPins(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key, err := LogKey(h)
+	key, err := l.LogKey()
 	if err != nil {
 		return nil, err
 	}
-	return &ReceiptChecker{h: h, pins: pins, log: translog.Policy{Log: key.Verifier()}}, nil
+	return &ReceiptChecker{l: l, pins: pins, log: translog.Policy{Log: key.Verifier()}}, nil
 }
 
 // VerifyRunReceipt checks the receipt of run runID whose (MAC-checked)
@@ -108,7 +107,7 @@ func NewReceiptChecker(ctx context.Context, h *host.Host) (*ReceiptChecker, erro
 // receipts are the chain check's (VerifyReceiptsWith).
 func (c *ReceiptChecker) VerifyRunReceipt(ctx context.Context, runID, digest string) (*RunReceipt, error) {
 	out := &RunReceipt{Digest: digest}
-	row, err := StoreOf(c.h).LastReceiptOf(ctx, runID)
+	row, err := c.l.LastReceiptOf(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +131,7 @@ func (c *ReceiptChecker) VerifyRunReceipt(ctx context.Context, runID, digest str
 		out.Code, out.Detail = blocking.ReceiptChainBroken, fmt.Sprintf("receipt #%d's signature does not verify with a pinned receipt key", row.Seq)
 		return out, nil
 	}
-	proof, err := ProveReceipt(ctx, c.h, digest)
+	proof, err := c.l.ProveReceipt(ctx, digest)
 	if err == nil {
 		var v *translog.Verified
 		if v, err = translog.VerifyProof(proof.Marshal(), c.log, []byte(digest)); err == nil {

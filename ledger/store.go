@@ -7,31 +7,26 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 )
 
-// Store is the ledger's typed store over the host database, the one the
-// coordinator writes its runs through: it owns the runs, attention,
-// receipts and used_states tables (their schema is internal/store's
-// migration 3, kept there so existing databases open unchanged), and
-// appends the receipt head checkpoint to the shared versions inside the
-// receipt's own transaction.
-type Store struct{ db *store.DB }
-
-// StoreOf is the ledger's store of host h.
-func StoreOf(h *host.Host) Store { return Store{h.Store()} }
+// The ledger's typed store over the host database, the one the
+// coordinator writes its runs through: the Ledger owns the runs,
+// attention, receipts and used_states tables (their schema is
+// internal/store's migration 3, kept there so existing databases open
+// unchanged), and appends the receipt head checkpoint to the shared
+// versions inside the receipt's own transaction.
 
 // InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
-func (s Store) InsertRun(ctx context.Context, r store.Run) error {
+func (l *Ledger) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
 	// commit with their other writes. Packed, like every state the run
 	// has after: stored plain until the seal packed them, runs took 74 B
 	// more each on disk (BenchmarkAuditHistory, 1,000 runs: 2,048
 	// against 1,974 B a run), over the 2 KB a run the history allows.
-	err := s.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
+	err := l.db.Write(ctx, "insert run", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`, r.RunID, r.Deployment, r.RequestID, store.Pack(r.State))
 		return err
 	})
@@ -47,33 +42,33 @@ func (s Store) InsertRun(ctx context.Context, r store.Run) error {
 // UpdateRun replaces a run's state in one write transaction: update gets
 // the current state and returns the next. It is how a run moves, so two
 // writers never lose each other's step.
-func (s Store) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
-	return s.db.Write(ctx, "update run", func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
+func (l *Ledger) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
+	return l.db.Write(ctx, "update run", func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
 }
 
 // RunByID returns a run, or nil when there is none.
-func (s Store) RunByID(ctx context.Context, runID string) (*store.Run, error) {
-	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
+func (l *Ledger) RunByID(ctx context.Context, runID string) (*store.Run, error) {
+	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
 }
 
 // RunByRequest returns the deployment's run for a request id, or nil.
-func (s Store) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
-	return s.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
+func (l *Ledger) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
+	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
 }
 
 // Runs returns every run of every deployment in the order they were
 // stored.
-func (s Store) Runs(ctx context.Context) ([]store.Run, error) {
-	out, err := store.Select(ctx, s.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
+func (l *Ledger) Runs(ctx context.Context) ([]store.Run, error) {
+	out, err := store.Select(ctx, l.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
 	return out, nil
 }
 
-func (s Store) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
+func (l *Ledger) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
 	var r store.Run
-	err := store.ScanRun(s.db.QueryRowContext(ctx, query, args...), &r)
+	err := store.ScanRun(l.db.QueryRowContext(ctx, query, args...), &r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -84,9 +79,9 @@ func (s Store) queryRun(ctx context.Context, query string, args ...any) (*store.
 }
 
 // AttentionByID returns an attention item, or nil.
-func (s Store) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
+func (l *Ledger) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
 	var a store.Attention
-	err := s.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
+	err := l.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -97,20 +92,20 @@ func (s Store) AttentionByID(ctx context.Context, id string) (*store.Attention, 
 }
 
 // AttentionItems returns every attention item, oldest first.
-func (s Store) AttentionItems(ctx context.Context) ([]store.Attention, error) {
-	return s.attentionWhere(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
+func (l *Ledger) AttentionItems(ctx context.Context) ([]store.Attention, error) {
+	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 }
 
 // OpenAttentionItems returns the attention items whose document says
 // they are open, oldest first, read through the index of open items
 // (store.OpenAttention): its cost follows the open items, not every item
 // the host ever stored.
-func (s Store) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
-	return s.attentionWhere(ctx, `SELECT id, run_id, state FROM attention INDEXED BY attention_open WHERE `+store.OpenAttention+` ORDER BY rowid`)
+func (l *Ledger) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
+	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention INDEXED BY attention_open WHERE `+store.OpenAttention+` ORDER BY rowid`)
 }
 
-func (s Store) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
-	out, err := store.Select(ctx, s.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
+func (l *Ledger) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
+	out, err := store.Select(ctx, l.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
 	}
@@ -131,7 +126,7 @@ func (s Store) attentionWhere(ctx context.Context, query string) ([]store.Attent
 // a second call for it changes nothing and returns (nil, nil, nil); so
 // does attempt returning errNothingToSeal. leaf, when given, appends the
 // receipt to the host's transparency log in the same transaction (log.go).
-func (s Store) seal(ctx context.Context, runID string,
+func (l *Ledger) seal(ctx context.Context, runID string,
 	attempt func(state []byte) (int, error),
 	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
 	mark func(record []byte) ([]byte, error),
@@ -140,7 +135,7 @@ func (s Store) seal(ctx context.Context, runID string,
 	var sealed *store.Receipt
 	var cp *store.Version
 	var remember func()
-	err := s.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
+	err := l.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
 		var state []byte
 		var deployment, requestID string
 		if err := tx.QueryRowContext(ctx, `SELECT state, deployment, request_id FROM runs WHERE run_id = ?`, runID).Scan(&state, &deployment, &requestID); err != nil {
@@ -189,7 +184,7 @@ func (s Store) seal(ctx context.Context, runID string,
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ? WHERE run_id = ?`, store.Pack(next), runID); err != nil {
 			return fmt.Errorf("store: seal run %s: %w", runID, err)
 		}
-		if cp, remember, err = s.insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
+		if cp, remember, err = l.insertCheckpoint(ctx, tx, &r, checkpoint); err != nil {
 			return err
 		}
 		if leaf != nil {
@@ -224,8 +219,8 @@ var (
 // insertCheckpoint appends the checkpoint of receipt r inside tx; the
 // runs it signs are counted without reading the whole table
 // (store.DB.CountRuns), and remember keeps that count once tx committed.
-func (s Store) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
-	runs, remember, err := s.db.CountRuns(ctx, tx)
+func (l *Ledger) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
+	runs, remember, err := l.db.CountRuns(ctx, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
@@ -259,8 +254,8 @@ func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any
 
 // LastReceiptOf returns the receipt of the run's latest sealed attempt, or
 // nil when none is sealed.
-func (s Store) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
-	r, err := lastReceipt(ctx, s.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
+func (l *Ledger) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
+	r, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipt: %w", err)
 	}
@@ -270,9 +265,9 @@ func (s Store) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt,
 // SealedRunOf returns the run id of a receipt sealed for the
 // deployment's request, "" when the chain holds none (or only receipts
 // sealed before receipts named their request).
-func (s Store) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
+func (l *Ledger) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
 	var runID string
-	err := s.db.QueryRowContext(ctx, `SELECT run_id FROM receipts WHERE deployment = ? AND request_id = ? LIMIT 1`, deployment, requestID).Scan(&runID)
+	err := l.db.QueryRowContext(ctx, `SELECT run_id FROM receipts WHERE deployment = ? AND request_id = ? LIMIT 1`, deployment, requestID).Scan(&runID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -285,8 +280,8 @@ func (s Store) SealedRunOf(ctx context.Context, deployment, requestID string) (s
 // PauseRun inserts an attention item and moves its run in one write
 // transaction, so no decision can find the item before the run waits for
 // it.
-func (s Store) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
-	return s.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
+func (l *Ledger) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
+	return l.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
 			return fmt.Errorf("store: pause run: %w", err)
 		}
@@ -296,8 +291,8 @@ func (s Store) PauseRun(ctx context.Context, a store.Attention, update func(stat
 
 // DecideAttention changes an attention item and its run in one write
 // transaction: decide gets both states and returns both.
-func (s Store) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
-	return s.db.Write(ctx, "decide attention item", func(tx *sql.Tx) error {
+func (l *Ledger) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
+	return l.db.Write(ctx, "decide attention item", func(tx *sql.Tx) error {
 		var runID string
 		var item, run []byte
 		if err := tx.QueryRowContext(ctx, `SELECT a.run_id, a.state, r.state FROM attention a JOIN runs r ON r.run_id = a.run_id WHERE a.id = ?`, id).Scan(&runID, &item, &run); err != nil {
@@ -334,11 +329,11 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 
 // UseState records a single-use nonce. It returns store.ErrConflict
 // (wrapped) when the nonce was used before; expired nonces are forgotten.
-func (s Store) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM used_states WHERE expires_at < ?`, now.UTC().Format(store.FixedTime)); err != nil {
+func (l *Ledger) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
+	if _, err := l.db.ExecContext(ctx, `DELETE FROM used_states WHERE expires_at < ?`, now.UTC().Format(store.FixedTime)); err != nil {
 		return fmt.Errorf("store: use state: %w", err)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO used_states (nonce, expires_at) VALUES (?, ?)`, nonce, expires.UTC().Format(store.FixedTime))
+	_, err := l.db.ExecContext(ctx, `INSERT INTO used_states (nonce, expires_at) VALUES (?, ?)`, nonce, expires.UTC().Format(store.FixedTime))
 	if store.IsConstraint(err) {
 		return fmt.Errorf("%w: state used before", store.ErrConflict)
 	}

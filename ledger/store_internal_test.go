@@ -18,7 +18,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sdb.Close()
-	db := Store{sdb}
+	db := &Ledger{db: sdb}
 	if err := db.InsertRun(ctx, store.Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func BenchmarkVerifyReceipts100(b *testing.B) {
 	defer h.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := ledger.VerifyReceipts(ctx, h)
+		r, err := ledger.Open(h).VerifyReceipts(ctx)
 		if err != nil || !r.OK || r.Receipts != 100 {
 			b.Fatalf("%+v, %v", r, err)
 		}

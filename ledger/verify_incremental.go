@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/atomicfile"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
@@ -96,7 +95,8 @@ type VerifyOptions struct {
 // verify --full`) does. A host
 // with no mark, or without its coordinator secret, or whose mark is more
 // than maxIncremental receipts or runs behind, is verified in full.
-func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (*ChainReport, error) {
+func (l *Ledger) VerifyReceiptsWith(ctx context.Context, opts VerifyOptions) (*ChainReport, error) {
+	h := l.h
 	key, err := readSecret(h.Home)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (
 		mark = readMark(h.Home, key)
 	}
 	if mark != nil {
-		far, err := farBehind(ctx, h, mark)
+		far, err := l.farBehind(ctx, mark)
 		if err != nil {
 			return nil, err
 		}
@@ -115,14 +115,14 @@ func VerifyReceiptsWith(ctx context.Context, h *host.Host, opts VerifyOptions) (
 		}
 	}
 	var runTop int64
-	if err := StoreOf(h).db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM runs`).Scan(&runTop); err != nil {
+	if err := l.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM runs`).Scan(&runTop); err != nil {
 		return nil, err
 	}
 	var report *ChainReport
 	if mark == nil {
-		report, err = VerifyReceipts(ctx, h)
+		report, err = l.VerifyReceipts(ctx)
 	} else {
-		report, err = verifyFrom(ctx, h, key, mark)
+		report, err = l.verifyFrom(ctx, key, mark)
 	}
 	if err != nil || !report.OK || key == nil {
 		return report, err
@@ -146,9 +146,9 @@ var maxIncremental int64 = 16384
 // farBehind reports whether more receipts or runs than maxIncremental
 // were added since mark. A chain shorter than the mark is not far
 // behind: the incremental verify names that.
-func farBehind(ctx context.Context, h *host.Host, mark *verifiedMark) (bool, error) {
+func (l *Ledger) farBehind(ctx context.Context, mark *verifiedMark) (bool, error) {
 	var top, runs int64
-	err := StoreOf(h).db.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM (SELECT 1 FROM runs WHERE rowid > ? LIMIT ?))`,
+	err := l.db.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM receipts), (SELECT count(*) FROM (SELECT 1 FROM runs WHERE rowid > ? LIMIT ?))`,
 		mark.RunRowID, maxIncremental+1).Scan(&top, &runs)
 	if err != nil {
 		return false, fmt.Errorf("store: count what was added since the last verify: %w", err)
@@ -157,8 +157,8 @@ func farBehind(ctx context.Context, h *host.Host, mark *verifiedMark) (bool, err
 }
 
 // verifyFrom is the incremental verify from mark.
-func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMark) (*ChainReport, error) {
-	db := StoreOf(h).db
+func (l *Ledger) verifyFrom(ctx context.Context, key []byte, mark *verifiedMark) (*ChainReport, error) {
+	h, db := l.h, l.db
 	report := &ChainReport{OK: true, Incremental: true}
 	broken := func(seq int64, code blocking.Code, format string, args ...any) *ChainReport {
 		report.OK, report.FirstBroken, report.Code, report.Problem = false, seq, code, fmt.Sprintf(format, args...)
@@ -171,7 +171,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		}
 		return broken(0, why.Code, "%s", why.Detail), nil
 	}
-	keys, err := ReceiptKeyPins(ctx, h)
+	keys, err := l.ReceiptKeyPins(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	if err != nil {
 		return refused(err)
 	}
-	hv, last, err := readHead(ctx, h)
+	hv, last, err := l.readHead(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 		return nil, err
 	}
 	report.Receipts, report.Runs = int(receipts), int(runs)
-	if err := checkCounts(ctx, h, head, file); err != nil {
+	if err := l.checkCounts(ctx, head, file); err != nil {
 		return refused(err)
 	}
 	if head == nil {
@@ -217,7 +217,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	if mark.Seq > head.Seq {
 		return broken(0, blocking.ReceiptCheckpointMismatch, "the chain ends at #%d, before receipt #%d the last verify reached", head.Seq, mark.Seq), nil
 	}
-	if r, err := checkLinksBefore(ctx, h, mark, broken); err != nil || r != nil {
+	if r, err := l.checkLinksBefore(ctx, mark, broken); err != nil || r != nil {
 		return r, err
 	}
 	rows, err := store.Select(ctx, db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq`, max(mark.Seq, 1), head.Seq)
@@ -260,13 +260,13 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 	case file == nil:
 		return broken(0, blocking.ReceiptCheckpointMismatch, "the checkpoint file %s is missing", CheckpointFile), nil
 	}
-	if err := checkHeads(ctx, h, head, file, last); err != nil {
+	if err := l.checkHeads(ctx, head, file, last); err != nil {
 		return refused(err)
 	}
 	if r := checkBindings(ctx, h, fresh, broken); r != nil {
 		return r, nil
 	}
-	if report, err = checkRunsSince(ctx, h, report, key, mark.RunRowID, fresh, broken); err != nil || !report.OK {
+	if report, err = l.checkRunsSince(ctx, report, key, mark.RunRowID, fresh, broken); err != nil || !report.OK {
 		return report, err
 	}
 	return checkRevocations(ctx, h, report)
@@ -279,7 +279,7 @@ func verifyFrom(ctx context.Context, h *host.Host, key []byte, mark *verifiedMar
 // receipt edited in place anywhere in the history is found (a
 // replacement would have to hash to a digest the next record holds), at
 // the cost of reading and hashing the records, not of their signatures.
-func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, broken brokenFunc) (*ChainReport, error) {
+func (l *Ledger) checkLinksBefore(ctx context.Context, mark *verifiedMark, broken brokenFunc) (*ChainReport, error) {
 	if mark.Seq == 0 {
 		return nil, nil
 	}
@@ -312,7 +312,7 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 		batch = batch[:0]
 		return nil
 	}
-	err := store.Each(ctx, StoreOf(h).db, func(r store.Row, v *linked) error { return r.Scan(&v.seq, &v.record) }, func(v *linked) error {
+	err := store.Each(ctx, l.db, func(r store.Row, v *linked) error { return r.Scan(&v.seq, &v.record) }, func(v *linked) error {
 		if batch = append(batch, *v); len(batch) < chainBatch {
 			return nil
 		}
@@ -336,9 +336,8 @@ func checkLinksBefore(ctx context.Context, h *host.Host, mark *verifiedMark, bro
 // checkRunsSince checks the runs stored since the mark and the runs of
 // the receipts sealed since: their MACs, the receipt each names, and each
 // new receipt's run present and not older than it.
-func checkRunsSince(ctx context.Context, h *host.Host, report *ChainReport, key []byte, rowID int64, fresh []Receipt, broken brokenFunc) (*ChainReport, error) {
-	db := StoreOf(h)
-	rows, err := store.Select(ctx, db.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs WHERE rowid > ? ORDER BY rowid`, rowID)
+func (l *Ledger) checkRunsSince(ctx context.Context, report *ChainReport, key []byte, rowID int64, fresh []Receipt, broken brokenFunc) (*ChainReport, error) {
+	rows, err := store.Select(ctx, l.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs WHERE rowid > ? ORDER BY rowid`, rowID)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +349,7 @@ func checkRunsSince(ctx context.Context, h *host.Host, report *ChainReport, key 
 		if seen[rec.RunID] {
 			continue
 		}
-		row, err := db.RunByID(ctx, rec.RunID)
+		row, err := l.RunByID(ctx, rec.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -370,7 +369,7 @@ func checkRunsSince(ctx context.Context, h *host.Host, report *ChainReport, key 
 		if r.Receipt == "" {
 			continue
 		}
-		stored, err := lastReceipt(ctx, db.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? AND attempt = ?`, r.RunID, r.Attempt)
+		stored, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? AND attempt = ?`, r.RunID, r.Attempt)
 		if err != nil {
 			return nil, err
 		}

@@ -25,7 +25,7 @@ func TestReceiptsVerifyIsIncremental(t *testing.T) {
 	s.Run(t, "r-2", "CD-5678")
 	verify := func(full bool) *ledger.ChainReport {
 		t.Helper()
-		r, err := ledger.VerifyReceiptsWith(ctx, s.H, ledger.VerifyOptions{Full: full})
+		r, err := ledger.Open(s.H).VerifyReceiptsWith(ctx, ledger.VerifyOptions{Full: full})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestReceiptsVerifyFarBehindIsFull(t *testing.T) {
 	s.Run(t, "r-1", "AB-1234")
 	verify := func() *ledger.ChainReport {
 		t.Helper()
-		r, err := ledger.VerifyReceiptsWith(ctx, s.H, ledger.VerifyOptions{})
+		r, err := ledger.Open(s.H).VerifyReceiptsWith(ctx, ledger.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

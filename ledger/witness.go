@@ -79,8 +79,8 @@ var (
 // cosignature, checked with the witness's key, is stored with the log
 // (log_cosignatures), where receipts prove and audit export find it.
 // hc bounds each request's time.
-func SubmitCheckpoint(ctx context.Context, h *host.Host, hc *http.Client, w host.Witness) (WitnessResult, error) {
-	db := StoreOf(h).db
+func (l *Ledger) SubmitCheckpoint(ctx context.Context, hc *http.Client, w host.Witness) (WitnessResult, error) {
+	db := l.db
 	head, err := translog.HeadOf(ctx, db)
 	if err != nil || head == nil {
 		return WitnessResult{}, err
@@ -127,18 +127,18 @@ func SubmitCheckpoint(ctx context.Context, h *host.Host, hc *http.Client, w host
 // LogCosigned is the host's newest checkpoint its witnesses cosigned,
 // with their cosignatures (translog.CosignedHead), and how many of the
 // policy's witnesses' cosignatures verify on it; nil when none did.
-func LogCosigned(ctx context.Context, h *host.Host) (*translog.Head, []string, error) {
-	head, _, err := translog.CosignedHead(ctx, StoreOf(h).db)
+func (l *Ledger) LogCosigned(ctx context.Context) (*translog.Head, []string, error) {
+	head, _, err := translog.CosignedHead(ctx, l.db)
 	if err != nil || head == nil {
 		return nil, nil, err
 	}
-	return head, Cosigners(h, head.Note), nil
+	return head, l.Cosigners(head.Note), nil
 }
 
 // Cosigners are the names of the policy's witnesses whose cosignatures
 // of checkpoint verify.
-func Cosigners(h *host.Host, checkpoint []byte) []string {
-	wit := h.Policy.Witnessing
+func (l *Ledger) Cosigners(checkpoint []byte) []string {
+	wit := l.h.Policy.Witnessing
 	if wit == nil {
 		return nil
 	}

@@ -91,14 +91,14 @@ func TestAuditReadsTheLedgerNotTheEngine(t *testing.T) {
 
 // TestOnlyOwnersReachTheStore: host.Host.Store, the raw handle the owning
 // stages build their typed stores on, is called only where a typed store
-// is built (admit's admissions; the ledger's runs and receipts, which the
-// coordinator writes through) and, read-only, by the harness transcript's
+// is built (admit's admissions; the ledger's runs and receipts, opened
+// once as a ledger.Ledger, which the coordinator writes through) and, read-only, by the harness transcript's
 // RunsOf. Any other stage goes through the owner's typed API, so no
 // package writes another's tables.
 func TestOnlyOwnersReachTheStore(t *testing.T) {
 	allowed := map[string]string{
 		"admit/store.go":        "storeOf(h *host.Host) admissions",
-		"ledger/store.go":       "StoreOf(h *host.Host) Store",
+		"ledger/ledger.go":      "Open(h *host.Host) *Ledger",
 		"harness/transcript.go": "h.Store().RunsOf(",
 	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {

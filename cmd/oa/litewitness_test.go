@@ -148,7 +148,7 @@ func TestLitewitnessCosignsCoordinatorCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	h := hosttest.New(t, nil)
 	opened := h.Open()
-	logKey, err := ledger.LogKey(opened)
+	logKey, err := ledger.Open(opened).LogKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +186,11 @@ func TestLitewitnessCosignsCoordinatorCheckpoints(t *testing.T) {
 		digest = res.ReceiptDigest
 	}
 	for {
-		head, names, err := ledger.LogCosigned(ctx, s.H)
+		head, names, err := ledger.Open(s.H).LogCosigned(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		size, _ := ledger.LogHead(ctx, s.H)
+		size, _ := ledger.Open(s.H).LogHead(ctx)
 		if head != nil && head.N == size.N && slices.Equal(names, []string{"lite"}) {
 			break
 		}

@@ -104,7 +104,7 @@ func Notes(t testing.TB, home, record string) int {
 // error, and the code of its break ("" when the chain holds).
 func VerifyCode(t testing.TB, h *host.Host) (*ledger.ChainReport, blocking.Code) {
 	t.Helper()
-	r, err := ledger.VerifyReceipts(context.Background(), h)
+	r, err := ledger.Open(h).VerifyReceipts(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,16 +38,17 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 		return err
 	}
 	defer h.Close()
-	secret, err := ledger.HostSecret(home)
+	l := ledger.Open(h)
+	secret, err := l.Secret()
 	if err != nil {
 		return err
 	}
-	signer, err := ledger.ReceiptSigner(home, secret)
+	signer, err := l.ReceiptSigner()
 	if err != nil {
 		return err
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	if err := ledger.PinReceiptKey(ctx, h, signer, now); err != nil {
+	if err := l.PinReceiptKey(ctx, now); err != nil {
 		return err
 	}
 	b, err := bind.Current(ctx, h, deployment)

@@ -40,7 +40,7 @@ the first, on every core.`,
 		Args: cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				r, err := ledger.VerifyReceiptsWith(cmd.Context(), h, ledger.VerifyOptions{Full: full})
+				r, err := ledger.Open(h).VerifyReceiptsWith(cmd.Context(), ledger.VerifyOptions{Full: full})
 				if err != nil {
 					return err
 				}
@@ -84,7 +84,7 @@ func listReceiptsJSON(cmd *cobra.Command, h *host.Host) error {
 		return err
 	}
 	a := cli.NewJSONArray(out)
-	if err := ledger.EachReceipt(cmd.Context(), h, func(r ledger.ListedReceipt) error {
+	if err := ledger.Open(h).EachReceipt(cmd.Context(), func(r ledger.ListedReceipt) error {
 		return a.Add(listedReceipt{r, deciders[r.Record.RunID]})
 	}); err != nil {
 		return err
@@ -103,7 +103,7 @@ func listReceiptsTable(cmd *cobra.Command, h *host.Host) error {
 	if err != nil {
 		return err
 	}
-	err = ledger.EachReceipt(cmd.Context(), h, func(s ledger.ListedReceipt) error {
+	err = ledger.Open(h).EachReceipt(cmd.Context(), func(s ledger.ListedReceipt) error {
 		if n == 0 {
 			fmt.Fprintf(out, "%-5s %-28s %-24s %-18s %-26s %-20s %-71s %s\n", "SEQ", "RUN", "JOB", "OUTCOME", "REASON", "AT", "DIGEST", "DECIDED BY")
 		}

@@ -36,7 +36,7 @@ to -o FILE.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				p, err := ledger.ProveReceipt(cmd.Context(), h, args[0])
+				p, err := ledger.Open(h).ProveReceipt(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -108,7 +108,7 @@ log_forked, log_key_invalid).`,
 		Args:  cli.WantArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cli.WithHost(cmd, func(h *host.Host) error {
-				k, err := ledger.LogKey(h)
+				k, err := ledger.Open(h).LogKey()
 				if err != nil {
 					return err
 				}

@@ -239,5 +239,5 @@ func verifyDemoReceipts(cmd *cobra.Command, home string) (*ledger.ChainReport, e
 		return nil, err
 	}
 	defer h.Close()
-	return ledger.VerifyReceipts(cmd.Context(), h)
+	return ledger.Open(h).VerifyReceipts(cmd.Context())
 }
