@@ -25,7 +25,7 @@ import (
 // found here is left to verify, which starts it. private is the
 // connection's private folder, which every start grants.
 func checkCommand(cfg connector.Config, p *confine.Profile, private string) error {
-	if cfg.Remote != nil || cfg.Command == "" || cfg.Command == connector.SandboxCommand || p.IsUnconfined() {
+	if cfg.Kind() != connector.KindProcess || cfg.Command == "" || p.IsUnconfined() {
 		return nil
 	}
 	var granted []string

@@ -264,7 +264,7 @@ func checkConfinement(h *host.Host, cfg connector.Config) (*confine.Profile, err
 	if err := p.Normalize(); err != nil {
 		return nil, blocking.New(blocking.ConfinementInvalid, "a --read or --write path cannot be made absolute").At("", "confinement")
 	}
-	if refused := p.Check(confine.CheckOptions{Home: h.Home, NoProcess: cfg.Command == connector.SandboxCommand || cfg.Command == ""}); refused != nil {
+	if refused := p.Check(confine.CheckOptions{Home: h.Home, NoProcess: cfg.Kind() == connector.KindSandbox || cfg.Command == ""}); refused != nil {
 		return nil, refused
 	}
 	if err := allowedByPolicy(h, &p); err != nil {

@@ -81,7 +81,7 @@ func ViewOf(name string, rec *Record) View {
 	}
 	v := View{Name: rec.Name, Connector: rec.Connector, Revision: rec.Revision, State: rec.State(), Enabled: rec.Enabled, Online: rec.Online, LastError: rec.LastError, Verified: rec.Verified(), AuthorityDigest: rec.AuthorityDigest(), Config: rec.Config, Confinement: confine.Describe(rec.Config.Confinement)}
 	switch {
-	case rec.Config.Command == connector.SandboxCommand:
+	case rec.Config.Kind() == connector.KindSandbox:
 		v.Confinement = "in-process: the built-in sandbox runs inside oa"
 	case rec.Config.Remote != nil:
 		// No process of it runs here: a profile would describe nothing.
@@ -117,7 +117,7 @@ type HostLevel struct {
 // for a connection that starts no confined local program (in-process,
 // reached by URL, or unconfined).
 func LevelNow(rec *Record) *HostLevel {
-	if rec == nil || rec.Config.Command == connector.SandboxCommand || rec.Config.Command == "" || rec.Config.Confinement.IsUnconfined() {
+	if rec == nil || rec.Config.Kind() == connector.KindSandbox || rec.Config.Command == "" || rec.Config.Confinement.IsUnconfined() {
 		return nil
 	}
 	level, err := connector.Enforcement(rec.Config)

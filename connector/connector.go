@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
-	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,9 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
-	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/stdioconn"
 	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/telemetry"
 )
@@ -130,12 +124,13 @@ type CallResult struct {
 // given to Open ends, when an operation times out or is cancelled, or when
 // the server exits; after that every method refuses with connector_closed.
 type Session struct {
-	cs      *mcp.ClientSession
-	proc    *process           // nil for the in-process sandbox and a remote server
-	server  *mcp.ServerSession // the sandbox's side, nil for a subprocess
-	remote  *remoteConn        // a remote server's HTTP side, else nil
-	timeout time.Duration
-	stop    func() bool // detaches the watch on Open's context
+	cs *mcp.ClientSession
+	// transport is how the server is reached, and what ending the
+	// session ends: a process tree, a remote server's HTTP side, or the
+	// in-process sandbox.
+	transport transport
+	timeout   time.Duration
+	stop      func() bool // detaches the watch on Open's context
 
 	elicit *elicitRouter
 
@@ -156,10 +151,10 @@ func Open(ctx context.Context, cfg Config, opts Options) (*Session, error) {
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
-	if cfg.Remote != nil {
+	switch cfg.Kind() {
+	case KindRemote:
 		return openRemote(ctx, cfg, opts, timeout)
-	}
-	if cfg.Command == SandboxCommand {
+	case KindSandbox:
 		return openSandbox(ctx, cfg, opts, timeout)
 	}
 	return openProcess(ctx, cfg, opts, timeout)
@@ -203,105 +198,6 @@ func keepRawTools(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
-}
-
-// openSandbox connects the in-process sandbox server through in-memory
-// transports, so the same client code lists and calls it.
-func openSandbox(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
-	if len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" || !cfg.Confinement.IsDefault() {
-		return nil, blocking.New(blocking.ConnectorConfigInvalid, "the sandbox connector takes no args, env, secret file or confinement")
-	}
-	octx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// The sandbox speaks over an in-process pipe read through stdioconn,
-	// as a subprocess's stdio is: the go-sdk's in-memory transport
-	// allocates 32 KiB per message decoded.
-	st, ct := stdioconn.Pipe()
-	ss, err := sandbox.NewServer(opts.SandboxDir).Connect(octx, st, nil)
-	if err != nil {
-		return nil, blocking.New(blocking.ConnectorStartFailed, "the sandbox connector did not start")
-	}
-	router := &elicitRouter{}
-	cs, err := newClient(router).Connect(octx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil {
-		_ = ss.Close()
-		return nil, startError(octx, ctx)
-	}
-	s := &Session{cs: cs, server: ss, elicit: router, timeout: timeout, ended: make(chan struct{})}
-	s.watch(ctx)
-	return s, nil
-}
-
-// openProcess starts cfg.Command with a minimal environment, in its own
-// process group and process tree (see tree), and connects to it over
-// stdio.
-func openProcess(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
-	if cfg.Command == "" {
-		return nil, blocking.New(blocking.ConnectorConfigInvalid, "no command")
-	}
-	env, err := childEnv(cfg, os.LookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return nil, ctxRefusal(context.Cause(ctx))
-	}
-	l, err := prepareLaunch(cfg, opts, env)
-	if err != nil {
-		return nil, err
-	}
-	t, err := newTree(opts.OwnedTrees, opts.ownership)
-	if err != nil {
-		l.cleanup()
-		return nil, err
-	}
-	limitCgroup(t.cgroup, cfg.Confinement)
-	newCmd := func(cgroupFD int) *exec.Cmd {
-		cmd := exec.Command(l.path, l.args...)
-		// The tree's mark, inherited by what the server starts: with no
-		// cgroup, a reaper takes a process left outside the server's
-		// process group (setsid) for a member only while it carries it.
-		cmd.Env = append(slices.Clip(l.env), TreeEnv+"="+t.id)
-		cmd.Stderr = stderrFor(opts)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if l.userns {
-			cmd.SysProcAttr = userNamespaceAttr(l.cloneflags)
-			cmd.SysProcAttr.Setpgid = true
-		}
-		cmd.SysProcAttr.Cloneflags |= l.cloneflags
-		if cgroupFD >= 0 {
-			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
-		}
-		// A grandchild holding the stderr pipe must not keep Wait from
-		// returning once the tree is dead.
-		cmd.WaitDelay = time.Second
-		return cmd
-	}
-	p := &process{tree: t, cleanup: l.cleanup}
-
-	octx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// Until the session exists, the end of octx ends the tree at once, so
-	// a server that hangs in initialize cannot hold Open past its timeout.
-	stopEarly := context.AfterFunc(octx, p.kill)
-	tr := &treeTransport{newCmd: newCmd, proc: p}
-	router := &elicitRouter{}
-	cs, err := newClient(router).Connect(octx, tr, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	stopEarly()
-	if err == nil && tr.err != nil {
-		_ = p.end(cs)
-		return nil, tr.err
-	}
-	if err != nil {
-		_ = p.end(nil)
-		if tr.err != nil {
-			return nil, tr.err
-		}
-		return nil, startError(octx, ctx)
-	}
-	s := &Session{cs: cs, proc: p, elicit: router, timeout: timeout, ended: make(chan struct{})}
-	s.watch(ctx)
-	return s, nil
 }
 
 // startError is the refusal for a failed start: a timeout or cancel if a
@@ -367,8 +263,8 @@ func Describe(ctx context.Context, cfg Config, opts Options) (*Description, erro
 		return nil, err
 	}
 	d := &Description{Inventory: *inv}
-	if s.remote != nil {
-		d.Protocol, d.Transport = s.Protocol(), s.remote.kind
+	if s.Remote() {
+		d.Protocol, d.Transport = s.Protocol(), s.transport.reachedBy()
 	}
 	return d, nil
 }
@@ -525,11 +421,9 @@ func (s *Session) failed(ctx context.Context, err error) error {
 	if r := blocking.Refusals(err); r != nil {
 		return err
 	}
-	if tr := traceOf(ctx); s.remote != nil && tr != nil {
-		if refusal, ok := remoteFailure(tr); ok {
-			_ = s.end()
-			return refusal
-		}
+	if refusal, ok := s.transport.explain(ctx); ok {
+		_ = s.end()
+		return refusal
 	}
 	if ctx.Err() != nil {
 		_ = s.end()
@@ -545,14 +439,10 @@ func (s *Session) failed(ctx context.Context, err error) error {
 	return blocking.New(blocking.ConnectorCallFailed, "the server ended or broke the connection during the request")
 }
 
-// traced gives a remote session's operation its own sendTrace, so a
-// failure can be told apart: never written, refused, or sent unanswered.
+// traced prepares ctx for one operation of the session, so that its
+// transport can explain a failure (see transport.traced).
 func (s *Session) traced(ctx context.Context) context.Context {
-	if s.remote == nil {
-		return ctx
-	}
-	ctx, _ = withTrace(ctx)
-	return ctx
+	return s.transport.traced(ctx)
 }
 
 // Protocol is the MCP protocol version the server agreed to.
@@ -566,10 +456,10 @@ func (s *Session) Protocol() string {
 // Sandbox reports whether the session is the built-in sandbox records
 // connector (SandboxCommand), served in this process, whose closed error
 // words are oa's own.
-func (s *Session) Sandbox() bool { return s.server != nil }
+func (s *Session) Sandbox() bool { return s.transport.kind() == KindSandbox }
 
 // Remote reports whether the session is to a remote server.
-func (s *Session) Remote() bool { return s.remote != nil }
+func (s *Session) Remote() bool { return s.transport.kind() == KindRemote }
 
 // usable refuses once the session has ended.
 func (s *Session) usable() error {
@@ -603,19 +493,7 @@ func (s *Session) end() error {
 		if s.stop != nil {
 			s.stop()
 		}
-		if s.proc != nil {
-			s.endErr = s.proc.end(s.cs)
-			return
-		}
-		_ = s.cs.Close()
-		if s.remote != nil {
-			if s.remote.endStream != nil {
-				s.remote.endStream()
-			}
-			s.remote.transport.CloseIdleConnections()
-			return
-		}
-		_ = s.server.Close()
+		s.endErr = s.transport.end(s.cs)
 	})
 	return s.endErr
 }

@@ -3,6 +3,19 @@
 // records connector in-process), lists its tools into a normalized,
 // digested Inventory, and calls them.
 //
+// The session core (connector.go, transport.go: listing, checking, calls,
+// freshness, elicitation) is the same for every server; a Session holds
+// one transport, chosen by Config.Kind — the one place a Config is told
+// to be the sandbox — that reaches the server and is ended with it:
+//
+//   - procTransport (proc*.go): a program started in a confined process
+//     tree of its own (start, confinement, cgroups, user namespaces,
+//     stderr, reaping orphans);
+//   - remoteTransport (remote*.go): a remote server over Streamable HTTP
+//     (or HTTP+SSE), with secret headers and OAuth login;
+//   - sandboxTransport (sandboxtransport.go): the built-in sandbox
+//     records connector, served in this process.
+//
 // Safety properties, each tested against real subprocesses:
 //
 //   - A server runs in its own process group and process tree: a cgroup v2
@@ -31,17 +44,17 @@
 // explicit values with the MCP defaults, so how a server spells a default
 // does not change a digest.
 //
-// Remote servers (remote.go) are reached over Streamable HTTP with the
+// Remote servers (remote*.go) are reached over Streamable HTTP with the
 // go-sdk's StreamableClientTransport; secret headers are read per request,
 // bodies and events are capped at 4 MiB, and failures are named
 // (remote_unreachable, remote_tls_untrusted, remote_unauthorized,
 // remote_forbidden, remote_not_sent, remote_response_too_large); HTTP+SSE is
 // tried only after a 404 or 405, held to the URL's origin. OAuth 2.1
-// (oauth.go, login.go): Login runs the go-sdk's authorization-code flow (PKCE,
-// resource indicator, loopback redirect) and keeps the tokens sealed in
-// Options.Tokens; each request takes its access token from there, refreshed
-// under a file lock, and a 401 or a missing login is a named refusal, never
-// a retry.
+// (remoteoauth.go, remotelogin.go): Login runs the go-sdk's
+// authorization-code flow (PKCE, resource indicator, loopback redirect)
+// and keeps the tokens sealed in Options.Tokens; each request takes its
+// access token from there, refreshed under a file lock, and a 401 or a
+// missing login is a named refusal, never a retry.
 //
 // Every stdio server starts confined (package confine): the connection's
 // confine.Profile becomes a Spec, and the launcher, this binary re-executed

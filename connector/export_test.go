@@ -14,10 +14,11 @@ func CgroupParent() string { return cgroupParent() }
 // SessionCgroup is the cgroup folder of a session's tree, "" when it is
 // owned as a set of processes.
 func SessionCgroup(s *Session) string {
-	if s.proc == nil {
+	p, ok := s.transport.(*procTransport)
+	if !ok {
 		return ""
 	}
-	return s.proc.tree.cgroup
+	return p.tree.cgroup
 }
 
 // StartOf is the start an owned-tree row names process pid by ("" when it is

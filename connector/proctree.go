@@ -13,10 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/stdioconn"
 	"github.com/oa-dev/oa/internal/store"
 )
 
@@ -419,106 +416,4 @@ func (t *tree) forget() error {
 		return fmt.Errorf("connector: forgetting an ended server's processes: %w", err)
 	}
 	return nil
-}
-
-// process is a started server with its tree.
-type process struct {
-	tree *tree
-	mu   sync.Mutex
-	cmd  *exec.Cmd // nil until started
-	// cleanup removes what the start made for the server (its temporary
-	// private folders) once the tree has ended; nil for nothing.
-	cleanup func()
-}
-
-// kill ends the whole tree at once: used when a deadline has already
-// passed and there is no time to ask nicely.
-func (p *process) kill() {
-	if p.tree.hasStarted() {
-		p.tree.kill()
-	}
-}
-
-// end ends the whole tree and verifies it: SIGTERM to every process of
-// it, up to termGrace for them to go, then the tree killed, the server
-// reaped (through the go-sdk's Close, which waits for the command, or by
-// Wait when there is no session), and finally nothing of the tree may be
-// able to run. Only then are its cgroup and owned-tree rows removed; a tree
-// that would not end stays recorded, for ReapOrphans to end later.
-func (p *process) end(cs *mcp.ClientSession) error {
-	err := p.endTree(cs)
-	if err == nil && p.cleanup != nil {
-		p.cleanup()
-	}
-	return err
-}
-
-// endTree is end without the cleanup.
-func (p *process) endTree(cs *mcp.ClientSession) error {
-	t := p.tree
-	if !t.hasStarted() {
-		return t.release() // never started: only the cgroup to remove
-	}
-	t.stopSampling()
-	t.signalAll(syscall.SIGTERM)
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		if cs != nil {
-			_ = cs.Close()
-			return
-		}
-		p.mu.Lock()
-		cmd := p.cmd
-		p.mu.Unlock()
-		_ = cmd.Wait() // "already called" when the go-sdk reaped it
-	}()
-	t.waitEnded(termGrace)
-	t.kill()
-	select {
-	case <-reaped:
-	case <-time.After(verifyWithin):
-	}
-	if !t.waitEnded(verifyWithin) {
-		return blocking.New(blocking.ConnectorStopFailed, "processes of the server's tree are still running after SIGKILL")
-	}
-	return t.release()
-}
-
-// treeTransport is the stdio client transport (internal/stdioconn: the
-// go-sdk's CommandTransport with lines read into one reused buffer),
-// started into the tree.
-type treeTransport struct {
-	newCmd func(cgroupFD int) *exec.Cmd
-	proc   *process
-	err    error // a failure to record the started server
-}
-
-// Connect starts the command through the go-sdk, into the tree's cgroup
-// when it has one. When that start fails, it is tried once without the
-// cgroup: if that works, this host cannot start into cgroups, and no
-// later start tries.
-func (t *treeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	tr := t.proc.tree
-	cmd := t.newCmd(tr.cgroupFD())
-	conn, err := (&stdioconn.Command{Cmd: cmd, TerminateDuration: termGrace}).Connect(ctx)
-	if err != nil && cmd.Process == nil && tr.cgroup != "" {
-		tr.dropCgroup()
-		tr.forget() // the cgroup row; the tree is recorded again as processes
-		cmd = t.newCmd(-1)
-		conn, err = (&stdioconn.Command{Cmd: cmd, TerminateDuration: termGrace}).Connect(ctx)
-		if cmd.Process != nil {
-			disableCgroups()
-		}
-	}
-	if cmd.Process == nil {
-		return conn, err
-	}
-	t.proc.mu.Lock()
-	t.proc.cmd = cmd
-	t.proc.mu.Unlock()
-	if rerr := tr.started(cmd); rerr != nil {
-		t.err = rerr
-	}
-	return conn, err
 }

@@ -19,8 +19,6 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/oa-dev/oa/blocking"
 )
 
@@ -320,18 +318,19 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 	return t.wrote, t.code
 }
 
-// remoteTransport adds a remote connection's secrets to every request as
-// it is made (read from their files then, never kept), notes in the
-// operation's sendTrace whether the request was written and why it failed,
-// and holds every response body to maxRemoteBody.
-type remoteTransport struct {
+// remoteRoundTripper is the http.RoundTripper of a remote connection: it
+// adds the connection's secrets to every request as it is made (read from
+// their files then, never kept), notes in the operation's sendTrace
+// whether the request was written and why it failed, and holds every
+// response body to maxRemoteBody.
+type remoteRoundTripper struct {
 	base   *http.Transport
 	remote Remote
 	oauth  *oauthSource // nil unless the connection uses OAuth
 	origin *url.URL     // the connection URL's scheme and host
 }
 
-func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceOf(req.Context())
 	// Secrets go only to the connection's own origin: an HTTP+SSE server
 	// names the address of its messages, and it may name another host.
@@ -398,7 +397,7 @@ func isEventStream(req *http.Request) bool {
 }
 
 // addSecrets sets the connection's secret headers, read now.
-func (t *remoteTransport) addSecrets(h http.Header) error {
+func (t *remoteRoundTripper) addSecrets(h http.Header) error {
 	for _, hd := range t.remote.Headers {
 		v, err := readSecretValue(hd.SecretFile)
 		if err != nil {
@@ -496,7 +495,7 @@ func newRemoteHTTP(r Remote) (*http.Client, *http.Transport, error) {
 		return nil, nil, blocking.New(blocking.ConnectorConfigInvalid, "the URL does not parse")
 	}
 	client := &http.Client{
-		Transport: &remoteTransport{base: base, remote: r, origin: &url.URL{Scheme: origin.Scheme, Host: origin.Host}},
+		Transport: &remoteRoundTripper{base: base, remote: r, origin: &url.URL{Scheme: origin.Scheme, Host: origin.Host}},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -524,114 +523,6 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 		return nil, blocking.New(blocking.RemoteCAInvalid, "the CA file holds no PEM certificate")
 	}
 	return pool, nil
-}
-
-// remoteConn is what a remote session holds beyond the MCP session.
-type remoteConn struct {
-	transport *http.Transport
-	kind      string // TransportStreamable or TransportSSE
-	// endStream ends an HTTP+SSE session's long stream (nil otherwise).
-	endStream context.CancelFunc
-}
-
-// openRemote connects to a remote server over Streamable HTTP and runs the
-// initialize handshake. The standalone event stream is not opened (oa
-// re-lists tools itself, and a server's requests during a call come on
-// that call's stream), and a broken stream is never resumed by repeating
-// a request: oa decides what a lost answer means.
-func openRemote(ctx context.Context, cfg Config, opts Options, timeout time.Duration) (*Session, error) {
-	r, err := NormalizeRemote(*cfg.Remote)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Command != "" || len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" {
-		return nil, blocking.New(blocking.ConnectorConfigInvalid, "a remote connection takes no command, args, env or secret file")
-	}
-	if ctx.Err() != nil {
-		return nil, ctxRefusal(context.Cause(ctx))
-	}
-	client, base, err := newRemoteHTTP(r)
-	if err != nil {
-		return nil, err
-	}
-	if r.OAuth != nil {
-		client.Transport.(*remoteTransport).oauth = &oauthSource{remote: r, store: opts.Tokens, client: newOAuthHTTP(base)}
-	}
-	octx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	router := &elicitRouter{}
-	rc := &remoteConn{transport: base}
-	cs, err := rc.connect(octx, ctx, r, client, router)
-	if err != nil {
-		base.CloseIdleConnections()
-		return nil, err
-	}
-	s := &Session{cs: cs, remote: rc, elicit: router, timeout: timeout, ended: make(chan struct{})}
-	s.watch(ctx)
-	return s, nil
-}
-
-// connect runs the handshake over Streamable HTTP and, only when the
-// server answered that 404 or 405 and refused nothing by name, over the
-// HTTP+SSE transport. octx bounds the handshake, ctx is the caller's.
-func (rc *remoteConn) connect(octx, ctx context.Context, r Remote, client *http.Client, router *elicitRouter) (*mcp.ClientSession, error) {
-	tctx, tr := withTrace(octx)
-	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
-	cs, err := newClient(router).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: remoteProtocolVersion})
-	if err == nil {
-		rc.kind = TransportStreamable
-		return cs, nil
-	}
-	if _, code := tr.state(); code != "" {
-		return nil, tr.refusalOr(remoteRefusal(code, true))
-	}
-	if !tr.sawLegacy() || octx.Err() != nil {
-		return nil, remoteStartError(octx, ctx)
-	}
-	return rc.connectSSE(octx, ctx, r, client, router)
-}
-
-// connectSSE runs the handshake over the HTTP+SSE transport. Its one
-// stream lives as long as the session, so it is opened under the caller's
-// context and ended with the session (endStream) — or when octx ends
-// before the handshake is done.
-func (rc *remoteConn) connectSSE(octx, ctx context.Context, r Remote, client *http.Client, router *elicitRouter) (*mcp.ClientSession, error) {
-	tctx, tr := withTrace(octx)
-	life, endStream := context.WithCancel(context.WithoutCancel(tctx))
-	stop := context.AfterFunc(octx, endStream)
-	sse := &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: client, MaxEventSize: maxRemoteBody}
-	cs, err := newClient(router).Connect(tctx, &streamIn{ctx: life, inner: sse}, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
-	if err != nil || !stop() {
-		endStream()
-		if _, code := tr.state(); code != "" {
-			return nil, tr.refusalOr(remoteRefusal(code, true))
-		}
-		return nil, remoteStartError(octx, ctx)
-	}
-	rc.kind, rc.endStream = TransportSSE, endStream
-	return cs, nil
-}
-
-// streamIn connects inner under ctx instead of the handshake's context:
-// an HTTP+SSE stream must outlive the handshake.
-type streamIn struct {
-	ctx   context.Context
-	inner mcp.Transport
-}
-
-func (s *streamIn) Connect(context.Context) (mcp.Connection, error) { return s.inner.Connect(s.ctx) }
-
-// remoteStartError is the refusal for a failed handshake with a remote
-// server: the caller's cancel or deadline, else remote_timeout when the
-// handshake's own time ran out, else remote_start_failed.
-func remoteStartError(octx, parent context.Context) error {
-	switch {
-	case parent.Err() != nil && !errors.Is(context.Cause(parent), context.DeadlineExceeded):
-		return ctxRefusal(context.Cause(parent))
-	case octx.Err() != nil:
-		return blocking.New(blocking.RemoteTimeout, "the handshake took longer than the timeout")
-	}
-	return blocking.New(blocking.RemoteStartFailed, "the server did not complete the MCP initialize handshake")
 }
 
 // remoteRefusal is the refusal for a noted transport failure.

@@ -52,10 +52,10 @@ type enforcement struct {
 // refusal (confinement_unavailable) when it cannot be confined.
 func Enforcement(cfg connector.Config) (confine.Level, error) {
 	kind := "process"
-	switch cfg.Command {
-	case connector.SandboxCommand:
+	switch {
+	case cfg.Kind() == connector.KindSandbox:
 		kind = "sandbox"
-	case "":
+	case cfg.Command == "":
 		kind = "none"
 	}
 	profile, err := canonical.Marshal(cfg.Confinement)

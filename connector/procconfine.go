@@ -208,10 +208,10 @@ func lookupIn(env []string, name string) string {
 // or confinement_unavailable when it cannot be: what `oa connection
 // verify` prints.
 func Enforcement(cfg Config) (confine.Level, error) {
-	switch cfg.Command {
-	case SandboxCommand:
+	switch {
+	case cfg.Kind() == KindSandbox:
 		return confine.Level{Mode: confine.ModeInProcess}, nil
-	case "":
+	case cfg.Command == "":
 		return confine.Level{Mode: confine.ModeNoProcess}, nil
 	}
 	abi, err := confine.Require(cfg.Confinement)
