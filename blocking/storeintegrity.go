@@ -2,7 +2,7 @@ package blocking
 
 // Codes of a host store that does not agree with what the host signed,
 // beyond the receipt chain's own (audit.go): the revocations, and the
-// ledger of the process trees a coordinator owns.
+// record of the process trees a coordinator owns (its OwnedTrees).
 const (
 	RevocationsDisagree Code = "revocations_disagree"
 	AuditHostUnverified Code = "audit_host_unverified"
