@@ -14,7 +14,6 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
-	"github.com/oa-dev/oa/signing"
 )
 
 // pauseAt stops r at step s for a person's decision on the change it
@@ -32,7 +31,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		return err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return ledger.StoreOf(c.host).PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return c.ledger.PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
@@ -68,7 +67,7 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 		return cur.finish(cur.afterChange(reasonOf(cur)))
 	}
 	move, paid := c.owing(runID, ended)
-	sealed, err := ledger.FinishRun(ctx, c.host, c.receipts, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
+	sealed, err := c.ledger.FinishRun(ctx, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
 	switch {
 	case err == nil:
 		paid()
@@ -87,7 +86,7 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 // have a host but no running coordinator (the CLI; audit builds its own
 // on the ledger's store).
 func AttentionRecords(h *host.Host) attention.Records {
-	return attention.Records{Rows: ledger.StoreOf(h), Home: h.Home, Host: h.Policy.Host, Secret: func() ([]byte, error) { return ledger.HostSecret(h.Home) }}
+	return attention.Records{Rows: ledger.Open(h), Home: h.Home, Host: h.Policy.Host, Secret: ledger.Open(h).Secret}
 }
 
 // NeedsAttention lists this deployment's open attention items.
@@ -130,30 +129,23 @@ func (c *Coordinator) Decide(ctx context.Context, d attention.Decision) (*attent
 		return nil, err
 	}
 	if item.Kind == attention.KindDownstreamQuestion {
-		return decideQuestion(ctx, hostStore{c.host, c.receipts, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
+		return decideQuestion(ctx, hostStore{c.ledger, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
 	}
-	return decide(ctx, c.host, c.receipts, d, c.now)
+	return decide(ctx, c.ledger, d, c.now)
 }
 
 // DecideAttention records an operator's decision from the CLI. It is the
 // engine's, not the records': a decision moves the run and may seal its
 // receipt.
 func DecideAttention(ctx context.Context, h *host.Host, d attention.Decision) (*attention.Item, error) {
-	secret, err := ledger.HostSecret(h.Home)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := ledger.ReceiptSigner(h.Home, secret)
-	if err != nil {
-		return nil, err
-	}
+	l := ledger.Open(h)
 	if err := holdToPolicy(ctx, h, &d, time.Now().UTC()); err != nil {
 		return nil, err
 	}
 	if it, err := AttentionRecords(h).LoadOne(ctx, d.AttentionID); err == nil && it.Kind == attention.KindDownstreamQuestion {
-		return decideQuestion(ctx, hostStore{h, signer, func(string) bool { return false }}, d, nil)
+		return decideQuestion(ctx, hostStore{l, func(string) bool { return false }}, d, nil)
 	}
-	return decide(ctx, h, signer, d, nil)
+	return decide(ctx, l, d, nil)
 }
 
 // decide records the decision on the item and moves its run, in one
@@ -165,21 +157,21 @@ func DecideAttention(ctx context.Context, h *host.Host, d attention.Decision) (*
 // attaches a request for a revised package version and leaves the pause
 // as it is. The item's own rules are attention's (Stored.Waits,
 // Stored.Decide).
-func decide(ctx context.Context, h *host.Host, signer *signing.Signer, d attention.Decision, clock func() time.Time) (*attention.Item, error) {
+func decide(ctx context.Context, l *ledger.Ledger, d attention.Decision, clock func() time.Time) (*attention.Item, error) {
 	if clock == nil {
 		clock = time.Now
 	}
 	if err := attention.CheckDecision(d); err != nil {
 		return nil, err
 	}
-	if _, err := AttentionRecords(h).LoadOne(ctx, d.AttentionID); err != nil {
+	if _, err := AttentionRecords(l.Host()).LoadOne(ctx, d.AttentionID); err != nil {
 		return nil, err
 	}
 	if d.Decision == contract.DecisionTeach {
-		return teach(ctx, h, signer, d, clock().UTC())
+		return teach(ctx, l, d, clock().UTC())
 	}
 	now := clock().UTC()
-	return onWaitingItem(ctx, h, signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
+	return onWaitingItem(ctx, l, d, now, func(item *attention.Stored, r *runState) (bool, error) {
 		if err := item.Decide(d, now); err != nil {
 			return false, err
 		}
@@ -226,14 +218,14 @@ func moveOnDecision(r *runState, step, callDigest, decision string) {
 // paused on this very item, lets change decide on them (moving the run
 // or not: change reports whether it did), stores both in one transaction
 // and, when the run ended here, seals its receipt.
-func onWaitingItem(ctx context.Context, h *host.Host, signer *signing.Signer, d attention.Decision, now time.Time, change func(item *attention.Stored, r *runState) (moved bool, err error)) (*attention.Item, error) {
-	key, err := runKey(h.Home)
+func onWaitingItem(ctx context.Context, l *ledger.Ledger, d attention.Decision, now time.Time, change func(item *attention.Stored, r *runState) (moved bool, err error)) (*attention.Item, error) {
+	key, err := l.Secret()
 	if err != nil {
 		return nil, err
 	}
 	var item attention.Stored
 	var run *runState
-	err = ledger.StoreOf(h).DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = l.DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -268,7 +260,7 @@ func onWaitingItem(ctx context.Context, h *host.Host, signer *signing.Signer, d 
 		return nil, err
 	}
 	if run != nil && run.Status == stateTerminal {
-		if _, err := sealRun(ctx, h, signer, run.RunID, now); err != nil {
+		if _, err := sealRun(ctx, l, run.RunID, now); err != nil {
 			return nil, err
 		}
 	}

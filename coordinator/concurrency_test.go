@@ -58,7 +58,7 @@ func Test50ConcurrentRuns(t *testing.T) {
 	if len(runs) != n || len(receipts) != n {
 		t.Fatalf("%d distinct runs and %d receipts for %d requests", len(runs), len(receipts), n)
 	}
-	if report, _ := ledger.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != n {
+	if report, _ := ledger.Open(s.host).VerifyReceipts(context.Background()); !report.OK || report.Receipts != n {
 		t.Fatalf("receipt chain: %+v", report)
 	}
 }

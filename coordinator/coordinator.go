@@ -68,7 +68,6 @@ import (
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
-	"github.com/oa-dev/oa/signing"
 )
 
 // Coordinator serves one bound deployment.
@@ -81,7 +80,7 @@ type Coordinator struct {
 	art           *oci.Artifact
 	eval          *component.Pool
 	secret        []byte
-	receipts      *signing.Signer
+	ledger        *ledger.Ledger
 	readTools     []ReadTool
 	me            owner
 	// inputSchemas holds each job's input schema, resolved once
@@ -156,7 +155,7 @@ func Open(ctx context.Context, opts Options) (*Coordinator, error) {
 	// The owned process trees' rows are authenticated with the
 	// coordinator secret: only rows a coordinator of this host wrote are
 	// acted on.
-	secret, err := ledger.HostSecret(opts.Home)
+	secret, err := ledger.Open(h).Secret()
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -195,16 +194,19 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if c.art, err = c.openRelease(ctx); err != nil {
 		return nil, err
 	}
-	if c.secret, err = ledger.HostSecret(opts.Home); err != nil {
+	c.ledger = ledger.Open(h)
+	if c.secret, err = c.ledger.Secret(); err != nil {
 		return nil, err
 	}
-	if c.receipts, err = ledger.ReceiptSigner(opts.Home, c.secret); err != nil {
+	// Loaded here, so a receipt key that does not load refuses the
+	// start, not the first seal.
+	if _, err = c.ledger.ReceiptSigner(); err != nil {
 		return nil, err
 	}
 	// The store must agree with the host-signed heads before anything
 	// is served: a removed run, receipt, checkpoint or pin is refused
 	// here, not met after an effect.
-	heads, err := ledger.CheckStore(ctx, h, c.receipts, &c.heads, false)
+	heads, err := c.ledger.CheckStore(ctx, &c.heads, false)
 	if err != nil {
 		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err

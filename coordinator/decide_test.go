@@ -77,11 +77,11 @@ func TestSkipWhileGuardHolds(t *testing.T) {
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one appended before the skip", len(notes))
 	}
-	receipts, err := ledger.ListReceipts(ctx, s.host)
+	receipts, err := ledger.Open(s.host).ListReceipts(ctx)
 	if err != nil || len(receipts) != 1 || !slices.Equal(receipts[0].Record.Skipped, []string{"confirm_note"}) || receipts[0].Record.Reason != contract.ReasonSkippedNotConfirmed {
 		t.Fatalf("receipts: %+v, %v", receipts, err)
 	}
-	if report, err := ledger.VerifyReceipts(ctx, s.host); err != nil || !report.OK {
+	if report, err := ledger.Open(s.host).VerifyReceipts(ctx); err != nil || !report.OK {
 		t.Fatalf("verify: %+v, %v", report, err)
 	}
 }
@@ -100,7 +100,7 @@ func TestSkipRefusedWhenGuardNoLongerHolds(t *testing.T) {
 	if out.Reason != contract.ReasonNotConfirmed || out.Proof != contract.ProofSealed {
 		t.Fatalf("resumed with the guard failing: %+v", out)
 	}
-	receipts, err := ledger.ListReceipts(ctx, s.host)
+	receipts, err := ledger.Open(s.host).ListReceipts(ctx)
 	if err != nil || len(receipts) != 1 || len(receipts[0].Record.Skipped) != 0 {
 		t.Fatalf("receipts: %+v, %v", receipts, err)
 	}

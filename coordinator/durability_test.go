@@ -101,7 +101,7 @@ func TestKilledDuringEffect(t *testing.T) {
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one the app saved before the kill", len(notes))
 	}
-	if report, _ := ledger.VerifyReceipts(context.Background(), s.host); !report.OK || report.Receipts != 1 {
+	if report, _ := ledger.Open(s.host).VerifyReceipts(context.Background()); !report.OK || report.Receipts != 1 {
 		t.Fatalf("receipts: %+v", report)
 	}
 }

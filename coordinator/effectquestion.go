@@ -18,7 +18,6 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
-	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -241,7 +240,7 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 		return nil, err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return ledger.StoreOf(c.host).PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return c.ledger.PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
@@ -355,7 +354,7 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 // running (still its executor's), in one transaction.
 func (c *Coordinator) closeQuestion(ctx context.Context, id string, now time.Time, change func(*attention.Stored)) (*attention.Stored, error) {
 	var item attention.Stored
-	err := ledger.StoreOf(c.host).DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err := c.ledger.DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
@@ -422,7 +421,7 @@ func decideQuestion(ctx context.Context, h hostStore, d attention.Decision, cloc
 	now := clock().UTC()
 	// Only reject or escalate comes here: an escalated question may
 	// still be closed, once.
-	return onWaitingItem(ctx, h.h, h.signer, d, now, func(item *attention.Stored, r *runState) (bool, error) {
+	return onWaitingItem(ctx, h.ledger, d, now, func(item *attention.Stored, r *runState) (bool, error) {
 		if r.Reason == contract.ReasonDownstreamQuestion && (alive(r.Owner) || h.live(item.ID)) {
 			return false, blocking.New(blocking.QuestionStillWaiting, "the app's call waits for the answer")
 		}

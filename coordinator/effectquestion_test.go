@@ -303,7 +303,7 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 	if err != nil || got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed || got.Proof != contract.ProofSealed {
 		t.Fatalf("after the decision: %v %+v", err, got)
 	}
-	receipts, err := ledger.ListReceipts(ctx, cli)
+	receipts, err := ledger.Open(cli).ListReceipts(ctx)
 	if err != nil || len(receipts) == 0 {
 		t.Fatalf("receipts: %v %d", err, len(receipts))
 	}

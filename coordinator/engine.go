@@ -39,7 +39,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
 	fp := fingerprint(c.secret, []byte(c.opts.Deployment), []byte(req.Workflow), inputs)
-	row, err := ledger.StoreOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID)
+	row, err := c.ledger.RunByRequest(ctx, c.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 		}
 		// Another caller started this request first: its run is the
 		// request's, attached to like any run found at the start.
-		if row, err = ledger.StoreOf(c.host).RunByRequest(ctx, c.opts.Deployment, req.RequestID); err != nil {
+		if row, err = c.ledger.RunByRequest(ctx, c.opts.Deployment, req.RequestID); err != nil {
 			return nil, err
 		}
 		if row == nil {
@@ -151,7 +151,7 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	}
 	refused, err := c.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
-		err = ledger.StoreOf(c.host).InsertRun(ctx, row)
+		err = c.ledger.InsertRun(ctx, row)
 	}
 	if refused != nil || err != nil {
 		cancel() // its reads stop, and its writes are refused
@@ -342,7 +342,7 @@ func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Durati
 	if wait > 0 {
 		return c.wait(ctx, runID, wait, nil)
 	}
-	row, err := ledger.StoreOf(c.host).RunByID(ctx, runID)
+	row, err := c.ledger.RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +396,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 		}
 	}
 	if r.Status == stateTerminal && r.Receipt == "" {
-		sealed, err := sealRun(ctx, c.host, c.receipts, r.RunID, c.now())
+		sealed, err := sealRun(ctx, c.ledger, r.RunID, c.now())
 		if err != nil {
 			return nil, err
 		}
@@ -408,7 +408,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 // update moves a run in one write transaction.
 func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
 	return c.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
-		return ledger.StoreOf(c.host).UpdateRun(ctx, runID, update)
+		return c.ledger.UpdateRun(ctx, runID, update)
 	}, f)
 }
 

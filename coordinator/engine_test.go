@@ -83,7 +83,7 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 			t.Fatalf("%s: the result echoes an input value", c.record)
 		}
 	}
-	report, err := ledger.VerifyReceipts(context.Background(), s.host)
+	report, err := ledger.Open(s.host).VerifyReceipts(context.Background())
 	if err != nil || !report.OK || report.Receipts != len(cases) {
 		t.Fatalf("receipts: %+v, %v", report, err)
 	}
@@ -164,7 +164,7 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	if rejected.Reason != contract.ReasonRejected || rejected.Proof != contract.ProofSealed {
 		t.Fatalf("rejected: %+v", rejected)
 	}
-	if report, _ := ledger.VerifyReceipts(ctx, s.host); !report.OK || report.Receipts != 2 {
+	if report, _ := ledger.Open(s.host).VerifyReceipts(ctx); !report.OK || report.Receipts != 2 {
 		t.Fatalf("receipts: %+v", report)
 	}
 }

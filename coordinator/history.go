@@ -119,11 +119,12 @@ type HistoryFilter struct {
 // reference is matched through its keyed fingerprint under the host
 // secret (ledger.RecordRef): the reference itself is stored nowhere.
 func History(ctx context.Context, h *host.Host, f HistoryFilter) ([]HistoryRun, error) {
-	key, err := ledger.RunKey(h.Home)
+	l := ledger.Open(h)
+	key, err := l.Secret()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ledger.StoreOf(h).Runs(ctx)
+	rows, err := l.Runs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,8 @@ func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor in
 	if limit <= 0 {
 		limit = 1
 	}
-	key, err := ledger.RunKey(h.Home)
+	st := ledger.Open(h)
+	key, err := st.Secret()
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +203,6 @@ func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor in
 	if f.Record != "" {
 		ref = ledger.RecordRef(key, f.Record)
 	}
-	st := ledger.StoreOf(h)
 	page := &HistoryPage{Runs: []HistoryRun{}}
 	full := false
 	last, read, err := st.RunsBefore(ctx, f.Deployment, cursor, MaxHistoryScan, func(at int64, row *store.Run) (bool, error) {

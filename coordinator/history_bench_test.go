@@ -116,7 +116,7 @@ func BenchmarkHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer h.Close()
-		r, err := ledger.VerifyReceiptsWith(ctx, h, ledger.VerifyOptions{Full: full})
+		r, err := ledger.Open(h).VerifyReceiptsWith(ctx, ledger.VerifyOptions{Full: full})
 		if err != nil || !r.OK {
 			b.Fatalf("%+v %v", r, err)
 		}

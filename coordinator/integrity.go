@@ -52,7 +52,7 @@ func (c *Coordinator) countStore(heads *ledger.Heads) {
 	go func() {
 		defer c.runs.Done()
 		defer close(c.counted)
-		c.countErr = ledger.CheckCounts(c.life, c.host, heads)
+		c.countErr = c.ledger.CheckCounts(c.life, heads)
 	}()
 }
 
@@ -75,7 +75,7 @@ func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workf
 
 // checkStore is the store check of beforeAttempt.
 func (c *Coordinator) checkStore(ctx context.Context) (struct{}, error) {
-	_, err := ledger.CheckStore(ctx, c.host, c.receipts, &c.heads, false)
+	_, err := c.ledger.CheckStore(ctx, &c.heads, false)
 	return struct{}{}, err
 }
 
@@ -83,7 +83,7 @@ func (c *Coordinator) checkStore(ctx context.Context) (struct{}, error) {
 // the heads, the chain must hold no receipt of that request, else its
 // run row was removed and running it would repeat its effects.
 func (c *Coordinator) beforeNewRun(ctx context.Context, requestID string) (*Result, error) {
-	sealed, err := ledger.StoreOf(c.host).SealedRunOf(ctx, c.opts.Deployment, requestID)
+	sealed, err := c.ledger.SealedRunOf(ctx, c.opts.Deployment, requestID)
 	if err != nil {
 		return nil, err
 	}

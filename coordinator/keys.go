@@ -14,7 +14,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/store"
-	"github.com/oa-dev/oa/ledger"
 )
 
 // fingerprint is the keyed fingerprint of a request: inputs are never
@@ -68,7 +67,7 @@ func (c *Coordinator) OpenState(ctx context.Context, token string, v any) error 
 		return err
 	}
 	exp := time.Unix(s.Expires, 0)
-	if err := ledger.StoreOf(c.host).UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
+	if err := c.ledger.UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
 		return blocking.New(blocking.RequestStateInvalid, "the request state was used before")
 	} else if err != nil {
 		return err

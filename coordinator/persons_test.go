@@ -160,7 +160,7 @@ bob: {ssh_key: %q, may: [{decide: ["escalate"]}, {decide: ["approve"], packages:
 	if done := s.run(t, "signed", "AB-1234"); done.Outcome != contract.OutcomeDone {
 		t.Fatalf("resumed: %+v", done)
 	}
-	if report, _ := ledger.VerifyReceipts(ctx, s.host); !report.OK {
+	if report, _ := ledger.Open(s.host).VerifyReceipts(ctx); !report.OK {
 		t.Fatalf("receipts: %+v", report)
 	}
 }

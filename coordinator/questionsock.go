@@ -14,8 +14,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/coordinator/attention"
-	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/signing"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // serveQuestion and serveQuestionConn are the server of the question
@@ -159,10 +158,9 @@ func refusalOf(err error) (blocking.Code, string) {
 	return blocking.QuestionNotWaiting, "the coordinator could not record the answer"
 }
 
-// hostStore is what a decision on a question needs: the host, the
-// receipt signer, and whether this process holds the question live.
+// hostStore is what a decision on a question needs: the host's ledger
+// and whether this process holds the question live.
 type hostStore struct {
-	h      *host.Host
-	signer *signing.Signer
+	ledger *ledger.Ledger
 	live   func(id string) bool
 }

@@ -9,12 +9,10 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
-	"github.com/oa-dev/oa/signing"
 )
 
 // Run states (the statuses of its record).
@@ -97,8 +95,8 @@ func (r *runState) result() *Result {
 }
 
 // readRun reads a run's state from the host's store, its MAC checked.
-func readRun(ctx context.Context, h *host.Host, runID string) (*runState, error) {
-	r, err := ledger.ReadRun(ctx, h, runID)
+func readRun(ctx context.Context, l *ledger.Ledger, runID string) (*runState, error) {
+	r, err := l.ReadRun(ctx, runID)
 	return (*runState)(r), err
 }
 
@@ -109,9 +107,6 @@ func decodeRow(key []byte, row *store.Run) (*runState, error) {
 	return (*runState)(r), err
 }
 
-// runKey is the host's coordinator secret, the key of run-row MACs.
-func runKey(home string) ([]byte, error) { return ledger.RunKey(home) }
-
 // verifiedRun reads the run a request names before a replay, retry or
 // resume acts on it: its MAC, its row, and that it is not older than the
 // receipts the chain holds for it (a row rolled back to an earlier,
@@ -120,7 +115,7 @@ func runKey(home string) ([]byte, error) { return ledger.RunKey(home) }
 func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runState, *Result, error) {
 	r, err := decodeRow(c.secret, row)
 	if err == nil {
-		err = checkAgainstReceipts(ctx, c.host, r)
+		err = checkAgainstReceipts(ctx, c.ledger, r)
 	}
 	if blocking.Has(err, blocking.RunRecordTampered) {
 		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", c.opts.Deployment, row.RunID, err)
@@ -134,8 +129,8 @@ func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runStat
 // checkAgainstReceipts refuses a run whose state is older than the
 // receipts sealed for it: a receipt of a later attempt, or of its own
 // attempt while the state names none or another.
-func checkAgainstReceipts(ctx context.Context, h *host.Host, r *runState) error {
-	last, err := ledger.StoreOf(h).LastReceiptOf(ctx, r.RunID)
+func checkAgainstReceipts(ctx context.Context, l *ledger.Ledger, r *runState) error {
+	last, err := l.LastReceiptOf(ctx, r.RunID)
 	if err != nil || last == nil {
 		return err
 	}
@@ -149,9 +144,9 @@ func checkAgainstReceipts(ctx context.Context, h *host.Host, r *runState) error 
 }
 
 // sealRun seals the run's attempt, once terminal, into the host's receipt
-// chain (ledger.SealRun) and returns the run as stored.
-func sealRun(ctx context.Context, h *host.Host, signer *signing.Signer, runID string, now time.Time) (*runState, error) {
-	r, err := ledger.SealRun(ctx, h, signer, runID, now)
+// chain (ledger.Ledger.SealRun) and returns the run as stored.
+func sealRun(ctx context.Context, l *ledger.Ledger, runID string, now time.Time) (*runState, error) {
+	r, err := l.SealRun(ctx, runID, now)
 	return (*runState)(r), err
 }
 

@@ -73,7 +73,7 @@ func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) (
 
 // read reads a run's state.
 func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error) {
-	return readRun(ctx, c.host, runID)
+	return readRun(ctx, c.ledger, runID)
 }
 
 // verdict is a run's outcome once every step ran: done only when every

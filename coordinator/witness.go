@@ -14,7 +14,7 @@ import (
 
 // Witnessing (issue 41): when the host policy names witnesses, the
 // coordinator submits the log's newest checkpoint to each of them in the
-// background (ledger.SubmitCheckpoint), never on a run's path: a run
+// background (ledger.Ledger.SubmitCheckpoint), never on a run's path: a run
 // seals its receipt and its leaf and is done; the loop finds the new
 // checkpoint at its next look. Each request is bounded in time; a
 // witness that fails is tried again after a backoff that doubles up to
@@ -75,7 +75,7 @@ func (c *Coordinator) startWitnessing() {
 // submitTo submits the newest checkpoint to one witness and moves its
 // backoff.
 func (c *Coordinator) submitTo(hc *http.Client, name string, w host.Witness, s *witnessState) {
-	res, err := ledger.SubmitCheckpoint(c.life, c.host, hc, w)
+	res, err := c.ledger.SubmitCheckpoint(c.life, hc, w)
 	if c.life.Err() != nil {
 		return
 	}

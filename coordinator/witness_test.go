@@ -56,7 +56,7 @@ func TestCoordinatorSubmitsCheckpointsToWitnesses(t *testing.T) {
 	ctx := context.Background()
 	h := hosttest.New(t, nil)
 	opened := h.Open()
-	logKey, err := ledger.LogKey(opened)
+	logKey, err := ledger.Open(opened).LogKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,11 @@ func TestCoordinatorSubmitsCheckpointsToWitnesses(t *testing.T) {
 	}
 	cosigners := func(want int) []string {
 		for {
-			head, names, err := ledger.LogCosigned(ctx, s.H)
+			head, names, err := ledger.Open(s.H).LogCosigned(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			size, _ := ledger.LogHead(ctx, s.H)
+			size, _ := ledger.Open(s.H).LogHead(ctx)
 			if head != nil && head.N == size.N && len(names) >= want {
 				return names
 			}
@@ -137,7 +137,7 @@ func TestCoordinatorSubmitsCheckpointsToWitnesses(t *testing.T) {
 	if out := operator.String(); strings.Contains(out, "secret-internal-detail") || strings.Contains(out, "127.0.0.1") {
 		t.Fatalf("the operator's lines carry the witness's words or address:\n%s", out)
 	}
-	p, err := ledger.ProveReceipt(ctx, s.H, last.ReceiptDigest)
+	p, err := ledger.Open(s.H).ProveReceipt(ctx, last.ReceiptDigest)
 	if err != nil {
 		t.Fatal(err)
 	}
