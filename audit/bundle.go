@@ -331,9 +331,10 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 	if err != nil {
 		return nil, err
 	}
-	logHead, _, err := ledger.Open(h).LogCosigned(ctx)
+	l := ledger.Open(h)
+	logHead, _, err := l.LogCosigned(ctx)
 	if err == nil && logHead == nil {
-		logHead, err = ledger.Open(h).LogHead(ctx)
+		logHead, err = l.LogHead(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -105,16 +105,17 @@ func PublishLog(ctx context.Context, home, repository string, opts ProvisionOpti
 // published within StatusRefresh: an unchanged log costs one manifest
 // read and no host-key decryption.
 func (p *provisioner) publishLog(ctx context.Context) (*LogPublished, error) {
-	head, _, err := ledger.Open(p.h).LogCosigned(ctx)
+	l := ledger.Open(p.h)
+	head, _, err := l.LogCosigned(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if head == nil {
-		if head, err = ledger.Open(p.h).LogHead(ctx); err != nil || head == nil {
+		if head, err = l.LogHead(ctx); err != nil || head == nil {
 			return nil, err
 		}
 	}
-	key, err := ledger.Open(p.h).LogKey()
+	key, err := l.LogKey()
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (p *provisioner) publishLog(ctx context.Context) (*LogPublished, error) {
 				// auditor that missed the one before.
 				doc.PreviousSize, doc.Consistency = prev.PreviousSize, prev.Consistency
 			case c.N > 0 && c.N < head.N:
-				proof, err := ledger.Open(p.h).ProveLogConsistency(ctx, c.N, head.N)
+				proof, err := l.ProveLogConsistency(ctx, c.N, head.N)
 				if err != nil {
 					return nil, err
 				}
