@@ -25,7 +25,7 @@ func init() {
 		Entry{OAuthServerUnreachable, StageResolve, "the OAuth authorization server could not be reached or did not answer in time; nothing was sent to the MCP server",
 			"A token could not be obtained or refreshed because the authorization server's token endpoint did not answer (within 30 seconds). Nothing reached the MCP server, so retrying is safe once the authorization server is back."},
 		Entry{OAuthClientRefused, StageResolve, "the OAuth authorization server refused the connection's client credentials; nothing was sent to the MCP server",
-			"The client id or the secret in --oauth-client-secret-file was not accepted (invalid_client or unauthorized_client). Fix the secret file or register the client, then replace the connection (oa connection add NAME … --oauth --oauth-client-id ID --oauth-client-secret-file F --replace)."},
+			"The client id or the secret in --oauth-client-secret-file was not accepted (invalid_client or unauthorized_client). Fix the secret file or register the client, then replace the connection (oa connection add-remote NAME URL … --oauth --oauth-client-id ID --oauth-client-secret-file F --replace)."},
 		Entry{OAuthDiscoveryFailed, StageResolve, "the server's OAuth metadata could not be found or did not verify",
 			"oa reads the server's protected-resource metadata (RFC 9728) and its authorization server's metadata (RFC 8414 or OpenID discovery); one was missing, oversized, not https (except on loopback), named another resource or issuer, or offered no PKCE. Ask the server's operator, or check the connection's --url."},
 		Entry{OAuthTokenStoreInvalid, StageResolve, "the host's OAuth token store cannot be used",

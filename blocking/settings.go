@@ -17,7 +17,7 @@ const (
 func init() {
 	register(
 		Entry{ConnectionSettingMissing, StageResolve, "a variable the connection takes from oa's environment is not set",
-			"The connection was added with --env NAME, so its server gets NAME from the environment oa runs in, and it is not set there (an MCP client starts oa with its own environment, and oa harness install writes only OA_HOME). For a plain setting, record its value in the connection: `oa connection add NAME … --env NAME=VALUE --replace`; for a secret, export it where oa starts or use --secret-file."},
+			"The connection was added with --env NAME, so its server gets NAME from the environment oa runs in, and it is not set there (an MCP client starts oa with its own environment, and oa harness install writes only OA_HOME). For a plain setting, record its value in the connection: `oa connection add-stdio NAME … --env NAME=VALUE --replace`; for a secret, export it where oa starts or use --secret-file."},
 		Entry{ConnectionSettingInvalid, StageResolve, "a connection setting cannot be recorded",
 			"Give each setting as --env NAME=VALUE with NAME a variable name (letters, digits and _, not starting with a digit), once, and not also as --env NAME or in the secret file. Settings are recorded and shown in clear: put secrets in --secret-file instead."},
 	)

@@ -50,7 +50,7 @@ type Proposal struct {
 	Preinstall bool     `json:"preinstall,omitempty"`
 	// Notes say what the operator must decide or supply.
 	Notes []string `json:"notes,omitempty"`
-	// Add is the oa connection add command line.
+	// Add is the oa connection add-stdio or add-remote command line.
 	Add string `json:"add"`
 }
 
@@ -133,18 +133,22 @@ func Propose(s Server) Proposal {
 	return p
 }
 
-// addLine renders p as an oa connection add command line.
+// addLine renders p as an oa connection add-remote or add-stdio command
+// line.
 func addLine(p Proposal) string {
-	w := []string{"oa", "connection", "add", p.Name, "--connector", p.Connector}
-	for _, e := range p.Env {
-		w = append(w, "--env", e)
-	}
 	if p.URL != "" {
-		w = append(w, "--url", p.URL)
+		w := []string{"oa", "connection", "add-remote", p.Name, p.URL, "--connector", p.Connector}
+		for _, e := range p.Env {
+			w = append(w, "--env", e)
+		}
 		for _, h := range p.Headers {
 			w = append(w, "--header", h, "--secret-file", "FILE")
 		}
 		return shellJoin(append(w, "--as", "NAME"))
+	}
+	w := []string{"oa", "connection", "add-stdio", p.Name, "--connector", p.Connector}
+	for _, e := range p.Env {
+		w = append(w, "--env", e)
 	}
 	for _, r := range p.Read {
 		w = append(w, "--read", r)

@@ -54,5 +54,5 @@ func (m *MCPClient) checkSettings(ctx context.Context, h *host.Host, b *bind.Bin
 	if len(missing) == 0 {
 		return nil, nil
 	}
-	return blocking.New(blocking.ConnectionSettingMissing, "the %s entry does not set %s, taken from oa's environment (--env): the client starts oa without it; record a plain setting with oa connection add … --env NAME=VALUE --replace, or set it in the entry's env", rec.Server.Name, strings.Join(missing, ", ")), nil
+	return blocking.New(blocking.ConnectionSettingMissing, "the %s entry does not set %s, taken from oa's environment (--env): the client starts oa without it; record a plain setting with oa connection add-stdio … --env NAME=VALUE --replace, or set it in the entry's env", rec.Server.Name, strings.Join(missing, ", ")), nil
 }

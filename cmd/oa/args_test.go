@@ -21,6 +21,8 @@ func TestArgumentMistakesNameTheArgument(t *testing.T) {
 		{[]string{"inspect"}, []string{"missing FILE", "oa inspect FILE", "oa inspect --help"}},
 		{[]string{"copy", "src"}, []string{"missing DST", "oa copy --help"}},
 		{[]string{"connection", "add"}, []string{"missing NAME", "oa connection add --help"}},
+		{[]string{"connection", "add-stdio"}, []string{"missing NAME", "oa connection add-stdio --help"}},
+		{[]string{"connection", "add-remote"}, []string{"missing NAME", "oa connection add-remote --help"}},
 		{[]string{"sign", "--key", "k"}, []string{"missing REF@sha256:…"}},
 		{[]string{"host", "init", "plantedArgument"}, []string{"no arguments expected, got 1", "oa host init --help"}},
 		{[]string{"inspect", "a", "plantedArgument"}, []string{"at most 1 argument(s) expected, got 2", "oa inspect --help"}},

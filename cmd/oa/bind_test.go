@@ -37,20 +37,20 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	p.refused("connector_unavailable", "resolve", pinned, "--deployment", "clinic")
 
 	// A secret on the command line is refused and nothing is recorded.
-	out := p.refused("connection_invalid", "connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records", "--token=ghp_"+strings.Repeat("a1B2", 9))
+	out := p.refused("connection_invalid", "connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records", "--token=ghp_"+strings.Repeat("a1B2", 9))
 	if strings.Contains(out, "ghp_") {
 		t.Fatalf("refusal echoed the secret:\n%s", out)
 	}
 	if list := p.ok("connection", "list", "--json"); strings.TrimSpace(list) != "[]" {
 		t.Fatalf("a refused add recorded a connection: %s", list)
 	}
-	p.ok("connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
+	p.ok("connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	// A real MCP subprocess given the secret by --env, to a connector the
 	// registry does not know (so it serves no plan).
 	tools := connectortest.WriteTools(t, t.TempDir(), []connectortest.ToolSpec{{Name: "lookup", Description: "Look a record up."}})
-	p.ok("connection", "add", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--read", filepath.Dir(tools), "--", connectortest.Server(t), "--tools", tools)
+	p.ok("connection", "add-stdio", "crm", "--connector", "crm.test", "--env", "RECORDS_TOKEN", "--as", "Dr Ada", "--read", filepath.Dir(tools), "--", connectortest.Server(t), "--tools", tools)
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
-	p.refused("connection_exists", "connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
+	p.refused("connection_exists", "connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	p.refused("connection_revision_changed", "resolve", pinned, "--deployment", "clinic")
 	p.ok("connection", "verify", "sandbox", "--as", "Dr Ada")
 	p.refused("connection_unknown", "connection", "verify", "nope", "--as", "Dr Ada")

@@ -46,7 +46,7 @@ func TestBringNpmServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := p.ok("connection", "import", "--client", "claude-code", "--dir", project)
-	if !strings.Contains(out, "oa connection add memory --connector npm.modelcontextprotocol-server-memory --env MEMORY_FILE_PATH --preinstall --as NAME -- npx -y @modelcontextprotocol/server-memory@2026.8.31") || strings.Contains(out, "/very/private") {
+	if !strings.Contains(out, "oa connection add-stdio memory --connector npm.modelcontextprotocol-server-memory --env MEMORY_FILE_PATH --preinstall --as NAME -- npx -y @modelcontextprotocol/server-memory@2026.8.31") || strings.Contains(out, "/very/private") {
 		t.Fatalf("oa connection import:\n%s", out)
 	}
 
@@ -54,7 +54,7 @@ func TestBringNpmServer(t *testing.T) {
 	if err := os.WriteFile(file, []byte(memoryServerJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	add := []string{"connection", "add", "memory", "--connector", "npm.server-memory", "--from-server-json", file, "--env", "MEMORY_FILE_PATH=/srv/oa/memory.json", "--as", "Dr Ada"}
+	add := []string{"connection", "add-stdio", "memory", "--connector", "npm.server-memory", "--from-server-json", file, "--env", "MEMORY_FILE_PATH=/srv/oa/memory.json", "--as", "Dr Ada"}
 	if out := p.refused("connection_command_unreadable", add...); !strings.Contains(out, "--preinstall") {
 		t.Fatalf("npx with no network: %s", out)
 	}
@@ -62,7 +62,7 @@ func TestBringNpmServer(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"name": "x", "packages": [{"registryType": "oci", "identifier": "x"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.refused("server_json_invalid", "connection", "add", "memory", "--connector", "npm.server-memory", "--from-server-json", bad, "--as", "Dr Ada")
+	p.refused("server_json_invalid", "connection", "add-stdio", "memory", "--connector", "npm.server-memory", "--from-server-json", bad, "--as", "Dr Ada")
 	if list := p.ok("connection", "list", "--json"); strings.TrimSpace(list) != "[]" {
 		t.Fatalf("a refused add recorded a connection: %s", list)
 	}

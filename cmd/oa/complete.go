@@ -48,7 +48,7 @@ func registerCompletions(root *cobra.Command) {
 			return
 		}
 		switch group, name := c.Parent().Name(), c.Name(); {
-		case group == "connection" && !slices.Contains([]string{"add", "list"}, name):
+		case group == "connection" && !slices.Contains(newConnectionCommands, name):
 			c.ValidArgsFunction = firstArg(hostNames(connections))
 		case group == "attention" && name != "list":
 			c.ValidArgsFunction = firstArg(hostNames(attentionIDs))
@@ -58,6 +58,11 @@ func registerCompletions(root *cobra.Command) {
 	}
 	walk(root)
 }
+
+// newConnectionCommands are the oa connection commands whose NAME is a
+// new connection's (or, for list, that take none): no existing names are
+// offered for them.
+var newConnectionCommands = []string{"add-stdio", "add-remote", "add", "list"}
 
 type completionFunc = func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective)
 

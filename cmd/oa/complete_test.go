@@ -59,6 +59,12 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 	if names, _ := completions(t, "connection", "show", "sandbox", ""); len(names) != 0 {
 		t.Errorf("a second argument completed: %v", names)
 	}
+	// A new connection's NAME is not an existing connection's.
+	for _, add := range []string{"add-stdio", "add-remote", "add"} {
+		if names, _ := completions(t, "connection", add, ""); slices.Contains(names, "sandbox") {
+			t.Errorf("connection %s NAME completed with existing connections: %v", add, names)
+		}
+	}
 	// No host: nothing offered, nothing created.
 	empty := t.TempDir()
 	t.Setenv("OA_HOME", empty)

@@ -24,7 +24,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
 	probe := connectortest.Probe(t)
 	add := func(extra ...string) []string {
-		return append(append([]string{"connection", "add", "probe", "--connector", "probe.test", "--as", "Dr Ada"}, extra...), "--", probe)
+		return append(append([]string{"connection", "add-stdio", "probe", "--connector", "probe.test", "--as", "Dr Ada"}, extra...), "--", probe)
 	}
 	for flag, at := range map[string][]string{
 		"confinement.read[0]":          {"--read", filepath.Join(t.TempDir(), "missing")},
@@ -63,7 +63,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe)
+	p.ok("connection", "add-stdio", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe)
 	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "+write "+dir) || !strings.Contains(out, "tcp 80,443") || !strings.Contains(out, "memory 1 GiB") {
 		t.Fatalf("show does not print the profile:\n%s", out)
 	}
@@ -104,7 +104,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	if shown.State != "ready" || len(shown.Level.Guarantees) == 0 || len(shown.Level.NotHeld) == 0 || (confine.SeccompSupported() && len(shown.Level.SeccompDenies) == 0) {
 		t.Fatalf("show --json: %+v", shown)
 	}
-	p.ok("connection", "add", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
+	p.ok("connection", "add-stdio", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
 	if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "enforced   unconfined") {
 		t.Fatalf("an unconfined connection verifies without Landlock, and says so:\n%s", out)
 	}

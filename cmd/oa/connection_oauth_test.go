@@ -80,13 +80,13 @@ func TestConnectionOAuthCLI(t *testing.T) {
 	if err := os.WriteFile(bearer, []byte("b\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	refused("connection_invalid", "connection", "add", "both", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--oauth", "--bearer-secret-file", bearer, "--as", "Dr Ada")
-	refused("connection_invalid", "connection", "add", "cc", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--oauth", "--oauth-client-secret-file", bearer, "--as", "Dr Ada")
-	if _, _, code := runCLI(t, "connection", "add", "x", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--oauth-client-id", "a", "--as", "Dr Ada"); code != 2 {
+	refused("connection_invalid", "connection", "add-remote", "both", srv.MCPURL, "--connector", resolve.SandboxConnector, "--oauth", "--bearer-secret-file", bearer, "--as", "Dr Ada")
+	refused("connection_invalid", "connection", "add-remote", "cc", srv.MCPURL, "--connector", resolve.SandboxConnector, "--oauth", "--oauth-client-secret-file", bearer, "--as", "Dr Ada")
+	if _, _, code := runCLI(t, "connection", "add-remote", "x", srv.MCPURL, "--connector", resolve.SandboxConnector, "--oauth-client-id", "a", "--as", "Dr Ada"); code != 2 {
 		t.Fatalf("--oauth-client-id without --oauth: exit %d", code)
 	}
 
-	ok("connection", "add", "records", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--oauth", "--oauth-client-id", oauthtest.PublicClient, "--as", "Dr Ada")
+	ok("connection", "add-remote", "records", srv.MCPURL, "--connector", resolve.SandboxConnector, "--oauth", "--oauth-client-id", oauthtest.PublicClient, "--as", "Dr Ada")
 	refused("remote_login_required", "connection", "verify", "records", "--as", "Dr Ada")
 	if show := ok("connection", "show", "records"); !strings.Contains(show, "auth       oauth (authorization_code, client "+oauthtest.PublicClient+")") ||
 		!strings.Contains(show, "login      none: run oa connection login records --as NAME") {
@@ -127,7 +127,7 @@ func TestConnectionOAuthCLI(t *testing.T) {
 		t.Fatalf("second logout printed %q", logout)
 	}
 	refused("remote_login_required", "connection", "verify", "records", "--as", "Dr Ada")
-	ok("connection", "add", "plain", "--connector", resolve.SandboxConnector, "--url", srv.MCPURL, "--as", "Dr Ada")
+	ok("connection", "add-remote", "plain", srv.MCPURL, "--connector", resolve.SandboxConnector, "--as", "Dr Ada")
 	refused("oauth_not_configured", "connection", "login", "plain", "--as", "Dr Ada")
 
 	tokens := append(srv.RefreshTokens(), srv.AccessTokens()...)

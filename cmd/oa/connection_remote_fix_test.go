@@ -20,7 +20,7 @@ func TestRemoteVerifyFailurePrintsURLFix(t *testing.T) {
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	t.Setenv("OA_HOME", h.Home)
-	cliOK(t, "connection", "add", "records", "--connector", resolve.SandboxConnector, "--url", srv.URL+"/mcp", "--plain-http", "--as", "Dr Ada")
+	cliOK(t, "connection", "add-remote", "records", srv.URL+"/mcp", "--connector", resolve.SandboxConnector, "--plain-http", "--as", "Dr Ada")
 	_, errOut := cliRefused(t, "remote_start_failed", "connection", "verify", "records", "--as", "Dr Ada")
 	for _, stdio := range []string{"by hand", "process tree", "stdio", "command"} {
 		if strings.Contains(errOut, stdio) {

@@ -57,12 +57,12 @@ func TestConnectionRemoteCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p.refused("connection_invalid", "connection", "add", "far", "--connector", "far.test", "--url", "http://mcp.example.com/mcp", "--as", "Dr Ada")
-	out := p.refused("connection_invalid", "connection", "add", "tok", "--connector", "far.test", "--url", "https://mcp.example.com/mcp?token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "--as", "Dr Ada")
+	p.refused("connection_invalid", "connection", "add-remote", "far", "http://mcp.example.com/mcp", "--connector", "far.test", "--as", "Dr Ada")
+	out := p.refused("connection_invalid", "connection", "add-remote", "tok", "https://mcp.example.com/mcp?token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "--connector", "far.test", "--as", "Dr Ada")
 	if strings.Contains(out, "ghp_") {
 		t.Fatalf("the refusal echoes the token:\n%s", out)
 	}
-	p.ok("connection", "add", "crm", "--connector", "crm.test", "--url", srv.URL+"/mcp", "--header", "X-Api-Key", "--secret-file", keyFile, "--as", "Dr Ada")
+	p.ok("connection", "add-remote", "crm", srv.URL+"/mcp", "--connector", "crm.test", "--header", "X-Api-Key", "--secret-file", keyFile, "--as", "Dr Ada")
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
 	show := p.ok("connection", "show", "crm")
 	for _, want := range []string{srv.URL + "/mcp", "plain-http yes: unencrypted (loopback)", "auth       headers: X-Api-Key", "protocol   2025-11-25", "tools      echo"} {
@@ -73,7 +73,7 @@ func TestConnectionRemoteCLI(t *testing.T) {
 	if strings.Contains(show, secret) {
 		t.Fatalf("show prints the secret:\n%s", show)
 	}
-	p.ok("connection", "add", "far", "--connector", "far.test", "--url", "http://mcp.example.com/mcp", "--plain-http", "--as", "Dr Ada")
+	p.ok("connection", "add-remote", "far", "http://mcp.example.com/mcp", "--connector", "far.test", "--plain-http", "--as", "Dr Ada")
 	if show := p.ok("connection", "show", "far"); !strings.Contains(show, "unencrypted (--plain-http)") {
 		t.Fatalf("show does not display --plain-http:\n%s", show)
 	}
@@ -84,7 +84,7 @@ func TestConnectionRemoteCLI(t *testing.T) {
 	}
 	stopped := "http://" + l.Addr().String() + "/mcp"
 	l.Close()
-	p.ok("connection", "add", "gone", "--connector", "crm.test", "--url", stopped, "--as", "Dr Ada")
+	p.ok("connection", "add-remote", "gone", stopped, "--connector", "crm.test", "--as", "Dr Ada")
 	p.refused("remote_unreachable", "connection", "verify", "gone", "--as", "Dr Ada")
 
 	err = filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
@@ -112,7 +112,7 @@ func TestPlanShowsPlainHTTP(t *testing.T) {
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	t.Setenv("OA_HOME", h.Home)
-	cliOK(t, "connection", "add", "records", "--connector", resolve.SandboxConnector, "--url", ts.URL+"/mcp", "--plain-http", "--as", "Dr Ada")
+	cliOK(t, "connection", "add-remote", "records", ts.URL+"/mcp", "--connector", resolve.SandboxConnector, "--plain-http", "--as", "Dr Ada")
 	cliOK(t, "connection", "verify", "records", "--as", "Dr Ada")
 	out := cliOK(t, "resolve", h.Ref, "--deployment", "clinic")
 	if !strings.Contains(out, "connection records is remote: "+ts.URL+"/mcp") || !strings.Contains(out, "PLAIN HTTP: unencrypted (--plain-http)") {
@@ -152,7 +152,7 @@ func TestConnectionRemoteTransportChange(t *testing.T) {
 	defer srv.Close()
 	p := newPublisher(t)
 	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
-	p.ok("connection", "add", "crm", "--connector", "crm.test", "--url", srv.URL+"/mcp", "--as", "Dr Ada")
+	p.ok("connection", "add-remote", "crm", srv.URL+"/mcp", "--connector", "crm.test", "--as", "Dr Ada")
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
 	if show := p.ok("connection", "show", "crm"); !strings.Contains(show, "(Streamable HTTP)") || !strings.Contains(show, "revision   1") {
 		t.Fatalf("first verification:\n%s", show)

@@ -18,7 +18,7 @@ func TestConnectionAddRefusesSecretByName(t *testing.T) {
 	p := newPublisher(t)
 	home := os.Getenv("OA_HOME")
 	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
-	add := []string{"connection", "add", "crm", "--connector", "crm.test", "--as", "Dr Ada", "--"}
+	add := []string{"connection", "add-stdio", "crm", "--connector", "crm.test", "--as", "Dr Ada", "--"}
 	for _, tc := range []struct {
 		line []string
 		word string

@@ -23,7 +23,7 @@ func TestConnectionShowPrintsTheCommandLine(t *testing.T) {
 	if err := os.WriteFile(script, []byte("// the server\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.ok("connection", "add", "probe", "--connector", "probe.test", "--as", "Dr Ada", "--", probe, script, "--label=it's")
+	p.ok("connection", "add-stdio", "probe", "--connector", "probe.test", "--as", "Dr Ada", "--", probe, script, "--label=it's")
 	out := p.ok("connection", "show", "probe")
 	want := "  command    " + probe + " '" + script + "' '--label=it'\\''s'\n"
 	if !strings.Contains(out, want) || strings.Contains(out, "args)") {

@@ -276,7 +276,7 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 	}
 	k.ok("registry", "init")
 	k.ok("registry", "sign", "--as", "Dr Ada")
-	k.ok("connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
+	k.ok("connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	k.ok("connection", "verify", "sandbox", "--as", "Dr Ada")
 	k.ok("bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada", "--yes")
 	bundle := k.path("clinic.audit.tar")

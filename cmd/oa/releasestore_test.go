@@ -22,7 +22,7 @@ func TestBindKeepsTheRelease(t *testing.T) {
 	p.ok("admit", pinned, "--as", "Dr Ada")
 	p.ok("registry", "init")
 	p.ok("registry", "sign", "--as", "Dr Ada")
-	p.ok("connection", "add", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
+	p.ok("connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")
 	p.ok("connection", "verify", "sandbox", "--as", "Dr Ada")
 	p.ok("bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada", "--yes")
 	if _, err := os.Stat(filepath.Join(os.Getenv("OA_HOME"), bind.StoreDir, "index.json")); err != nil {

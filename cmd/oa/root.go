@@ -174,6 +174,7 @@ Exit status: 0 success, 2 refused (a blocking code or a bad command line),
 	root.AddCommand(newExplainCmd(), newVersionCmd())
 	for _, c := range root.Commands() {
 		wrapArgs(c)
+		deprecationOnStderr(c)
 	}
 	registerCompletions(root)
 	return root
@@ -190,6 +191,26 @@ func commandGroups() []cli.CommandGroup {
 // listed under cobra's "Additional Commands": they serve every reader
 // (explain, version) or are cobra's own (help, completion).
 var ungroupedCommands = map[string]bool{"explain": true, "version": true, "help": true, "completion": true}
+
+// deprecationOnStderr sends cobra's notice for a deprecated command
+// (Command "add" is deprecated, use …) to stderr, where a script's
+// operator sees it: cobra prints it with the command's output writer,
+// stdout, where it would spoil --json. The command's result still goes to
+// stdout.
+func deprecationOnStderr(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		deprecationOnStderr(sub)
+	}
+	if c.Deprecated == "" || c.RunE == nil {
+		return
+	}
+	stdout, runE := c.OutOrStdout(), c.RunE
+	c.SetOut(c.ErrOrStderr())
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		cmd.SetOut(stdout)
+		return runE(cmd, args)
+	}
+}
 
 // wrapArgs makes positional-argument mistakes usage errors (exit 2).
 func wrapArgs(c *cobra.Command) {

@@ -21,44 +21,139 @@ import (
 
 func newConnectionCmd() *cobra.Command {
 	conn := &cobra.Command{Use: "connection", Short: "Add, verify, enable, disable and list this host's connections"}
-	conn.AddCommand(newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd(), newConnectionLoginCmd(), newConnectionLogoutCmd(), newConnectionImportCmd())
+	conn.AddCommand(newConnectionAddStdioCmd(), newConnectionAddRemoteCmd(), newConnectionAddCmd(), newConnectionVerifyCmd(), newConnectionEnableCmd(true), newConnectionEnableCmd(false), newConnectionListCmd(), newConnectionShowCmd(), newConnectionLoginCmd(), newConnectionLogoutCmd(), newConnectionImportCmd())
 	return conn
 }
 
+// connectionAddDeprecated tells a script using oa connection add the two
+// commands that replace it (cobra prints it on every use).
+const connectionAddDeprecated = "use oa connection add-stdio NAME -- COMMAND ARGS… for a server run over stdio, or oa connection add-remote NAME URL for a remote one"
+
+// newConnectionAddCmd is oa connection add, the one command for both
+// kinds of server before add-stdio and add-remote: kept, hidden and
+// deprecated, with every flag of both, so scripts keep running.
 func newConnectionAddCmd() *cobra.Command {
-	var opts connection.AddOptions
-	var as string
-	var secretFiles []string
-	var fromServerJSON string
+	var a connectionAdd
 	var remote remoteFlags
 	var cf confinementFlags
 	cmd := &cobra.Command{
-		// A remote server (--url) takes no command: see Long.
-		Use:   "add NAME --connector C [--url URL [--header NAME --secret-file F]… [--bearer-secret-file F | --oauth [--oauth-client-id ID] [--oauth-client-secret-file F] [--oauth-scopes S,…] [--oauth-redirect-port P]] [--ca-file F] [--plain-http]] [--env NAME…] [--secret-file F] [--read PATH…] [--write PATH…] [--net none|PORT[,PORT…]|any] [--unconfined] --as NAME -- COMMAND ARGS…",
-		Short: "Add a connection: a remote MCP server (--url) or one run over stdio (or builtin:sandbox-records)",
-		Long: `Add records a connection named NAME to the canonical connector C.
+		Use:        "add NAME --connector C --as NAME [--url URL] -- COMMAND ARGS…",
+		Short:      "Add a connection (deprecated: use add-stdio or add-remote)",
+		Deprecated: connectionAddDeprecated,
+		Args:       cli.WantArgs(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.opts.Name = args[0]
+			if err := splitSettings(&a.opts.Config); err != nil {
+				return err
+			}
+			stdio, err := applyServerJSON(cmd, a.fromServerJSON, &a.opts, &remote, args, a.secretFiles)
+			if err != nil {
+				return err
+			}
+			if !stdio {
+				if err := remote.apply(cmd, &a.opts, args, a.secretFiles); err != nil {
+					return err
+				}
+			}
+			return a.add(cmd, &cf)
+		},
+	}
+	a.register(cmd, "an MCP registry server.json: its npm (npx) or pypi (uvx) stdio package with its arguments and environment variable NAMES, or its streamable-http remote's URL (each required header still needs --header NAME --secret-file F); no -- COMMAND")
+	cmd.Flags().StringArrayVar(&a.opts.Config.Env, "env", nil, "NAME: pass oa's environment variable NAME to a stdio server; NAME=VALUE: a plain (non-secret) setting, recorded and shown (repeatable)")
+	cmd.Flags().StringArrayVar(&a.secretFiles, "secret-file", nil, "a 0600 file: of NAME=VALUE lines for a stdio server, or the value of the --header before it for a remote one")
+	cmd.Flags().StringVar(&remote.url, "url", "", "the MCP endpoint of a remote server (Streamable HTTP)")
+	remote.register(cmd)
+	cmd.Flags().BoolVar(&a.opts.Preinstall, "preinstall", false, preinstallUsage)
+	cf.register(cmd)
+	return cmd
+}
 
-A remote server is reached over MCP Streamable HTTP at --url: https:// by
-default; http:// only to a loopback address, or with --plain-http (shown by
-oa connection show and in the plan). Credentials are never on the command
-line: each --header NAME takes its value from the --secret-file F that
-follows it, --bearer-secret-file F sends the token in F as
-Authorization: Bearer; each file is mode 0600 and read when a request is
-made. --ca-file F adds the PEM authorities in F to those trusted for the
-server.
+func newConnectionAddStdioCmd() *cobra.Command {
+	var a connectionAdd
+	var cf confinementFlags
+	cmd := &cobra.Command{
+		Use:   "add-stdio NAME --connector C --as NAME -- COMMAND ARGS…",
+		Short: "Add a connection to an MCP server run here over stdio, confined (or builtin:sandbox-records)",
+		Long: `Add-stdio records a connection named NAME to the canonical connector C,
+served by COMMAND ARGS… over stdio (or by the server a --from-server-json
+names). For a remote server use oa connection add-remote.
 
---oauth authorizes with OAuth 2.1 instead: oa discovers the server's
-authorization server from its metadata. Without a client secret a person
-logs in once with oa connection login NAME --as NAME (authorization code
-with PKCE, for the client --oauth-client-id ID, a Client ID Metadata
-Document URL, or a client registered dynamically when no id is given); the
-tokens are kept encrypted under $OA_HOME/oauth and refreshed when they
-expire. With --oauth-client-id ID --oauth-client-secret-file F (a 0600
-file) the host uses the client-credentials grant and needs no login.
---oauth-scopes asks for those scopes instead of the ones the server lists.
-The method is recorded (and shown, and planned); a token never is.
+` + stdioHelp + `
 
-A stdio server is COMMAND ARGS… after --. Secret values never go on the
+A new connection is enabled but unverified: run oa connection verify NAME.`,
+		Args: cli.WantArgs(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.opts.Name = args[0]
+			if err := splitSettings(&a.opts.Config); err != nil {
+				return err
+			}
+			stdio, err := applyServerJSON(cmd, a.fromServerJSON, &a.opts, &remoteFlags{}, args, a.secretFiles)
+			if err != nil {
+				return err
+			}
+			if a.fromServerJSON != "" && !stdio {
+				return cli.Usage(fmt.Errorf("the server.json describes a remote server: use oa connection add-remote NAME --from-server-json F"))
+			}
+			if !stdio {
+				if err := applyStdio(cmd, &a.opts, args, a.secretFiles); err != nil {
+					return err
+				}
+			}
+			return a.add(cmd, &cf)
+		},
+	}
+	a.register(cmd, "an MCP registry server.json: its npm (npx) or pypi (uvx) stdio package, with its arguments and environment variable NAMES; no -- COMMAND")
+	cmd.Flags().StringArrayVar(&a.opts.Config.Env, "env", nil, "NAME: pass oa's environment variable NAME to the server; NAME=VALUE: a plain (non-secret) setting, recorded and shown (repeatable)")
+	cmd.Flags().StringArrayVar(&a.secretFiles, "secret-file", nil, "a 0600 file of NAME=VALUE lines, passed to the server as its environment")
+	cmd.Flags().BoolVar(&a.opts.Preinstall, "preinstall", false, preinstallUsage)
+	cf.register(cmd)
+	return cmd
+}
+
+func newConnectionAddRemoteCmd() *cobra.Command {
+	var a connectionAdd
+	var remote remoteFlags
+	cmd := &cobra.Command{
+		Use:   "add-remote NAME URL --connector C --as NAME",
+		Short: "Add a connection to a remote MCP server (Streamable HTTP), with its credentials or OAuth",
+		Long: `Add-remote records a connection named NAME to the canonical connector C,
+served by the remote MCP server at URL (or the one a --from-server-json
+names). For a server run here over stdio use oa connection add-stdio.
+
+` + remoteHelp + `
+
+A new connection is enabled but unverified: run oa connection verify NAME.`,
+		Args: cli.WantArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a.opts.Name = args[0]
+			if len(args) == 2 {
+				remote.url = args[1]
+			}
+			stdio, err := applyServerJSON(cmd, a.fromServerJSON, &a.opts, &remote, args[:1], a.secretFiles)
+			if err != nil {
+				return err
+			}
+			if stdio {
+				return cli.Usage(fmt.Errorf("the server.json describes a stdio package: use oa connection add-stdio NAME --from-server-json F"))
+			}
+			if remote.url == "" {
+				return cli.Usage(fmt.Errorf("give NAME and the server's URL (or --from-server-json F)"))
+			}
+			if err := remote.applyRemote(&a.opts, a.secretFiles); err != nil {
+				return err
+			}
+			return a.add(cmd, &confinementFlags{net: "none"})
+		},
+	}
+	a.register(cmd, "an MCP registry server.json: its streamable-http remote's URL (each header it requires still needs --header NAME --secret-file F); no URL")
+	cmd.Flags().StringArrayVar(&a.secretFiles, "secret-file", nil, "a 0600 file holding the value of the --header before it")
+	remote.register(cmd)
+	return cmd
+}
+
+// stdioHelp is the help of a server run over stdio, its secrets and its
+// confinement.
+const stdioHelp = `A stdio server is COMMAND ARGS… after --. Secret values never go on the
 command line: --env NAME passes the variable NAME from oa's environment,
 --secret-file names a 0600 file of NAME=VALUE lines; both are read when the
 server starts and are never stored, planned or printed. COMMAND
@@ -80,58 +175,65 @@ no process here and takes no confinement flags.
 A confined command that needs a folder the profile does not read (npx from
 nvm, a pyenv shim, a script under ~/.local/bin) is refused
 connection_command_unreadable with the exact --read that grants it; npx
-with no network is refused unless --preinstall installs its package ahead.
+with no network is refused unless --preinstall installs its package ahead.`
 
-A new connection is enabled but unverified: run oa connection verify NAME.`,
-		Args: cli.WantArgs(1, -1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Name = args[0]
-			if err := splitSettings(&opts.Config); err != nil {
-				return err
-			}
-			stdio, err := applyServerJSON(cmd, fromServerJSON, &opts, &remote, args, secretFiles)
-			if err != nil {
-				return err
-			}
-			if !stdio {
-				if err := remote.apply(cmd, &opts, args, secretFiles); err != nil {
-					return err
-				}
-			}
-			profile, err := cf.profile()
-			if err != nil {
-				return err
-			}
-			opts.Config.Confinement = profile
-			return cli.WithHost(cmd, func(h *host.Host) error {
-				rec, err := connection.Add(cmd.Context(), h, opts, connection.Change{By: as, Now: time.Now()})
-				if err != nil {
-					return err
-				}
-				return printConnection(cmd, rec, "added")
-			})
-		},
-	}
-	cmd.Flags().StringVar(&opts.Connector, "connector", "", "the canonical connector id")
-	cmd.Flags().StringArrayVar(&opts.Config.Env, "env", nil, "NAME: pass oa's environment variable NAME to a stdio server; NAME=VALUE: a plain (non-secret) setting, recorded and shown (repeatable)")
-	cmd.Flags().StringArrayVar(&secretFiles, "secret-file", nil, "a 0600 file: of NAME=VALUE lines for a stdio server, or the value of the --header before it for a remote one")
-	cmd.Flags().StringVar(&remote.url, "url", "", "the MCP endpoint of a remote server (Streamable HTTP)")
-	cmd.Flags().StringArrayVar(&remote.headers, "header", nil, "a request header NAME whose value is in the --secret-file that follows (repeatable)")
-	cmd.Flags().StringVar(&remote.bearer, "bearer-secret-file", "", "a 0600 file holding a bearer token for the remote server")
-	cmd.Flags().StringVar(&remote.caFile, "ca-file", "", "a PEM file of authorities trusted for the remote server")
-	cmd.Flags().BoolVar(&remote.plainHTTP, "plain-http", false, "allow unencrypted http:// to a remote server that is not on loopback")
-	cmd.Flags().BoolVar(&remote.oauth, "oauth", false, "authorize with OAuth 2.1 (a person's login, or client credentials with --oauth-client-secret-file)")
-	cmd.Flags().StringVar(&remote.oauthClientID, "oauth-client-id", "", "the OAuth client id registered for oa, or the https URL of its Client ID Metadata Document")
-	cmd.Flags().StringVar(&remote.oauthSecret, "oauth-client-secret-file", "", "a 0600 file holding the client secret: the client-credentials grant, for a machine host")
-	cmd.Flags().StringSliceVar(&remote.oauthScopes, "oauth-scopes", nil, "scopes to request, comma-separated (default: those the server's metadata lists)")
-	cmd.Flags().IntVar(&remote.oauthPort, "oauth-redirect-port", 0, "the loopback port of the login redirect http://127.0.0.1:PORT/callback (default: any free port)")
-	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
-	cmd.Flags().StringVar(&fromServerJSON, "from-server-json", "", "an MCP registry server.json: its npm (npx) or pypi (uvx) stdio package with its arguments and environment variable NAMES, or its streamable-http remote's URL (each required header still needs --header NAME --secret-file F); no -- COMMAND")
-	cmd.Flags().BoolVar(&opts.Preinstall, "preinstall", false, "for -- npx [-y] PACKAGE ARGS…: install the package now (network, with this machine's npm, install scripts not run) into the connection's own folder and record its own command, so the confined server starts with no network")
-	cf.register(cmd)
-	cmd.Flags().StringVar(&as, "as", "", "the person making the change (recorded)")
+// remoteHelp is the help of a remote server, its credentials and OAuth.
+const remoteHelp = `A remote server is reached over MCP Streamable HTTP at URL: https:// by
+default; http:// only to a loopback address, or with --plain-http (shown by
+oa connection show and in the plan). Credentials are never on the command
+line: each --header NAME takes its value from the --secret-file F that
+follows it, --bearer-secret-file F sends the token in F as
+Authorization: Bearer; each file is mode 0600 and read when a request is
+made. --ca-file F adds the PEM authorities in F to those trusted for the
+server.
+
+--oauth authorizes with OAuth 2.1 instead: oa discovers the server's
+authorization server from its metadata. Without a client secret a person
+logs in once with oa connection login NAME --as NAME (authorization code
+with PKCE, for the client --oauth-client-id ID, a Client ID Metadata
+Document URL, or a client registered dynamically when no id is given); the
+tokens are kept encrypted under $OA_HOME/oauth and refreshed when they
+expire. With --oauth-client-id ID --oauth-client-secret-file F (a 0600
+file) the host uses the client-credentials grant and needs no login.
+--oauth-scopes asks for those scopes instead of the ones the server lists.
+The method is recorded (and shown, and planned); a token never is.`
+
+// preinstallUsage is the usage of --preinstall.
+const preinstallUsage = "for -- npx [-y] PACKAGE ARGS…: install the package now (network, with this machine's npm, install scripts not run) into the connection's own folder and record its own command, so the confined server starts with no network"
+
+// connectionAdd is what every way of adding a connection takes: the
+// connection, the person adding it, its secret files and a server.json.
+type connectionAdd struct {
+	opts           connection.AddOptions
+	as             string
+	secretFiles    []string
+	fromServerJSON string
+}
+
+// register adds the flags every way of adding a connection takes;
+// serverJSONUsage says what --from-server-json gives this command.
+func (a *connectionAdd) register(cmd *cobra.Command, serverJSONUsage string) {
+	cmd.Flags().StringVar(&a.opts.Connector, "connector", "", "the canonical connector id")
+	cmd.Flags().BoolVar(&a.opts.Replace, "replace", false, "give an existing connection this configuration (its revision goes up)")
+	cmd.Flags().StringVar(&a.fromServerJSON, "from-server-json", "", serverJSONUsage)
+	cmd.Flags().StringVar(&a.as, "as", "", "the person making the change (recorded)")
 	_ = cmd.MarkFlagRequired("connector")
-	return cmd
+}
+
+// add records the connection, confined as cf says, and prints it.
+func (a *connectionAdd) add(cmd *cobra.Command, cf *confinementFlags) error {
+	profile, err := cf.profile()
+	if err != nil {
+		return err
+	}
+	a.opts.Config.Confinement = profile
+	return cli.WithHost(cmd, func(h *host.Host) error {
+		rec, err := connection.Add(cmd.Context(), h, a.opts, connection.Change{By: a.as, Now: time.Now()})
+		if err != nil {
+			return err
+		}
+		return printConnection(cmd, rec, "added")
+	})
 }
 
 // splitSettings moves each --env NAME=VALUE out of cfg.Env into
@@ -173,29 +275,54 @@ func (f remoteFlags) oauthFlagsGiven() bool {
 	return f.oauthClientID != "" || f.oauthSecret != "" || len(f.oauthScopes) > 0 || f.oauthPort != 0
 }
 
-// apply fills opts from the command line: a remote server when --url is
-// given (no command after --; --header and --secret-file paired in order),
-// else a stdio server's command after -- (at most one --secret-file).
+// register adds the flags of a remote server but its URL.
+func (f *remoteFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.headers, "header", nil, "a request header NAME whose value is in the --secret-file that follows (repeatable)")
+	cmd.Flags().StringVar(&f.bearer, "bearer-secret-file", "", "a 0600 file holding a bearer token for the remote server")
+	cmd.Flags().StringVar(&f.caFile, "ca-file", "", "a PEM file of authorities trusted for the remote server")
+	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "allow unencrypted http:// to a remote server that is not on loopback")
+	cmd.Flags().BoolVar(&f.oauth, "oauth", false, "authorize with OAuth 2.1 (a person's login, or client credentials with --oauth-client-secret-file)")
+	cmd.Flags().StringVar(&f.oauthClientID, "oauth-client-id", "", "the OAuth client id registered for oa, or the https URL of its Client ID Metadata Document")
+	cmd.Flags().StringVar(&f.oauthSecret, "oauth-client-secret-file", "", "a 0600 file holding the client secret: the client-credentials grant, for a machine host")
+	cmd.Flags().StringSliceVar(&f.oauthScopes, "oauth-scopes", nil, "scopes to request, comma-separated (default: those the server's metadata lists)")
+	cmd.Flags().IntVar(&f.oauthPort, "oauth-redirect-port", 0, "the loopback port of the login redirect http://127.0.0.1:PORT/callback (default: any free port)")
+}
+
+// apply fills opts from the command line of the deprecated oa connection
+// add: a remote server when --url is given (NAME only, no command after
+// --), else a stdio server's command after --.
 func (f remoteFlags) apply(cmd *cobra.Command, opts *connection.AddOptions, args, secretFiles []string) error {
 	if f.url == "" {
 		if f.bearer != "" || f.caFile != "" || f.plainHTTP || len(f.headers) > 0 || f.oauth || f.oauthFlagsGiven() {
 			return cli.Usage(fmt.Errorf("--header, --bearer-secret-file, --oauth…, --ca-file and --plain-http are for a remote server: give --url"))
 		}
-		if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
-			return cli.Usage(fmt.Errorf("give NAME, then -- and the server's command (or --url URL for a remote server)"))
-		}
-		if len(secretFiles) > 1 {
-			return cli.Usage(fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines"))
-		}
-		opts.Config.Command, opts.Config.Args = args[1], args[2:]
-		if len(secretFiles) == 1 {
-			opts.Config.SecretFile = secretFiles[0]
-		}
-		return nil
+		return applyStdio(cmd, opts, args, secretFiles)
 	}
 	if len(args) != 1 {
 		return cli.Usage(fmt.Errorf("a remote server (--url) takes NAME only, no command"))
 	}
+	return f.applyRemote(opts, secretFiles)
+}
+
+// applyStdio fills opts with a stdio server's command, after -- in args
+// (at most one --secret-file).
+func applyStdio(cmd *cobra.Command, opts *connection.AddOptions, args, secretFiles []string) error {
+	if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
+		return cli.Usage(fmt.Errorf("give NAME, then -- and the server's command (or oa connection add-remote NAME URL for a remote server)"))
+	}
+	if len(secretFiles) > 1 {
+		return cli.Usage(fmt.Errorf("a stdio server takes one --secret-file of NAME=VALUE lines"))
+	}
+	opts.Config.Command, opts.Config.Args = args[1], args[2:]
+	if len(secretFiles) == 1 {
+		opts.Config.SecretFile = secretFiles[0]
+	}
+	return nil
+}
+
+// applyRemote fills opts with the remote server at f.url: --header and
+// --secret-file paired in order, the bearer token, authorities and OAuth.
+func (f remoteFlags) applyRemote(opts *connection.AddOptions, secretFiles []string) error {
 	if len(secretFiles) != len(f.headers) {
 		return cli.Usage(fmt.Errorf("give each --header NAME its own --secret-file F (%d headers, %d files)", len(f.headers), len(secretFiles)))
 	}

@@ -28,7 +28,7 @@ command and arguments, the NAMES of its environment variables (never their
 values, which oa does not read into anything it keeps), a remote's URL and
 header names, and a confinement profile (--read of the folders the command
 needs, --write of the folders its arguments name, --preinstall for npx).
-It prints the oa connection add line of each for the operator to review,
+It prints the oa connection add-stdio (or add-remote) line of each for the operator to review,
 change and run; it records nothing. An argument that looks like a secret is
 left out and named.
 
