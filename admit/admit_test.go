@@ -108,7 +108,7 @@ func (f *fixture) release(version string, signer *signing.Signer, attesters ...*
 		f.t.Fatal(err)
 	}
 	if signer != nil {
-		if _, err := signing.Sign(ctx, f.store, "oa.local/clinic", desc, signer); err != nil {
+		if _, err := signing.Sign(ctx, f.store, desc, signing.WriteOptions{Signer: signer, Repository: "oa.local/clinic"}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -118,7 +118,7 @@ func (f *fixture) release(version string, signer *signing.Signer, attesters ...*
 	}
 	for _, a := range attesters {
 		pred, _ := canonical.Marshal(signing.Conformance(art, a.KeyID()))
-		if _, err := signing.Attest(ctx, f.store, "oa.local/clinic", desc, signing.ConformancePredicateType, pred, a); err != nil {
+		if _, err := signing.Attest(ctx, f.store, desc, signing.ConformancePredicateType, pred, signing.WriteOptions{Signer: a, Repository: "oa.local/clinic"}); err != nil {
 			f.t.Fatal(err)
 		}
 	}

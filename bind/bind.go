@@ -23,7 +23,8 @@
 // kept.go) at bind time (BindKept), and OpenRelease reads it from there
 // first, with no network, every blob checked against the binding; the
 // bound reference is read (and the store refilled) only when the kept
-// copy is missing or damaged.
+// copy is missing or damaged. A binding's reference is parsed once, where
+// the binding is made or loaded, into the oci.Ref its reads use.
 //
 // ResolveAndBind is the whole step from a release to a binding
 // (resolve.Compute, then the request's Gate, then Bind), used by
@@ -70,6 +71,20 @@ type Binding struct {
 	ApprovedBy string    `json:"approvedBy"`
 	OSAccount  string    `json:"osAccount"`
 	ApprovedAt time.Time `json:"approvedAt"`
+
+	// release is Reference read under the host's home: parsed once, where
+	// the binding is made or loaded (parseRelease), not again by each
+	// read of the release. releaseErr is why it did not parse; it is
+	// returned by the reads of the release (OpenRelease), not by the load,
+	// so that the rest of a binding is still shown.
+	release    oci.Ref
+	releaseErr error
+}
+
+// parseRelease reads b's Reference (a layout path when LayoutPath is set)
+// under home, once, for the reads of the release that follow.
+func (b *Binding) parseRelease(home string) {
+	b.release, b.releaseErr = oci.ParseRef(b.Reference, oci.RefOptions{Home: home, Layout: b.LayoutPath})
 }
 
 // SessionPolicy is how the coordinator serves the deployment.
@@ -156,6 +171,7 @@ func bind(ctx context.Context, h *host.Host, reference string, layoutPath bool, 
 		Connections: connectionSet(plan), Approved: append([]string{}, consequential...),
 		ApprovedBy: a.By, OSAccount: host.OSAccount(), ApprovedAt: a.Now.UTC().Truncate(time.Second),
 	}
+	b.parseRelease(h.Home)
 	if err := h.PrepareSigner(); err != nil {
 		return nil, err
 	}
@@ -216,6 +232,7 @@ func readVersion(h *host.Host, v *store.Version, deployment string) (*Binding, e
 	if err := h.ReadVersion(v, RecordType, &b); err != nil || b.Deployment != deployment || b.Plan.Digest() != b.PlanDigest {
 		return nil, blocking.New(blocking.BindingUnverifiable, "deployment %s binding #%d", deployment, v.Seq)
 	}
+	b.parseRelease(h.Home)
 	return &b, nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
@@ -24,31 +22,37 @@ const StoreDir = "releases"
 // storeDir is the release store of h.
 func storeDir(h *host.Host) string { return filepath.Join(h.Home, StoreDir) }
 
-// Keep copies the release desc, read from src, into the host's release
-// store (oci.Keep: with its signatures, attestations and sigstore
-// bundles, every byte held to the host's limits and checked against its
-// digest; a damaged copy already there is repaired).
-func Keep(ctx context.Context, h *host.Host, src oras.ReadOnlyTarget, desc ocispec.Descriptor) error {
-	return oci.Keep(ctx, src, desc, storeDir(h), h.Policy.ReadLimits())
+// Keep copies rel into the host's release store (oci.Keep: with its
+// signatures, attestations and sigstore bundles, every byte held to the
+// host's limits and checked against its digest; a damaged copy already
+// there is repaired).
+func Keep(ctx context.Context, h *host.Host, rel *oci.Release) error {
+	return oci.Keep(ctx, rel.Target, rel.Descriptor, storeDir(h), h.Policy.ReadLimits())
 }
 
-// BindKept is Bind for a release read from src at desc: once every check
-// of the approval has passed, the release is kept in the host's release
-// store (Keep), and only then is the binding written, so a bound release
-// is served with the registry down. A release that cannot be kept binds
-// nothing.
-func BindKept(ctx context.Context, h *host.Host, src oras.ReadOnlyTarget, desc ocispec.Descriptor, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
-	if desc.Digest.String() != plan.ArtifactDigest {
+// BindKept is Bind for rel, the binding recording rel's reference: once
+// every check of the approval has passed, the release is kept in the
+// host's release store (Keep), and only then is the binding written, so a
+// bound release is served with the registry down. A release that cannot
+// be kept binds nothing.
+func BindKept(ctx context.Context, h *host.Host, rel *oci.Release, plan *resolve.Plan, a Approval) (*Binding, error) {
+	return bindKept(ctx, h, rel, rel.Ref.String(), rel.Ref.LayoutPath, plan, a)
+}
+
+// bindKept is BindKept recording reference (with layoutPath) as the
+// release's reference.
+func bindKept(ctx context.Context, h *host.Host, rel *oci.Release, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
+	if rel.Descriptor.Digest.String() != plan.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the release read is not the artifact the plan was resolved for")
 	}
-	return bind(ctx, h, reference, layoutPath, plan, a, func() error { return Keep(ctx, h, src, desc) })
+	return bind(ctx, h, reference, layoutPath, plan, a, func() error { return Keep(ctx, h, rel) })
 }
 
-// Release is a bound release opened for reading with its verified
-// artifact. Stages that need more than the artifact (audit copies the
+// BoundRelease is a binding's release opened for reading with its
+// verified artifact. Stages that need more than the artifact (audit copies the
 // release with its signatures) read from Target, never parse the
 // reference again.
-type Release struct {
+type BoundRelease struct {
 	oci.Release
 	Artifact *oci.Artifact
 	// FromStore is true when the release was read from the host's
@@ -73,11 +77,11 @@ type Release struct {
 // other layer bound to the IR, oci.FetchBound) and the store is filled
 // again from it. When both fail, the refusal is release_unavailable,
 // followed by why the store's copy and why the reference failed.
-func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*Release, error) {
-	ref, err := oci.ParseRef(b.Reference, oci.RefOptions{Home: h.Home, Layout: b.LayoutPath})
-	if err != nil {
-		return nil, err
+func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.OpenOptions) (*BoundRelease, error) {
+	if b.releaseErr != nil {
+		return nil, b.releaseErr
 	}
+	ref := b.release
 	opts := h.Policy.ReleaseOptions(transport)
 	kept, why := openStored(ctx, h, b, opts)
 	if kept != nil {
@@ -97,14 +101,14 @@ func OpenRelease(ctx context.Context, h *host.Host, b *Binding, transport oci.Op
 		return nil, append(refused, blocking.Refusals(err)...)
 	}
 	rel.StoreProblem = why
-	rel.RefillProblem = Keep(ctx, h, rel.Target, rel.Descriptor)
+	rel.RefillProblem = Keep(ctx, h, &rel.Release)
 	return rel, nil
 }
 
 // openStored reads the bound release from the host's release store,
 // checking every blob against its digest. It returns nil and why (a
 // refusal) when the store's copy cannot be used.
-func openStored(ctx context.Context, h *host.Host, b *Binding, opts oci.OpenOptions) (*Release, error) {
+func openStored(ctx context.Context, h *host.Host, b *Binding, opts oci.OpenOptions) (*BoundRelease, error) {
 	dg, err := digest.Parse(b.ArtifactDigest)
 	if err != nil {
 		return nil, blocking.New(blocking.ReleaseStoreDamaged, "the binding's artifact digest is not a digest")
@@ -119,7 +123,7 @@ func openStored(ctx context.Context, h *host.Host, b *Binding, opts oci.OpenOpti
 	}
 	switch {
 	case err == nil:
-		return &Release{Release: *rel, Artifact: art, FromStore: true}, nil
+		return &BoundRelease{Release: *rel, Artifact: art, FromStore: true}, nil
 	case rel == nil && blocking.Has(err, blocking.ArtifactNotFound):
 		return nil, blocking.New(blocking.ArtifactNotFound, "the host's release store does not hold the bound artifact")
 	case blocking.Refusals(err) != nil:
@@ -134,7 +138,7 @@ func openStored(ctx context.Context, h *host.Host, b *Binding, opts oci.OpenOpti
 // openReference reads the bound release from the bound reference: it
 // must still name the bound artifact, whose manifest and IR are verified
 // and every other layer bound to the IR (oci.FetchBound).
-func openReference(ctx context.Context, b *Binding, ref oci.Ref, opts oci.OpenOptions) (*Release, error) {
+func openReference(ctx context.Context, b *Binding, ref oci.Ref, opts oci.OpenOptions) (*BoundRelease, error) {
 	rel, err := oci.OpenPinned(ctx, ref, opts)
 	if err != nil {
 		return nil, err
@@ -146,5 +150,5 @@ func openReference(ctx context.Context, b *Binding, ref oci.Ref, opts oci.OpenOp
 	if err != nil {
 		return nil, err
 	}
-	return &Release{Release: *rel, Artifact: art}, nil
+	return &BoundRelease{Release: *rel, Artifact: art}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -59,5 +60,6 @@ func ResolveAndBind(ctx context.Context, h *host.Host, req Request) (*Binding, e
 			return nil, err
 		}
 	}
-	return BindKept(ctx, h, req.Target, req.Desc, req.Ref, false, plan, Approval{By: req.By, Approved: true, Now: req.Now})
+	rel := &oci.Release{Target: req.Target, Descriptor: req.Desc}
+	return bindKept(ctx, h, rel, req.Ref, false, plan, Approval{By: req.By, Approved: true, Now: req.Now})
 }

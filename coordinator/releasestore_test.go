@@ -83,7 +83,7 @@ func runClinic(t *testing.T, c *coordinator.Coordinator, requestID string) {
 
 // openRelease opens the deployment's bound release as the coordinator
 // does.
-func openRelease(t *testing.T, h *hosttest.Host) (*bind.Release, error) {
+func openRelease(t *testing.T, h *hosttest.Host) (*bind.BoundRelease, error) {
 	t.Helper()
 	opened := h.Open()
 	b, err := bind.Current(context.Background(), opened, "clinic")

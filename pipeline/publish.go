@@ -101,14 +101,14 @@ func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compile
 	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
 		return nil, err
 	}
-	if _, err := signing.Sign(ctx, target, ref.Name(), r.Desc, publisher); err != nil {
+	if _, err := signing.Sign(ctx, target, r.Desc, signing.WriteOptions{Signer: publisher, Repository: ref.Name()}); err != nil {
 		return nil, err
 	}
 	art, err := oci.Fetch(ctx, target, r.Desc)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := signing.AttestConformance(ctx, target, ref.Name(), art, authority.KeyID(), authority, false); err != nil {
+	if _, err := signing.AttestConformance(ctx, target, art, authority.KeyID(), signing.WriteOptions{Signer: authority, Repository: ref.Name()}); err != nil {
 		return nil, err
 	}
 	r.Ref = ref.WithDigest(r.Desc.Digest).String()

@@ -50,17 +50,17 @@ type inTotoSubject struct {
 	Digest map[string]string `json:"digest"`
 }
 
-// Attest writes an attestation over the manifest subject into target in
+// attestTag writes an attestation over the manifest subject into target in
 // cosign's format: an in-toto v0.1 statement (subject repository with
 // subject's sha256, predicateType, predicate) in a DSSE envelope signed by
 // s, as a layer of the `sha256-<hex>.att` manifest, like
 // `cosign attest --type URI --predicate FILE`. predicate must be a JSON
 // object and predicateType a URI (attestation_predicate_invalid otherwise).
 //
-// Attest appends like Sign: the same statement signed by the same key is
+// attestTag appends like signTag: the same statement signed by the same key is
 // not added twice, and the superseded manifest is deleted when target can
 // delete. It returns the descriptor of the attestation manifest now tagged.
-func Attest(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, predicateType string, predicate []byte, s *Signer) (ocispec.Descriptor, error) {
+func attestTag(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, predicateType string, predicate []byte, s *Signer) (ocispec.Descriptor, error) {
 	stmt, err := newStatement(repository, subject, predicateType, predicate)
 	if err != nil {
 		return ocispec.Descriptor{}, err

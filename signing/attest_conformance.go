@@ -12,12 +12,12 @@ import (
 // AttestConformance is the conformance gate: it runs the conformance
 // checks on art (fetched from target) as authority and, only when every
 // check passes, attests the report with s as an in-toto statement of
-// ConformancePredicateType — cosign's .att tag, or with bundle a sigstore
-// bundle referrer. A failing report refuses conformance_failed, naming
+// ConformancePredicateType, written as opts says (cosign's .att tag, or a
+// sigstore bundle referrer). A failing report refuses conformance_failed, naming
 // each failed check, and writes nothing. Every attester (oa attest, the
 // library's publish sequence) goes through here, so none can attest a
 // report that failed.
-func AttestConformance(ctx context.Context, target oras.Target, repository string, art *oci.Artifact, authority string, s *Signer, bundle bool) (*ConformanceReport, error) {
+func AttestConformance(ctx context.Context, target oras.Target, art *oci.Artifact, authority string, opts WriteOptions) (*ConformanceReport, error) {
 	report := Conformance(art, authority)
 	if err := report.Err(); err != nil {
 		return report, err
@@ -26,11 +26,7 @@ func AttestConformance(ctx context.Context, target oras.Target, repository strin
 	if err != nil {
 		return nil, err
 	}
-	attest := Attest
-	if bundle {
-		attest = AttestBundle
-	}
-	if _, err := attest(ctx, target, repository, art.Descriptor, ConformancePredicateType, predicate, s); err != nil {
+	if _, err := Attest(ctx, target, art.Descriptor, ConformancePredicateType, predicate, opts); err != nil {
 		return nil, err
 	}
 	return report, nil

@@ -18,7 +18,7 @@ func TestAttestConformanceRefusesAFailingReport(t *testing.T) {
 	for _, bundle := range []bool{false, true} {
 		art, store := pushEdited(t, func(w *ir.Worker) { w.Jobs[0].Purpose += " Mail triage.lead@clinic.example." })
 		auth := csKey(t, 1)
-		_, err := AttestConformance(context.Background(), store, "clinic-triage", art, "authority.example", auth.signer, bundle)
+		_, err := AttestConformance(context.Background(), store, art, "authority.example", WriteOptions{Signer: auth.signer, Repository: "clinic-triage", Bundle: bundle})
 		csWantCode(t, err, blocking.ConformanceFailed)
 		if _, err := store.Resolve(context.Background(), oci.AttestationTag(art.Descriptor.Digest)); err == nil {
 			t.Fatal("an .att tag was written for a failing report")
@@ -45,7 +45,7 @@ func TestAttestConformanceAttestsAPassingReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		auth := csKey(t, 1)
-		report, err := AttestConformance(ctx, store, "clinic-triage", art, "authority.example", auth.signer, bundle)
+		report, err := AttestConformance(ctx, store, art, "authority.example", WriteOptions{Signer: auth.signer, Repository: "clinic-triage", Bundle: bundle})
 		if err != nil || !report.Passed {
 			t.Fatalf("report %+v, %v", report, err)
 		}

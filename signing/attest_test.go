@@ -24,7 +24,7 @@ func TestAttestVerify(t *testing.T) {
 		ctx := context.Background()
 		pub, auth := csKey(t, 0), csKey(t, 1)
 		subject := csPushWorker(t, st.target, "a")
-		attDesc, err := Attest(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer)
+		attDesc, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,16 +66,16 @@ func TestAttestIdempotent(t *testing.T) {
 		ctx := context.Background()
 		auth := csKey(t, 1)
 		subject := csPushWorker(t, st.target, "a")
-		first, err := Attest(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer)
+		first, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := Attest(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer)
+		again, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo})
 		if err != nil || again.Digest != first.Digest {
 			t.Fatalf("attesting twice changed the manifest (%v)", err)
 		}
 		newer := `{"authority":"oa-test-authority","checks":[],"run":2}`
-		if _, err := Attest(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(newer), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(newer), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		res, err := VerifyAttestation(ctx, st.target, subject, auth.verifier, ConformancePredicateType)
@@ -96,12 +96,12 @@ func TestAttestRefusesBadPredicate(t *testing.T) {
 	subject := csPushWorker(t, st.target, "a")
 	s := csKey(t, 1).signer
 	for _, p := range []string{`[1,2]`, `"report"`, `{"a":`, ``, `null`} {
-		_, err := Attest(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(p), s)
+		_, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(p), WriteOptions{Signer: s, Repository: st.repo})
 		csWantCode(t, err, blocking.AttestationPredicateBad)
 	}
-	_, err := Attest(ctx, st.target, st.repo, subject, "conformance", []byte(csPredicate), s)
+	_, err := Attest(ctx, st.target, subject, "conformance", []byte(csPredicate), WriteOptions{Signer: s, Repository: st.repo})
 	csWantCode(t, err, blocking.AttestationPredicateBad)
-	_, err = Attest(ctx, st.target, "x", subject, ConformancePredicateType, []byte(csPredicate), s)
+	_, err = Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: s, Repository: "x"})
 	csWantCode(t, err, blocking.ReferenceInvalid)
 	if _, err := st.target.Resolve(ctx, oci.AttestationTag(subject.Digest)); err == nil {
 		t.Fatal("a refused Attest wrote an attestation")
@@ -120,7 +120,7 @@ func TestVerifyAttestationRefusals(t *testing.T) {
 		}
 		csWantCode(t, verify(a, auth.verifier), blocking.AttestationMissing)
 
-		bAtt, err := Attest(ctx, st.target, st.repo, b, ConformancePredicateType, []byte(csPredicate), auth.signer)
+		bAtt, err := Attest(ctx, st.target, b, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,20 +137,20 @@ func TestVerifyAttestationRefusals(t *testing.T) {
 
 		// another predicate type only.
 		c := csPushWorker(t, st.target, "c")
-		if _, err := Attest(ctx, st.target, st.repo, c, "https://example.com/provenance/v1", []byte(`{}`), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, c, "https://example.com/provenance/v1", []byte(`{}`), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		csWantCode(t, verify(c, auth.verifier), blocking.AttestationPredicateBad)
 
 		// a publisher-signed conformance attestation next to the
 		// authority's: refused, whatever else is there.
-		if _, err := Attest(ctx, st.target, st.repo, c, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, c, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		if err := verify(c, auth.verifier, WithPublisher(pub.verifier)); err != nil {
 			t.Fatalf("authority attestation: %v", err)
 		}
-		if _, err := Attest(ctx, st.target, st.repo, c, ConformancePredicateType, []byte(csPredicate), pub.signer); err != nil {
+		if _, err := Attest(ctx, st.target, c, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: pub.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		csWantCode(t, verify(c, auth.verifier, WithPublisher(pub.verifier)), blocking.AttestationByPublisher)
@@ -167,10 +167,10 @@ func TestVerifyAttestationPublisherOtherType(t *testing.T) {
 	ctx := context.Background()
 	pub, auth := csKey(t, 0), csKey(t, 1)
 	a := csPushWorker(t, st.target, "a")
-	if _, err := Attest(ctx, st.target, st.repo, a, "https://slsa.dev/provenance/v1", []byte(`{"builder":"x"}`), pub.signer); err != nil {
+	if _, err := Attest(ctx, st.target, a, "https://slsa.dev/provenance/v1", []byte(`{"builder":"x"}`), WriteOptions{Signer: pub.signer, Repository: st.repo}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+	if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := VerifyAttestation(ctx, st.target, a, auth.verifier, ConformancePredicateType, WithPublisher(pub.verifier)); err != nil {
@@ -186,7 +186,7 @@ func TestVerifyAttestationForged(t *testing.T) {
 		ctx := context.Background()
 		auth := csKey(t, 1)
 		a := csPushWorker(t, st.target, "a")
-		if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		_, m := csManifest(t, st.target, oci.AttestationTag(a.Digest))
@@ -225,7 +225,7 @@ func TestVerifyAttestationTamperedBlob(t *testing.T) {
 	ctx := context.Background()
 	auth := csKey(t, 1)
 	a := csPushWorker(t, st.target, "a")
-	if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+	if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 		t.Fatal(err)
 	}
 	_, m := csManifest(t, st.target, oci.AttestationTag(a.Digest))

@@ -28,14 +28,14 @@ func TestBundleSignAttestVerify(t *testing.T) {
 		ctx := context.Background()
 		pub, auth := csKey(t, 0), csKey(t, 1)
 		subject := csPushWorker(t, st.target, "a")
-		sigDesc, err := SignBundle(ctx, st.target, st.repo, subject, pub.signer)
+		sigDesc, err := Sign(ctx, st.target, subject, WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, err := SignBundle(ctx, st.target, st.repo, subject, pub.signer); err != nil || again.Digest != sigDesc.Digest {
+		if again, err := Sign(ctx, st.target, subject, WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true}); err != nil || again.Digest != sigDesc.Digest {
 			t.Fatalf("signing the same statement again wrote %v (%v); want the existing %s", again.Digest, err, sigDesc.Digest)
 		}
-		if _, err := AttestBundle(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
 		target := st.target
@@ -63,7 +63,7 @@ func TestBundleSignAttestVerify(t *testing.T) {
 		csWantCode(t, err, blocking.AttestationUntrusted)
 		// The publisher attesting its own conformance in a bundle is refused
 		// even beside the authority's attestation.
-		if _, err := AttestBundle(ctx, st.target, st.repo, subject, ConformancePredicateType, []byte(csPredicate), pub.signer); err != nil {
+		if _, err := Attest(ctx, st.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = VerifyAttestation(ctx, st.target, subject, auth.verifier, ConformancePredicateType, WithPublisher(pub.verifier))
@@ -78,7 +78,7 @@ func TestBundleBesideLegacy(t *testing.T) {
 		ctx := context.Background()
 		k := csKey(t, 0)
 		subject := csPushWorker(t, st.target, "a")
-		if _, err := Sign(ctx, st.target, st.repo, subject, k.signer); err != nil {
+		if _, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := pushBundle(ctx, st.target, subject, []byte(`{"mediaType":"not a bundle"}`), nil); err != nil {
@@ -88,7 +88,7 @@ func TestBundleBesideLegacy(t *testing.T) {
 		if err != nil || res.Form != FormLegacy || res.Verified != 1 {
 			t.Fatalf("legacy beside a junk bundle: %+v, %v", res, err)
 		}
-		if _, err := SignBundle(ctx, st.target, st.repo, subject, k.signer); err != nil {
+		if _, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
 		res, err = VerifySignature(ctx, st.target, subject, k.verifier)
@@ -186,7 +186,7 @@ func TestBundleTamperedBlob(t *testing.T) {
 	ctx := context.Background()
 	k := csKey(t, 0)
 	subject := csPushWorker(t, st.target, "a")
-	desc, err := SignBundle(ctx, st.target, st.repo, subject, k.signer)
+	desc, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo, Bundle: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,18 +29,18 @@ const (
 	bundleContentDSSE             = "dsse-envelope"
 )
 
-// SignBundle writes a publisher signature over the manifest subject into
+// signBundle writes a publisher signature over the manifest subject into
 // target in the sigstore bundle format, as `cosign sign --key` v3 does by
 // default: an in-toto v1 statement of predicate type
 // CosignSignPredicateType naming subject's digest, in a DSSE envelope
 // signed by s, in a bundle (public-key verification material, no
 // transparency log entry) that is the one layer of a referrer manifest of
 // subject. subject must be the whole descriptor (media type, digest,
-// size); repository names the subject in the statement, as in Sign.
+// size); repository names the subject in the statement, as in signTag.
 //
 // A signature by the same key over the same statement is not added twice.
 // It returns the descriptor of the bundle manifest.
-func SignBundle(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, s *Signer) (ocispec.Descriptor, error) {
+func signBundle(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, s *Signer) (ocispec.Descriptor, error) {
 	stmt, err := bundleStatement(repository, subject, CosignSignPredicateType, []byte("{}"))
 	if err != nil {
 		return ocispec.Descriptor{}, err
@@ -48,13 +48,13 @@ func SignBundle(ctx context.Context, target oras.Target, repository string, subj
 	return writeBundle(ctx, target, subject, CosignSignPredicateType, stmt, s)
 }
 
-// AttestBundle writes an attestation over the manifest subject into target
+// attestBundle writes an attestation over the manifest subject into target
 // in the sigstore bundle format, as `cosign attest --key --type
 // predicateType` v3 does by default: an in-toto v1 statement (subject's
 // digest, predicateType, predicate) in a DSSE envelope signed by s, in a
 // bundle referrer manifest of subject. predicate must be a JSON object and
 // predicateType a URI (attestation_predicate_invalid otherwise).
-func AttestBundle(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, predicateType string, predicate []byte, s *Signer) (ocispec.Descriptor, error) {
+func attestBundle(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, predicateType string, predicate []byte, s *Signer) (ocispec.Descriptor, error) {
 	if err := checkPredicate(predicateType, predicate); err != nil {
 		return ocispec.Descriptor{}, err
 	}

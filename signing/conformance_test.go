@@ -128,7 +128,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	if got := linkCodes(chain); got != "artifact ok,worker_ir ok,publisher_signature signature_missing,conformance_attestation attestation_missing" {
 		t.Fatalf("unsigned chain: %s", got)
 	}
-	if _, err := Sign(ctx, store, "oa.local/clinic", desc, pubS); err != nil {
+	if _, err := Sign(ctx, store, desc, WriteOptions{Signer: pubS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
 	art, err := oci.Fetch(ctx, store, desc)
@@ -137,7 +137,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	}
 	report := Conformance(art, "authority.example")
 	predicate, _ := canonical.Marshal(report)
-	if _, err := Attest(ctx, store, "oa.local/clinic", desc, ConformancePredicateType, predicate, authS); err != nil {
+	if _, err := Attest(ctx, store, desc, ConformancePredicateType, predicate, WriteOptions{Signer: authS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
 	chain = VerifyChain(ctx, store, desc, pubV, authV)
@@ -157,10 +157,10 @@ func TestVerifyChainLinks(t *testing.T) {
 	if _, err := oci.Push(ctx, otherStore, res.Worker, res.IR, "v1", oci.PackOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Sign(ctx, otherStore, "oa.local/clinic", desc, pubS); err != nil {
+	if _, err := Sign(ctx, otherStore, desc, WriteOptions{Signer: pubS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Attest(ctx, otherStore, "oa.local/clinic", desc, ConformancePredicateType, bad, authS); err != nil {
+	if _, err := Attest(ctx, otherStore, desc, ConformancePredicateType, bad, WriteOptions{Signer: authS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := linkCodes(VerifyChain(ctx, otherStore, desc, pubV, authV)); !strings.HasSuffix(got, "conformance_attestation attestation_ir_mismatch") {

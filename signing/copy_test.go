@@ -22,16 +22,16 @@ func TestCopySignedCarriesBothForms(t *testing.T) {
 	pub, auth := csKey(t, 0), csKey(t, 1)
 	src := csRegistry(t)
 	subject := csPushWorker(t, src.target, "a")
-	if _, err := Sign(ctx, src.target, src.repo, subject, pub.signer); err != nil {
+	if _, err := Sign(ctx, src.target, subject, WriteOptions{Signer: pub.signer, Repository: src.repo}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SignBundle(ctx, src.target, src.repo, subject, pub.signer); err != nil {
+	if _, err := Sign(ctx, src.target, subject, WriteOptions{Signer: pub.signer, Repository: src.repo, Bundle: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Attest(ctx, src.target, src.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+	if _, err := Attest(ctx, src.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: src.repo}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AttestBundle(ctx, src.target, src.repo, subject, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+	if _, err := Attest(ctx, src.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: src.repo, Bundle: true}); err != nil {
 		t.Fatal(err)
 	}
 	medium := csLayout(t)
@@ -82,7 +82,7 @@ func TestCopySignedUnsigned(t *testing.T) {
 	if _, err := dst.target.Resolve(ctx, subject.Digest.String()); !errors.Is(err, errdef.ErrNotFound) {
 		t.Fatalf("a refused copy wrote the artifact: %v", err)
 	}
-	if _, err := AttestBundle(ctx, src.target, src.repo, subject, ConformancePredicateType, []byte(csPredicate), csKey(t, 1).signer); err != nil {
+	if _, err := Attest(ctx, src.target, subject, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: csKey(t, 1).signer, Repository: src.repo, Bundle: true}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = CopySigned(ctx, src.target, dst.target, subject, CopyOptions{RequireSigned: true})
@@ -91,7 +91,7 @@ func TestCopySignedUnsigned(t *testing.T) {
 	if err != nil || res.Signatures != 0 || res.Attestations != 1 || res.Bundles != 1 {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	if _, err := SignBundle(ctx, src.target, src.repo, subject, csKey(t, 0).signer); err != nil {
+	if _, err := Sign(ctx, src.target, subject, WriteOptions{Signer: csKey(t, 0).signer, Repository: src.repo, Bundle: true}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := CopySigned(ctx, src.target, dst.target, subject, CopyOptions{RequireSigned: true}); err != nil || res.Signatures != 1 {

@@ -14,9 +14,10 @@
 // every byte; what signing adds is deciding what the bytes prove.
 //
 // Opened keys are remembered per process by their exact bytes and password,
-// so scrypt is paid once per key. Sign and Attest write cosign's legacy tags;
-// SignBundle and AttestBundle write cosign v3's default, a sigstore bundle
-// referrer. AttestConformance is the gate every attester goes through: a
+// so scrypt is paid once per key. Sign and Attest take one WriteOptions
+// (the signer, the repository naming the subject, the format): cosign's
+// legacy tags by default, with Bundle cosign v3's default, a sigstore
+// bundle referrer. AttestConformance is the gate every attester goes through: a
 // failing report is refused (conformance_failed) with nothing written.
 // CopySigned refuses copy_unsigned before anything is written. VerifyChain
 // checks artifact, IR, signature and attestation, one link each with its

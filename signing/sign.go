@@ -33,18 +33,18 @@ const cosignConfigMediaType = "application/vnd.oci.image.config.v1+json"
 // cosignZeroTime is how go-containerregistry renders a zero timestamp.
 const cosignZeroTime = "0001-01-01T00:00:00Z"
 
-// Sign writes a publisher signature over the manifest subject into target
+// signTag writes a publisher signature over the manifest subject into target
 // in cosign's format: a simple-signing payload naming repository and
 // subject.Digest, signed by s, as a layer of the `sha256-<hex>.sig`
 // manifest. repository is the docker-reference put in the payload (for
 // example "127.0.0.1:5000/oa/clinic", or "oa.local/clinic" for a layout);
 // verifiers do not check it, but it must be a valid image name.
 //
-// Like cosign, Sign appends to an existing signature manifest and moves the
+// Like cosign, signTag appends to an existing signature manifest and moves the
 // tag; a signature by the same key over the same payload is not added
-// twice. The superseded manifest is deleted when target can delete. Sign
+// twice. The superseded manifest is deleted when target can delete. signTag
 // returns the descriptor of the signature manifest now tagged.
-func Sign(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, s *Signer) (ocispec.Descriptor, error) {
+func signTag(ctx context.Context, target oras.Target, repository string, subject ocispec.Descriptor, s *Signer) (ocispec.Descriptor, error) {
 	ref, err := subjectName(repository, subject)
 	if err != nil {
 		return ocispec.Descriptor{}, err

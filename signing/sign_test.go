@@ -19,7 +19,7 @@ func TestSignVerify(t *testing.T) {
 		ctx := context.Background()
 		k := csKey(t, 0)
 		subject := csPushWorker(t, st.target, "a")
-		sigDesc, err := Sign(ctx, st.target, st.repo, subject, k.signer)
+		sigDesc, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,11 +75,11 @@ func TestSignIdempotent(t *testing.T) {
 		ctx := context.Background()
 		k := csKey(t, 0)
 		subject := csPushWorker(t, st.target, "a")
-		first, err := Sign(ctx, st.target, st.repo, subject, k.signer)
+		first, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := Sign(ctx, st.target, st.repo, subject, k.signer)
+		second, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,11 +100,11 @@ func TestSignTwoKeys(t *testing.T) {
 		ctx := context.Background()
 		k0, k1 := csKey(t, 0), csKey(t, 1)
 		subject := csPushWorker(t, st.target, "a")
-		first, err := Sign(ctx, st.target, st.repo, subject, k0.signer)
+		first, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k0.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Sign(ctx, st.target, st.repo, subject, k1.signer); err != nil {
+		if _, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k1.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		csCheckSigShape(t, st, subject, 2)
@@ -133,12 +133,12 @@ func TestSignRefusesBadInput(t *testing.T) {
 	k := csKey(t, 0)
 	subject := csPushWorker(t, st.target, "a")
 	for _, repo := range []string{"", "x", "UPPER/Case", "host:port:bad/x"} {
-		_, err := Sign(ctx, st.target, repo, subject, k.signer)
+		_, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: repo})
 		csWantCode(t, err, blocking.ReferenceInvalid)
 	}
 	bad := subject
 	bad.Digest = "sha512:abc"
-	_, err := Sign(ctx, st.target, st.repo, bad, k.signer)
+	_, err := Sign(ctx, st.target, bad, WriteOptions{Signer: k.signer, Repository: st.repo})
 	csWantCode(t, err, blocking.ReferenceInvalid)
 	if _, err := st.target.Resolve(ctx, oci.SignatureTag(subject.Digest)); err == nil {
 		t.Fatal("a refused Sign wrote a signature")

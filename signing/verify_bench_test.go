@@ -15,10 +15,10 @@ func csBenchArtifact(b *testing.B) (csStore, ocispec.Descriptor) {
 	ctx := context.Background()
 	st := csRegistry(b)
 	a := csPushWorker(b, st.target, "bench")
-	if _, err := Sign(ctx, st.target, st.repo, a, csKey(b, 0).signer); err != nil {
+	if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: csKey(b, 0).signer, Repository: st.repo}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), csKey(b, 1).signer); err != nil {
+	if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: csKey(b, 1).signer, Repository: st.repo}); err != nil {
 		b.Fatal(err)
 	}
 	return st, a
@@ -53,10 +53,10 @@ func BenchmarkVerifyBundle(b *testing.B) {
 	st := csRegistry(b)
 	a := csPushWorker(b, st.target, "bench")
 	pub, auth := csKey(b, 0), csKey(b, 1)
-	if _, err := SignBundle(ctx, st.target, st.repo, a, pub.signer); err != nil {
+	if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := AttestBundle(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+	if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo, Bundle: true}); err != nil {
 		b.Fatal(err)
 	}
 	st.reg.ResetCounters()
@@ -126,7 +126,7 @@ func BenchmarkVerifySignatureKeyBundle(b *testing.B) {
 	st := csRegistry(b)
 	a := csPushWorker(b, st.target, "bench")
 	pub := csKey(b, 0)
-	if _, err := SignBundle(ctx, st.target, st.repo, a, pub.signer); err != nil {
+	if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -56,7 +56,7 @@ func TestCosign3Interop(t *testing.T) {
 		_, err = VerifySignature(ctx, st.target, a, auth.verifier)
 		csWantCode(t, err, blocking.SignatureUntrusted)
 		// oa appends its own bundle beside cosign's, and cosign v3 reads both.
-		if _, err := SignBundle(ctx, st.target, st.repo, a, auth.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: auth.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, cs3("verify", cs3Verify, "--key", pubPub, ref(a))...)
@@ -80,10 +80,10 @@ func TestCosign3Interop(t *testing.T) {
 
 	t.Run("cosign v3 verifies Sign and Attest (legacy tags)", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "oa-legacy")
-		if _, err := Sign(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, cs3("verify", cs3Verify, "--key", pubPub, ref(a))...)
@@ -96,12 +96,12 @@ func TestCosign3Interop(t *testing.T) {
 		}
 	})
 
-	t.Run("cosign v3 verifies SignBundle and AttestBundle", func(t *testing.T) {
+	t.Run("cosign v3 verifies Sign and Attest with Bundle", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "oa-bundle")
-		if _, err := SignBundle(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := AttestBundle(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo, Bundle: true}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, cs3("verify", cs3Verify, "--key", pubPub, ref(a))...)

@@ -110,7 +110,7 @@ func TestCosignInterop(t *testing.T) {
 
 	t.Run("cosign verifies Sign", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "oa-signed")
-		if _, err := Sign(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		out := cs.must(t, "verify", "--key", pubPub, "--insecure-ignore-tlog", ref(a))
@@ -124,7 +124,7 @@ func TestCosignInterop(t *testing.T) {
 
 	t.Run("cosign verifies Attest", func(t *testing.T) {
 		a := csPushWorker(t, st.target, "oa-attested")
-		if _, err := Attest(ctx, st.target, st.repo, a, ConformancePredicateType, []byte(csPredicate), auth.signer); err != nil {
+		if _, err := Attest(ctx, st.target, a, ConformancePredicateType, []byte(csPredicate), WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, "verify-attestation", "--key", authPub, "--type", ConformancePredicateType, "--insecure-ignore-tlog", ref(a))
@@ -143,13 +143,13 @@ func TestCosignInterop(t *testing.T) {
 		csSameAsCosign(t, st, oci.SignatureTag(a.Digest))
 		// Sign dedupes cosign's signature by the same key, and cosign
 		// appends to (and dedupes) ours.
-		if _, err := Sign(ctx, st.target, st.repo, a, pub.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: pub.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		if _, m := csManifest(t, st.target, oci.SignatureTag(a.Digest)); len(m.Layers) != 1 {
 			t.Fatalf("Sign duplicated cosign's signature: %d layers", len(m.Layers))
 		}
-		if _, err := Sign(ctx, st.target, st.repo, a, auth.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: auth.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, "verify", "--key", pubPub, "--insecure-ignore-tlog", ref(a))
@@ -190,7 +190,7 @@ func TestCosignInterop(t *testing.T) {
 			t.Fatalf("cosign's public key: %v (ids %s vs %s)", err, v.KeyID(), s.KeyID())
 		}
 		a := csPushWorker(t, st.target, "cosign-keys")
-		if _, err := Sign(ctx, st.target, st.repo, a, s); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: s, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		cs.must(t, "verify", "--key", filepath.Join(cs.dir, "generated.pub"), "--insecure-ignore-tlog", ref(a))

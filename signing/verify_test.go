@@ -36,7 +36,7 @@ func TestVerifySignatureOtherKey(t *testing.T) {
 	csEachStore(t, func(t *testing.T, st csStore) {
 		ctx := context.Background()
 		subject := csPushWorker(t, st.target, "a")
-		if _, err := Sign(ctx, st.target, st.repo, subject, csKey(t, 0).signer); err != nil {
+		if _, err := Sign(ctx, st.target, subject, WriteOptions{Signer: csKey(t, 0).signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		_, err := VerifySignature(ctx, st.target, subject, csKey(t, 1).verifier)
@@ -53,7 +53,7 @@ func TestVerifySignatureCopied(t *testing.T) {
 		ctx := context.Background()
 		k := csKey(t, 0)
 		a, b := csPushWorker(t, st.target, "a"), csPushWorker(t, st.target, "b")
-		bSig, err := Sign(ctx, st.target, st.repo, b, k.signer)
+		bSig, err := Sign(ctx, st.target, b, WriteOptions{Signer: k.signer, Repository: st.repo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestVerifySignatureCopied(t *testing.T) {
 		}
 		_, err = VerifySignature(ctx, st.target, a, k.verifier)
 		csWantCode(t, err, blocking.SignatureWrongSubject)
-		if _, err := Sign(ctx, st.target, st.repo, a, k.signer); err != nil {
+		if _, err := Sign(ctx, st.target, a, WriteOptions{Signer: k.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := VerifySignature(ctx, st.target, a, k.verifier); err != nil {
@@ -81,7 +81,7 @@ func TestVerifySignatureForged(t *testing.T) {
 		ctx := context.Background()
 		k := csKey(t, 0)
 		a, b := csPushWorker(t, st.target, "a"), csPushWorker(t, st.target, "b")
-		if _, err := Sign(ctx, st.target, st.repo, b, k.signer); err != nil {
+		if _, err := Sign(ctx, st.target, b, WriteOptions{Signer: k.signer, Repository: st.repo}); err != nil {
 			t.Fatal(err)
 		}
 		_, m := csManifest(t, st.target, oci.SignatureTag(b.Digest))
@@ -125,7 +125,7 @@ func TestVerifySignatureTamperedBlob(t *testing.T) {
 			ctx := context.Background()
 			k := csKey(t, 0)
 			subject := csPushWorker(t, st.target, "a")
-			sigDesc, err := Sign(ctx, st.target, st.repo, subject, k.signer)
+			sigDesc, err := Sign(ctx, st.target, subject, WriteOptions{Signer: k.signer, Repository: st.repo})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestVerifyRefusesASignatureLayerClaimedHuge(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := csKey(t, 0)
-	if _, err := Sign(ctx, st.target, "oa.local/test", desc, key.signer); err != nil {
+	if _, err := Sign(ctx, st.target, desc, WriteOptions{Signer: key.signer, Repository: "oa.local/test"}); err != nil {
 		t.Fatal(err)
 	}
 	_, m := csManifest(t, st.target, oci.SignatureTag(desc.Digest))

@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
@@ -100,43 +98,53 @@ func (f *RefFlags) releaseOptions(create bool) (oci.OpenOptions, error) {
 	return host.ReleaseOptions(Home(), f.openOptions(create))
 }
 
-// ResolvePinned opens s and resolves it to a manifest descriptor, refusing
-// a reference without a digest with the digest its tag resolves to.
-func (f *RefFlags) ResolvePinned(ctx context.Context, s string) (oci.Ref, oci.Target, ocispec.Descriptor, error) {
+// Resolve opens the pinned release s for reading: one value (the
+// reference, where it is read from and its manifest) that the command
+// passes down. A reference without a digest is refused with the digest its
+// tag resolves to. A digest reference costs one manifest request (no
+// separate HEAD), and what was read is remembered for the reads that
+// follow.
+func (f *RefFlags) Resolve(ctx context.Context, s string) (*oci.Release, error) {
+	ref, opts, err := f.parse(s, false)
+	if err != nil {
+		return nil, err
+	}
+	return oci.OpenPinned(ctx, ref, opts)
+}
+
+// Pinned is a pinned release opened for commands that write beside it
+// (signatures, attestations) or copy it: the release, the same target
+// writable, and the release's verified artifact.
+type Pinned struct {
+	// Release is the release as read.
+	Release *oci.Release
+	// Writable is the release's target, for writing signatures and
+	// attestations beside it.
+	Writable oci.Target
+	// Artifact is the release's artifact, fetched and verified.
+	Artifact *oci.Artifact
+}
+
+// OpenPinned opens s, resolves it to a manifest descriptor (refusing a
+// reference without a digest with the digest its tag resolves to) and
+// fetches and verifies the artifact.
+func (f *RefFlags) OpenPinned(ctx context.Context, s string) (*Pinned, error) {
 	ref, target, err := f.Open(ctx, s)
 	if err != nil {
-		return ref, nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	desc, err := oci.Resolve(ctx, target, ref.Reference())
 	if err != nil {
-		return ref, nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
-	return ref, target, desc, ref.RequireDigest(desc.Digest)
-}
-
-// ResolvePinnedRead is ResolvePinned for commands that only read the
-// release: a digest reference costs one manifest request (no separate
-// HEAD), and what was read is remembered for the reads that follow.
-func (f *RefFlags) ResolvePinnedRead(ctx context.Context, s string) (oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
-	ref, opts, err := f.parse(s, false)
-	if err != nil {
-		return ref, nil, ocispec.Descriptor{}, err
-	}
-	rel, err := oci.OpenPinned(ctx, ref, opts)
-	if err != nil {
-		return ref, nil, ocispec.Descriptor{}, err
-	}
-	return ref, rel.Target, rel.Descriptor, nil
-}
-
-// OpenPinned is ResolvePinned followed by a verified fetch of the artifact.
-func (f *RefFlags) OpenPinned(ctx context.Context, s string) (oci.Ref, oci.Target, *oci.Artifact, error) {
-	ref, target, desc, err := f.ResolvePinned(ctx, s)
-	if err != nil {
-		return ref, nil, nil, err
+	if err := ref.RequireDigest(desc.Digest); err != nil {
+		return nil, err
 	}
 	art, err := oci.Fetch(ctx, target, desc)
-	return ref, target, art, err
+	if err != nil {
+		return nil, err
+	}
+	return &Pinned{Release: &oci.Release{Ref: ref, Target: target, Descriptor: desc}, Writable: target, Artifact: art}, nil
 }
 
 // Progress writes a line per step to the command's stderr when that is a

@@ -45,12 +45,12 @@ func (f *planFlags) register(cmd *cobra.Command, modelRequired bool) {
 // returns the release as read, for bind to keep.
 func (f *planFlags) compute(cmd *cobra.Command, h *host.Host, reference string) (*resolve.Plan, *oci.Release, error) {
 	ctx := cmd.Context()
-	ref, target, desc, err := f.refs.ResolvePinnedRead(ctx, reference)
+	rel, err := f.refs.Resolve(ctx, reference)
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, _, err := resolve.Compute(ctx, h, target, desc, resolve.Request{Deployment: f.deployment, Model: f.model}, resolve.ComputeOptions{Now: time.Now(), Probe: !f.noProbe, Connector: cli.ConnectorOptions(cmd)})
-	return plan, &oci.Release{Ref: ref, Target: target, Descriptor: desc}, err
+	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Descriptor, resolve.Request{Deployment: f.deployment, Model: f.model}, resolve.ComputeOptions{Now: time.Now(), Probe: !f.noProbe, Connector: cli.ConnectorOptions(cmd)})
+	return plan, rel, err
 }
 
 func newResolveCmd() *cobra.Command {
@@ -128,7 +128,7 @@ the coordinator serves it with the registry down.`,
 					printPlanText(cmd.OutOrStdout(), plan, remoteNotes(cmd, h, plan))
 					fmt.Fprintf(cmd.OutOrStdout(), "not bound: no terminal to approve on; review the plan above and run again with --yes to approve it as %s\n", as)
 				}
-				b, err := bind.BindKept(cmd.Context(), h, rel.Target, rel.Descriptor, rel.Ref.String(), f.refs.Layout, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
+				b, err := bind.BindKept(cmd.Context(), h, rel, plan, bind.Approval{By: as, Approved: approved, Now: time.Now()})
 				if err != nil {
 					return err
 				}

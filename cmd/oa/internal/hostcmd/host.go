@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
@@ -146,14 +144,14 @@ shows it).`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
+			h, rel, err := openHostAndRelease(ctx, &refs, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			d, rec, err := admit.Admit(ctx, h, target, desc, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun, Rollback: rollback, Reason: reason})
+			d, rec, err := admit.Admit(ctx, h, rel.Target, rel.Descriptor, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun, Rollback: rollback, Reason: reason})
 			if d != nil {
-				printDecision(cmd, ref, d, rec)
+				printDecision(cmd, rel.Ref, d, rec)
 			}
 			return err
 		},
@@ -332,19 +330,19 @@ with its state. It exits 2 when any link does not hold.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
+			h, rel, err := openHostAndRelease(ctx, &refs, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			in, err := admit.IntegrityOf(ctx, h, target, desc, time.Now())
+			in, err := admit.IntegrityOf(ctx, h, rel.Target, rel.Descriptor, time.Now())
 			if err != nil {
 				return err
 			}
 			if cli.WantJSON(cmd) {
 				return cli.PrintJSONResult(cmd.OutOrStdout(), in)
 			}
-			cli.PrintIntegrity(cmd.OutOrStdout(), ref.String(), in)
+			cli.PrintIntegrity(cmd.OutOrStdout(), rel.Ref.String(), in)
 			return in.Err()
 		},
 	}
@@ -352,19 +350,20 @@ with its state. It exits 2 when any link does not hold.`,
 	return cmd
 }
 
-// openHostAndRelease opens this host and resolves the pinned release s.
-func openHostAndRelease(ctx context.Context, refs *cli.RefFlags, s string) (*host.Host, oci.Ref, oras.ReadOnlyTarget, ocispec.Descriptor, error) {
+// openHostAndRelease opens this host and resolves the pinned release s
+// under its limits.
+func openHostAndRelease(ctx context.Context, refs *cli.RefFlags, s string) (*host.Host, *oci.Release, error) {
 	h, err := host.Open(ctx, cli.Home())
 	if err != nil {
-		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
+		return nil, nil, err
 	}
 	refs.Opened = h
-	ref, target, desc, err := refs.ResolvePinnedRead(ctx, s)
+	rel, err := refs.Resolve(ctx, s)
 	if err != nil {
 		h.Close()
-		return nil, oci.Ref{}, nil, ocispec.Descriptor{}, err
+		return nil, nil, err
 	}
-	return h, ref, target, desc, nil
+	return h, rel, nil
 }
 
 // openHostForDigest refuses a malformed digest argument, then opens this

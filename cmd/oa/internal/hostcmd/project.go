@@ -36,30 +36,30 @@ is refused and nothing is written.`,
 		Args: cli.WantArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			h, ref, target, desc, err := openHostAndRelease(ctx, &refs, args[0])
+			h, rel, err := openHostAndRelease(ctx, &refs, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			st, err := admit.RequireActive(ctx, h, desc.Digest.String(), time.Now())
+			st, err := admit.RequireActive(ctx, h, rel.Descriptor.Digest.String(), time.Now())
 			if err != nil {
 				return err
 			}
-			art, err := oci.FetchBound(ctx, target, desc)
+			art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
 			if err != nil {
 				return err
 			}
 			if art.IRDigest != st.Record.WorkerIRDigest {
 				return blocking.New(blocking.AdmissionMismatched, "the artifact's Worker IR is not the one admitted")
 			}
-			p, err := projection.Project(art.Worker, desc.Digest.String(), art.IRDigest)
+			p, err := projection.Project(art.Worker, rel.Descriptor.Digest.String(), art.IRDigest)
 			if err != nil {
 				return err
 			}
 			if err := p.Write(out); err != nil {
 				return err
 			}
-			printProjection(cmd, ref, out, p)
+			printProjection(cmd, rel.Ref, out, p)
 			return nil
 		},
 	}

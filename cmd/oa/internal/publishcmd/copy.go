@@ -29,10 +29,11 @@ is copied.`,
 		Args: cli.WantArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			_, src, art, err := from.OpenPinned(ctx, args[0])
+			source, err := from.OpenPinned(ctx, args[0])
 			if err != nil {
 				return err
 			}
+			src, art := source.Writable, source.Artifact
 			if requireSigned {
 				// Refuse before the destination is opened: a layout would be made.
 				found, err := signing.CountCopy(ctx, src, art.Descriptor)

@@ -30,10 +30,11 @@ is refused with the digest it resolves to.`,
 					return err
 				}
 			}
-			ref, _, art, err := refs.OpenPinned(cmd.Context(), args[0])
+			pinned, err := refs.OpenPinned(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			ref, art := pinned.Release.Ref, pinned.Artifact
 			if out == "" {
 				out = art.Worker.Name + "-" + art.Worker.Version
 			}

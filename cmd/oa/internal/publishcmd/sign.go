@@ -33,15 +33,13 @@ contacted.`,
 			if err != nil {
 				return err
 			}
-			ref, target, art, err := refs.OpenPinned(cmd.Context(), args[0])
+			pinned, err := refs.OpenPinned(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			sign := signing.Sign
-			if asBundle {
-				sign = signing.SignBundle
-			}
-			if _, err := sign(cmd.Context(), target, ref.Name(), art.Descriptor, signer); err != nil {
+			ref := pinned.Release.Ref
+			written := signing.WriteOptions{Signer: signer, Repository: ref.Name(), Bundle: asBundle}
+			if _, err := signing.Sign(cmd.Context(), pinned.Writable, pinned.Artifact.Descriptor, written); err != nil {
 				return err
 			}
 			return printSigned(cmd, "signed", ref, signer.KeyID(), nil)
@@ -84,14 +82,15 @@ cosign attest --type ` + signing.ConformancePredicateType + ` --predicate FILE.`
 			if err != nil {
 				return err
 			}
-			ref, target, art, err := refs.OpenPinned(cmd.Context(), args[0])
+			pinned, err := refs.OpenPinned(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			ref := pinned.Release.Ref
 			if authority == "" {
 				authority = signer.KeyID()
 			}
-			report, err := signing.AttestConformance(cmd.Context(), target, ref.Name(), art, authority, signer, asBundle)
+			report, err := signing.AttestConformance(cmd.Context(), pinned.Writable, pinned.Artifact, authority, signing.WriteOptions{Signer: signer, Repository: ref.Name(), Bundle: asBundle})
 			if err != nil {
 				return err
 			}
@@ -115,11 +114,12 @@ cosign attest --type ` + signing.ConformancePredicateType + ` --predicate FILE.`
 // (the predicate of a conformance attestation) to path for a keyless
 // authority to sign with cosign attest. A failed check writes nothing.
 func writeConformancePredicate(cmd *cobra.Command, refs *cli.RefFlags, s, authority, path string) error {
-	ref, _, art, err := refs.OpenPinned(cmd.Context(), s)
+	pinned, err := refs.OpenPinned(cmd.Context(), s)
 	if err != nil {
 		return err
 	}
-	report := signing.Conformance(art, authority)
+	ref := pinned.Release.Ref
+	report := signing.Conformance(pinned.Artifact, authority)
 	if err := report.Err(); err != nil {
 		return err
 	}

@@ -46,11 +46,12 @@ defaults to --trusted-root.`,
 				return err
 			}
 			ctx := cmd.Context()
-			ref, target, desc, err := refs.ResolvePinnedRead(ctx, args[0])
+			rel, err := refs.Resolve(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			chain := signing.VerifyChain(ctx, target, desc, publisher, authority)
+			ref := rel.Ref
+			chain := signing.VerifyChain(ctx, rel.Target, rel.Descriptor, publisher, authority)
 			if cli.WantJSON(cmd) {
 				if err := cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "verified": chain.Err() == nil, "links": chain.Links}); err != nil {
 					return err
