@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Rows that grow with a host's history — each run's state, each
@@ -19,46 +20,50 @@ import (
 // deflate ignores), to the same document, which changes nothing that is
 // checked. Rows stored before (plain JSON, whose
 // first byte is never the format byte) are read as they are.
-
-// packedV1 is the first byte of a row packed with packDictV1. A new
-// dictionary takes a new byte; this one never changes.
-const packedV1 = 0x01
+//
+// The store holds the mechanism (Packing); the dictionary is its owner's,
+// the ledger's, whose rows these are: the ledger sets it (PackHistoryWith)
+// when its package is loaded, so every program that can read a run or a
+// checkpoint reads its packed rows.
 
 // maxPacked bounds what is packed and what unpacking may produce: a larger
 // document is stored plain, and a packed row that would unpack to more is
 // left as it is (and so fails the checks of what it claims to be).
 const maxPacked = 4 << 20
 
-// packDictV1 holds the keys and constant values of the run states,
-// receipts and checkpoints the coordinator stores, in the order they
-// appear (deflate finds later matches more cheaply). It never changes:
-// rows packed with it are read with it.
-const packDictV1 = `"type":"oa.receipt-checkpoint/v2","host":"","seq":,"head":"sha256:","runs":,"deployment":"","receiptKey":"sha256:","at":"2026-` +
-	`{"at":"2026-T:.Z","attempt":1,"bindingDigest":"sha256:","deployment":"","evidence":[""],"evidenceDigests":{"":"sha256:"},` +
-	`"fingerprint":"hmac-sha256:","host":"","job":"","outcome":"done","planDigest":"sha256:","prev":"sha256:","reason":"verified","runId":"run_","seq":,"type":"oa.receipt/v1"}` +
-	`{"run_id":"run_","deployment":"","request_id":"","workflow":"","fingerprint":"hmac-sha256:","attempt":1,"status":"terminal","outcome":"done","reason":"verified",` +
-	`"completed":[""],"approved":[],"evidence":[""],"digests":{"":"sha256:","":"sha256:"},"plan_digest":"sha256:","binding_digest":"sha256:",` +
-	`"owner":{"pid":,"start":""},"receipt_digest":"sha256:","created_at":"2026-T:.Z","updated_at":"2026-T:.Z","mac":"hmac-sha256:"}`
+// Packing is one way of packing history rows: a format byte and the
+// dictionary the documents are deflated against. Neither ever changes
+// for rows packed with it; a new dictionary takes a new format byte.
+type Packing struct {
+	format    byte
+	dict      []byte
+	packers   sync.Pool
+	unpackers sync.Pool
+}
 
-var (
-	packers   = sync.Pool{New: func() any { w, _ := flate.NewWriterDict(nil, flate.DefaultCompression, []byte(packDictV1)); return w }}
-	unpackers = sync.Pool{New: func() any { return flate.NewReaderDict(bytes.NewReader(nil), []byte(packDictV1)) }}
-)
+// NewPacking is the packing whose rows begin with format and are deflated
+// against dict. format must be a byte no JSON document begins with.
+func NewPacking(format byte, dict string) *Packing {
+	p := &Packing{format: format, dict: []byte(dict)}
+	p.packers.New = func() any { w, _ := flate.NewWriterDict(nil, flate.DefaultCompression, p.dict); return w }
+	p.unpackers.New = func() any { return flate.NewReaderDict(bytes.NewReader(nil), p.dict) }
+	return p
+}
 
 // Pack is doc as a history row stores it: packed when that is smaller,
 // else doc itself. A document that begins with the format byte (never a
 // JSON one) is always packed, so that Unpack gives it back; documents
 // are at most maxPacked bytes.
-func Pack(doc []byte) []byte {
+func (p *Packing) Pack(doc []byte) []byte {
 	if len(doc) == 0 || len(doc) > maxPacked {
 		return doc
 	}
-	always := doc[0] == packedV1
+	always := doc[0] == p.format
 	var out bytes.Buffer
 	out.Grow(len(doc)/2 + 16)
-	out.WriteByte(packedV1)
-	w := packers.Get().(*flate.Writer)
-	defer packers.Put(w)
+	out.WriteByte(p.format)
+	w := p.packers.Get().(*flate.Writer)
+	defer p.packers.Put(w)
 	w.Reset(&out)
 	if _, err := w.Write(doc); err != nil || w.Close() != nil || out.Len() >= len(doc) && !always {
 		return doc
@@ -70,14 +75,14 @@ func Pack(doc []byte) []byte {
 // is packed. A packed row that does not unpack (edited, cut, or larger
 // than maxPacked) is returned as it is, so it fails the decode or
 // signature check of whatever it claims to be, as any edited row does.
-func Unpack(row []byte) []byte {
-	if len(row) == 0 || row[0] != packedV1 {
+func (p *Packing) Unpack(row []byte) []byte {
+	if len(row) == 0 || row[0] != p.format {
 		return row
 	}
-	r := unpackers.Get().(io.ReadCloser)
-	defer unpackers.Put(r)
+	r := p.unpackers.Get().(io.ReadCloser)
+	defer p.unpackers.Put(r)
 	src := bytes.NewReader(row[1:])
-	if r.(flate.Resetter).Reset(src, []byte(packDictV1)) != nil {
+	if r.(flate.Resetter).Reset(src, p.dict) != nil {
 		return row
 	}
 	var out bytes.Buffer
@@ -89,4 +94,31 @@ func Unpack(row []byte) []byte {
 		return row
 	}
 	return out.Bytes()
+}
+
+// history is the packing of the history rows, set by their owner.
+var history atomic.Pointer[Packing]
+
+// PackHistoryWith makes p the packing of the history rows: what Pack
+// writes and Unpack (and every scan of a run, receipt or version) reads.
+// The ledger, whose rows they are, sets it.
+func PackHistoryWith(p *Packing) { history.Store(p) }
+
+// Pack is doc as a history row stores it (Packing.Pack with the history
+// packing); with none set, doc itself.
+func Pack(doc []byte) []byte {
+	if p := history.Load(); p != nil {
+		return p.Pack(doc)
+	}
+	return doc
+}
+
+// Unpack is the document a history row holds (Packing.Unpack with the
+// history packing); with none set, the row itself, so a packed row then
+// fails the checks of what it claims to be rather than being believed.
+func Unpack(row []byte) []byte {
+	if p := history.Load(); p != nil {
+		return p.Unpack(row)
+	}
+	return row
 }

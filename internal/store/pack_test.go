@@ -6,129 +6,51 @@ import (
 	"testing"
 )
 
-// Documents shaped like the rows the coordinator packs.
-var packSamples = []string{
-	`{"run_id":"run_7a7b7c8165e6d9bc8bd1feb1","deployment":"clinic","request_id":"hist-0","workflow":"append_triage_note","fingerprint":"hmac-sha256:DELUrnnWTPl7L8dDaaw7UMf-ttkiAkgSHkk-RyH56Fk","attempt":1,"status":"terminal","outcome":"done","reason":"verified","completed":["append_note"],"approved":[],"evidence":["note_saved"],"digests":{"append_note":"sha256:f21aa1256e6a80ebf84e6f7c451cd5adebd0981501bc166218b5288390004f13","confirm_note":"sha256:f5d87d39d2b4f8f739f72dbeeb2ee79ae3e9c0f1f90827b0017bda1f97717c2b"},"plan_digest":"sha256:ffae918417793b460804a44d2421435aa02ed538ef077081510bb25dcccf4438","binding_digest":"sha256:8435e2afdf614577cfba6055086f31d23dd0e3238b3d811680599cbb55ea802b","owner":{"pid":4580,"start":"2612045"},"receipt_digest":"sha256:a68a120feef1b62476d953c018acf6023b55ab7b47b34ab4bf332a3f412606c1","created_at":"2026-12-04T05:58:02.115454914Z","updated_at":"2026-12-04T05:58:02.167276585Z","mac":"hmac-sha256:bxTctTb-BevdxNY5BZYZYxTMwaW64JZu75KKVEZRGAM"}`,
-	`{"at":"2026-12-04T05:58:02.167Z","attempt":1,"bindingDigest":"sha256:8435e2afdf614577cfba6055086f31d23dd0e3238b3d811680599cbb55ea802b","deployment":"clinic","evidence":["note_saved"],"evidenceDigests":{"append_note":"sha256:f21aa1256e6a80ebf84e6f7c451cd5adebd0981501bc166218b5288390004f13"},"fingerprint":"hmac-sha256:DELUrnnWTPl7L8dDaaw7UMf-ttkiAkgSHkk-RyH56Fk","host":"test-host","job":"append_triage_note","outcome":"done","planDigest":"sha256:ffae918417793b460804a44d2421435aa02ed538ef077081510bb25dcccf4438","prev":"","reason":"verified","runId":"run_7a7b7c8165e6d9bc8bd1feb1","seq":1,"type":"oa.receipt/v1"}`,
-	`{"at":"2026-12-04T05:58:19.366Z","deployment":"clinic","head":"sha256:f589f256567dcfde63adcf65490f5063cf9a95399272b71a7b63dd927ee2f94a","host":"test-host","receiptKey":"sha256:0cab75bcd52d27198b92d533d8e4f284fdb43455b0e2bb46731afe48cd9ea220","runs":1269,"seq":1269,"type":"oa.receipt-checkpoint/v2"}`,
-}
-
-func TestPackRoundTripsAndShrinks(t *testing.T) {
-	for _, doc := range packSamples {
-		packed := Pack([]byte(doc))
-		if packed[0] != packedV1 || len(packed) > len(doc)*2/3 {
-			t.Errorf("packed %d bytes into %d (first byte %#x)", len(doc), len(packed), packed[0])
-		}
-		if got := Unpack(packed); string(got) != doc {
-			t.Errorf("unpacked %q, want %q", got, doc)
-		}
-		// Rows stored before packing are read as they are.
-		if got := Unpack([]byte(doc)); string(got) != doc {
-			t.Errorf("plain row read as %q", got)
-		}
-	}
-	// What would not shrink is stored as it is.
-	for _, doc := range []string{`{}`, `{"receipt":1}`, ""} {
-		if got := Pack([]byte(doc)); string(got) != doc {
-			t.Errorf("Pack(%q) = %q", doc, got)
-		}
-	}
-}
-
-// A packed row edited, cut or extended never unpacks to the document
-// that was packed: it is returned as it is, or as other bytes, and so
-// fails the check of whatever it claims to be. The one exception is
-// deflate's own: every packed row ends with an empty stored block (00 00
-// FF FF after the byte its three header bits end in), and the bits of
-// that byte after the header are padding the format ignores: at most 7.
-func TestUnpackOfEditedRowsIsNotTheDocument(t *testing.T) {
-	for _, doc := range packSamples {
-		packed := Pack([]byte(doc))
-		if !bytes.HasSuffix(packed, []byte{0, 0, 0xff, 0xff}) {
-			t.Fatalf("a packed row does not end with an empty stored block: % x", packed[len(packed)-5:])
-		}
-		for _, row := range [][]byte{packed[:len(packed)-3], append(bytes.Clone(packed), 0)} {
-			if string(Unpack(row)) == doc {
-				t.Fatalf("a row cut or extended to %d bytes unpacks to the packed document", len(row))
-			}
-		}
-		padding := 0
-		for i := 1; i < len(packed); i++ {
-			for bit := range 8 {
-				flipped := bytes.Clone(packed)
-				flipped[i] ^= 1 << bit
-				if string(Unpack(flipped)) != doc {
-					continue
-				}
-				if i != len(packed)-5 {
-					t.Fatalf("a row with bit %d of byte %d flipped unpacks to the packed document", bit, i)
-				}
-				padding++
-			}
-		}
-		if padding > 7 {
-			t.Fatalf("%d flips of the last block's header byte unpack to the document; its padding is at most 7 bits", padding)
-		}
-	}
-}
+// testPacking is a packing of the tests' own (the history's dictionary is
+// the ledger's, tested there: ledger/pack_test.go).
+var testPacking = NewPacking(0x01, `{"run_id":"","state":"terminal"}`)
 
 // A packed row that would unpack beyond maxPacked is left as it is.
 func TestUnpackIsBounded(t *testing.T) {
 	var b bytes.Buffer
-	b.WriteByte(packedV1)
-	w, err := flate.NewWriterDict(&b, flate.BestCompression, []byte(packDictV1))
+	b.WriteByte(0x01)
+	w, err := flate.NewWriterDict(&b, flate.BestCompression, testPacking.dict)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Write(make([]byte, maxPacked+1))
 	w.Close()
-	if got := Unpack(b.Bytes()); !bytes.Equal(got, b.Bytes()) {
+	if got := testPacking.Unpack(b.Bytes()); !bytes.Equal(got, b.Bytes()) {
 		t.Fatalf("a row unpacking past the bound gave %d bytes", len(got))
 	}
 	big := bytes.Repeat([]byte("a"), maxPacked+1)
-	if got := Pack(big); !bytes.Equal(got, big) {
+	if got := testPacking.Pack(big); !bytes.Equal(got, big) {
 		t.Fatal("a document past the bound was packed")
 	}
 }
 
-func FuzzUnpack(f *testing.F) {
-	for _, doc := range packSamples {
-		f.Add([]byte(doc))
-		f.Add(Pack([]byte(doc)))
+// TestHistoryPackingIsTheOwners: Pack and Unpack are the packing the
+// owner set, and without one a row is stored and read as it is (a packed
+// row is then not believed: it fails the checks of what it claims to be).
+func TestHistoryPackingIsTheOwners(t *testing.T) {
+	defer PackHistoryWith(history.Load())
+	doc := []byte(`{"run_id":"run_1","state":"terminal","run_id_again":"run_1"}`)
+	packed := testPacking.Pack(doc)
+	if packed[0] != 0x01 || string(testPacking.Unpack(packed)) != string(doc) {
+		t.Fatalf("the test packing does not round trip: % x", packed)
 	}
-	f.Fuzz(func(t *testing.T, row []byte) {
-		doc := Unpack(row)
-		if len(doc) > maxPacked && !bytes.Equal(doc, row) {
-			t.Fatalf("unpacked %d bytes", len(doc))
-		}
-		// Whatever a row unpacks to packs and unpacks back to itself.
-		if again := Unpack(Pack(doc)); !bytes.Equal(again, doc) {
-			t.Fatalf("round trip of %q gave %q", doc, again)
-		}
-	})
-}
-
-// BenchmarkUnpack: unpacking a run state, a receipt and a checkpoint,
-// what reading one run's rows costs on top of SQLite.
-func BenchmarkUnpack(b *testing.B) {
-	var rows [][]byte
-	for _, doc := range packSamples {
-		rows = append(rows, Pack([]byte(doc)))
+	PackHistoryWith(nil)
+	if got := Pack(doc); !bytes.Equal(got, doc) {
+		t.Fatalf("with no packing set, Pack = % x", got)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, r := range rows {
-			Unpack(r)
-		}
+	if got := Unpack(packed); !bytes.Equal(got, packed) {
+		t.Fatalf("with no packing set, a packed row unpacked to %q", got)
 	}
-}
-
-// BenchmarkPack: packing the same three documents.
-func BenchmarkPack(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, doc := range packSamples {
-			Pack([]byte(doc))
-		}
+	PackHistoryWith(testPacking)
+	if got := Pack(doc); !bytes.Equal(got, packed) {
+		t.Fatalf("Pack is not the packing set: % x", got)
+	}
+	if got := Unpack(packed); !bytes.Equal(got, doc) {
+		t.Fatalf("Unpack is not the packing set: %q", got)
 	}
 }
