@@ -121,8 +121,8 @@ type Result struct {
 	Log *LogPublished `json:"log,omitempty"`
 	// NeedsAdmission says the release passed every admission check but was
 	// not admitted, as the fleet may not bind it here: a person admits it
-	// (oa admit LocalRef) before oa bind. Admitting it makes the package's
-	// release bound now no longer active.
+	// (oa admit LocalRef) before oa bind. Admitting it leaves the package's
+	// release bound now admitted beside it (side by side).
 	NeedsAdmission bool `json:"needsAdmission,omitempty"`
 }
 
@@ -175,9 +175,10 @@ func (p *provisioner) insertRecord(ctx context.Context, kind, typ string, head *
 // connections, and binds it when the policy lets the fleet pre-approve and
 // the plan stays inside the envelope's ceiling. Where the fleet may not
 // bind (checked on the package's capabilities before admitting), the
-// release is only checked, not admitted: admitting it would retire the
-// package's release bound now, which keeps being served until a person
-// admits and binds the new one. It then pushes the host's
+// release is only checked, not admitted: the admission is left to a
+// person, who admits and binds the new one; the release bound now (its
+// admission side by side with the new one's) keeps being served until
+// then. It then pushes the host's
 // signed status next to the envelope, and its receipts log's newest
 // checkpoint under log-<host> (PublishLog), on unchanged runs too.
 //
@@ -264,6 +265,9 @@ type provisioner struct {
 	// seen is what this run read: the manifests, expiries and signing
 	// key of the envelope and revocation list, for recordProvisioned.
 	seen provisionedRecord
+	// release is the verified envelope's release reference, parsed once
+	// where the envelope is checked (envelope) and read from by pull.
+	release oci.Ref
 }
 
 // by is who the fleet's records name.
@@ -401,6 +405,7 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 		return nil, "", blocking.New(blocking.FleetEnvelopeExpired, "envelope #%d expired %s", env.Seq, env.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	p.seen.EnvelopeManifest, p.seen.EnvelopeExpiresAt, p.seen.EnvelopeKey = doc.Desc.Digest.String(), env.ExpiresAt, key.KeyID()
+	p.release = rel
 	return &env, digest.FromBytes(doc.Payload).String(), nil
 }
 
@@ -532,13 +537,13 @@ func (p *provisioner) revocations(ctx context.Context) error {
 	return p.insertRecord(ctx, kindRevocations, revocationsAppliedType, &rec.fleetRecord, &rec)
 }
 
-// pull makes the release actively admitted from the host's own OCI
-// layout: copied (with signature and attestation) unless it is already
+// pull makes the release (p.release, as the envelope named it) actively
+// admitted from the host's own OCI layout: copied (with signature and attestation) unless it is already
 // admitted and there, then admitted under the host policy where the
 // fleet's bind follows (else only checked: awaiting_approval or
 // fleet_ceiling_exceeded, the admission left to the person).
 func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocispec.Descriptor, error) {
-	rel, _ := oci.ParseRef(env.Release, oci.RefOptions{})
+	rel := p.release
 	local, err := oci.ParseRef(rel.Repository+"@"+env.ArtifactDigest, oci.RefOptions{Home: p.home})
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
@@ -572,10 +577,12 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		return nil, ocispec.Descriptor{}, err
 	}
 	if status.State != admit.Active {
-		// Admitting a release makes it its package's latest admission, so
-		// the release bound now stops being active: admit only where the
-		// fleet's bind follows. Elsewhere the checks run as a dry run and
-		// the admission is left to the person.
+		// Releases of a package are admitted and kept side by side
+		// (admit.Admit, bind's release store), so admitting this one would
+		// not retire the release bound now; but an admission is a person's
+		// decision the fleet makes only where its bind follows. Elsewhere
+		// the checks run as a dry run and the admission is left to the
+		// person.
 		art, err := oci.Fetch(ctx, dst, desc)
 		if err != nil {
 			return nil, ocispec.Descriptor{}, err
