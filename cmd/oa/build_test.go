@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 var (
@@ -16,16 +18,25 @@ var (
 	oaDir  string
 )
 
-// TestMain removes the oa binary the tests built, once they are done.
+// TestMain removes the oa binary the tests built, once they are done,
+// and installs oa as the testscript command "oa" (script_test.go): the
+// test binary, run under that name, is oa.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(crashModeEnv); mode != "" {
 		crashChild(mode) // a crash test's child: never returns
 	}
-	code := m.Run()
+	testscript.Main(removingBinary{m}, map[string]func(){"oa": scriptOA})
+}
+
+// removingBinary runs the tests, then removes the oa binary they built.
+type removingBinary struct{ m *testing.M }
+
+func (r removingBinary) Run() int {
+	code := r.m.Run()
 	if oaDir != "" {
 		os.RemoveAll(oaDir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // oaBinary builds oa from this package once per test binary and returns

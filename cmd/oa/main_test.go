@@ -49,19 +49,6 @@ func TestInitCompileInspect(t *testing.T) {
 	}
 }
 
-func TestInitRefusesNonEmptyDir(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, code := runCLI(t, "init", dir); code != 2 {
-		t.Fatalf("init into non-empty dir: exit %d, want 2", code)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "keep.txt")); string(b) != "mine" {
-		t.Fatal("init changed an existing file")
-	}
-}
-
 func TestRefusalExitsTwoAndWritesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
 	runCLI(t, "init", dir)
