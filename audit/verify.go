@@ -154,10 +154,11 @@ func Verify(ctx context.Context, path string, keys Keys) (*Report, error) {
 // their defaults): a bundle over a limit is refused audit_bundle_too_large
 // at the bundle link, before the bytes over it are read.
 func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (*Report, error) {
-	pub, auth, hostKey, err := loadKeys(keys)
+	trusted, err := loadKeys(keys)
 	if err != nil {
 		return nil, err
 	}
+	pub, auth, hostKey := trusted.publisher, trusted.authority, trusted.host
 	r := &Report{}
 	scratch, err := os.MkdirTemp("", "oa-audit-bundle-")
 	if err != nil {
@@ -222,24 +223,30 @@ func (r *Report) finish() *Report {
 	return r
 }
 
+// trustedKeys are the three keys an audit trusts, parsed.
+type trustedKeys struct {
+	publisher, authority, host *signing.Verifier
+}
+
 // loadKeys parses the three trusted keys; an identity given stands for
 // the publisher's or authority's key.
-func loadKeys(k Keys) (pub, auth, host *signing.Verifier, err error) {
-	pub, auth = k.PublisherIdentity, k.AuthorityIdentity
-	if pub == nil {
-		if pub, err = signing.LoadVerifier(k.Publisher); err != nil {
-			return nil, nil, nil, err
+func loadKeys(k Keys) (trustedKeys, error) {
+	t := trustedKeys{publisher: k.PublisherIdentity, authority: k.AuthorityIdentity}
+	var err error
+	if t.publisher == nil {
+		if t.publisher, err = signing.LoadVerifier(k.Publisher); err != nil {
+			return trustedKeys{}, err
 		}
 	}
-	if auth == nil {
-		if auth, err = signing.LoadVerifier(k.Authority); err != nil {
-			return nil, nil, nil, err
+	if t.authority == nil {
+		if t.authority, err = signing.LoadVerifier(k.Authority); err != nil {
+			return trustedKeys{}, err
 		}
 	}
-	if host, err = signing.LoadVerifier(k.Host); err != nil {
-		return nil, nil, nil, err
+	if t.host, err = signing.LoadVerifier(k.Host); err != nil {
+		return trustedKeys{}, err
 	}
-	return pub, auth, host, nil
+	return t, nil
 }
 
 // openBundle unpacks the tar at path into the empty folder dir, bounded

@@ -44,17 +44,25 @@ type CheckOptions struct {
 // proofs and the plan digest held to the bound one. Every refusal is in
 // the Report (Refusals, Changes); the error is for program faults only.
 func Check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, error) {
-	r, plan, _, err := check(ctx, h, b, art, opts)
-	return r, plan, err
+	c, err := check(ctx, h, b, art, opts)
+	return c.report, c.plan, err
 }
 
-// check is Check, also returning the admission status it relied on (nil
-// unless the release is actively admitted).
-func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (*Report, *resolve.Plan, *admit.Status, error) {
+// checked is what check found: the report, the plan resolved now (nil
+// when the check stopped before resolving) and the admission status it
+// relied on (nil unless the release is actively admitted).
+type checked struct {
+	report *Report
+	plan   *resolve.Plan
+	status *admit.Status
+}
+
+// check is Check, also returning the admission status it relied on.
+func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opts CheckOptions) (checked, error) {
 	digest := art.Descriptor.Digest.String()
 	if digest != b.ArtifactDigest {
 		r := Compare(b, nil, blocking.New(blocking.AdmissionMismatched, "the bound reference no longer names the bound artifact"))
-		return r, nil, nil, nil
+		return checked{report: r}, nil
 	}
 	// The admission status and the host state are read at the same time:
 	// LoadFor reads nothing that depends on the status, whose record
@@ -72,15 +80,15 @@ func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opt
 	status, err := admit.StatusOf(ctx, h, digest, opts.Now)
 	l := <-load // always waited for: no read outlives the check
 	if err != nil {
-		return nil, nil, nil, err
+		return checked{}, err
 	}
 	if status.State != admit.Active {
 		r := Compare(b, nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why})
-		return r, nil, nil, nil
+		return checked{report: r}, nil
 	}
 	if art.IRDigest != status.Record.WorkerIRDigest {
 		r := Compare(b, nil, blocking.New(blocking.AdmissionMismatched, "the artifact's Worker IR is not the one admitted"))
-		return r, nil, nil, nil
+		return checked{report: r}, nil
 	}
 	model := b.Model
 	if opts.Model != "" {
@@ -96,12 +104,12 @@ func check(ctx context.Context, h *host.Host, b *Binding, art *oci.Artifact, opt
 		err = opts.Live(ctx, st, plan)
 	}
 	if err != nil && blocking.Refusals(err) == nil {
-		return nil, nil, nil, err
+		return checked{}, err
 	}
 	if err != nil {
 		plan = nil
 	}
-	return Compare(b, plan, err), plan, status, nil
+	return checked{report: Compare(b, plan, err), plan: plan, status: status}, nil
 }
 
 // NotAdmitted reports whether the plan failed because the release is not
@@ -187,10 +195,11 @@ func (k *Checker) Check(ctx context.Context, now time.Time) (*Report, *resolve.P
 	if r, err := k.policyChanged(in); err != nil || r != nil {
 		return r, nil, err
 	}
-	r, plan, status, err := check(ctx, k.h, k.b, k.art, CheckOptions{Now: now})
+	c, err := check(ctx, k.h, k.b, k.art, CheckOptions{Now: now})
 	if err != nil {
 		return nil, nil, err
 	}
+	r, plan, status := c.report, c.plan, c.status
 	k.mu.Lock()
 	if r.Approved && in.readable {
 		k.last = &approvedCheck{inputs: in, expires: status.Record.ExpiresAt, report: r, plan: plan}

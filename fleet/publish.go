@@ -194,13 +194,20 @@ func timeHints(seq int64, issued, expires time.Time) map[string]string {
 	}
 }
 
+// hints are an envelope's sequence and lifetime as its manifest's
+// annotations give them.
+type hints struct {
+	seq             int64
+	issued, expires time.Time
+}
+
 // parseHints reads the hint annotations; false when any is missing or
 // malformed.
-func parseHints(a map[string]string) (int64, time.Time, time.Time, bool) {
+func parseHints(a map[string]string) (hints, bool) {
 	seq, err1 := strconv.ParseInt(a[hintSeq], 10, 64)
 	issued, err2 := time.Parse(time.RFC3339, a[hintIssuedAt])
 	expires, err3 := time.Parse(time.RFC3339, a[hintExpiresAt])
-	return seq, issued.UTC(), expires.UTC(), err1 == nil && err2 == nil && err3 == nil
+	return hints{seq, issued.UTC(), expires.UTC()}, err1 == nil && err2 == nil && err3 == nil
 }
 
 // Published is what publishing did for one host.
@@ -322,12 +329,12 @@ func planEnvelope(ctx context.Context, target oci.Target, key *signing.Signer, e
 		env.IssuedAt, env.ExpiresAt = now, now.Add(lifetime)
 	}
 	guess := func(a map[string]string) []byte {
-		seq, issued, expires, ok := parseHints(a)
+		h, ok := parseHints(a)
 		if !ok {
 			return nil
 		}
 		e := *env
-		e.Seq, e.IssuedAt, e.ExpiresAt = seq, issued, expires
+		e.Seq, e.IssuedAt, e.ExpiresAt = h.seq, h.issued, h.expires
 		b, err := canonical.Marshal(&e)
 		if err != nil {
 			return nil
