@@ -34,34 +34,38 @@ type claudeLocalFormat struct {
 // project finds projects[dir] in b: its value's offsets, or ok false when
 // the file has no such object yet. A projects that is not an object, or a
 // project that is not one, is refused.
-func (f claudeLocalFormat) project(file string, b []byte) (v hujson.Value, top, projects *hujson.Object, start, end int, ok bool, err error) {
+func (f claudeLocalFormat) project(file string, b []byte) (proj projectObject, err error) {
+	var v hujson.Value
+	var top, projects *hujson.Object
+	var ok bool
 	if v, err = parseJSON(file, b); err != nil {
-		return v, nil, nil, 0, 0, false, err
+		return projectObject{v, nil, nil, 0, 0, false}, err
 	}
 	if top, ok = v.Value.(*hujson.Object); !ok {
-		return v, nil, nil, 0, 0, false, refuseAt(file, b, v.StartOffset, "the file is not a JSON object")
+		return projectObject{v, nil, nil, 0, 0, false}, refuseAt(file, b, v.StartOffset, "the file is not a JSON object")
 	}
 	at, err := member(file, b, top, "projects")
 	if err != nil || at < 0 {
-		return v, top, nil, 0, 0, false, err
+		return projectObject{v, top, nil, 0, 0, false}, err
 	}
 	pv := top.Members[at].Value
 	if projects, ok = pv.Value.(*hujson.Object); !ok {
-		return v, top, nil, 0, 0, false, refuseAt(file, b, pv.StartOffset, "projects is not an object")
+		return projectObject{v, top, nil, 0, 0, false}, refuseAt(file, b, pv.StartOffset, "projects is not an object")
 	}
 	i, err := member(file, b, projects, f.dir)
 	if err != nil || i < 0 {
-		return v, top, projects, 0, 0, false, err
+		return projectObject{v, top, projects, 0, 0, false}, err
 	}
 	val := projects.Members[i].Value
 	if _, ok := val.Value.(*hujson.Object); !ok {
-		return v, top, projects, 0, 0, false, refuseAt(file, b, val.StartOffset, "projects[%q] is not an object", f.dir)
+		return projectObject{v, top, projects, 0, 0, false}, refuseAt(file, b, val.StartOffset, "projects[%q] is not an object", f.dir)
 	}
-	return v, top, projects, val.StartOffset, val.EndOffset, true, nil
+	return projectObject{v, top, projects, val.StartOffset, val.EndOffset, true}, nil
 }
 
 func (f claudeLocalFormat) get(file string, b []byte, name string) (*ServerEntry, error) {
-	_, _, _, start, end, ok, err := f.project(file, b)
+	proj, err := f.project(file, b)
+	start, end, ok := proj.start, proj.end, proj.found
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -72,7 +76,8 @@ func (f claudeLocalFormat) put(file string, b []byte, name string, e ServerEntry
 	if len(bytes.TrimSpace(b)) == 0 {
 		return f.fresh(name, e), true, nil
 	}
-	v, top, projects, start, end, ok, err := f.project(file, b)
+	proj, err := f.project(file, b)
+	v, top, projects, start, end, ok := proj.v, proj.top, proj.projects, proj.start, proj.end, proj.found
 	if err != nil {
 		return nil, false, err
 	}
@@ -103,7 +108,8 @@ func (f claudeLocalFormat) put(file string, b []byte, name string, e ServerEntry
 }
 
 func (f claudeLocalFormat) gap(file string, b []byte, name string) *string {
-	_, _, _, start, end, ok, err := f.project(file, b)
+	proj, err := f.project(file, b)
+	start, end, ok := proj.start, proj.end, proj.found
 	if err != nil || !ok {
 		return nil
 	}
@@ -114,7 +120,8 @@ func (f claudeLocalFormat) gap(file string, b []byte, name string) *string {
 // the project's object and projects are removed too when left empty (an
 // empty project object is nothing to Claude Code).
 func (f claudeLocalFormat) remove(file string, b []byte, name string, dropKey bool, gap *string) ([]byte, bool, error) {
-	_, _, _, start, end, ok, err := f.project(file, b)
+	proj, err := f.project(file, b)
+	start, end, ok := proj.start, proj.end, proj.found
 	if err != nil || !ok {
 		return b, false, err
 	}
@@ -178,4 +185,14 @@ func (f claudeLocalFormat) fresh(name string, e ServerEntry) []byte {
 	n, _ := marshal(name, "")
 	doc := []byte(`{"projects":{` + string(d) + `:{"mcpServers":{` + string(n) + `:` + string(f.inner.entryJSON(e)) + `}}}}`)
 	return append(indented(doc, "", "  "), '\n')
+}
+
+// projectObject is where project found projects[dir]: the parsed file,
+// its top-level object, the projects object (nil when absent), and the
+// project's value's offsets, found false when it has none yet.
+type projectObject struct {
+	v             hujson.Value
+	top, projects *hujson.Object
+	start, end    int
+	found         bool
 }

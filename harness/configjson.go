@@ -105,22 +105,25 @@ func member(file string, b []byte, obj *hujson.Object, name string) (int, error)
 
 // servers parses b and returns its top-level object and the servers
 // object (nil when the key is absent) with its index among the members.
-func (f jsonFormat) servers(file string, b []byte) (v hujson.Value, top, srv *hujson.Object, at int, err error) {
+func (f jsonFormat) servers(file string, b []byte) (parsed parsedServers, err error) {
+	var v hujson.Value
+	var top, srv *hujson.Object
+	var at int
 	if v, err = parseJSON(file, b); err != nil {
-		return v, nil, nil, -1, err
+		return parsedServers{v, nil, nil, -1}, err
 	}
 	top, ok := v.Value.(*hujson.Object)
 	if !ok {
-		return v, nil, nil, -1, refuseAt(file, b, v.StartOffset, "the file is not a JSON object")
+		return parsedServers{v, nil, nil, -1}, refuseAt(file, b, v.StartOffset, "the file is not a JSON object")
 	}
 	if at, err = member(file, b, top, f.key); err != nil || at < 0 {
-		return v, top, nil, at, err
+		return parsedServers{v, top, nil, at}, err
 	}
 	val := top.Members[at].Value
 	if srv, ok = val.Value.(*hujson.Object); !ok {
-		return v, top, nil, -1, refuseAt(file, b, val.StartOffset, "%s is not an object", f.key)
+		return parsedServers{v, top, nil, -1}, refuseAt(file, b, val.StartOffset, "%s is not an object", f.key)
 	}
-	return v, top, srv, at, nil
+	return parsedServers{v, top, srv, at}, nil
 }
 
 // decodeValue decodes one hujson value as standard JSON into out.
@@ -131,7 +134,8 @@ func decodeValue(v hujson.Value, out any) error {
 }
 
 func (f jsonFormat) get(file string, b []byte, name string) (*ServerEntry, error) {
-	_, _, srv, _, err := f.servers(file, b)
+	parsed, err := f.servers(file, b)
+	srv := parsed.srv
 	if err != nil || srv == nil {
 		return nil, err
 	}
@@ -215,7 +219,8 @@ func (f jsonFormat) put(file string, b []byte, name string, e ServerEntry) ([]by
 	if len(bytes.TrimSpace(b)) == 0 {
 		return f.fresh(name, e), true, nil
 	}
-	v, top, srv, at, err := f.servers(file, b)
+	parsed, err := f.servers(file, b)
+	v, top, srv, at := parsed.v, parsed.top, parsed.srv, parsed.at
 	if err != nil {
 		return nil, false, err
 	}
@@ -254,7 +259,8 @@ func (f jsonFormat) gap(file string, b []byte, name string) *string {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	v, top, srv, at, err := f.servers(file, b)
+	parsed, err := f.servers(file, b)
+	v, top, srv, at := parsed.v, parsed.top, parsed.srv, parsed.at
 	if err != nil {
 		return nil
 	}
@@ -276,7 +282,8 @@ func (f jsonFormat) gap(file string, b []byte, name string) *string {
 }
 
 func (f jsonFormat) remove(file string, b []byte, name string, dropKey bool, gap *string) ([]byte, bool, error) {
-	v, top, srv, _, err := f.servers(file, b)
+	parsed, err := f.servers(file, b)
+	v, top, srv := parsed.v, parsed.top, parsed.srv
 	if err != nil {
 		return nil, false, err
 	}
@@ -412,4 +419,13 @@ func indentUnit(b []byte, top *hujson.Object) string {
 // pointerEscape escapes a JSON pointer segment (RFC 6901).
 func pointerEscape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// parsedServers is a parsed configuration file: the whole value, its
+// top-level object, and the servers object (nil when the key is absent)
+// with its index among the top-level members.
+type parsedServers struct {
+	v        hujson.Value
+	top, srv *hujson.Object
+	at       int
 }

@@ -196,32 +196,33 @@ const maxConfigBytes = 4 << 20
 // readConfig reads the client's configuration file: its bytes (nil when
 // it does not exist yet) and mode. A file that is not a regular file (a
 // link, say) or is over maxConfigBytes is refused, never rewritten.
-func (m *MCPClient) readConfig(l layout) (b []byte, exists bool, perm os.FileMode, err error) {
+func (m *MCPClient) readConfig(l layout) (cfg configFile, err error) {
+	var b []byte
 	file := m.path(l.ServerFile)
 	fi, err := os.Lstat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, 0o644, nil
+		return configFile{nil, false, 0o644}, nil
 	case err != nil:
-		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
+		return configFile{nil, false, 0}, dirInvalid(err, "the MCP configuration cannot be read")
 	case !fi.Mode().IsRegular():
-		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is a symbolic link or not a regular file").At(file, "")
+		return configFile{nil, false, 0}, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is a symbolic link or not a regular file").At(file, "")
 	case fi.Size() > maxConfigBytes:
-		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
+		return configFile{nil, false, 0}, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
+		return configFile{nil, false, 0}, dirInvalid(err, "the MCP configuration cannot be read")
 	}
 	defer f.Close()
 	b, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
-		return nil, false, 0, dirInvalid(err, "the MCP configuration cannot be read")
+		return configFile{nil, false, 0}, dirInvalid(err, "the MCP configuration cannot be read")
 	}
 	if len(b) > maxConfigBytes {
-		return nil, false, 0, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
+		return configFile{nil, false, 0}, blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration is over %d bytes", maxConfigBytes).At(file, "")
 	}
-	return b, true, fi.Mode().Perm(), nil
+	return configFile{b, true, fi.Mode().Perm()}, nil
 }
 
 // serverEdit is the client's configuration file as install will write it.
@@ -242,7 +243,8 @@ func (m *MCPClient) planServerEntry(l layout, srv ServerRecord) (*serverEdit, er
 	if !l.Merge {
 		return &serverEdit{out: m.spec.format.fresh(srv.Name, srv.Entry), perm: 0o644, created: true}, nil
 	}
-	b, exists, perm, err := m.readConfig(l)
+	cfg, err := m.readConfig(l)
+	b, exists, perm := cfg.data, cfg.exists, cfg.perm
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +281,8 @@ func marshal(v any, indent string) ([]byte, error) {
 // installed executable.
 func (m *MCPClient) checkServerEntry(rec *Record, deployment string) *blocking.Error {
 	l := m.layout(deployment, "")
-	b, exists, _, err := m.readConfig(l)
+	cfg, err := m.readConfig(l)
+	b, exists := cfg.data, cfg.exists
 	if err != nil {
 		refusal, _ := asRefusal(err)
 		if refusal == nil {
@@ -506,4 +509,12 @@ func (m *MCPClient) clearProjection(l layout, deployment string) error {
 		return nil // Write refuses the one, replaces the other whole
 	}
 	return os.RemoveAll(abs)
+}
+
+// configFile is a client's configuration file as read: its bytes (nil
+// when it does not exist yet), whether it exists, and its mode.
+type configFile struct {
+	data   []byte
+	exists bool
+	perm   os.FileMode
 }

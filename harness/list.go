@@ -162,7 +162,8 @@ func (m *MCPClient) list(ctx context.Context, c *ClientListing) error {
 		c.Problem = blocking.New(blocking.HarnessClientConfigInvalid, "the MCP configuration cannot be read")
 	}
 	c.Installed = c.ConfigFound || c.Binary != ""
-	_, names, raws, err := m.readServers()
+	list, err := m.readServers()
+	names, raws := list.names, list.raws
 	if err != nil {
 		refusal, err := asRefusal(err)
 		if err != nil {

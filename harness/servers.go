@@ -60,7 +60,8 @@ func (r rawServer) server(name string) connection.Server {
 // left out. file is the configuration file read; a missing file lists
 // none, one that does not parse is refused with its line.
 func (m *MCPClient) Servers() (file string, servers []connection.Server, err error) {
-	file, names, raws, err := m.readServers()
+	list, err := m.readServers()
+	file, names, raws := list.file, list.names, list.raws
 	if err != nil {
 		return file, nil, err
 	}
@@ -86,34 +87,40 @@ func isOAEntry(name string, r rawServer) bool {
 // readServers reads the client's configuration file: its path, the
 // servers' names in the file's order and each one's entry. A missing file
 // has none; one that does not parse is refused with its line.
-func (m *MCPClient) readServers() (file string, names []string, raws map[string]rawServer, err error) {
+func (m *MCPClient) readServers() (list serverList, err error) {
+	var file string
+	var names []string
+	var raws map[string]rawServer
 	if m.opts.Client == ClientGeneric {
-		return "", nil, nil, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
+		return serverList{"", nil, nil}, blocking.New(blocking.HarnessClientUnknown, "a generic client has no configuration file of its own to read: name the client")
 	}
 	l := m.layout("import", "")
 	if m.homeErr != nil && strings.HasPrefix(l.ServerFile, homePrefix) {
-		return "", nil, nil, m.homeErr
+		return serverList{"", nil, nil}, m.homeErr
 	}
 	file = m.path(l.ServerFile)
-	b, exists, _, err := m.readConfig(l)
+	cfg, err := m.readConfig(l)
+	b, exists := cfg.data, cfg.exists
 	if err != nil || !exists {
-		return file, nil, nil, err
+		return serverList{file, nil, nil}, err
 	}
 	raws = map[string]rawServer{}
 	format := m.spec.format
 	if local, ok := format.(claudeLocalFormat); ok {
 		// Claude Code's local scope: the project's object of the file.
-		_, _, _, start, end, found, err := local.project(file, b)
+		proj, err := local.project(file, b)
+		start, end, found := proj.start, proj.end, proj.found
 		if err != nil || !found {
-			return file, nil, nil, err
+			return serverList{file, nil, nil}, err
 		}
 		b, format = b[start:end], local.inner
 	}
 	switch f := format.(type) {
 	case jsonFormat:
-		_, _, srv, _, err := f.servers(file, b)
+		parsed, err := f.servers(file, b)
+		srv := parsed.srv
 		if err != nil || srv == nil {
-			return file, nil, nil, err
+			return serverList{file, nil, nil}, err
 		}
 		for _, mem := range srv.Members {
 			lit, ok := mem.Name.Value.(hujson.Literal)
@@ -122,7 +129,7 @@ func (m *MCPClient) readServers() (file string, names []string, raws map[string]
 			}
 			var r rawServer
 			if decodeValue(mem.Value, &r) != nil {
-				return file, nil, nil, refuseAt(file, b, mem.Value.StartOffset, "server %s is not an object of command, args and env, or url", lit.String())
+				return serverList{file, nil, nil}, refuseAt(file, b, mem.Value.StartOffset, "server %s is not an object of command, args and env, or url", lit.String())
 			}
 			names = append(names, lit.String())
 			raws[lit.String()] = r
@@ -130,7 +137,7 @@ func (m *MCPClient) readServers() (file string, names []string, raws map[string]
 	case tomlFormat:
 		doc, err := decodeTOML(file, b)
 		if err != nil {
-			return file, nil, nil, err
+			return serverList{file, nil, nil}, err
 		}
 		table, _ := doc[f.table].(map[string]any)
 		for _, name := range slices.Sorted(func(yield func(string) bool) {
@@ -143,11 +150,19 @@ func (m *MCPClient) readServers() (file string, names []string, raws map[string]
 			j, _ := json.Marshal(table[name])
 			var r rawServer
 			if json.Unmarshal(j, &r) != nil {
-				return file, nil, nil, blocking.New(blocking.HarnessClientConfigInvalid, "server %s is not a table of command, args and env, or url", name).At(file, f.table+"."+name)
+				return serverList{file, nil, nil}, blocking.New(blocking.HarnessClientConfigInvalid, "server %s is not a table of command, args and env, or url", name).At(file, f.table+"."+name)
 			}
 			names = append(names, name)
 			raws[name] = r
 		}
 	}
-	return file, names, raws, nil
+	return serverList{file, names, raws}, nil
+}
+
+// serverList is what readServers read: the configuration file's path,
+// the servers' names in the file's order and each one's entry.
+type serverList struct {
+	file  string
+	names []string
+	raws  map[string]rawServer
 }

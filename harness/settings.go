@@ -24,7 +24,8 @@ const CheckSettings = "settings"
 // did_not_run/app_setting_missing. It names variables and connections,
 // never a value. An entry that cannot be read is server_entry's to report.
 func (m *MCPClient) checkSettings(ctx context.Context, h *host.Host, b *bind.Binding, rec *Record) (*blocking.Error, error) {
-	b2, exists, _, err := m.readConfig(m.layout(b.Deployment, ""))
+	cfg, err := m.readConfig(m.layout(b.Deployment, ""))
+	b2, exists := cfg.data, cfg.exists
 	if err != nil || !exists {
 		return nil, nil
 	}

@@ -81,7 +81,8 @@ func (m *MCPClient) Uninstall(_ context.Context, deployment string) (*Removal, e
 // removeServerEntry removes the deployment's entry when it is still the
 // one installed.
 func (m *MCPClient) removeServerEntry(l layout, rec *Record, r *Removal) error {
-	b, exists, _, err := m.readConfig(l)
+	cfg, err := m.readConfig(l)
+	b, exists := cfg.data, cfg.exists
 	if err != nil || !exists {
 		return err
 	}
@@ -113,7 +114,8 @@ func (m *MCPClient) removeServerEntry(l layout, rec *Record, r *Removal) error {
 		r.Removed = append(r.Removed, rec.Server.File)
 		return nil
 	}
-	_, _, perm, err := m.readConfig(l)
+	cfg, err = m.readConfig(l)
+	perm := cfg.perm
 	if err != nil {
 		return err
 	}
