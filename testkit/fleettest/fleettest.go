@@ -75,11 +75,12 @@ func New(t testing.TB) *Fleet {
 	t.Helper()
 	f := &Fleet{T: t, Registry: registrytest.Start(t)}
 	f.Publisher, f.Authority = hosttest.SharedKeys(t)
-	priv, pub, s, err := fleetKey()
+	priv, key, err := fleetKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Key = pipeline.Keys{Signer: s, Public: pub}
+	f.Key = key
+	pub := key.Public
 	dir := t.TempDir()
 	f.KeyFile, f.PubFile = filepath.Join(dir, "fleet.key"), filepath.Join(dir, "fleet.pub")
 	if err := os.WriteFile(f.KeyFile, priv, 0o600); err != nil {
@@ -96,25 +97,26 @@ func New(t testing.TB) *Fleet {
 // fleetKey is the fleet's signing key pair (sealed with KeyPassword, as
 // an operator's fleet key is), made once per process: every key costs a
 // scrypt to make and one to open.
-func fleetKey() (priv, pub []byte, s *signing.Signer, err error) {
-	fleetKeyOnce.Do(func() { fleetPriv, fleetPub, fleetSigner, fleetErr = newFleetKey() })
-	return fleetPriv, fleetPub, fleetSigner, fleetErr
+func fleetKey() (priv []byte, key pipeline.Keys, err error) {
+	fleetKeyOnce.Do(func() { fleetPriv, fleetKeys, fleetErr = newFleetKey() })
+	return fleetPriv, fleetKeys, fleetErr
 }
 
-// newFleetKey makes a fleet key pair sealed with KeyPassword and opens it.
-func newFleetKey() (priv, pub []byte, s *signing.Signer, err error) {
-	if priv, pub, err = signing.GenerateKeys([]byte(KeyPassword)); err != nil {
-		return nil, nil, nil, err
+// newFleetKey makes a fleet key pair sealed with KeyPassword and opens it:
+// the sealed private key, and the opened signer with its public key.
+func newFleetKey() (priv []byte, key pipeline.Keys, err error) {
+	if priv, key.Public, err = signing.GenerateKeys([]byte(KeyPassword)); err != nil {
+		return nil, pipeline.Keys{}, err
 	}
-	s, err = signing.LoadSigner(priv, []byte(KeyPassword))
-	return priv, pub, s, err
+	key.Signer, err = signing.LoadSigner(priv, []byte(KeyPassword))
+	return priv, key, err
 }
 
 var (
-	fleetKeyOnce        sync.Once
-	fleetPriv, fleetPub []byte
-	fleetSigner         *signing.Signer
-	fleetErr            error
+	fleetKeyOnce sync.Once
+	fleetPriv    []byte
+	fleetKeys    pipeline.Keys
+	fleetErr     error
 )
 
 // Publish compiles the clinic example (edited by edit, when not nil),
@@ -258,11 +260,11 @@ func (f *Fleet) LoadSpec(hosts ...string) *fleet.Spec {
 // for tests that need one the hosts do not trust.
 func OtherKey(t testing.TB) pipeline.Keys {
 	t.Helper()
-	_, pub, s, err := newFleetKey()
+	_, key, err := newFleetKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.Keys{Signer: s, Public: pub}
+	return key
 }
 
 // PushStatuses pushes, for each of hosts, the signed status its
