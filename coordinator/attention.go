@@ -57,8 +57,8 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 	// The write happens even when the coordinator is closing; ctx only
 	// carries the run's trace context.
 	ctx = context.WithoutCancel(ctx)
-	if c.admissions.wait(runID) != nil {
-		return nil // refused at its admission: there is no run to end
+	if c.intakes.wait(runID) != nil {
+		return nil // refused at its intake: there is no run to end
 	}
 	ended := func(cur *runState) error {
 		if cur.Status != stateRunning {

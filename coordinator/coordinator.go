@@ -122,9 +122,12 @@ type Coordinator struct {
 	// owed holds the changes of the runs executing here that ride on
 	// their next write (owed.go).
 	owed owed
-	// admissions holds the admission of each new run still being admitted
-	// while its first steps run (admit.go).
-	admissions admissions
+	// intakes holds the intake of each new run still being taken in
+	// while its first steps run (intake.go).
+	intakes intakes
+	// holdIntake, set by a test only (HoldIntake), runs before every new
+	// run's intake: nil in production, where nothing waits there.
+	holdIntake func()
 }
 
 // ReadTool is a read-only capability served as its own tool, under the

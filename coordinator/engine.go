@@ -139,15 +139,15 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	if err != nil {
 		return nil, err
 	}
-	// The run is admitted — the store checked, its row written — while
+	// The run is taken in — the store checked, its row written — while
 	// its first steps already run: none of them writes or makes an effect
-	// before the admission is done (admit.go).
+	// before the intake is done (intake.go).
 	row := store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
 	runID := r.RunID // r is the executing goroutine's from here on
-	adm := c.admissions.begin(runID)
+	in := c.intakes.begin(runID)
 	sealed, cancel := c.goExecute(ctx, r, inputs, done)
-	if admissionDelay > 0 {
-		time.Sleep(admissionDelay)
+	if c.holdIntake != nil {
+		c.holdIntake() // a test's: the run's first steps go ahead
 	}
 	refused, err := c.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
@@ -155,15 +155,15 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	}
 	if refused != nil || err != nil {
 		cancel() // its reads stop, and its writes are refused
-		c.admissions.end(runID, adm, true)
+		c.intakes.end(runID, in, true)
 		<-done // its execution ended, having written nothing
-		c.admissions.forget(runID)
+		c.intakes.forget(runID)
 		if errors.Is(err, store.ErrConflict) {
 			return nil, errRequestTaken // another caller started this request first
 		}
 		return refused, err
 	}
-	c.admissions.end(runID, adm, false)
+	c.intakes.end(runID, in, false)
 	return c.wait(ctx, runID, req.Wait, sealed)
 }
 
@@ -416,7 +416,7 @@ func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState
 // over the stored bytes: write runs update in its transaction, which
 // decodes the stored state, moves it (owing) and encodes the result.
 func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
-	if err := c.admissions.wait(runID); err != nil {
+	if err := c.intakes.wait(runID); err != nil {
 		return err
 	}
 	move, paid := c.owing(runID, f)

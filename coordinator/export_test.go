@@ -38,12 +38,11 @@ func SetRelistAge(d time.Duration) (restore func()) {
 	return func() { readRelist = old }
 }
 
-// SetAdmissionDelay holds every new run's admission back by d, for one
-// test: its first steps reach its first write before it is decided.
-func SetAdmissionDelay(d time.Duration) (restore func()) {
-	old := admissionDelay
-	admissionDelay = d
-	return func() { admissionDelay = old }
+// HoldIntake holds every new run's intake on c back by d: its first
+// steps reach its first write before it is decided. Call it before c
+// runs anything.
+func (c *Coordinator) HoldIntake(d time.Duration) {
+	c.holdIntake = func() { time.Sleep(d) }
 }
 
 // WaitCounted waits until the background count of the session start is

@@ -23,7 +23,7 @@ import (
 // runs once, in the background from its start, which is what catches a
 // row removed from the middle (see docs/AUDIT.md); no attempt writes or
 // makes an effect before that count is done. A new run's check is made
-// while its first reads run (admit.go). Attempts starting at once share
+// while its first reads run (intake.go). Attempts starting at once share
 // one check begun after each of them asked (internal/coalesce): 32 runs
 // in flight made the same reads 32 times.
 

@@ -53,8 +53,8 @@ func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) (
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
 		return nil // waiting for a person (or decided meanwhile): nothing to finish
-	case errors.Is(err, errNotAdmitted):
-		return nil // refused at its admission: nothing of it was written
+	case errors.Is(err, errRefusedAtIntake):
+		return nil // refused at its intake: nothing of it was written
 	case errors.As(err, &s) && s.reason == contract.ReasonReadFailed && ctx.Err() != nil:
 		// A read cut short because this coordinator is closing failed
 		// through no fault of the server: the run was interrupted.

@@ -14,18 +14,18 @@ import (
 	"github.com/oa-dev/oa/testkit/servetest"
 )
 
-// TestWritesWaitForTheAdmission: a new run's first steps start while it
-// is admitted (admit.go), held back here until its first write (the
-// effect's in-flight mark) comes before the admission is decided. Admitted,
+// TestWritesWaitForTheIntake: a new run's first steps start while it
+// is taken in (intake.go), held back here until its first write (the
+// effect's in-flight mark) comes before the intake is decided. Taken in,
 // the write waits for its row and the run ends done; refused by the store
 // check, its caller gets the refusal, nothing of the run is written or
 // sent (no row, no note), and the operator is told the refusal and
 // nothing else — no fault of a write the refused run tried.
-func TestWritesWaitForTheAdmission(t *testing.T) {
-	defer coordinator.SetAdmissionDelay(300 * time.Millisecond)()
+func TestWritesWaitForTheIntake(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
+	s.c.HoldIntake(300 * time.Millisecond)
 	if res := s.run(t, "admitted", "AB-1234"); res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified {
-		t.Fatalf("a run admitted after its first steps: %+v", res)
+		t.Fatalf("a run taken in after its first steps: %+v", res)
 	}
 	s.c.Close()
 	var operator servetest.Buffer
@@ -34,6 +34,7 @@ func TestWritesWaitForTheAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	c.HoldIntake(300 * time.Millisecond)
 	if err := c.WaitCounted(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestWritesWaitForTheAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonHostRecordsDisagree || res.RunID != "" {
-		t.Fatalf("a run refused at its admission: %+v", res)
+		t.Fatalf("a run refused at its intake: %+v", res)
 	}
 	if n := coordtest.Notes(t, s.Home, "EF-0001"); n != 0 {
 		t.Fatalf("the refused run's effect was made: %d notes", n)
@@ -54,7 +55,7 @@ func TestWritesWaitForTheAdmission(t *testing.T) {
 		t.Fatalf("the refused run was stored: %d rows, %v", rows, err)
 	}
 	out := operator.String()
-	if !strings.Contains(out, "disagree with its signed head") || strings.Contains(out, "not admitted") || strings.Contains(out, "were not written") || strings.Contains(out, ": run run_") {
+	if !strings.Contains(out, "disagree with its signed head") || strings.Contains(out, "not admitted") || strings.Contains(out, "intake") || strings.Contains(out, "were not written") || strings.Contains(out, ": run run_") {
 		t.Fatalf("the operator was told:\n%s", out)
 	}
 }
