@@ -277,6 +277,7 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 // TestQuickstartScript runs the README's main job, as written, with a
 // freshly built oa and an empty $OA_HOME.
 func TestQuickstartScript(t *testing.T) {
+	t.Parallel() // a process of its own with its own OA_HOME
 	bin := oaBinary(t)
 	home := t.TempDir()
 	script := func() *exec.Cmd {
@@ -287,6 +288,9 @@ func TestQuickstartScript(t *testing.T) {
 	out, err := script().CombinedOutput()
 	if err != nil {
 		t.Fatalf("quickstart: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "deprecated") {
+		t.Errorf("the README's main job uses a deprecated command:\n%s", out)
 	}
 	// The pipeline, then serve, one run over MCP stdio and the receipts.
 	for _, want := range []string{"conformance_attestation  ✓", "admitted clinic-triage@1.2.0 as #1", "admission", "active", "connection sandbox verified: revision 1, ready", "bound deployment clinic as #1", "approved: the live plan is the bound one",

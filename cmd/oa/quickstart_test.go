@@ -14,6 +14,7 @@ import (
 // through a real MCP session with a subprocess coordinator, and the
 // receipt chain must hold.
 func TestQuickstartCommand(t *testing.T) {
+	t.Parallel() // a process of its own with its own OA_HOME
 	bin := oaBinary(t)
 	dir := filepath.Join(t.TempDir(), "qs")
 	cmd := exec.Command(bin, "quickstart", dir, "--json")
@@ -65,6 +66,7 @@ func TestQuickstartCommand(t *testing.T) {
 // failures as expected, and ends with the OA_HOME=… lines that continue
 // with that host; an OA_HOME that is a file is refused as such.
 func TestQuickstartHonoursOAHome(t *testing.T) {
+	t.Parallel() // a process of its own with its own OA_HOME
 	bin := oaBinary(t)
 	home := filepath.Join(t.TempDir(), "my host")
 	cmd := exec.Command(bin, "quickstart")
