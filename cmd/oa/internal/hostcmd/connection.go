@@ -159,8 +159,8 @@ command line: --env NAME passes the variable NAME from oa's environment,
 server starts and are never stored, planned or printed. COMMAND
 builtin:sandbox-records is the built-in sandbox records connector.
 
-A stdio server runs confined by the kernel (Linux Landlock; see the README's
-"Confinement"): by default it reads only the system folders (/usr, /lib*,
+A stdio server runs confined by the kernel (Linux Landlock; see
+docs/confinement.md): by default it reads only the system folders (/usr, /lib*,
 /bin, /etc), its program and interpreter, /dev/null, /dev/urandom and its
 own /proc entry, writes only a private state folder and a private temporary
 folder under $OA_HOME (its HOME and TMPDIR), and opens no TCP connection.
