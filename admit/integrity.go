@@ -7,11 +7,9 @@ import (
 	"strings"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -35,10 +33,11 @@ type Integrity struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// IntegrityOf checks the release's chain under the host policy at now and
-// reports every link. It writes nothing.
-func IntegrityOf(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*Integrity, error) {
-	d, err := Evaluate(ctx, target, desc, h.Policy, "", now)
+// IntegrityOf checks rel's chain under the host policy at now and reports
+// every link. It writes nothing.
+func IntegrityOf(ctx context.Context, h *host.Host, rel *oci.Release, now time.Time) (*Integrity, error) {
+	desc := rel.Descriptor
+	d, err := Evaluate(ctx, rel.Target, desc, h.Policy, "", now)
 	if err != nil {
 		return nil, err
 	}

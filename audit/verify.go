@@ -194,7 +194,7 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 	// confirms it (hostChecks): never printed unverified.
 	r.Deployment, r.ArtifactDigest = b.host.Deployment, b.subject.Digest.String()
 	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs)+len(b.streamed), b.subject.Digest), nil)
-	chain := signing.VerifyChain(ctx, b.layout, b.subject, pub, auth)
+	chain := signing.VerifyChain(ctx, &oci.Release{Target: b.layout, Descriptor: b.subject}, pub, auth)
 	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
 		return nil, err
 	}

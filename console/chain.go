@@ -98,7 +98,7 @@ func CheckChain(ctx context.Context, h *host.Host, deployment string, registry o
 		}
 		unchecked("worker_ir", "publisher_signature", "conformance_attestations", "admission", "plan")
 	default:
-		in, err := admit.IntegrityOf(ctx, h, rel.Target, rel.Descriptor, now)
+		in, err := admit.IntegrityOf(ctx, h, &rel.Release, now)
 		if err != nil {
 			return nil, err
 		}

@@ -106,7 +106,7 @@ func TestServesWithRegistryDown(t *testing.T) {
 	if err != nil || !rel.FromStore {
 		t.Fatalf("OpenRelease with the registry down: %v (from store %v)", err, rel != nil && rel.FromStore)
 	}
-	in, err := admit.IntegrityOf(context.Background(), h.Open(), rel.Target, rel.Descriptor, time.Now())
+	in, err := admit.IntegrityOf(context.Background(), h.Open(), &rel.Release, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return signing.VerifyChain(ctx, r.Target, r.Descriptor, publisher, authority).Err()
+			return signing.VerifyChain(ctx, r, publisher, authority).Err()
 		},
 		"copy": func() error {
 			src, err := oci.Open(ctx, pinned, oci.OpenOptions{})

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
@@ -65,14 +64,15 @@ func (c *Chain) Err() error {
 	return l.Err()
 }
 
-// VerifyChain checks every link of the chain of the artifact desc names:
+// VerifyChain checks every link of the chain of the release rel:
 // the artifact and its blobs, the Worker IR, the publisher signature with
 // publisher, and the conformance attestation with authority — an
 // independent key, whose report must have passed and name this artifact's
 // IR. Each link is checked even when an earlier one fails, where it can be,
 // so a person sees everything that is wrong at once.
-func VerifyChain(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, publisher, authority *Verifier) *Chain {
+func VerifyChain(ctx context.Context, rel *oci.Release, publisher, authority *Verifier) *Chain {
 	c := &Chain{}
+	target, desc := rel.Target, rel.Descriptor
 	art, err := oci.Fetch(ctx, target, desc)
 	c.add(LinkArtifact, desc.Digest.String(), artifactPart(err, false))
 	c.add(LinkIR, irDigest(art), artifactPart(err, true))

@@ -124,7 +124,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain := VerifyChain(ctx, store, desc, pubV, authV)
+	chain := VerifyChain(ctx, &oci.Release{Target: store, Descriptor: desc}, pubV, authV)
 	if got := linkCodes(chain); got != "artifact ok,worker_ir ok,publisher_signature signature_missing,conformance_attestation attestation_missing" {
 		t.Fatalf("unsigned chain: %s", got)
 	}
@@ -140,13 +140,13 @@ func TestVerifyChainLinks(t *testing.T) {
 	if _, err := Attest(ctx, store, desc, ConformancePredicateType, predicate, WriteOptions{Signer: authS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
-	chain = VerifyChain(ctx, store, desc, pubV, authV)
+	chain = VerifyChain(ctx, &oci.Release{Target: store, Descriptor: desc}, pubV, authV)
 	if chain.Err() != nil || chain.Report == nil || !chain.Report.Passed {
 		t.Fatalf("good chain: %s %v", linkCodes(chain), chain.Err())
 	}
 	// Keys swapped: the signature is not by the "publisher", and the
 	// attestation is by the key now named as publisher.
-	if got := linkCodes(VerifyChain(ctx, store, desc, authV, pubV)); got != "artifact ok,worker_ir ok,publisher_signature signature_untrusted,conformance_attestation attestation_by_publisher" {
+	if got := linkCodes(VerifyChain(ctx, &oci.Release{Target: store, Descriptor: desc}, authV, pubV)); got != "artifact ok,worker_ir ok,publisher_signature signature_untrusted,conformance_attestation attestation_by_publisher" {
 		t.Fatalf("swapped keys: %s", got)
 	}
 	// A report that vouches for another IR, signed by the authority.
@@ -163,7 +163,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	if _, err := Attest(ctx, otherStore, desc, ConformancePredicateType, bad, WriteOptions{Signer: authS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := linkCodes(VerifyChain(ctx, otherStore, desc, pubV, authV)); !strings.HasSuffix(got, "conformance_attestation attestation_ir_mismatch") {
+	if got := linkCodes(VerifyChain(ctx, &oci.Release{Target: otherStore, Descriptor: desc}, pubV, authV)); !strings.HasSuffix(got, "conformance_attestation attestation_ir_mismatch") {
 		t.Fatalf("report for another IR: %s", got)
 	}
 }

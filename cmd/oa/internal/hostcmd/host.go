@@ -335,7 +335,7 @@ with its state. It exits 2 when any link does not hold.`,
 				return err
 			}
 			defer h.Close()
-			in, err := admit.IntegrityOf(ctx, h, rel.Target, rel.Descriptor, time.Now())
+			in, err := admit.IntegrityOf(ctx, h, rel, time.Now())
 			if err != nil {
 				return err
 			}

@@ -51,7 +51,7 @@ defaults to --trusted-root.`,
 				return err
 			}
 			ref := rel.Ref
-			chain := signing.VerifyChain(ctx, rel.Target, rel.Descriptor, publisher, authority)
+			chain := signing.VerifyChain(ctx, rel, publisher, authority)
 			if cli.WantJSON(cmd) {
 				if err := cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "verified": chain.Err() == nil, "links": chain.Links}); err != nil {
 					return err

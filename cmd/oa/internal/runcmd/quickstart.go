@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ledger"
+	"github.com/oa-dev/oa/oci"
 )
 
 func newQuickstartCmd() *cobra.Command {
@@ -197,7 +198,7 @@ func printDemoChain(cmd *cobra.Command, out io.Writer, setup *demo.Setup) error 
 		return err
 	}
 	defer h.Close()
-	in, err := admit.IntegrityOf(cmd.Context(), h, setup.Release.Target, setup.Release.Desc, time.Now())
+	in, err := admit.IntegrityOf(cmd.Context(), h, &oci.Release{Target: setup.Release.Target, Descriptor: setup.Release.Desc}, time.Now())
 	if err != nil {
 		return err
 	}
