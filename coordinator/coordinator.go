@@ -70,19 +70,16 @@ import (
 	"github.com/oa-dev/oa/resolve"
 )
 
-// Coordinator serves one bound deployment.
+// Coordinator serves one bound deployment. It is the exported face of
+// its parts, each owning its own fields: the boundSession (the binding,
+// the release, the plan check and the downstream sessions), the engine
+// (runs), the desk (questions, attention, decisions) and the env they all
+// read.
 type Coordinator struct {
-	opts          Options
-	host          *host.Host
-	binding       *bind.Binding
-	checker       *bind.Checker
-	bindingDigest string
-	art           *oci.Artifact
-	eval          *component.Pool
-	secret        []byte
-	ledger        *ledger.Ledger
-	readTools     []ReadTool
-	me            owner
+	*env
+	*boundSession
+
+	eval *component.Pool
 	// inputSchemas holds each job's input schema, resolved once
 	// (engine.go, checkInputs): the artifact is fixed for the session.
 	inputSchemas sync.Map
@@ -95,24 +92,16 @@ type Coordinator struct {
 	// storeChecks joins the store checks of attempts starting at once
 	// (beforeAttempt).
 	storeChecks coalesce.Read[struct{}]
-	// probed is closed when a probe run in the background ended
-	// (Options.ProbeInBackground); nil when none runs.
-	probed chan struct{}
 	// witnessing is closed when the witness loop ended (witness.go); nil
 	// when the policy names no witnesses.
 	witnessing chan struct{}
 
-	// life ends every downstream session and run when the coordinator
-	// closes.
-	life   context.Context
-	cancel context.CancelCauseFunc
-	runs   sync.WaitGroup
+	runs sync.WaitGroup
 	// slots holds one token per run executing (Options.MaxRuns).
 	slots chan struct{}
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[string]*connector.Session
+	mu     sync.Mutex
+	closed bool
 	// active holds a channel per run this process is executing, closed
 	// when the run stops (terminal or paused).
 	active map[string]chan struct{}
@@ -128,6 +117,39 @@ type Coordinator struct {
 	// holdIntake, set by a test only (HoldIntake), runs before every new
 	// run's intake: nil in production, where nothing waits there.
 	holdIntake func()
+}
+
+// env is what every part of a coordinator reads and none changes after
+// the start: the options, the host, its ledger and secret, this process
+// as a run's owner, and the session's life.
+type env struct {
+	opts   Options
+	host   *host.Host
+	ledger *ledger.Ledger
+	secret []byte
+	me     owner
+	// life ends every downstream session and run when the coordinator
+	// closes.
+	life   context.Context
+	cancel context.CancelCauseFunc
+}
+
+// boundSession is what a coordinator's session holds: the verified
+// binding and its release, the one plan check, the read tools it serves
+// and the downstream sessions it opened.
+type boundSession struct {
+	*env
+	binding       *bind.Binding
+	checker       *bind.Checker
+	bindingDigest string
+	art           *oci.Artifact
+	readTools     []ReadTool
+	// probed is closed when a probe run in the background ended
+	// (Options.ProbeInBackground); nil when none runs.
+	probed chan struct{}
+
+	mu       sync.Mutex
+	sessions map[string]*connector.Session
 }
 
 // ReadTool is a read-only capability served as its own tool, under the
@@ -177,7 +199,8 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: opts, host: h, binding: b, sessions: map[string]*connector.Session{}, active: map[string]chan struct{}{}, me: self()}
+	en := &env{opts: opts, host: h, me: self()}
+	c := &Coordinator{env: en, boundSession: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}, active: map[string]chan struct{}{}}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
 		return nil, err
@@ -248,7 +271,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 // listed once, and its other capabilities are held to that same listing
 // (Fresh within probeReuse). The refusal returned is that of the first
 // capability, in plan order, whose check failed.
-func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
+func (ss *boundSession) probe(ctx context.Context, plan *resolve.Plan) error {
 	byConnection := map[string][]int{}
 	var order []string
 	for i, e := range plan.Capabilities {
@@ -266,7 +289,7 @@ func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
 				if n > 0 {
 					maxAge = probeReuse
 				}
-				if _, errs[i] = c.probeSession(ctx, plan.Capabilities[i], maxAge); errs[i] != nil {
+				if _, errs[i] = ss.probeSession(ctx, plan.Capabilities[i], maxAge); errs[i] != nil {
 					return
 				}
 			}
@@ -285,24 +308,24 @@ func (c *Coordinator) probe(ctx context.Context, plan *resolve.Plan) error {
 // ProbeInBackground): sessions wait for it (session), and its refusal is
 // the operator's to read, each step that needs the server refused again
 // when it opens the session anew.
-func (c *Coordinator) probeInBackground(plan *resolve.Plan) {
+func (ss *boundSession) probeInBackground(plan *resolve.Plan) {
 	probed := make(chan struct{})
-	c.probed = probed
+	ss.probed = probed
 	go func() {
 		defer close(probed)
-		if err := c.probe(c.life, plan); err != nil && c.life.Err() == nil {
-			fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: a downstream server failed its check at start (%v); the steps that need it are refused until it checks\n", c.opts.Deployment, err)
+		if err := ss.probe(ss.life, plan); err != nil && ss.life.Err() == nil {
+			fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: a downstream server failed its check at start (%v); the steps that need it are refused until it checks\n", ss.opts.Deployment, err)
 		}
 	}()
 }
 
 // waitProbe waits for a probe running in the background, if any.
-func (c *Coordinator) waitProbe(ctx context.Context) error {
-	if c.probed == nil {
+func (ss *boundSession) waitProbe(ctx context.Context) error {
+	if ss.probed == nil {
 		return nil
 	}
 	select {
-	case <-c.probed:
+	case <-ss.probed:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -313,32 +336,32 @@ func (c *Coordinator) waitProbe(ctx context.Context) error {
 // capabilities at session start: the same start's listing.
 const probeReuse = time.Minute
 
-func (c *Coordinator) now() time.Time {
-	if c.opts.Now != nil {
-		return c.opts.Now()
+func (en *env) now() time.Time {
+	if en.opts.Now != nil {
+		return en.opts.Now()
 	}
 	return time.Now()
 }
 
 // Deployment is the deployment served.
-func (c *Coordinator) Deployment() string { return c.opts.Deployment }
+func (en *env) Deployment() string { return en.opts.Deployment }
 
 // PlanDigest is the digest of the bound plan served (planDigest).
-func (c *Coordinator) PlanDigest() string { return c.binding.PlanDigest }
+func (ss *boundSession) PlanDigest() string { return ss.binding.PlanDigest }
 
 // ToolNames lists every tool the MCP server serves: the coordinator's
 // own, then one per read-only capability.
-func (c *Coordinator) ToolNames() []string {
+func (ss *boundSession) ToolNames() []string {
 	names := slices.Clone(contract.CoordinatorTools)
-	for _, t := range c.readTools {
+	for _, t := range ss.readTools {
 		names = append(names, t.Name)
 	}
 	return names
 }
 
 // Mode is ModeSandbox when serving the built-in demo, else ModeDeployment.
-func (c *Coordinator) Mode() string {
-	if c.opts.Mode == ModeSandbox {
+func (en *env) Mode() string {
+	if en.opts.Mode == ModeSandbox {
 		return ModeSandbox
 	}
 	return ModeDeployment
@@ -349,8 +372,8 @@ func (c *Coordinator) Mode() string {
 // bound one, else a refusal (admission_not_active when the release is not
 // actively admitted, plan_digest_mismatch otherwise); the operator is
 // told which link changed.
-func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
-	report, plan, err := c.checker.Check(ctx, c.now())
+func (ss *boundSession) checkPlan(ctx context.Context) (*resolve.Plan, error) {
+	report, plan, err := ss.checker.Check(ctx, ss.now())
 	if err != nil {
 		return nil, err
 	}
@@ -358,11 +381,11 @@ func (c *Coordinator) checkPlan(ctx context.Context) (*resolve.Plan, error) {
 		return plan, nil
 	}
 	if report.NotAdmitted() {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: release %s is not actively admitted; run refused\n", c.opts.Deployment, c.binding.ArtifactDigest)
+		fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: release %s is not actively admitted; run refused\n", ss.opts.Deployment, ss.binding.ArtifactDigest)
 		return nil, append(blocking.List{}, report.Refusals...)
 	}
 	for _, ch := range report.Changes {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: plan changed: %s %s %s\n", c.opts.Deployment, ch.Link, ch.Capability, ch.Detail)
+		fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: plan changed: %s %s %s\n", ss.opts.Deployment, ch.Link, ch.Capability, ch.Detail)
 	}
 	return nil, report.Err()
 }
@@ -391,40 +414,40 @@ const untilAnnounced time.Duration = -1
 // (untilAnnounced). It waits for
 // the probe of a session start made in the background first, so a step
 // never starts a second server beside the probe's.
-func (c *Coordinator) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
-	if err := c.waitProbe(ctx); err != nil {
+func (ss *boundSession) session(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
+	if err := ss.waitProbe(ctx); err != nil {
 		return nil, err
 	}
-	return c.probeSession(ctx, e, maxAge)
+	return ss.probeSession(ctx, e, maxAge)
 }
 
 // probeSession is session without waiting for a probe: the probe's own.
-func (c *Coordinator) probeSession(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
-	c.mu.Lock()
-	s := c.sessions[e.ConnectionID]
-	c.mu.Unlock()
+func (ss *boundSession) probeSession(ctx context.Context, e resolve.Entry, maxAge time.Duration) (*connector.Session, error) {
+	ss.mu.Lock()
+	s := ss.sessions[e.ConnectionID]
+	ss.mu.Unlock()
 	if s == nil {
-		rec, err := connection.Get(ctx, c.host, e.ConnectionID)
+		rec, err := connection.Get(ctx, ss.host, e.ConnectionID)
 		if err != nil {
 			return nil, err
 		}
-		opened, err := connector.Open(c.life, rec.Config, connection.StartOptions(c.host.Home, rec.Name, connector.Options{Stderr: c.opts.Operator, SandboxDir: sandbox.Dir(c.opts.Home), OwnedTrees: c.host.OwnedTrees(c.secret)}))
+		opened, err := connector.Open(ss.life, rec.Config, connection.StartOptions(ss.host.Home, rec.Name, connector.Options{Stderr: ss.opts.Operator, SandboxDir: sandbox.Dir(ss.opts.Home), OwnedTrees: ss.host.OwnedTrees(ss.secret)}))
 		if err != nil {
 			return nil, err
 		}
-		if err := c.checkProtocol(e, rec, opened); err != nil {
+		if err := ss.checkProtocol(e, rec, opened); err != nil {
 			opened.Close()
 			return nil, err
 		}
-		c.mu.Lock()
-		if s = c.sessions[e.ConnectionID]; s == nil {
-			s, c.sessions[e.ConnectionID] = opened, opened
+		ss.mu.Lock()
+		if s = ss.sessions[e.ConnectionID]; s == nil {
+			s, ss.sessions[e.ConnectionID] = opened, opened
 		} else {
 			opened.Close()
 		}
-		c.mu.Unlock()
+		ss.mu.Unlock()
 	}
-	if c.opts.NoProbe {
+	if ss.opts.NoProbe {
 		return s, nil
 	}
 	if maxAge == untilAnnounced {
@@ -440,29 +463,29 @@ func (c *Coordinator) probeSession(ctx context.Context, e resolve.Entry, maxAge 
 	} else {
 		inv, err = s.Inventory(ctx)
 	}
-	return c.checkInventory(e, s, inv, err)
+	return ss.checkInventory(e, s, inv, err)
 }
 
 // checkProtocol holds a remote session to the protocol version the
 // connection's verified revision recorded: a server that now agrees to
 // another version is drift, like a changed tool list.
-func (c *Coordinator) checkProtocol(e resolve.Entry, rec *connection.Record, s *connector.Session) error {
+func (ss *boundSession) checkProtocol(e resolve.Entry, rec *connection.Record, s *connector.Session) error {
 	if !s.Remote() || rec.Verification == nil || s.Protocol() == rec.Verification.Protocol {
 		return nil
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: connection %s agreed to another MCP protocol version than verified revision %d\n", c.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
+	fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: connection %s agreed to another MCP protocol version than verified revision %d\n", ss.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
 	return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 }
 
 // checkInventory holds a session's fresh tool list to the plan entry's
 // verified inventory; a session whose listing failed is dropped.
-func (c *Coordinator) checkInventory(e resolve.Entry, s *connector.Session, inv *connector.Inventory, err error) (*connector.Session, error) {
+func (ss *boundSession) checkInventory(e resolve.Entry, s *connector.Session, inv *connector.Inventory, err error) (*connector.Session, error) {
 	if err != nil {
-		c.dropSession(e.ConnectionID, s)
+		ss.dropSession(e.ConnectionID, s)
 		return nil, err
 	}
 	if inv.Digest != e.InventoryDigest {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: connection %s lists other tools than verified revision %d\n", c.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
+		fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: connection %s lists other tools than verified revision %d\n", ss.opts.Deployment, e.ConnectionID, e.ConnectionRevision)
 		return nil, blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 	}
 	return s, nil
@@ -470,23 +493,23 @@ func (c *Coordinator) checkInventory(e resolve.Entry, s *connector.Session, inv 
 
 // dropSession forgets (and ends) a session that failed, so the next call
 // starts the server again.
-func (c *Coordinator) dropSession(id string, s *connector.Session) {
-	c.mu.Lock()
-	if c.sessions[id] == s {
-		delete(c.sessions, id)
+func (ss *boundSession) dropSession(id string, s *connector.Session) {
+	ss.mu.Lock()
+	if ss.sessions[id] == s {
+		delete(ss.sessions, id)
 	}
-	c.mu.Unlock()
+	ss.mu.Unlock()
 	s.Close()
 }
 
 // buildReadTools lists the plan's read-only, approval-free capabilities
 // with their downstream schemas.
-func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) error {
+func (ss *boundSession) buildReadTools(ctx context.Context, plan *resolve.Plan) error {
 	for _, e := range plan.Capabilities {
 		if e.Risk != ir.ReadOnly || e.Approval != ir.ApprovalNotRequired {
 			continue
 		}
-		rec, err := connection.Get(ctx, c.host, e.ConnectionID)
+		rec, err := connection.Get(ctx, ss.host, e.ConnectionID)
 		if err != nil {
 			return err
 		}
@@ -494,19 +517,19 @@ func (c *Coordinator) buildReadTools(ctx context.Context, plan *resolve.Plan) er
 		if !ok {
 			return blocking.New(blocking.ConnectionInventoryChanged, "connection %s", e.ConnectionID)
 		}
-		capability, _ := c.art.Worker.Capability(e.CapabilityKey)
-		c.readTools = append(c.readTools, ReadTool{Name: contract.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
+		capability, _ := ss.art.Worker.Capability(e.CapabilityKey)
+		ss.readTools = append(ss.readTools, ReadTool{Name: contract.ToolName(e.CapabilityKey), Capability: e.CapabilityKey, Description: capability.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema})
 	}
 	return nil
 }
 
 // ReadTools are the read-only capability tools served beside the
 // coordinator's own.
-func (c *Coordinator) ReadTools() []ReadTool { return c.readTools }
+func (ss *boundSession) ReadTools() []ReadTool { return ss.readTools }
 
 // Workflows lists the package's jobs.
-func (c *Coordinator) Workflows() []WorkflowCard {
-	w := c.art.Worker
+func (ss *boundSession) Workflows() []WorkflowCard {
+	w := ss.art.Worker
 	cards := make([]WorkflowCard, 0, len(w.Jobs))
 	for _, j := range w.Jobs {
 		card := WorkflowCard{Name: j.Name, Purpose: j.Purpose, DoneMeans: j.DoneMeans, InputSchema: j.InputSchema, Effects: []string{}, Approval: map[string]bool{}}
@@ -515,7 +538,7 @@ func (c *Coordinator) Workflows() []WorkflowCard {
 				continue
 			}
 			card.Effects = append(card.Effects, s.Capability)
-			if e, ok := c.binding.Plan.Entry(s.Capability); ok {
+			if e, ok := ss.binding.Plan.Entry(s.Capability); ok {
 				card.Approval[s.Capability] = e.Approval == ir.ApprovalRequired
 			}
 		}
@@ -562,11 +585,16 @@ func (c *Coordinator) Close() error {
 	if c.eval != nil {
 		c.eval.Close()
 	}
-	c.mu.Lock()
-	for id, s := range c.sessions {
-		s.Close()
-		delete(c.sessions, id)
-	}
-	c.mu.Unlock()
+	c.closeSessions()
 	return c.host.Close()
+}
+
+// closeSessions ends every downstream session.
+func (ss *boundSession) closeSessions() {
+	ss.mu.Lock()
+	for id, s := range ss.sessions {
+		s.Close()
+		delete(ss.sessions, id)
+	}
+	ss.mu.Unlock()
 }

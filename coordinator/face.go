@@ -15,7 +15,7 @@ import (
 
 // Operator is where operator-only diagnostics go (Options.Operator), never
 // the calling agent.
-func (c *Coordinator) Operator() io.Writer { return c.opts.Operator }
+func (en *env) Operator() io.Writer { return en.opts.Operator }
 
 // Fingerprint is a keyed fingerprint of parts under the host secret:
 // length-prefixed, so no two lists of parts share one, and telling nothing
@@ -26,8 +26,8 @@ func (c *Coordinator) Fingerprint(parts ...[]byte) string { return fingerprint(c
 
 // ConnectionOf names the connection a capability of the bound plan is
 // bound to ("" for a capability outside the plan).
-func (c *Coordinator) ConnectionOf(capability string) string {
-	if e, ok := c.binding.Plan.Entry(capability); ok {
+func (ss *boundSession) ConnectionOf(capability string) string {
+	if e, ok := ss.binding.Plan.Entry(capability); ok {
 		return e.ConnectionID
 	}
 	return ""

@@ -14,14 +14,14 @@ import (
 // with no network when its copy checks (bind.OpenRelease). When the
 // bound reference had to be read instead, the operator is told why, in
 // codes only, and whether the store was filled again.
-func (c *Coordinator) openRelease(ctx context.Context) (*oci.Artifact, error) {
-	rel, err := bind.OpenRelease(ctx, c.host, c.binding, c.opts.Registry)
+func (ss *boundSession) openRelease(ctx context.Context) (*oci.Artifact, error) {
+	rel, err := bind.OpenRelease(ctx, ss.host, ss.binding, ss.opts.Registry)
 	if err != nil {
 		return nil, err
 	}
 	if !rel.FromStore {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: the release was read from its bound reference, not the host's release store (%s); %s\n",
-			c.opts.Deployment, codesOf(rel.StoreProblem), refilled(rel.RefillProblem))
+		fmt.Fprintf(ss.opts.Operator, "oa coordinator: deployment %s: the release was read from its bound reference, not the host's release store (%s); %s\n",
+			ss.opts.Deployment, codesOf(rel.StoreProblem), refilled(rel.RefillProblem))
 	}
 	return rel.Artifact, nil
 }

@@ -559,10 +559,10 @@ type listedSession struct {
 // sessionAsync gets the session of the plan entry's connection, its tool
 // list checked as an effect needs it (untilAnnounced), in the background;
 // the channel delivers it once.
-func (c *Coordinator) sessionAsync(ctx context.Context, e resolve.Entry) <-chan listedSession {
+func (ss *boundSession) sessionAsync(ctx context.Context, e resolve.Entry) <-chan listedSession {
 	out := make(chan listedSession, 1)
 	go func() {
-		s, err := c.session(ctx, e, untilAnnounced)
+		s, err := ss.session(ctx, e, untilAnnounced)
 		out <- listedSession{s, err}
 	}()
 	return out
@@ -588,20 +588,20 @@ func reasonWroteNothing(reason contract.Reason) bool {
 var errPlan = errors.New("coordinator: the plan has no entry for the capability")
 
 // call calls a read-only capability of the plan.
-func (c *Coordinator) call(ctx context.Context, capability string, args json.RawMessage) (*connector.CallResult, error) {
-	entry, ok := c.binding.Plan.Entry(capability)
+func (ss *boundSession) call(ctx context.Context, capability string, args json.RawMessage) (*connector.CallResult, error) {
+	entry, ok := ss.binding.Plan.Entry(capability)
 	if !ok {
 		return nil, errPlan
 	}
-	session, err := c.session(ctx, entry, readRelist)
+	session, err := ss.session(ctx, entry, readRelist)
 	if err != nil {
 		return nil, err
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.opts.EffectTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, ss.opts.EffectTimeout)
 	defer cancel()
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	if err != nil {
-		c.dropSession(entry.ConnectionID, session)
+		ss.dropSession(entry.ConnectionID, session)
 	}
 	return res, err
 }
