@@ -90,14 +90,14 @@ func AttentionRecords(h *host.Host) attention.Records {
 }
 
 // NeedsAttention lists this deployment's open attention items.
-func (c *Coordinator) NeedsAttention(ctx context.Context) ([]attention.Item, error) {
-	all, err := AttentionRecords(c.host).Load(ctx, false)
+func (dk *desk) NeedsAttention(ctx context.Context) ([]attention.Item, error) {
+	all, err := AttentionRecords(dk.host).Load(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	out := []attention.Item{}
 	for _, a := range all {
-		if a.Deployment == c.opts.Deployment {
+		if a.Deployment == dk.opts.Deployment {
 			out = append(out, a.Item)
 		}
 	}
@@ -105,33 +105,33 @@ func (c *Coordinator) NeedsAttention(ctx context.Context) ([]attention.Item, err
 }
 
 // AttentionItem returns one of this deployment's attention items.
-func (c *Coordinator) AttentionItem(ctx context.Context, id string) (*attention.Item, error) {
-	a, err := AttentionRecords(c.host).LoadOne(ctx, id)
+func (dk *desk) AttentionItem(ctx context.Context, id string) (*attention.Item, error) {
+	a, err := AttentionRecords(dk.host).LoadOne(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if a.Deployment != c.opts.Deployment {
+	if a.Deployment != dk.opts.Deployment {
 		return nil, blocking.New(blocking.AttentionUnknown, "no such item on this deployment")
 	}
 	return &a.Item, nil
 }
 
 // Decide records a person's decision on one of this deployment's items.
-func (c *Coordinator) Decide(ctx context.Context, d attention.Decision) (*attention.Item, error) {
-	item, err := c.AttentionItem(ctx, d.AttentionID)
+func (dk *desk) Decide(ctx context.Context, d attention.Decision) (*attention.Item, error) {
+	item, err := dk.AttentionItem(ctx, d.AttentionID)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.signFor(ctx, &d); err != nil {
+	if err := dk.signFor(ctx, &d); err != nil {
 		return nil, err
 	}
-	if err := holdToPolicy(ctx, c.host, &d, c.now().UTC()); err != nil {
+	if err := holdToPolicy(ctx, dk.host, &d, dk.now().UTC()); err != nil {
 		return nil, err
 	}
 	if item.Kind == attention.KindDownstreamQuestion {
-		return decideQuestion(ctx, hostStore{c.ledger, func(id string) bool { return c.questions.get(id) != nil }}, d, c.now)
+		return decideQuestion(ctx, hostStore{dk.ledger, func(id string) bool { return dk.questions.get(id) != nil }}, d, dk.now)
 	}
-	return decide(ctx, c.ledger, d, c.now)
+	return decide(ctx, dk.ledger, d, dk.now)
 }
 
 // DecideAttention records an operator's decision from the CLI. It is the

@@ -78,20 +78,10 @@ import (
 type Coordinator struct {
 	*env
 	*boundSession
+	*desk
 
-	eval *component.Pool
-	// inputSchemas holds each job's input schema, resolved once
-	// (engine.go, checkInputs): the artifact is fixed for the session.
-	inputSchemas sync.Map
-	// heads remembers the signed heads already verified (integrity.go);
-	// counted is closed once the receipts and runs were counted against
-	// them, with countErr the disagreement found (integrity.go).
-	heads    ledger.HeadCache
-	counted  chan struct{}
-	countErr error
-	// storeChecks joins the store checks of attempts starting at once
-	// (beforeAttempt).
-	storeChecks coalesce.Read[struct{}]
+	*evaluator
+	*storeGuard
 	// witnessing is closed when the witness loop ended (witness.go); nil
 	// when the policy names no witnesses.
 	witnessing chan struct{}
@@ -105,9 +95,6 @@ type Coordinator struct {
 	// active holds a channel per run this process is executing, closed
 	// when the run stops (terminal or paused).
 	active map[string]chan struct{}
-	// questions holds the apps' questions waiting for a person
-	// (effectquestion.go).
-	questions questions
 	// owed holds the changes of the runs executing here that ride on
 	// their next write (owed.go).
 	owed owed
@@ -132,6 +119,43 @@ type env struct {
 	// closes.
 	life   context.Context
 	cancel context.CancelCauseFunc
+}
+
+// evaluator evaluates the release's evaluators (a step's arguments and
+// predicates) in the session's worker pool, and holds each job's inputs
+// to its schema.
+type evaluator struct {
+	pool     *component.Pool
+	artifact *oci.Artifact
+	// inputSchemas holds each job's input schema, resolved once
+	// (engine.go, checkInputs): the artifact is fixed for the session.
+	inputSchemas sync.Map
+}
+
+// storeGuard holds the store to the host-signed heads before every new
+// attempt (integrity.go).
+type storeGuard struct {
+	*env
+	// heads remembers the signed heads already verified; counted is
+	// closed once the receipts and runs were counted against them, with
+	// countErr the disagreement found.
+	heads    ledger.HeadCache
+	counted  chan struct{}
+	countErr error
+	// storeChecks joins the store checks of attempts starting at once
+	// (beforeAttempt).
+	storeChecks coalesce.Read[struct{}]
+}
+
+// desk is where a coordinator meets persons: the apps' questions waiting
+// for an answer, attention items and their decisions, the notices of a
+// paused run. It resumes a decided run through the engine.
+type desk struct {
+	*env
+	eng *Coordinator
+	// questions holds the apps' questions waiting for a person
+	// (effectquestion.go).
+	questions questions
 }
 
 // boundSession is what a coordinator's session holds: the verified
@@ -201,6 +225,8 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	}
 	en := &env{opts: opts, host: h, me: self()}
 	c := &Coordinator{env: en, boundSession: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}, active: map[string]chan struct{}{}}
+	c.desk = &desk{env: en, eng: c}
+	c.storeGuard = &storeGuard{env: en}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
 		return nil, err
@@ -214,12 +240,15 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	c.slots = make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns))
 	// Evaluations run in worker processes under the host's budget
 	// (component.Pool): a runaway evaluator ends its run, never the host.
-	if c.eval, err = component.NewPool(h.Policy.EvaluationBudget()); err != nil {
+	pool, err := component.NewPool(h.Policy.EvaluationBudget())
+	if err != nil {
 		return nil, err
 	}
+	c.evaluator = &evaluator{pool: pool}
 	if c.art, err = c.openRelease(ctx); err != nil {
 		return nil, err
 	}
+	c.evaluator.artifact = c.art
 	c.ledger = ledger.Open(h)
 	if c.secret, err = c.ledger.Secret(); err != nil {
 		return nil, err
@@ -241,7 +270,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	c.checker = bind.NewChecker(h, b, c.art)
 	c.life, c.cancel = context.WithCancelCause(context.Background())
 	c.startWitnessing()
-	c.countStore(heads)
+	c.countStore(heads, &c.runs)
 	plan, err := c.checkPlan(ctx)
 	if err != nil {
 		c.cancel(errClosing)
@@ -582,8 +611,8 @@ func (c *Coordinator) Close() error {
 	c.runs.Wait()
 	_ = c.waitProbe(context.Background()) // ended by the cancel above
 	c.waitWitnessing()
-	if c.eval != nil {
-		c.eval.Close()
+	if c.evaluator != nil {
+		c.pool.Close()
 	}
 	c.closeSessions()
 	return c.host.Close()

@@ -66,16 +66,16 @@ func installationFor(h *host.Host, opts Options) (*Installation, error) {
 
 // signFor signs decision d as the installation's person, when the host
 // policy names persons and d carries no signature of its own.
-func (c *Coordinator) signFor(ctx context.Context, d *attention.Decision) error {
-	inst := c.opts.Installation
-	if d.Signed != nil || !c.host.Policy.DecidersNamed() || inst == nil {
+func (dk *desk) signFor(ctx context.Context, d *attention.Decision) error {
+	inst := dk.opts.Installation
+	if d.Signed != nil || !dk.host.Policy.DecidersNamed() || inst == nil {
 		return nil
 	}
-	item, err := AttentionRecords(c.host).LoadOne(ctx, d.AttentionID)
+	item, err := AttentionRecords(dk.host).LoadOne(ctx, d.AttentionID)
 	if err != nil {
 		return err
 	}
-	signed, err := SignDecision(item.Statement(c.host.Policy.Host, d.Decision, inst.Person, inst.Client, c.now()), inst.Signer)
+	signed, err := SignDecision(item.Statement(dk.host.Policy.Host, d.Decision, inst.Person, inst.Client, dk.now()), inst.Signer)
 	if err != nil {
 		return err
 	}
@@ -139,8 +139,8 @@ func decisionFacts(ctx context.Context, h *host.Host, item *attention.Stored) (h
 // installation's key — over a statement naming the item, the decision it
 // amounts to and the answer's digest. It returns the signed statement
 // and who answered.
-func (c *Coordinator) holdAnswer(ctx context.Context, id string, a attention.Answer, by string, signed *host.SignedDecision, atClient bool) (*host.SignedDecision, string, error) {
-	h := c.host
+func (dk *desk) holdAnswer(ctx context.Context, id string, a attention.Answer, by string, signed *host.SignedDecision, atClient bool) (*host.SignedDecision, string, error) {
+	h := dk.host
 	if !h.Policy.DecidersNamed() {
 		if signed != nil {
 			return nil, "", blocking.New(blocking.DecisionPersonUnknown, "the host policy names no persons who decide")
@@ -152,8 +152,8 @@ func (c *Coordinator) holdAnswer(ctx context.Context, id string, a attention.Ans
 	if err != nil {
 		return nil, "", err
 	}
-	if inst := c.opts.Installation; signed == nil && atClient && inst != nil {
-		stmt := item.Statement(h.Policy.Host, decision, inst.Person, inst.Client, c.now())
+	if inst := dk.opts.Installation; signed == nil && atClient && inst != nil {
+		stmt := item.Statement(h.Policy.Host, decision, inst.Person, inst.Client, dk.now())
 		stmt.Answer = attention.AnswerDigest(a)
 		if signed, err = SignDecision(stmt, inst.Signer); err != nil {
 			return nil, "", err
@@ -166,7 +166,7 @@ func (c *Coordinator) holdAnswer(ctx context.Context, id string, a attention.Ans
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := h.Policy.CheckDecision(signed, item.Claim(h.Policy.Host, decision, facts, c.now())); err != nil {
+	if _, err := h.Policy.CheckDecision(signed, item.Claim(h.Policy.Host, decision, facts, dk.now())); err != nil {
 		return nil, "", err
 	}
 	return signed, signed.Statement.Person, nil

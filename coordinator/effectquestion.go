@@ -137,7 +137,7 @@ func (q *questions) forget(runID string) {
 // effectCall is one effect's downstream call: its timeout stops while a
 // person is asked, and it remembers the question asked.
 type effectCall struct {
-	c       *Coordinator
+	dk      *desk
 	r       *runState
 	step    ir.Step
 	entry   resolve.Entry
@@ -151,8 +151,8 @@ type effectCall struct {
 }
 
 // newEffectCall prepares the call of effect step s of r.
-func (c *Coordinator) newEffectCall(r *runState, s ir.Step, entry resolve.Entry) *effectCall {
-	return &effectCall{c: c, r: r, step: s, entry: entry, timeout: c.opts.EffectTimeout}
+func (dk *desk) newEffectCall(r *runState, s ir.Step, entry resolve.Entry) *effectCall {
+	return &effectCall{dk: dk, r: r, step: s, entry: entry, timeout: dk.opts.EffectTimeout}
 }
 
 // context returns the call's context, carrying its Elicitor and ending
@@ -167,15 +167,15 @@ func (e *effectCall) context(ctx context.Context) (context.Context, func()) {
 // elicit is the Elicitor of an effect call: pause the run for a person,
 // wait for the answer (or the bound, or the call's end), answer the app.
 func (e *effectCall) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	c := e.c
+	dk := e.dk
 	if params == nil {
 		return cancelled(), nil
 	}
 	e.timer.Stop()
 	defer e.timer.Reset(e.timeout)
-	l, err := c.raiseQuestion(ctx, e.r, e.step, e.entry, params)
+	l, err := dk.raiseQuestion(ctx, e.r, e.step, e.entry, params)
 	if err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app's question could not pause the run (answered cancel): %v\n", e.r.RunID, e.step.ID, err)
+		fmt.Fprintf(dk.opts.Operator, "oa coordinator: run %s: step %s: the app's question could not pause the run (answered cancel): %v\n", e.r.RunID, e.step.ID, err)
 		return cancelled(), nil
 	}
 	defer close(l.done)
@@ -191,11 +191,11 @@ func (e *effectCall) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp
 	case <-e.callCtx.Done(): // the call ended: the coordinator is closing
 	case <-bound.C:
 	}
-	if c.questions.take(l.id) == nil {
+	if dk.questions.take(l.id) == nil {
 		// An answer is being delivered right now: it goes to the app.
 		return e.answeredWith(<-l.answer), nil
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: no answer to the app's question (attention %s); the app was answered cancel\n", e.r.RunID, e.step.ID, l.id)
+	fmt.Fprintf(dk.opts.Operator, "oa coordinator: run %s: step %s: no answer to the app's question (attention %s); the app was answered cancel\n", e.r.RunID, e.step.ID, l.id)
 	return cancelled(), nil
 }
 
@@ -231,18 +231,18 @@ func (e *effectCall) unanswered() string {
 
 // raiseQuestion records the app's question as an attention item and
 // pauses r on it, in one write, then makes it answerable here.
-func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, params *mcp.ElicitParams) (*liveQuestion, error) {
+func (dk *desk) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, params *mcp.ElicitParams) (*liveQuestion, error) {
 	schema, _ := json.Marshal(params.RequestedSchema)
-	item := attention.NewQuestion(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: entry.Risk, At: c.now().UTC()},
+	item := attention.NewQuestion(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: entry.Risk, At: dk.now().UTC()},
 		entry.ConnectionID, ir.DigestBytes([]byte(params.Message)), digestJSON(schema))
 	b, err := json.Marshal(item)
 	if err != nil {
 		return nil, err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return c.ledger.PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return dk.ledger.PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
-	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
+	err = dk.eng.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
 			return err
 		}
@@ -252,18 +252,18 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 	if err != nil {
 		return nil, err
 	}
-	c.notifyPaused(&item)
+	dk.notifyPaused(&item)
 	l := &liveQuestion{id: item.ID, runID: r.RunID, connection: entry.ConnectionID, capability: s.Capability, params: params, answer: make(chan *mcp.ElicitResult, 1), done: make(chan struct{})}
-	stopSocket := c.serveQuestion(l)
+	stopSocket := dk.serveQuestion(l)
 	go func() {
 		select {
-		case <-c.life.Done():
+		case <-dk.life.Done():
 		case <-l.done:
 		}
 		stopSocket()
 	}()
-	c.questions.put(l)
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app behind connection %s asks a person (attention %s, message %s); answer with oa attention answer %s --as NAME\n",
+	dk.questions.put(l)
+	fmt.Fprintf(dk.opts.Operator, "oa coordinator: run %s: step %s: the app behind connection %s asks a person (attention %s, message %s); answer with oa attention answer %s --as NAME\n",
 		r.RunID, s.ID, entry.ConnectionID, item.ID, item.MessageDigest, item.ID)
 	return l, nil
 }
@@ -274,32 +274,32 @@ func (c *Coordinator) raiseQuestion(ctx context.Context, r *runState, s ir.Step,
 // run goes back to running, in one write. It is the answer given at the
 // MCP client: on a host whose policy names persons it is signed with the
 // installation's key for its person (Options.Installation).
-func (c *Coordinator) AnswerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string) (*attention.Item, error) {
-	return c.answerQuestion(ctx, id, a, by, channel, nil, true)
+func (dk *desk) AnswerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string) (*attention.Item, error) {
+	return dk.answerQuestion(ctx, id, a, by, channel, nil, true)
 }
 
 // answerQuestion is AnswerQuestion with the person's own signed statement
 // (from `oa attention answer`), or, atClient, signed for the
 // installation's person.
-func (c *Coordinator) answerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string, signed *host.SignedDecision, atClient bool) (*attention.Item, error) {
-	l := c.questions.get(id)
+func (dk *desk) answerQuestion(ctx context.Context, id string, a attention.Answer, by, channel string, signed *host.SignedDecision, atClient bool) (*attention.Item, error) {
+	l := dk.questions.get(id)
 	if l == nil {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "no call waits for this question here")
 	}
 	if err := attention.CheckAnswer(l.params, a); err != nil {
 		return nil, err // nothing was sent: it may be answered again
 	}
-	signed, by, err := c.holdAnswer(ctx, id, a, by, signed, atClient)
+	signed, by, err := dk.holdAnswer(ctx, id, a, by, signed, atClient)
 	if err != nil {
 		return nil, err // nothing was sent: it may be answered again
 	}
-	if c.questions.take(id) != l {
+	if dk.questions.take(id) != l {
 		return nil, blocking.New(blocking.QuestionNotWaiting, "the question was answered or its call ended meanwhile")
 	}
 	res := &mcp.ElicitResult{Action: a.Action, Content: a.Content}
 	raw, _ := json.Marshal(res)
-	now := c.now().UTC()
-	item, err := c.closeQuestion(ctx, id, now, func(item *attention.Stored) {
+	now := dk.now().UTC()
+	item, err := dk.closeQuestion(ctx, id, now, func(item *attention.Stored) {
 		item.Answered(a.Action, digestJSON(raw), by, channel, now)
 		item.KeepSigned(attention.Decision{Decision: attention.AnswerDecision(a.Action), Signed: signed})
 	})
@@ -308,15 +308,15 @@ func (c *Coordinator) answerQuestion(ctx context.Context, id string, a attention
 		return nil, err
 	}
 	l.answer <- res
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: %s answered the app's question (%s, answer %s)\n", id, by, a.Action, item.AnswerDigest)
+	fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: %s answered the app's question (%s, answer %s)\n", id, by, a.Action, item.AnswerDigest)
 	return &item.Item, nil
 }
 
 // questionUnanswered leaves r paused on its question item after the app's
 // call ended unanswered with an outcome it does not prove: the effect
 // stays in flight and the run reads needs_review until a person decides.
-func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) error {
-	err := c.update(context.Background(), r.RunID, func(cur *runState) error {
+func (dk *desk) questionUnanswered(r *runState, s ir.Step, id string) error {
+	err := dk.eng.update(context.Background(), r.RunID, func(cur *runState) error {
 		// Paused on the question it raised, the run waits on, now
 		// unanswered; a run the question could not pause stops here.
 		var err error
@@ -335,16 +335,16 @@ func (c *Coordinator) questionUnanswered(r *runState, s ir.Step, id string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: step %s: the app's question went unanswered and its call ended without a provable outcome; the run waits for a person (attention %s)\n", r.RunID, s.ID, id)
+	fmt.Fprintf(dk.opts.Operator, "oa coordinator: run %s: step %s: the app's question went unanswered and its call ended without a provable outcome; the run waits for a person (attention %s)\n", r.RunID, s.ID, id)
 	return &stop{reason: contract.ReasonDownstreamQuestionUnanswered, pause: true}
 }
 
 // questionLapsed records that no one answered the question id and the
 // app's own answer decided the step: the item lapses and the run, paused
 // on it, runs again.
-func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
-	now := c.now().UTC()
-	_, err := c.closeQuestion(ctx, id, now, func(item *attention.Stored) { item.Lapse(now) })
+func (dk *desk) questionLapsed(ctx context.Context, id string) error {
+	now := dk.now().UTC()
+	_, err := dk.closeQuestion(ctx, id, now, func(item *attention.Stored) { item.Lapse(now) })
 	return err
 }
 
@@ -352,13 +352,13 @@ func (c *Coordinator) questionLapsed(ctx context.Context, id string) error {
 // app's call waits here — answered by a person, or lapsed: change moves
 // the item, and the run, when paused on this very item, goes back to
 // running (still its executor's), in one transaction.
-func (c *Coordinator) closeQuestion(ctx context.Context, id string, now time.Time, change func(*attention.Stored)) (*attention.Stored, error) {
+func (dk *desk) closeQuestion(ctx context.Context, id string, now time.Time, change func(*attention.Stored)) (*attention.Stored, error) {
 	var item attention.Stored
-	err := c.ledger.DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err := dk.ledger.DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}
-		r, err := decodeRun(c.secret, runState)
+		r, err := decodeRun(dk.secret, runState)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -371,7 +371,7 @@ func (c *Coordinator) closeQuestion(ctx context.Context, id string, now time.Tim
 		if err != nil {
 			return nil, nil, err
 		}
-		rb, err := r.encode(c.secret)
+		rb, err := r.encode(dk.secret)
 		return ib, rb, err
 	})
 	return &item, err
@@ -387,19 +387,19 @@ func provenByApp(reason contract.Reason) bool {
 
 // settleQuestion gives a run paused on a question whose asking process is
 // gone the reading it has: unanswered.
-func (c *Coordinator) settleQuestion(ctx context.Context, r *runState) (*runState, error) {
+func (dk *desk) settleQuestion(ctx context.Context, r *runState) (*runState, error) {
 	gone := func(cur *runState) bool {
 		return cur.Status == statePaused && cur.Reason == contract.ReasonDownstreamQuestion &&
-			(!alive(cur.Owner) || (cur.Owner == c.me && c.questions.get(cur.AttentionID) == nil && !c.isActive(cur.RunID)))
+			(!alive(cur.Owner) || (cur.Owner == dk.me && dk.questions.get(cur.AttentionID) == nil && !dk.eng.isActive(cur.RunID)))
 	}
 	if !gone(r) {
 		return r, nil
 	}
-	err := c.update(ctx, r.RunID, func(cur *runState) error {
+	err := dk.eng.update(ctx, r.RunID, func(cur *runState) error {
 		if gone(cur) {
 			_ = cur.rewait(contract.ReasonDownstreamQuestionUnanswered) // paused: gone holds it
 			// A dead coordinator's socket answers no one.
-			_ = os.Remove(attention.QuestionSocket(c.opts.Home, cur.AttentionID))
+			_ = os.Remove(attention.QuestionSocket(dk.opts.Home, cur.AttentionID))
 		}
 		r = cur
 		return nil

@@ -454,11 +454,11 @@ func (c *Coordinator) owing(runID string, f func(*runState) error) (move func(*r
 
 // checkInputs validates inputs against the job's input schema, resolved
 // once per job for the session.
-func (c *Coordinator) checkInputs(job ir.Job, inputs []byte) error {
+func (ev *evaluator) checkInputs(job ir.Job, inputs []byte) error {
 	if inputs == nil {
 		return errors.New("inputs are not JSON")
 	}
-	resolved, err := c.inputSchema(job)
+	resolved, err := ev.inputSchema(job)
 	if err != nil {
 		return err
 	}
@@ -471,8 +471,8 @@ func (c *Coordinator) checkInputs(job ir.Job, inputs []byte) error {
 
 // inputSchema is job's input schema resolved, remembered by job name
 // (a session's artifact, and so its jobs, never change).
-func (c *Coordinator) inputSchema(job ir.Job) (*jsonschema.Resolved, error) {
-	if known, ok := c.inputSchemas.Load(job.Name); ok {
+func (ev *evaluator) inputSchema(job ir.Job) (*jsonschema.Resolved, error) {
+	if known, ok := ev.inputSchemas.Load(job.Name); ok {
 		return known.(*jsonschema.Resolved), nil
 	}
 	b, err := json.Marshal(job.InputSchema)
@@ -487,7 +487,7 @@ func (c *Coordinator) inputSchema(job ir.Job) (*jsonschema.Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.inputSchemas.Store(job.Name, resolved)
+	ev.inputSchemas.Store(job.Name, resolved)
 	return resolved, nil
 }
 

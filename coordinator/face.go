@@ -50,8 +50,8 @@ type Question struct {
 // WaitingQuestion is the app's question of attention item id when a call
 // of this process waits for its answer, else nil (the call is gone, or
 // another coordinator process holds it).
-func (c *Coordinator) WaitingQuestion(id string) *Question {
-	l := c.questions.get(id)
+func (dk *desk) WaitingQuestion(id string) *Question {
+	l := dk.questions.get(id)
 	if l == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
@@ -30,12 +31,12 @@ import (
 // refuseDisagreeing answers a request whose attempt the store check
 // refused: did_not_run, host_records_disagree, nothing started. The
 // operator is told the code and why; the caller only the closed reason.
-func (c *Coordinator) refuseDisagreeing(err error, runID, requestID, workflow string, attempt int) *Result {
+func (sg *storeGuard) refuseDisagreeing(err error, runID, requestID, workflow string, attempt int) *Result {
 	codes := ""
 	for _, r := range blocking.Refusals(err) {
 		codes += fmt.Sprintf(" %s (%s)", r.Code, r.Detail)
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head:%s; no attempt started\n", c.opts.Deployment, codes)
+	fmt.Fprintf(sg.opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head:%s; no attempt started\n", sg.opts.Deployment, codes)
 	res := newResult(contract.ReasonHostRecordsDisagree)
 	res.RunID, res.RequestID, res.Workflow, res.Attempt, res.Proof = runID, requestID, workflow, attempt, contract.ProofNone
 	return &res
@@ -46,23 +47,23 @@ func (c *Coordinator) refuseDisagreeing(err error, runID, requestID, workflow st
 // made before the session answers, but no attempt starts before it is
 // done (beforeAttempt waits for it), so a row removed from the middle of
 // the history is refused before any effect.
-func (c *Coordinator) countStore(heads *ledger.Heads) {
-	c.counted = make(chan struct{})
-	c.runs.Add(1) // Close waits for it, as for a run
+func (sg *storeGuard) countStore(heads *ledger.Heads, runs *sync.WaitGroup) {
+	sg.counted = make(chan struct{})
+	runs.Add(1) // Close waits for it, as for a run
 	go func() {
-		defer c.runs.Done()
-		defer close(c.counted)
-		c.countErr = c.ledger.CheckCounts(c.life, heads)
+		defer runs.Done()
+		defer close(sg.counted)
+		sg.countErr = sg.ledger.CheckCounts(sg.life, heads)
 	}()
 }
 
 // beforeAttempt is the store check before a new attempt: nil when the
 // attempt may start, else the refusal's result. The error is for program
 // faults only.
-func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workflow string, attempt int) (*Result, error) {
-	err := c.waitCounted(ctx)
+func (sg *storeGuard) beforeAttempt(ctx context.Context, runID, requestID, workflow string, attempt int) (*Result, error) {
+	err := sg.waitCounted(ctx)
 	if err == nil {
-		_, err = c.storeChecks.Do(ctx)
+		_, err = sg.storeChecks.Do(ctx)
 	}
 	if err == nil {
 		return nil, nil
@@ -70,38 +71,38 @@ func (c *Coordinator) beforeAttempt(ctx context.Context, runID, requestID, workf
 	if blocking.Refusals(err) == nil {
 		return nil, err
 	}
-	return c.refuseDisagreeing(err, runID, requestID, workflow, attempt), nil
+	return sg.refuseDisagreeing(err, runID, requestID, workflow, attempt), nil
 }
 
 // checkStore is the store check of beforeAttempt.
-func (c *Coordinator) checkStore(ctx context.Context) (struct{}, error) {
-	_, err := c.ledger.CheckStore(ctx, &c.heads, false)
+func (sg *storeGuard) checkStore(ctx context.Context) (struct{}, error) {
+	_, err := sg.ledger.CheckStore(ctx, &sg.heads, false)
 	return struct{}{}, err
 }
 
 // beforeNewRun is beforeAttempt for a request with no run row: besides
 // the heads, the chain must hold no receipt of that request, else its
 // run row was removed and running it would repeat its effects.
-func (c *Coordinator) beforeNewRun(ctx context.Context, requestID string) (*Result, error) {
-	sealed, err := c.ledger.SealedRunOf(ctx, c.opts.Deployment, requestID)
+func (sg *storeGuard) beforeNewRun(ctx context.Context, requestID string) (*Result, error) {
+	sealed, err := sg.ledger.SealedRunOf(ctx, sg.opts.Deployment, requestID)
 	if err != nil {
 		return nil, err
 	}
 	if sealed != "" {
-		return c.refuseDisagreeing(blocking.New(blocking.ReceiptRunsDisagree, "the chain holds a receipt of this request's run %s, whose run row is gone", sealed), "", requestID, "", 0), nil
+		return sg.refuseDisagreeing(blocking.New(blocking.ReceiptRunsDisagree, "the chain holds a receipt of this request's run %s, whose run row is gone", sealed), "", requestID, "", 0), nil
 	}
-	return c.beforeAttempt(ctx, "", requestID, "", 0)
+	return sg.beforeAttempt(ctx, "", requestID, "", 0)
 }
 
 // waitCounted waits for the count of the session start, and is its
 // disagreement.
-func (c *Coordinator) waitCounted(ctx context.Context) error {
-	if c.counted == nil {
+func (sg *storeGuard) waitCounted(ctx context.Context) error {
+	if sg.counted == nil {
 		return nil
 	}
 	select {
-	case <-c.counted:
-		return c.countErr
+	case <-sg.counted:
+		return sg.countErr
 	case <-ctx.Done():
 		return ctx.Err()
 	}

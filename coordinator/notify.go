@@ -58,8 +58,8 @@ type Notice struct {
 
 // notifyPaused tells the policy's notify section that item paused its
 // run, in the background.
-func (c *Coordinator) notifyPaused(item *attention.Stored) {
-	n := c.host.Policy.Notify
+func (dk *desk) notifyPaused(item *attention.Stored) {
+	n := dk.host.Policy.Notify
 	if n == nil {
 		return
 	}
@@ -71,19 +71,19 @@ func (c *Coordinator) notifyPaused(item *attention.Stored) {
 	select {
 	case notifySlots <- struct{}{}:
 	default:
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: not notified: %d notifications are already under way\n", item.ID, maxNotifying)
+		fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: not notified: %d notifications are already under way\n", item.ID, maxNotifying)
 		return
 	}
 	go func() {
 		defer func() { <-notifySlots }()
 		if len(n.Command) > 0 {
 			if err := notifyCommand(n.Command, notice); err != nil {
-				fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: the notify command failed (%s)\n", item.ID, err)
+				fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: the notify command failed (%s)\n", item.ID, err)
 			}
 		}
 		if n.Webhook != "" {
 			if err := notifyWebhook(n.Webhook, notice); err != nil {
-				fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: the notify webhook failed after %d attempts (%s)\n", item.ID, notifyAttempts, err)
+				fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: the notify webhook failed after %d attempts (%s)\n", item.ID, notifyAttempts, err)
 			}
 		}
 	}()

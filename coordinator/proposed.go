@@ -13,13 +13,13 @@ import (
 // person deciding — the operator, or the person at the MCP client, who is
 // inside the host's boundary — never for the calling agent's results,
 // telemetry or a log.
-func (c *Coordinator) ProposedChange(ctx context.Context, attentionID string) (*attention.ProposedChange, error) {
-	a, err := AttentionRecords(c.host).LoadOne(ctx, attentionID)
+func (dk *desk) ProposedChange(ctx context.Context, attentionID string) (*attention.ProposedChange, error) {
+	a, err := AttentionRecords(dk.host).LoadOne(ctx, attentionID)
 	if err != nil {
 		return nil, err
 	}
-	if a.Deployment != c.opts.Deployment {
+	if a.Deployment != dk.opts.Deployment {
 		return nil, blocking.New(blocking.AttentionUnknown, "no such item on this deployment")
 	}
-	return a.Proposed(c.secret)
+	return a.Proposed(dk.secret)
 }

@@ -27,16 +27,16 @@ import (
 // returned func is called (it is safe to call more than once). A socket
 // that cannot be made is told to the operator: the question is still
 // answerable through the MCP client.
-func (c *Coordinator) serveQuestion(l *liveQuestion) (stop func()) {
-	dir := attention.QuestionDir(c.opts.Home)
-	path := attention.QuestionSocket(c.opts.Home, l.id)
+func (dk *desk) serveQuestion(l *liveQuestion) (stop func()) {
+	dir := attention.QuestionDir(dk.opts.Home)
+	path := attention.QuestionSocket(dk.opts.Home, l.id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: the question cannot be answered on the host: %v\n", l.id, err)
+		fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: the question cannot be answered on the host: %v\n", l.id, err)
 		return func() {}
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: the question cannot be answered on the host: %v\n", l.id, err)
+		fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: the question cannot be answered on the host: %v\n", l.id, err)
 		return func() {}
 	}
 	_ = os.Chmod(path, 0o600)
@@ -46,7 +46,7 @@ func (c *Coordinator) serveQuestion(l *liveQuestion) (stop func()) {
 			if err != nil {
 				return
 			}
-			go c.serveQuestionConn(conn, l)
+			go dk.serveQuestionConn(conn, l)
 		}
 	}()
 	var once sync.Once
@@ -67,12 +67,12 @@ func (c *Coordinator) serveQuestion(l *liveQuestion) (stop func()) {
 // secret is what decides — a confined server cannot read it, and the
 // challenge makes a request good for this connection only; the peer check
 // stands in front of it. A refused request changes nothing.
-func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
+func (dk *desk) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(attention.QuestionIOTimeout))
 	enc := json.NewEncoder(conn)
 	refuse := func(detail string) {
-		c.noteQuestionRefused(l, detail)
+		dk.noteQuestionRefused(l, detail)
 		_ = enc.Encode(attention.QuestionReply{Code: blocking.QuestionRequestRefused, Detail: detail})
 	}
 	if detail := questionPeer(conn); detail != "" {
@@ -93,7 +93,7 @@ func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 		refuse("the request carries no proof that it comes from the host's operator")
 		return
 	}
-	if len(signed.Request) == 0 || !hmac.Equal(signed.MAC, attention.QuestionMAC(c.secret, challenge, l.id, signed.Request)) {
+	if len(signed.Request) == 0 || !hmac.Equal(signed.MAC, attention.QuestionMAC(dk.secret, challenge, l.id, signed.Request)) {
 		refuse("the request carries no proof that it comes from the host's operator")
 		return
 	}
@@ -104,7 +104,7 @@ func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 	} else {
 		switch req.Op {
 		case "show":
-			if c.questions.get(l.id) == nil {
+			if dk.questions.get(l.id) == nil {
 				reply.Code, reply.Detail = blocking.QuestionNotWaiting, "the question was answered or its call is gone"
 				break
 			}
@@ -122,7 +122,7 @@ func (c *Coordinator) serveQuestionConn(conn net.Conn, l *liveQuestion) {
 				reply.Code, reply.Detail = blocking.QuestionAnswerInvalid, "an answer and the person answering are required"
 				break
 			}
-			item, err := c.answerQuestion(context.Background(), l.id, *req.Answer, req.By, "cli", req.Signed, false)
+			item, err := dk.answerQuestion(context.Background(), l.id, *req.Answer, req.By, "cli", req.Signed, false)
 			if err != nil {
 				reply.Code, reply.Detail = refusalOf(err)
 				break
@@ -143,11 +143,11 @@ var questionPeer = checkQuestionPeer
 // request on its socket was refused: something on this host tried to
 // answer for a person. Later refusals are not told, so a process that
 // keeps trying cannot flood the operator's channel.
-func (c *Coordinator) noteQuestionRefused(l *liveQuestion, detail string) {
+func (dk *desk) noteQuestionRefused(l *liveQuestion, detail string) {
 	if l.refused.Swap(true) {
 		return
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: attention %s: a request on the question socket was refused (%s: %s); further refusals of this question are not shown\n", l.id, blocking.QuestionRequestRefused, detail)
+	fmt.Fprintf(dk.opts.Operator, "oa coordinator: attention %s: a request on the question socket was refused (%s: %s); further refusals of this question are not shown\n", l.id, blocking.QuestionRequestRefused, detail)
 }
 
 // refusalOf is err's first refusal code and detail, or a fixed fault.

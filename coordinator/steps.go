@@ -641,30 +641,30 @@ func (c *Coordinator) evalFailed(ctx context.Context, err error, failed func(con
 
 // argumentSources is the sources of job's arguments evaluators, in the
 // order of its steps.
-func (c *Coordinator) argumentSources(job ir.Job) []string {
+func (ev *evaluator) argumentSources(job ir.Job) []string {
 	var out []string
 	for _, s := range job.Steps {
-		if e, ok := c.art.Worker.Evaluator(s.Arguments); ok && s.Arguments != "" {
+		if e, ok := ev.artifact.Worker.Evaluator(s.Arguments); ok && s.Arguments != "" {
 			out = append(out, e.Source)
 		}
 	}
 	return out
 }
 
-func (c *Coordinator) arguments(ctx context.Context, evaluator string, inputs []byte, seen *stepResults) (json.RawMessage, error) {
-	e, ok := c.art.Worker.Evaluator(evaluator)
+func (ev *evaluator) arguments(ctx context.Context, evaluator string, inputs []byte, seen *stepResults) (json.RawMessage, error) {
+	e, ok := ev.artifact.Worker.Evaluator(evaluator)
 	if !ok {
 		return nil, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	return c.eval.EvalAhead(ctx, e.Source, inputs, seen.encoded(), nil, seen.takeAhead())
+	return ev.pool.EvalAhead(ctx, e.Source, inputs, seen.encoded(), nil, seen.takeAhead())
 }
 
-func (c *Coordinator) predicate(ctx context.Context, evaluator string, inputs []byte, seen *stepResults, result json.RawMessage) (bool, error) {
-	e, ok := c.art.Worker.Evaluator(evaluator)
+func (ev *evaluator) predicate(ctx context.Context, evaluator string, inputs []byte, seen *stepResults, result json.RawMessage) (bool, error) {
+	e, ok := ev.artifact.Worker.Evaluator(evaluator)
 	if !ok {
 		return false, fmt.Errorf("no evaluator %s", evaluator)
 	}
-	out, err := c.eval.Eval(ctx, e.Source, inputs, seen.encoded(), result)
+	out, err := ev.pool.Eval(ctx, e.Source, inputs, seen.encoded(), result)
 	if err != nil {
 		return false, err
 	}
