@@ -21,9 +21,9 @@ import (
 // host's secret and its call's digest, and the run's move to paused are
 // one write, and only a run still running here moves. A decision made
 // earlier on the step for another call no longer holds.
-func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk, proposed attention.ProposedChange) error {
-	item := attention.NewApproval(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: risk, At: c.now().UTC()})
-	if err := item.Propose(c.secret, proposed); err != nil {
+func (eng *engine) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.Risk, proposed attention.ProposedChange) error {
+	item := attention.NewApproval(attention.Pause{ID: newID("att"), RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Step: s, Risk: risk, At: eng.now().UTC()})
+	if err := item.Propose(eng.secret, proposed); err != nil {
 		return err
 	}
 	b, err := json.Marshal(item)
@@ -31,9 +31,9 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		return err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return c.ledger.PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return eng.ledger.PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
-	err = c.writeRun(r.RunID, pause, func(cur *runState) error {
+	err = eng.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 		return nil
 	})
 	if err == nil {
-		c.notifyPaused(&item)
+		eng.desk.notifyPaused(&item)
 	}
 	return err
 }
@@ -53,11 +53,11 @@ func (c *Coordinator) pauseAt(ctx context.Context, r *runState, s ir.Step, risk 
 // sealed the outcome is still written, alone, and the fault told to the
 // operator; the run is sealed when next read (settle). It returns the
 // state it sealed, or nil when it sealed none.
-func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) *runState {
+func (eng *engine) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) *runState {
 	// The write happens even when the coordinator is closing; ctx only
 	// carries the run's trace context.
 	ctx = context.WithoutCancel(ctx)
-	if c.intakes.wait(runID) != nil {
+	if eng.intakes.wait(runID) != nil {
 		return nil // refused at its intake: there is no run to end
 	}
 	ended := func(cur *runState) error {
@@ -66,8 +66,8 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 		}
 		return cur.finish(cur.afterChange(reasonOf(cur)))
 	}
-	move, paid := c.owing(runID, ended)
-	sealed, err := c.ledger.FinishRun(ctx, runID, c.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
+	move, paid := eng.owing(runID, ended)
+	sealed, err := eng.ledger.FinishRun(ctx, runID, eng.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
 	switch {
 	case err == nil:
 		paid()
@@ -75,9 +75,9 @@ func (c *Coordinator) finish(ctx context.Context, runID string, reasonOf func(*r
 	case errors.Is(err, errNotContinued):
 		return nil
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-	if err := c.update(ctx, runID, ended); err != nil && !errors.Is(err, errNotContinued) {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+	fmt.Fprintf(eng.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+	if err := eng.update(ctx, runID, ended); err != nil && !errors.Is(err, errNotContinued) {
+		fmt.Fprintf(eng.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
 	}
 	return nil
 }

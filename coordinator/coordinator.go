@@ -73,19 +73,36 @@ import (
 // Coordinator serves one bound deployment. It is the exported face of
 // its parts, each owning its own fields: the boundSession (the binding,
 // the release, the plan check and the downstream sessions), the engine
-// (runs), the desk (questions, attention, decisions) and the env they all
-// read.
+// (runs), the evaluator (the worker pool), the storeGuard (the store
+// checks against the signed heads), the desk (questions, attention,
+// decisions) and the env they all read. Their exported methods are its
+// own.
 type Coordinator struct {
 	*env
 	*boundSession
 	*desk
 
+	*engine
 	*evaluator
 	*storeGuard
 	// witnessing is closed when the witness loop ended (witness.go); nil
 	// when the policy names no witnesses.
 	witnessing chan struct{}
+}
 
+// engine runs runs: their slots, the runs executing here, their intakes
+// and owed writes, each step and its effect, guard and plan check, each
+// state change through the run's state machine. It reads the session's
+// binding and sessions, evaluates through the evaluator, checks the store
+// through the guard and pauses on the desk.
+type engine struct {
+	*env
+	bound *boundSession
+	eval  *evaluator
+	guard *storeGuard
+	desk  *desk
+
+	// runs counts the runs (and the start's store count) Close waits for.
 	runs sync.WaitGroup
 	// slots holds one token per run executing (Options.MaxRuns).
 	slots chan struct{}
@@ -104,6 +121,14 @@ type Coordinator struct {
 	// holdIntake, set by a test only (HoldIntake), runs before every new
 	// run's intake: nil in production, where nothing waits there.
 	holdIntake func()
+}
+
+// stopClaiming makes every later claim of a run fail: the coordinator
+// is closing.
+func (eng *engine) stopClaiming() {
+	eng.mu.Lock()
+	eng.closed = true // no run is claimed from now on
+	eng.mu.Unlock()
 }
 
 // env is what every part of a coordinator reads and none changes after
@@ -152,7 +177,7 @@ type storeGuard struct {
 // paused run. It resumes a decided run through the engine.
 type desk struct {
 	*env
-	eng *Coordinator
+	eng *engine
 	// questions holds the apps' questions waiting for a person
 	// (effectquestion.go).
 	questions questions
@@ -224,8 +249,8 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	en := &env{opts: opts, host: h, me: self()}
-	c := &Coordinator{env: en, boundSession: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}, active: map[string]chan struct{}{}}
-	c.desk = &desk{env: en, eng: c}
+	c := &Coordinator{env: en, boundSession: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}}
+	c.desk = &desk{env: en}
 	c.storeGuard = &storeGuard{env: en}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
@@ -237,7 +262,6 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 			return nil, err
 		}
 	}
-	c.slots = make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns))
 	// Evaluations run in worker processes under the host's budget
 	// (component.Pool): a runaway evaluator ends its run, never the host.
 	pool, err := component.NewPool(h.Policy.EvaluationBudget())
@@ -249,6 +273,9 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	c.evaluator.artifact = c.art
+	c.engine = &engine{env: en, bound: c.boundSession, eval: c.evaluator, guard: c.storeGuard, desk: c.desk,
+		slots: make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns)), active: map[string]chan struct{}{}}
+	c.desk.eng = c.engine
 	c.ledger = ledger.Open(h)
 	if c.secret, err = c.ledger.Secret(); err != nil {
 		return nil, err
@@ -588,23 +615,19 @@ var (
 // file or the session closed): a run cut short by it is recorded as
 // client_disconnected, not as a timeout. Close must still be called.
 func (c *Coordinator) ClientGone() {
-	c.mu.Lock()
-	c.closed = true // no run is claimed from now on
-	c.mu.Unlock()
+	c.stopClaiming()
 	c.cancel(errClientGone)
 }
 
 // clientGone reports whether the session ended because the client left.
-func (c *Coordinator) clientGone() bool {
-	return errors.Is(context.Cause(c.life), errClientGone)
+func (en *env) clientGone() bool {
+	return errors.Is(context.Cause(en.life), errClientGone)
 }
 
 // Close ends every run this process is executing (they read as
 // interrupted) and every downstream session, then the host.
 func (c *Coordinator) Close() error {
-	c.mu.Lock()
-	c.closed = true // no run is claimed from now on
-	c.mu.Unlock()
+	c.stopClaiming()
 	if c.cancel != nil {
 		c.cancel(errClosing)
 	}

@@ -30,7 +30,7 @@ const MaxAttempts = 5
 // resumes from where it waited. It waits up to req.Wait for a terminal
 // outcome. The error is for program faults only: every refusal is a
 // Result with a closed reason.
-func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) {
+func (eng *engine) Run(ctx context.Context, req RunRequest) (*Result, error) {
 	if !contract.ValidID(req.RequestID) {
 		return nil, blocking.New(blocking.RequestIDInvalid, "request_id breaks the rule")
 	}
@@ -38,33 +38,33 @@ func (c *Coordinator) Run(ctx context.Context, req RunRequest) (*Result, error) 
 	if err != nil {
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
-	fp := fingerprint(c.secret, []byte(c.opts.Deployment), []byte(req.Workflow), inputs)
-	row, err := c.ledger.RunByRequest(ctx, c.opts.Deployment, req.RequestID)
+	fp := fingerprint(eng.secret, []byte(eng.opts.Deployment), []byte(req.Workflow), inputs)
+	row, err := eng.ledger.RunByRequest(ctx, eng.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
 	if row == nil {
-		res, err := c.start(ctx, req, inputs, fp)
+		res, err := eng.start(ctx, req, inputs, fp)
 		if !errors.Is(err, errRequestTaken) {
 			return res, err
 		}
 		// Another caller started this request first: its run is the
 		// request's, attached to like any run found at the start.
-		if row, err = c.ledger.RunByRequest(ctx, c.opts.Deployment, req.RequestID); err != nil {
+		if row, err = eng.ledger.RunByRequest(ctx, eng.opts.Deployment, req.RequestID); err != nil {
 			return nil, err
 		}
 		if row == nil {
 			return nil, fmt.Errorf("coordinator: request %s: taken by another caller, but its run is not stored", req.RequestID)
 		}
 	}
-	return c.attach(ctx, req, inputs, fp, row)
+	return eng.attach(ctx, req, inputs, fp, row)
 }
 
 // attach answers a request that has a run already: refused when the
 // inputs differ or its row was tampered with; else the run is continued
 // (resumed after a person's decision, or retried), or replayed.
-func (c *Coordinator) attach(ctx context.Context, req RunRequest, inputs []byte, fp string, row *store.Run) (*Result, error) {
-	r, refused, err := c.verifiedRun(ctx, row)
+func (eng *engine) attach(ctx context.Context, req RunRequest, inputs []byte, fp string, row *store.Run) (*Result, error) {
+	r, refused, err := eng.verifiedRun(ctx, row)
 	if err != nil || refused != nil {
 		return refused, err
 	}
@@ -73,26 +73,26 @@ func (c *Coordinator) attach(ctx context.Context, req RunRequest, inputs []byte,
 		res.RequestID, res.Workflow, res.Proof = req.RequestID, r.Workflow, contract.ProofNone
 		return &res, nil
 	}
-	if r, err = c.settle(ctx, r); err != nil {
+	if r, err = eng.settle(ctx, r); err != nil {
 		return nil, err
 	}
 	switch {
 	case r.Status == statePaused && r.decidedAt():
-		return c.continueRun(ctx, r, inputs, req.Wait, false)
+		return eng.continueRun(ctx, r, inputs, req.Wait, false)
 	case r.Status == stateTerminal && r.SafeToRetry() && r.Attempt < MaxAttempts:
-		return c.continueRun(ctx, r, inputs, req.Wait, true)
+		return eng.continueRun(ctx, r, inputs, req.Wait, true)
 	case r.Status == stateTerminal && r.SafeToRetry():
 		res := newResult(contract.ReasonAttemptsExhausted)
 		res.RunID, res.RequestID, res.Workflow, res.Attempt, res.Replayed = r.RunID, r.RequestID, r.Workflow, r.Attempt, true
 		return &res, nil
 	}
-	return c.replay(ctx, r.RunID, req.Wait)
+	return eng.replay(ctx, r.RunID, req.Wait)
 }
 
 // replay answers a request already made: its run's result, waited for
 // while this process runs it.
-func (c *Coordinator) replay(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
-	res, err := c.wait(ctx, runID, wait, nil)
+func (eng *engine) replay(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
+	res, err := eng.wait(ctx, runID, wait, nil)
 	if res != nil {
 		res.Replayed = true
 	}
@@ -114,28 +114,28 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 
 // start records a new run and executes it; errRequestTaken when another
 // caller stored a run for the request first (Run then attaches to it).
-func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, fp string) (*Result, error) {
-	now := c.now().UTC()
+func (eng *engine) start(ctx context.Context, req RunRequest, inputs []byte, fp string) (*Result, error) {
+	now := eng.now().UTC()
 	// A name the package does not define is the caller's text: it is
 	// neither stored nor signed into a receipt, only fingerprinted.
 	workflow := req.Workflow
-	if _, ok := c.art.Worker.Job(workflow); !ok {
+	if _, ok := eng.bound.art.Worker.Job(workflow); !ok {
 		workflow = ""
 	}
-	r := &runState{RunID: newID("run"), Deployment: c.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
+	r := &runState{RunID: newID("run"), Deployment: eng.opts.Deployment, RequestID: req.RequestID, Workflow: workflow, Fingerprint: fp,
 		Attempt: 1, Completed: []string{}, Approved: []string{},
-		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: c.binding.PlanDigest, Binding: c.bindingDigest, CreatedAt: now, UpdatedAt: now,
-		RecordRefs: ledger.RecordRefsOf(c.secret, inputs)}
-	if err := r.start(c.me); err != nil {
+		Evidence: []string{}, Digests: map[string]string{}, PlanDigest: eng.bound.binding.PlanDigest, Binding: eng.bound.bindingDigest, CreatedAt: now, UpdatedAt: now,
+		RecordRefs: ledger.RecordRefsOf(eng.secret, inputs)}
+	if err := r.start(eng.me); err != nil {
 		return nil, err
 	}
-	b, err := r.encode(c.secret)
+	b, err := r.encode(eng.secret)
 	if err != nil {
 		return nil, err
 	}
 	// Claim the run before it exists, so that no reader in this process
 	// ever sees it running without this process executing it.
-	done, err := c.claim(r.RunID)
+	done, err := eng.claim(r.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,74 +144,74 @@ func (c *Coordinator) start(ctx context.Context, req RunRequest, inputs []byte, 
 	// before the intake is done (intake.go).
 	row := store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
 	runID := r.RunID // r is the executing goroutine's from here on
-	in := c.intakes.begin(runID)
-	sealed, cancel := c.goExecute(ctx, r, inputs, done)
-	if c.holdIntake != nil {
-		c.holdIntake() // a test's: the run's first steps go ahead
+	in := eng.intakes.begin(runID)
+	sealed, cancel := eng.goExecute(ctx, r, inputs, done)
+	if eng.holdIntake != nil {
+		eng.holdIntake() // a test's: the run's first steps go ahead
 	}
-	refused, err := c.beforeNewRun(ctx, req.RequestID)
+	refused, err := eng.guard.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
-		err = c.ledger.InsertRun(ctx, row)
+		err = eng.ledger.InsertRun(ctx, row)
 	}
 	if refused != nil || err != nil {
 		cancel() // its reads stop, and its writes are refused
-		c.intakes.end(runID, in, true)
+		eng.intakes.end(runID, in, true)
 		<-done // its execution ended, having written nothing
-		c.intakes.forget(runID)
+		eng.intakes.forget(runID)
 		if errors.Is(err, store.ErrConflict) {
 			return nil, errRequestTaken // another caller started this request first
 		}
 		return refused, err
 	}
-	c.intakes.end(runID, in, false)
-	return c.wait(ctx, runID, req.Wait, sealed)
+	eng.intakes.end(runID, in, false)
+	return eng.wait(ctx, runID, req.Wait, sealed)
 }
 
 // continueRun takes an existing run into a new attempt (retry) or on from
 // an approval (resume). Whether it may is decided again inside the write
 // that claims it, so two callers never both continue one run.
-func (c *Coordinator) continueRun(ctx context.Context, r *runState, inputs []byte, wait time.Duration, retry bool) (*Result, error) {
-	if refused, err := c.beforeAttempt(ctx, r.RunID, r.RequestID, r.Workflow, r.Attempt); err != nil || refused != nil {
+func (eng *engine) continueRun(ctx context.Context, r *runState, inputs []byte, wait time.Duration, retry bool) (*Result, error) {
+	if refused, err := eng.guard.beforeAttempt(ctx, r.RunID, r.RequestID, r.Workflow, r.Attempt); err != nil || refused != nil {
 		return refused, err
 	}
-	done, err := c.claim(r.RunID)
+	done, err := eng.claim(r.RunID)
 	if errors.Is(err, errNotContinued) {
-		return c.replay(ctx, r.RunID, wait) // this process is continuing it already
+		return eng.replay(ctx, r.RunID, wait) // this process is continuing it already
 	}
 	if err != nil {
 		return nil, err
 	}
 	var continued *runState
-	err = c.update(ctx, r.RunID, func(cur *runState) error {
+	err = eng.update(ctx, r.RunID, func(cur *runState) error {
 		continued = cur
 		var err error
 		switch {
 		case retry && cur.Attempt != r.Attempt:
 			return errNotContinued // another caller retried it first
 		case retry:
-			err = cur.retry(c.me)
+			err = cur.retry(eng.me)
 		case !cur.decidedAt():
 			return errNotContinued
 		default:
-			err = cur.resume(c.me)
+			err = cur.resume(eng.me)
 		}
 		if err != nil {
 			return err
 		}
-		if cur.PlanDigest != c.binding.PlanDigest {
+		if cur.PlanDigest != eng.bound.binding.PlanDigest {
 			// Approvals were given for another plan: ask again under this one.
-			cur.Approved, cur.SkipAllowed, cur.DecidedCalls, cur.PlanDigest, cur.Binding = []string{}, nil, nil, c.binding.PlanDigest, c.bindingDigest
+			cur.Approved, cur.SkipAllowed, cur.DecidedCalls, cur.PlanDigest, cur.Binding = []string{}, nil, nil, eng.bound.binding.PlanDigest, eng.bound.bindingDigest
 		}
 		return nil
 	})
 	if err != nil {
-		c.release(r.RunID, done)
+		eng.release(r.RunID, done)
 		if errors.Is(err, errNotContinued) {
-			return c.replay(ctx, r.RunID, wait)
+			return eng.replay(ctx, r.RunID, wait)
 		}
 		return nil, err
 	}
-	return c.launch(ctx, continued, inputs, wait, done)
+	return eng.launch(ctx, continued, inputs, wait, done)
 }
 
 var (
@@ -223,57 +223,57 @@ var (
 )
 
 // claim marks a run as executed by this process.
-func (c *Coordinator) claim(runID string) (chan struct{}, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+func (eng *engine) claim(runID string) (chan struct{}, error) {
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	if eng.closed {
 		return nil, errClosed
 	}
-	if c.active[runID] != nil {
+	if eng.active[runID] != nil {
 		return nil, errNotContinued
 	}
 	done := make(chan struct{})
-	c.active[runID] = done
-	c.runs.Add(1)
+	eng.active[runID] = done
+	eng.runs.Add(1)
 	return done, nil
 }
 
 // release undoes a claim whose run was not executed.
-func (c *Coordinator) release(runID string, done chan struct{}) {
-	c.mu.Lock()
-	delete(c.active, runID)
-	c.mu.Unlock()
+func (eng *engine) release(runID string, done chan struct{}) {
+	eng.mu.Lock()
+	delete(eng.active, runID)
+	eng.mu.Unlock()
 	close(done)
-	c.runs.Done()
+	eng.runs.Done()
 }
 
-func (c *Coordinator) isActive(runID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.active[runID] != nil
+func (eng *engine) isActive(runID string) bool {
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	return eng.active[runID] != nil
 }
 
 // launch executes a claimed run in the background and waits for it up to
 // wait. r is the run as this process just wrote it: claimed, no one else
 // moves it, so it is not read back.
-func (c *Coordinator) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
+func (eng *engine) launch(ctx context.Context, r *runState, inputs []byte, wait time.Duration, done chan struct{}) (*Result, error) {
 	runID := r.RunID // r is the executing goroutine's from here on
-	sealed, _ := c.goExecute(ctx, r, inputs, done)
-	return c.wait(ctx, runID, wait, sealed)
+	sealed, _ := eng.goExecute(ctx, r, inputs, done)
+	return eng.wait(ctx, runID, wait, sealed)
 }
 
 // goExecute executes claimed run r in the background, on a context of the
 // coordinator's life that cancel ends early, and releases its claim
 // (closing done) when it ends. sealed is the state its execution sealed,
 // or nil: read it once done is closed.
-func (c *Coordinator) goExecute(ctx context.Context, r *runState, inputs []byte, done chan struct{}) (sealed func() *runState, cancel context.CancelFunc) {
-	runCtx, cancel := context.WithCancel(telemetry.Detach(c.life, ctx))
+func (eng *engine) goExecute(ctx context.Context, r *runState, inputs []byte, done chan struct{}) (sealed func() *runState, cancel context.CancelFunc) {
+	runCtx, cancel := context.WithCancel(telemetry.Detach(eng.life, ctx))
 	runID := r.RunID
 	var end *runState
 	go func() {
-		defer c.release(runID, done)
+		defer eng.release(runID, done)
 		defer cancel()
-		end = c.execute(runCtx, r, inputs)
+		end = eng.execute(runCtx, r, inputs)
 	}()
 	return func() *runState { return end }, cancel
 }
@@ -286,34 +286,34 @@ func (c *Coordinator) goExecute(ctx context.Context, r *runState, inputs []byte,
 // sealed, when not nil, is the run's execution's own account of how it
 // ended (set before its done channel closes): the state it sealed, which
 // is answered as it is rather than read back, or nil.
-func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration, sealed func() *runState) (*Result, error) {
+func (eng *engine) wait(ctx context.Context, runID string, d time.Duration, sealed func() *runState) (*Result, error) {
 	if d <= 0 {
-		return c.GetRun(ctx, runID, 0)
+		return eng.GetRun(ctx, runID, 0)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	delay := pollFirst
 	for {
-		c.mu.Lock()
-		done := c.active[runID]
-		c.mu.Unlock()
+		eng.mu.Lock()
+		done := eng.active[runID]
+		eng.mu.Unlock()
 		if done != nil {
 			select {
 			case <-done:
 				if r := ownSealed(sealed); r != nil {
 					return r.result(), nil
 				}
-			case <-c.questions.signal(runID): // paused on an app's question
+			case <-eng.desk.questions.signal(runID): // paused on an app's question
 			case <-t.C:
 			case <-ctx.Done():
 			}
-			return c.GetRun(ctx, runID, 0)
+			return eng.GetRun(ctx, runID, 0)
 		}
-		res, err := c.GetRun(ctx, runID, 0)
+		res, err := eng.GetRun(ctx, runID, 0)
 		if err != nil || res.Outcome != contract.OutcomeRunning {
 			return res, err
 		}
-		if c.isActive(runID) {
+		if eng.isActive(runID) {
 			continue // claimed here meanwhile: wait on its channel
 		}
 		poll := time.NewTimer(delay)
@@ -321,10 +321,10 @@ func (c *Coordinator) wait(ctx context.Context, runID string, d time.Duration, s
 		case <-poll.C:
 		case <-t.C:
 			poll.Stop()
-			return c.GetRun(ctx, runID, 0)
+			return eng.GetRun(ctx, runID, 0)
 		case <-ctx.Done():
 			poll.Stop()
-			return c.GetRun(ctx, runID, 0)
+			return eng.GetRun(ctx, runID, 0)
 		}
 		delay = min(2*delay, pollMax)
 	}
@@ -338,22 +338,22 @@ const (
 )
 
 // GetRun reads a run's result, waiting up to wait while it runs here.
-func (c *Coordinator) GetRun(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
+func (eng *engine) GetRun(ctx context.Context, runID string, wait time.Duration) (*Result, error) {
 	if wait > 0 {
-		return c.wait(ctx, runID, wait, nil)
+		return eng.wait(ctx, runID, wait, nil)
 	}
-	row, err := c.ledger.RunByID(ctx, runID)
+	row, err := eng.ledger.RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	if row == nil || row.Deployment != c.opts.Deployment {
+	if row == nil || row.Deployment != eng.opts.Deployment {
 		return nil, blocking.New(blocking.RunUnknown, "no such run on this deployment")
 	}
-	r, refused, err := c.verifiedRun(ctx, row)
+	r, refused, err := eng.verifiedRun(ctx, row)
 	if err != nil || refused != nil {
 		return refused, err
 	}
-	if r, err = c.settle(ctx, r); err != nil {
+	if r, err = eng.settle(ctx, r); err != nil {
 		return nil, err
 	}
 	return r.result(), nil
@@ -371,16 +371,16 @@ func ownSealed(sealed func() *runState) *runState {
 // is this process and nothing here executes it — as interrupted, and
 // not_sure_if_saved unless provably no effect was sent; and seals a
 // terminal run whose receipt was never written.
-func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error) {
-	r, err := c.settleQuestion(ctx, r)
+func (eng *engine) settle(ctx context.Context, r *runState) (*runState, error) {
+	r, err := eng.desk.settleQuestion(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	orphan := func(cur *runState) bool {
-		return cur.Status == stateRunning && (!alive(cur.Owner) || (cur.Owner == c.me && !c.isActive(cur.RunID)))
+		return cur.Status == stateRunning && (!alive(cur.Owner) || (cur.Owner == eng.me && !eng.isActive(cur.RunID)))
 	}
 	if orphan(r) {
-		err := c.update(ctx, r.RunID, func(cur *runState) error {
+		err := eng.update(ctx, r.RunID, func(cur *runState) error {
 			if orphan(cur) {
 				reason := contract.ReasonInterruptedEarly
 				if cur.effectsStarted() {
@@ -396,7 +396,7 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 		}
 	}
 	if r.Status == stateTerminal && r.Receipt == "" {
-		sealed, err := sealRun(ctx, c.ledger, r.RunID, c.now())
+		sealed, err := sealRun(ctx, eng.ledger, r.RunID, eng.now())
 		if err != nil {
 			return nil, err
 		}
@@ -406,29 +406,29 @@ func (c *Coordinator) settle(ctx context.Context, r *runState) (*runState, error
 }
 
 // update moves a run in one write transaction.
-func (c *Coordinator) update(ctx context.Context, runID string, f func(*runState) error) error {
-	return c.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
-		return c.ledger.UpdateRun(ctx, runID, update)
+func (eng *engine) update(ctx context.Context, runID string, f func(*runState) error) error {
+	return eng.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
+		return eng.ledger.UpdateRun(ctx, runID, update)
 	}, f)
 }
 
 // writeRun is a write of a run's state through a store write that hands
 // over the stored bytes: write runs update in its transaction, which
 // decodes the stored state, moves it (owing) and encodes the result.
-func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
-	if err := c.intakes.wait(runID); err != nil {
+func (eng *engine) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
+	if err := eng.intakes.wait(runID); err != nil {
 		return err
 	}
-	move, paid := c.owing(runID, f)
+	move, paid := eng.owing(runID, f)
 	err := write(func(b []byte) ([]byte, error) {
-		r, err := decodeRun(c.secret, b)
+		r, err := decodeRun(eng.secret, b)
 		if err != nil {
 			return nil, err
 		}
 		if err := move(r); err != nil {
 			return nil, err
 		}
-		return r.encode(c.secret)
+		return r.encode(eng.secret)
 	})
 	if err == nil {
 		paid()
@@ -439,17 +439,17 @@ func (c *Coordinator) writeRun(runID string, write func(update func([]byte) ([]b
 // owing is how every write of a run's state this process makes moves the
 // run: move applies what the run owes (owed.go), then f, and stamps the
 // time; paid forgets what the write carried, once it committed.
-func (c *Coordinator) owing(runID string, f func(*runState) error) (move func(*runState) error, paid func()) {
+func (eng *engine) owing(runID string, f func(*runState) error) (move func(*runState) error, paid func()) {
 	var upto uint64
 	move = func(r *runState) error {
-		upto = c.owed.onto(r)
+		upto = eng.owed.onto(r)
 		if err := f(r); err != nil {
 			return err
 		}
-		r.UpdatedAt = c.now().UTC()
+		r.UpdatedAt = eng.now().UTC()
 		return nil
 	}
-	return move, func() { c.owed.paid(runID, upto) }
+	return move, func() { eng.owed.paid(runID, upto) }
 }
 
 // checkInputs validates inputs against the job's input schema, resolved

@@ -83,29 +83,29 @@ func (o *owed) pending(runID string) bool {
 
 // owe applies change to r, the run as this process executes it, and owes
 // it to the run's next write.
-func (c *Coordinator) owe(r *runState, change func(*runState)) {
+func (eng *engine) owe(r *runState, change func(*runState)) {
 	change(r)
-	c.owed.add(r.RunID, change)
+	eng.owed.add(r.RunID, change)
 }
 
 // payOwed writes what run runID still owes when its execution ends
 // without a write that carried it (in practice none does: every ending
 // writes the run). A run no longer executing here (ended by another
 // caller) is left as it is.
-func (c *Coordinator) payOwed(runID string) {
-	if !c.owed.pending(runID) {
+func (eng *engine) payOwed(runID string) {
+	if !eng.owed.pending(runID) {
 		return
 	}
-	err := c.update(context.Background(), runID, func(cur *runState) error {
-		if cur.Status == stateTerminal || cur.Owner != c.me {
+	err := eng.update(context.Background(), runID, func(cur *runState) error {
+		if cur.Status == stateTerminal || cur.Owner != eng.me {
 			return errNotContinued
 		}
 		return nil
 	})
 	if err != nil {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: the changes it made last were not written: %v\n", runID, err)
+		fmt.Fprintf(eng.opts.Operator, "oa coordinator: run %s: the changes it made last were not written: %v\n", runID, err)
 	}
-	c.owed.paid(runID, ^uint64(0))
+	eng.owed.paid(runID, ^uint64(0))
 }
 
 // completedEffect is the change an effect's success (reason "") or

@@ -112,13 +112,13 @@ func decodeRow(key []byte, row *store.Run) (*runState, error) {
 // receipts the chain holds for it (a row rolled back to an earlier,
 // validly MACed state would otherwise start a new attempt). A tampered
 // row is answered with run_record_tampered, never acted on.
-func (c *Coordinator) verifiedRun(ctx context.Context, row *store.Run) (*runState, *Result, error) {
-	r, err := decodeRow(c.secret, row)
+func (eng *engine) verifiedRun(ctx context.Context, row *store.Run) (*runState, *Result, error) {
+	r, err := decodeRow(eng.secret, row)
 	if err == nil {
-		err = checkAgainstReceipts(ctx, c.ledger, r)
+		err = checkAgainstReceipts(ctx, eng.ledger, r)
 	}
 	if blocking.Has(err, blocking.RunRecordTampered) {
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", c.opts.Deployment, row.RunID, err)
+		fmt.Fprintf(eng.opts.Operator, "oa coordinator: deployment %s: run %s: %v; refused\n", eng.opts.Deployment, row.RunID, err)
 		res := newResult(contract.ReasonRunRecordTampered)
 		res.RunID, res.RequestID, res.Proof = row.RunID, row.RequestID, contract.ProofNone
 		return nil, &res, nil

@@ -35,20 +35,20 @@ func (s *stop) Error() string { return string(s.reason) }
 // A run waits for one of the process's slots (Options.MaxRuns) before its
 // first step; a coordinator closing meanwhile ends it interrupted before
 // any effect.
-func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) (sealed *runState) {
+func (eng *engine) execute(ctx context.Context, r *runState, inputs []byte) (sealed *runState) {
 	runID := r.RunID
-	ctx, span := telemetry.StartRun(ctx, c.opts.Deployment, runID)
-	defer c.endRun(span, runID)
-	defer c.questions.forget(runID)
-	defer c.payOwed(runID)
+	ctx, span := telemetry.StartRun(ctx, eng.opts.Deployment, runID)
+	defer eng.endRun(span, runID)
+	defer eng.desk.questions.forget(runID)
+	defer eng.payOwed(runID)
 	select {
-	case c.slots <- struct{}{}:
-		defer func() { <-c.slots }()
+	case eng.slots <- struct{}{}:
+		defer func() { <-eng.slots }()
 	case <-ctx.Done():
-		return c.finish(ctx, runID, c.interruption)
+		return eng.finish(ctx, runID, eng.interruption)
 	}
 	span.Describe(r.Workflow, r.Attempt)
-	err := c.steps(ctx, r, inputs)
+	err := eng.steps(ctx, r, inputs)
 	var s *stop
 	switch {
 	case errors.As(err, &s) && s.pause, errors.Is(err, errNotContinued):
@@ -58,29 +58,29 @@ func (c *Coordinator) execute(ctx context.Context, r *runState, inputs []byte) (
 	case errors.As(err, &s) && s.reason == contract.ReasonReadFailed && ctx.Err() != nil:
 		// A read cut short because this coordinator is closing failed
 		// through no fault of the server: the run was interrupted.
-		return c.finish(ctx, runID, c.interruption)
+		return eng.finish(ctx, runID, eng.interruption)
 	case errors.As(err, &s):
-		return c.finish(ctx, runID, func(*runState) contract.Reason { return s.reason })
+		return eng.finish(ctx, runID, func(*runState) contract.Reason { return s.reason })
 	case ctx.Err() != nil:
-		return c.finish(ctx, runID, c.interruption)
+		return eng.finish(ctx, runID, eng.interruption)
 	case err != nil:
-		fmt.Fprintf(c.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
-		return c.finish(ctx, runID, c.interruption)
+		fmt.Fprintf(eng.opts.Operator, "oa coordinator: run %s: %v\n", runID, err)
+		return eng.finish(ctx, runID, eng.interruption)
 	default:
-		return c.finish(ctx, runID, c.verdict)
+		return eng.finish(ctx, runID, eng.verdict)
 	}
 }
 
 // read reads a run's state.
-func (c *Coordinator) read(ctx context.Context, runID string) (*runState, error) {
-	return readRun(ctx, c.ledger, runID)
+func (eng *engine) read(ctx context.Context, runID string) (*runState, error) {
+	return readRun(ctx, eng.ledger, runID)
 }
 
 // verdict is a run's outcome once every step ran: done only when every
 // piece of required evidence was read back, and said without a change
 // for a job that has no effect step.
-func (c *Coordinator) verdict(cur *runState) contract.Reason {
-	job, _ := c.art.Worker.Job(cur.Workflow)
+func (eng *engine) verdict(cur *runState) contract.Reason {
+	job, _ := eng.bound.art.Worker.Job(cur.Workflow)
 	for _, need := range job.RequiredEvidence {
 		if !slices.Contains(cur.Evidence, need) {
 			if skippedCheck(job, cur, need) {
@@ -116,26 +116,26 @@ func skippedCheck(job ir.Job, r *runState, need string) bool {
 }
 
 // interruption is the reason of a run cut short before its steps ended.
-func (c *Coordinator) interruption(cur *runState) contract.Reason {
+func (eng *engine) interruption(cur *runState) contract.Reason {
 	switch {
 	case !cur.effectsStarted():
 		return contract.ReasonInterruptedEarly
-	case c.clientGone():
+	case eng.clientGone():
 		return contract.ReasonClientDisconnected
 	}
 	return contract.ReasonInterrupted
 }
 
 // steps runs every step of r's job in order.
-func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) error {
-	job, ok := c.art.Worker.Job(r.Workflow)
+func (eng *engine) steps(ctx context.Context, r *runState, inputs []byte) error {
+	job, ok := eng.bound.art.Worker.Job(r.Workflow)
 	if !ok {
 		return &stop{reason: contract.ReasonUnknownWorkflow}
 	}
-	if err := c.checkInputs(job, inputs); err != nil {
+	if err := eng.eval.checkInputs(job, inputs); err != nil {
 		return &stop{reason: contract.ReasonInvalidInputs}
 	}
-	seen := &stepResults{m: map[string]json.RawMessage{}, ahead: c.argumentSources(job)}
+	seen := &stepResults{m: map[string]json.RawMessage{}, ahead: eng.eval.argumentSources(job)}
 	// failed picks the reason of a failure: nothing written yet, or not.
 	failed := func(before contract.Reason) error {
 		switch {
@@ -147,7 +147,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		return &stop{reason: before}
 	}
 	// Every attempt starts with the plan check, whatever its first step.
-	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+	if reason, err := eng.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
 	}
 	held := map[string]bool{} // guards that held in this attempt
@@ -155,7 +155,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if skip, err := c.skipStep(ctx, r, s, held, inputs, seen); skip || err != nil {
+		if skip, err := eng.skipStep(ctx, r, s, held, inputs, seen); skip || err != nil {
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 		}
 		switch s.Kind {
 		case ir.StepRead:
-			res, reason, err := c.readStep(ctx, r, s, inputs, seen)
+			res, reason, err := eng.readStep(ctx, r, s, inputs, seen)
 			if err != nil {
 				return err
 			}
@@ -173,10 +173,10 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			seen.set(s.ID, res)
 		case ir.StepGuard:
 			_, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, "")
-			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, nil)
+			ok, err := eng.eval.predicate(ctx, s.Predicate, inputs, seen, nil)
 			span.End(guardCode(ok, err))
 			if err != nil {
-				return c.evalFailed(ctx, err, failed)
+				return eng.evalFailed(ctx, err, failed)
 			}
 			if !ok {
 				if r.effectsStarted() {
@@ -192,25 +192,25 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 			if r.completed(s.ID) {
 				continue
 			}
-			if err := c.effectStep(ctx, r, s, inputs, seen); err != nil {
+			if err := eng.effectStep(ctx, r, s, inputs, seen); err != nil {
 				return err
 			}
 		case ir.StepCheck:
-			res, reason, err := c.readStep(ctx, r, s, inputs, seen)
+			res, reason, err := eng.readStep(ctx, r, s, inputs, seen)
 			if err != nil {
 				return err
 			}
 			if reason != "" {
 				return failed(reason)
 			}
-			ok, err := c.predicate(ctx, s.Predicate, inputs, seen, res)
+			ok, err := eng.eval.predicate(ctx, s.Predicate, inputs, seen, res)
 			if err != nil {
-				return c.evalFailed(ctx, err, failed)
+				return eng.evalFailed(ctx, err, failed)
 			}
 			if ok && s.Evidence != "" {
 				// Written with the run's next write: the verdict, sealed
 				// with the receipt, is its only reader (owed.go).
-				c.owe(r, evidenceRead(s.ID, s.Evidence, digestJSON(res)))
+				eng.owe(r, evidenceRead(s.ID, s.Evidence, digestJSON(res)))
 			}
 		}
 	}
@@ -227,28 +227,28 @@ func (c *Coordinator) steps(ctx context.Context, r *runState, inputs []byte) err
 // to approvalFor, which asks about the new call). A skipped step is
 // recorded in the run (and so in its receipt); it yields no result and
 // no evidence.
-func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held map[string]bool, inputs []byte, seen *stepResults) (bool, error) {
+func (eng *engine) skipStep(ctx context.Context, r *runState, s ir.Step, held map[string]bool, inputs []byte, seen *stepResults) (bool, error) {
 	if !r.skipAllowed(s.ID) || s.SkippableWhile == "" || !held[s.SkippableWhile] {
 		return false, nil
 	}
 	if slices.Contains(r.Skipped, s.ID) {
 		return true, nil
 	}
-	entry, ok := c.binding.Plan.Entry(s.Capability)
+	entry, ok := eng.bound.binding.Plan.Entry(s.Capability)
 	if !ok {
 		return false, nil
 	}
-	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
+	args, err := eng.eval.arguments(ctx, s.Arguments, inputs, seen)
 	if err != nil {
 		// Not skipped: the step evaluates its arguments again and stops
 		// the run as that failure does.
 		return false, nil
 	}
-	digest, err := attention.CallDigest(c.secret, proposedCall(entry, args))
+	digest, err := attention.CallDigest(eng.secret, proposedCall(entry, args))
 	if err != nil || !r.decidedFor(s.ID, digest) {
 		return false, err
 	}
-	err = c.update(ctx, r.RunID, func(cur *runState) error {
+	err = eng.update(ctx, r.RunID, func(cur *runState) error {
 		if !slices.Contains(cur.Skipped, s.ID) {
 			cur.Skipped = append(cur.Skipped, s.ID)
 		}
@@ -263,26 +263,26 @@ func (c *Coordinator) skipStep(ctx context.Context, r *runState, s ir.Step, held
 // no person approved) and, where the plan requires it, a person's
 // approval of that very call. The error is for program faults and a
 // pause only.
-func (c *Coordinator) readStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (_ json.RawMessage, reason contract.Reason, err error) {
+func (eng *engine) readStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (_ json.RawMessage, reason contract.Reason, err error) {
 	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
 	defer func() { span.End(stepCode(reason, err)) }()
-	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+	if reason, err := eng.planReason(ctx); err != nil || reason != "" {
 		return nil, reason, err
 	}
-	args, err := c.arguments(ctx, s.Arguments, inputs, seen)
+	args, err := eng.eval.arguments(ctx, s.Arguments, inputs, seen)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", err
 		}
 		return nil, evalReason(err), nil
 	}
-	if entry, ok := c.binding.Plan.Entry(s.Capability); ok {
-		if err := c.approvalFor(ctx, r, s, entry, args, seen); err != nil {
+	if entry, ok := eng.bound.binding.Plan.Entry(s.Capability); ok {
+		if err := eng.approvalFor(ctx, r, s, entry, args, seen); err != nil {
 			return nil, "", err
 		}
 	}
-	res, err := c.call(ctx, s.Capability, args)
-	c.tell(s.ID, err)
+	res, err := eng.bound.call(ctx, s.Capability, args)
+	eng.tell(s.ID, err)
 	switch {
 	case errors.Is(err, errPlan):
 		return nil, contract.ReasonPlanChanged, nil
@@ -312,9 +312,9 @@ func (c *Coordinator) readStep(ctx context.Context, r *runState, s ir.Step, inpu
 // planReason makes the plan check before anything reaches a downstream
 // server: "" when the plan is the bound one, else not_admitted or
 // plan_changed. The error is for program faults only.
-func (c *Coordinator) planReason(ctx context.Context) (contract.Reason, error) {
-	ctx, span := telemetry.StartPlanCheck(ctx, c.binding.PlanDigest)
-	_, err := c.checkPlan(ctx)
+func (eng *engine) planReason(ctx context.Context) (contract.Reason, error) {
+	ctx, span := telemetry.StartPlanCheck(ctx, eng.bound.binding.PlanDigest)
+	_, err := eng.bound.checkPlan(ctx)
 	span.End(telemetry.Code(err))
 	switch {
 	case err == nil:
@@ -339,10 +339,10 @@ func orStop(err error, reason contract.Reason) error {
 // approval where it is required, only after the plan and the downstream
 // tool list are checked again, and recorded as in flight before it is
 // sent, so a crash mid-call reads as not_sure_if_saved.
-func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (err error) {
+func (eng *engine) effectStep(ctx context.Context, r *runState, s ir.Step, inputs []byte, seen *stepResults) (err error) {
 	ctx, span := telemetry.StartStep(ctx, string(s.Kind), s.ID, s.Capability)
 	defer func() { span.End(stopCode(err)) }()
-	entry, ok := c.binding.Plan.Entry(s.Capability)
+	entry, ok := eng.bound.binding.Plan.Entry(s.Capability)
 	if !ok {
 		return &stop{reason: contract.ReasonPlanChanged}
 	}
@@ -358,27 +358,27 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	var args json.RawMessage
 	approval := entry.Approval == ir.ApprovalRequired
 	if approval {
-		if args, err = c.arguments(ctx, s.Arguments, inputs, seen); err != nil {
+		if args, err = eng.eval.arguments(ctx, s.Arguments, inputs, seen); err != nil {
 			return evaluated(err)
 		}
-		if err := c.approvalFor(ctx, r, s, entry, args, seen); err != nil {
+		if err := eng.approvalFor(ctx, r, s, entry, args, seen); err != nil {
 			return err
 		}
 	}
-	if reason, err := c.planReason(ctx); err != nil || reason != "" {
+	if reason, err := eng.planReason(ctx); err != nil || reason != "" {
 		return orStop(err, reason)
 	}
 	// The downstream tool list is listed and checked while the arguments
 	// are evaluated and the in-flight mark is written: all three hold
 	// before the call is sent, and none waits for another.
-	listed := c.sessionAsync(ctx, entry)
+	listed := eng.bound.sessionAsync(ctx, entry)
 	if !approval {
-		if args, err = c.arguments(ctx, s.Arguments, inputs, seen); err != nil {
+		if args, err = eng.eval.arguments(ctx, s.Arguments, inputs, seen); err != nil {
 			<-listed
 			return evaluated(err)
 		}
 	}
-	if err := c.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
+	if err := eng.update(ctx, r.RunID, func(cur *runState) error { cur.InFlight = s.ID; return nil }); err != nil {
 		<-listed
 		return err
 	}
@@ -386,34 +386,34 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	got := <-listed
 	if got.err != nil {
 		// Nothing was sent: the mark ends with the run's next write.
-		c.owe(r, neverSent(s.ID))
+		eng.owe(r, neverSent(s.ID))
 		return &stop{reason: sessionReason(got.err)}
 	}
 	session := got.session
 	// The call's timeout stops while its app's question waits for a
 	// person (effectquestion.go).
-	call := c.newEffectCall(r, s, entry)
+	call := eng.desk.newEffectCall(r, s, entry)
 	callCtx, cancel := call.context(ctx)
 	res, err := session.Call(callCtx, entry.RuntimeTool, args)
 	cancel()
 	reason := classifyEffect(res, err, session.Sandbox())
-	if err != nil && (reason == contract.ReasonEffectTimeout || reason == contract.ReasonEffectUnclear) && c.life.Err() != nil {
+	if err != nil && (reason == contract.ReasonEffectTimeout || reason == contract.ReasonEffectUnclear) && eng.life.Err() != nil {
 		// Cut short by the session ending, not by the timeout: the client
 		// went away, or the coordinator is closing (a signal).
 		reason = contract.ReasonInterrupted
-		if c.clientGone() {
+		if eng.clientGone() {
 			reason = contract.ReasonClientDisconnected
 		}
 	}
-	c.tell(s.ID, err)
+	eng.tell(s.ID, err)
 	if err != nil {
-		c.dropSession(entry.ConnectionID, session)
+		eng.bound.dropSession(entry.ConnectionID, session)
 	}
 	if id := call.unanswered(); id != "" {
 		if !provenByApp(reason) {
-			return c.questionUnanswered(r, s, id)
+			return eng.desk.questionUnanswered(r, s, id)
 		}
-		if err := c.questionLapsed(ctx, id); err != nil {
+		if err := eng.desk.questionLapsed(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -425,7 +425,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	if call.questioned() {
 		// A person was asked during the call and may decide on the run:
 		// record the answer now, even when the coordinator is closing.
-		if err := c.update(context.Background(), r.RunID, func(cur *runState) error {
+		if err := eng.update(context.Background(), r.RunID, func(cur *runState) error {
 			answered(cur)
 			*r = *cur
 			return nil
@@ -435,7 +435,7 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 	} else {
 		// The in-flight mark is durable: the answer rides on the run's
 		// next write, its terminal one included (owed.go).
-		c.owe(r, answered)
+		eng.owe(r, answered)
 	}
 	if reason != "" {
 		return &stop{reason: reason}
@@ -448,19 +448,19 @@ func (c *Coordinator) effectStep(ctx context.Context, r *runState, s ir.Step, in
 // step would now send (args to the entry's connection and tool): an
 // approval made on another call — a re-read changed the arguments, a
 // retry — does not carry over, and a new item asks about this one.
-func (c *Coordinator) approvalFor(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, args json.RawMessage, seen *stepResults) error {
+func (eng *engine) approvalFor(ctx context.Context, r *runState, s ir.Step, entry resolve.Entry, args json.RawMessage, seen *stepResults) error {
 	if entry.Approval != ir.ApprovalRequired {
 		return nil
 	}
-	p := c.proposal(r, s, entry, args, seen)
-	digest, err := attention.CallDigest(c.secret, p.Call)
+	p := eng.proposal(r, s, entry, args, seen)
+	digest, err := attention.CallDigest(eng.secret, p.Call)
 	if err != nil {
 		return err
 	}
 	if r.approved(s.ID) && r.decidedFor(s.ID, digest) {
 		return nil
 	}
-	if err := c.pauseAt(ctx, r, s, entry.Risk, p); err != nil {
+	if err := eng.pauseAt(ctx, r, s, entry.Risk, p); err != nil {
 		return err
 	}
 	return &stop{reason: contract.ReasonApprovalRequired, pause: true}
@@ -474,8 +474,8 @@ func proposedCall(e resolve.Entry, args json.RawMessage) attention.ProposedCall 
 // proposal is the change step s of r proposes: its call, what the
 // attempt read before it, and the workflow's purpose and what done
 // means. It goes only into the item, sealed.
-func (c *Coordinator) proposal(r *runState, s ir.Step, e resolve.Entry, args json.RawMessage, seen *stepResults) attention.ProposedChange {
-	job, _ := c.art.Worker.Job(r.Workflow)
+func (eng *engine) proposal(r *runState, s ir.Step, e resolve.Entry, args json.RawMessage, seen *stepResults) attention.ProposedChange {
+	job, _ := eng.bound.art.Worker.Job(r.Workflow)
 	read := make(map[string]json.RawMessage, len(seen.m))
 	maps.Copy(read, seen.m)
 	return attention.ProposedChange{Workflow: r.Workflow, Purpose: job.Purpose, DoneMeans: job.DoneMeans, Step: s.ID,
@@ -632,7 +632,7 @@ func evalReason(err error) contract.Reason {
 // evalFailed stops a run whose guard or check could not be evaluated,
 // through failed (which knows whether an effect was sent); an evaluation
 // cut short by the coordinator closing is the interruption it is.
-func (c *Coordinator) evalFailed(ctx context.Context, err error, failed func(contract.Reason) error) error {
+func (eng *engine) evalFailed(ctx context.Context, err error, failed func(contract.Reason) error) error {
 	if ctx.Err() != nil {
 		return err
 	}
@@ -709,8 +709,8 @@ func (s *stepResults) encoded() json.RawMessage {
 
 // Read serves a read-only capability tool: through the plan (checked
 // again first) to the connection it names.
-func (c *Coordinator) Read(ctx context.Context, capability string, args json.RawMessage) (*ReadResult, error) {
-	if !slices.ContainsFunc(c.readTools, func(t ReadTool) bool { return t.Capability == capability }) {
+func (eng *engine) Read(ctx context.Context, capability string, args json.RawMessage) (*ReadResult, error) {
+	if !slices.ContainsFunc(eng.bound.readTools, func(t ReadTool) bool { return t.Capability == capability }) {
 		return nil, blocking.New(blocking.ConnectorToolUnknown, "no read-only capability tool by that name")
 	}
 	out := &ReadResult{Capability: capability}
@@ -719,12 +719,12 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 		out.Outcome, out.Reason = info.Outcome, reason
 		return out, nil
 	}
-	if reason, err := c.planReason(ctx); err != nil {
+	if reason, err := eng.planReason(ctx); err != nil {
 		return nil, err
 	} else if reason != "" {
 		return set(reason)
 	}
-	res, err := c.call(ctx, capability, orEmpty(args))
+	res, err := eng.bound.call(ctx, capability, orEmpty(args))
 	switch {
 	case blocking.Has(err, blocking.ConnectionInventoryChanged):
 		return set(contract.ReasonToolDrift)
@@ -750,7 +750,7 @@ func (c *Coordinator) Read(ctx context.Context, capability string, args json.Raw
 
 // tell gives the operator the blocking codes of a failed step (codes and
 // step ids only: the calling agent never sees this).
-func (c *Coordinator) tell(step string, err error) {
+func (eng *engine) tell(step string, err error) {
 	if err == nil {
 		return
 	}
@@ -761,5 +761,5 @@ func (c *Coordinator) tell(step string, err error) {
 	if codes == "" {
 		codes = " " + err.Error()
 	}
-	fmt.Fprintf(c.opts.Operator, "oa coordinator: deployment %s: step %s failed:%s\n", c.opts.Deployment, step, codes)
+	fmt.Fprintf(eng.opts.Operator, "oa coordinator: deployment %s: step %s failed:%s\n", eng.opts.Deployment, step, codes)
 }

@@ -15,13 +15,13 @@ import (
 
 // endRun ends a run attempt's span with the run's outcome and reason as
 // stored once the attempt stopped (paused, terminal, or left to another).
-func (c *Coordinator) endRun(span *telemetry.Run, runID string) {
+func (eng *engine) endRun(span *telemetry.Run, runID string) {
 	outcome, reason := "unknown", "unknown"
 	if !telemetry.Active() {
 		span.Finish(outcome, reason) // the API's no-op: not worth a read
 		return
 	}
-	if r, err := c.read(context.Background(), runID); err == nil {
+	if r, err := eng.read(context.Background(), runID); err == nil {
 		outcome, reason = string(r.Outcome), string(r.Reason)
 	}
 	span.Finish(outcome, reason)
