@@ -224,7 +224,11 @@ func TestReapOrphans(t *testing.T) {
 			pidFile := filepath.Join(dir, "pids")
 			tools := connectortest.WriteTools(t, dir, treeTools())
 			job, _ := json.Marshal(map[string]any{"DB": dbPath, "Command": connectortest.Server(t), "Mode": name,
-				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile}, "Confinement": connectortest.Allow(filepath.Dir(t.TempDir()))})
+				"Args": []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile, "--linger"}, "Confinement": connectortest.Allow(filepath.Dir(t.TempDir()))})
+			// The server lingers after its stdin ends: in the pid
+			// namespace a confined tree gets, its exit would end its
+			// descendants with it, and whether that came before the
+			// check below was a race (a hostile server need not exit).
 			// Runs last: whatever a failed run left is ended from the
 			// owned trees (cgroup folders included).
 			t.Cleanup(func() {

@@ -84,6 +84,7 @@ var (
 	metaFile    = flag.String("meta-file", "", "append each call's _meta here, one JSON line each")
 	stderrText  = flag.String("stderr-text", "", "write this to stderr")
 	stderrFlood = flag.Int("stderr-flood", 0, "write this many bytes of 100-byte lines to stderr")
+	linger      = flag.Bool("linger", false, "keep running after stdin ends (a server that outlives its owner)")
 )
 
 func main() {
@@ -130,7 +131,11 @@ func run() error {
 	if *announce && *reloadTools {
 		go announceChanges(server)
 	}
-	return server.Run(context.Background(), &mcp.StdioTransport{})
+	err = server.Run(context.Background(), &mcp.StdioTransport{})
+	if *linger {
+		hang()
+	}
+	return err
 }
 
 // announceChanges watches the tools file and, when its bytes change, makes
