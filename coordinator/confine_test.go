@@ -150,9 +150,9 @@ func TestLooserConfinementByCLI(t *testing.T) {
 		}
 		return string(out), cmd.ProcessState.ExitCode()
 	}
-	if out, code := oa("connection", "add", "records", "--replace", "--connector", resolve.SandboxConnector, "--as", "Dr Ada",
+	if out, code := oa("connection", "add-stdio", "records", "--replace", "--connector", resolve.SandboxConnector, "--as", "Dr Ada",
 		"--write", filepath.Dir(tools), "--net", "any", "--", server, "--tools", tools); code != 0 {
-		t.Fatalf("oa connection add --replace: exit %d\n%s", code, out)
+		t.Fatalf("oa connection add-stdio --replace: exit %d\n%s", code, out)
 	}
 	if out, code := oa("connection", "verify", "records", "--as", "Dr Ada"); code != 0 || !strings.Contains(out, "confined") {
 		t.Fatalf("oa connection verify: exit %d\n%s", code, out)
