@@ -600,7 +600,7 @@ func decisionsLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.B
 		if _, err := h.Policy.VerifyDecision(&ds[i], binding.Plan.Package); err != nil {
 			return LinkDecisions, "", bad(blocking.Refusals(err)[0].Detail)
 		}
-		row, err := ledger.Open(h).RunByID(ctx, s.RunID)
+		row, err := ledger.Open(h).Tables().RunByID(ctx, s.RunID)
 		if err != nil {
 			return LinkDecisions, "", err
 		}
@@ -637,7 +637,7 @@ func teachLink(ctx context.Context, h *host.Host, b *bundle) (string, string, er
 // attentionRecords are host h's attention records, read through the
 // ledger's store without the engine.
 func attentionRecords(h *host.Host) attention.Records {
-	return attention.Records{Rows: ledger.Open(h), Home: h.Home, Host: h.Policy.Host}
+	return attention.Records{Rows: ledger.Open(h).Tables(), Home: h.Home, Host: h.Policy.Host}
 }
 
 // checkHostName holds the host name host.json gives to the host-signed

@@ -31,7 +31,7 @@ func (eng *engine) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.
 		return err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return eng.ledger.PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return eng.ledger.Tables().PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = eng.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
@@ -86,7 +86,7 @@ func (eng *engine) finish(ctx context.Context, runID string, reasonOf func(*runS
 // have a host but no running coordinator (the CLI; audit builds its own
 // on the ledger's store).
 func AttentionRecords(h *host.Host) attention.Records {
-	return attention.Records{Rows: ledger.Open(h), Home: h.Home, Host: h.Policy.Host, Secret: ledger.Open(h).Secret}
+	return attention.Records{Rows: ledger.Open(h).Tables(), Home: h.Home, Host: h.Policy.Host, Secret: ledger.Open(h).Secret}
 }
 
 // NeedsAttention lists this deployment's open attention items.
@@ -225,7 +225,7 @@ func onWaitingItem(ctx context.Context, l *ledger.Ledger, d attention.Decision, 
 	}
 	var item attention.Stored
 	var run *runState
-	err = l.DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err = l.Tables().DecideAttention(ctx, d.AttentionID, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}

@@ -240,7 +240,7 @@ func (dk *desk) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry
 		return nil, err
 	}
 	pause := func(update func([]byte) ([]byte, error)) error {
-		return dk.ledger.PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
+		return dk.ledger.Tables().PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
 	}
 	err = dk.eng.writeRun(r.RunID, pause, func(cur *runState) error {
 		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
@@ -354,7 +354,7 @@ func (dk *desk) questionLapsed(ctx context.Context, id string) error {
 // running (still its executor's), in one transaction.
 func (dk *desk) closeQuestion(ctx context.Context, id string, now time.Time, change func(*attention.Stored)) (*attention.Stored, error) {
 	var item attention.Stored
-	err := dk.ledger.DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
+	err := dk.ledger.Tables().DecideAttention(context.WithoutCancel(ctx), id, func(itemState, runState []byte) ([]byte, []byte, error) {
 		if err := json.Unmarshal(itemState, &item); err != nil {
 			return nil, nil, err
 		}

@@ -39,7 +39,7 @@ func (eng *engine) Run(ctx context.Context, req RunRequest) (*Result, error) {
 		inputs = nil // not JSON: refused below as invalid inputs
 	}
 	fp := fingerprint(eng.secret, []byte(eng.opts.Deployment), []byte(req.Workflow), inputs)
-	row, err := eng.ledger.RunByRequest(ctx, eng.opts.Deployment, req.RequestID)
+	row, err := eng.ledger.Tables().RunByRequest(ctx, eng.opts.Deployment, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (eng *engine) Run(ctx context.Context, req RunRequest) (*Result, error) {
 		}
 		// Another caller started this request first: its run is the
 		// request's, attached to like any run found at the start.
-		if row, err = eng.ledger.RunByRequest(ctx, eng.opts.Deployment, req.RequestID); err != nil {
+		if row, err = eng.ledger.Tables().RunByRequest(ctx, eng.opts.Deployment, req.RequestID); err != nil {
 			return nil, err
 		}
 		if row == nil {
@@ -151,7 +151,7 @@ func (eng *engine) start(ctx context.Context, req RunRequest, inputs []byte, fp 
 	}
 	refused, err := eng.guard.beforeNewRun(ctx, req.RequestID)
 	if err == nil && refused == nil {
-		err = eng.ledger.InsertRun(ctx, row)
+		err = eng.ledger.Tables().InsertRun(ctx, row)
 	}
 	if refused != nil || err != nil {
 		cancel() // its reads stop, and its writes are refused
@@ -342,7 +342,7 @@ func (eng *engine) GetRun(ctx context.Context, runID string, wait time.Duration)
 	if wait > 0 {
 		return eng.wait(ctx, runID, wait, nil)
 	}
-	row, err := eng.ledger.RunByID(ctx, runID)
+	row, err := eng.ledger.Tables().RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func (eng *engine) settle(ctx context.Context, r *runState) (*runState, error) {
 // update moves a run in one write transaction.
 func (eng *engine) update(ctx context.Context, runID string, f func(*runState) error) error {
 	return eng.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
-		return eng.ledger.UpdateRun(ctx, runID, update)
+		return eng.ledger.Tables().UpdateRun(ctx, runID, update)
 	}, f)
 }
 

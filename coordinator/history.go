@@ -124,7 +124,7 @@ func History(ctx context.Context, h *host.Host, f HistoryFilter) ([]HistoryRun, 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := l.Runs(ctx)
+	rows, err := l.Tables().Runs(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (sg *storeGuard) checkStore(ctx context.Context) (struct{}, error) {
 // the heads, the chain must hold no receipt of that request, else its
 // run row was removed and running it would repeat its effects.
 func (sg *storeGuard) beforeNewRun(ctx context.Context, requestID string) (*Result, error) {
-	sealed, err := sg.ledger.SealedRunOf(ctx, sg.opts.Deployment, requestID)
+	sealed, err := sg.ledger.Tables().SealedRunOf(ctx, sg.opts.Deployment, requestID)
 	if err != nil {
 		return nil, err
 	}

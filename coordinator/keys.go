@@ -67,7 +67,7 @@ func (c *Coordinator) OpenState(ctx context.Context, token string, v any) error 
 		return err
 	}
 	exp := time.Unix(s.Expires, 0)
-	if err := c.ledger.UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
+	if err := c.ledger.Tables().UseState(ctx, s.Nonce, exp, c.now()); errors.Is(err, store.ErrConflict) {
 		return blocking.New(blocking.RequestStateInvalid, "the request state was used before")
 	} else if err != nil {
 		return err

@@ -49,7 +49,7 @@ func TestPauseAfterEffectCarriesItsCompletion(t *testing.T) {
 	if second.Outcome != contract.OutcomeNeedsReview || second.Reason != contract.ReasonApprovalAfterChange {
 		t.Fatalf("paused at the check after the effect: %+v", second)
 	}
-	row, err := ledger.Open(s.host).RunByRequest(ctx, "clinic", "twice-paused")
+	row, err := ledger.Open(s.host).Tables().RunByRequest(ctx, "clinic", "twice-paused")
 	if err != nil || row == nil || !strings.Contains(string(store.Unpack(row.State)), `"completed":["append_note"]`) || strings.Contains(string(store.Unpack(row.State)), `"in_flight":"append_note"`) {
 		t.Fatalf("the paused run's stored state does not record the effect as completed: %s (%v)", row.State, err)
 	}

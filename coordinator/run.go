@@ -130,7 +130,7 @@ func (eng *engine) verifiedRun(ctx context.Context, row *store.Run) (*runState, 
 // receipts sealed for it: a receipt of a later attempt, or of its own
 // attempt while the state names none or another.
 func checkAgainstReceipts(ctx context.Context, l *ledger.Ledger, r *runState) error {
-	last, err := l.LastReceiptOf(ctx, r.RunID)
+	last, err := l.Tables().LastReceiptOf(ctx, r.RunID)
 	if err != nil || last == nil {
 		return err
 	}

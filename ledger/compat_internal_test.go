@@ -23,22 +23,22 @@ func TestLedgerOfMainDatabase(t *testing.T) {
 	}
 	defer db.Close()
 	s := &Ledger{db: db}
-	if r, err := s.RunByRequest(ctx, "clinic", "req-1"); err != nil || r == nil || r.RunID != "run-1" || string(r.State) != `{"status":"terminal"}` {
+	if r, err := s.Tables().RunByRequest(ctx, "clinic", "req-1"); err != nil || r == nil || r.RunID != "run-1" || string(r.State) != `{"status":"terminal"}` {
 		t.Fatalf("run = %+v, %v", r, err)
 	}
-	if a, err := s.AttentionByID(ctx, "att-1"); err != nil || a == nil || string(a.State) != `{"state":"open"}` {
+	if a, err := s.Tables().AttentionByID(ctx, "att-1"); err != nil || a == nil || string(a.State) != `{"state":"open"}` {
 		t.Fatalf("attention = %+v, %v", a, err)
 	}
-	if r, err := s.LastReceiptOf(ctx, "run-1"); err != nil || r == nil || r.Seq != 1 || string(r.Record) != `{"receipt":1}` {
+	if r, err := s.Tables().LastReceiptOf(ctx, "run-1"); err != nil || r == nil || r.Seq != 1 || string(r.Record) != `{"receipt":1}` {
 		t.Fatalf("receipt = %+v, %v", r, err)
 	}
-	if err := s.UseState(ctx, "nonce-1", time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()); !errors.Is(err, store.ErrConflict) {
+	if err := s.Tables().UseState(ctx, "nonce-1", time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("main's used state reused: %v", err)
 	}
-	if err := s.InsertRun(ctx, store.Run{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
+	if err := s.Tables().InsertRun(ctx, store.Run{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	r, cp, err := s.seal(ctx, "run-2", func([]byte) (int, error) { return 1, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	r, cp, err := s.Tables().seal(ctx, "run-2", func([]byte) (int, error) { return 1, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 		if prev == nil || prev.Seq != 1 {
 			t.Errorf("previous receipt = %+v", prev)
 		}

@@ -25,7 +25,7 @@ func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 	h := hosttest.New(t, nil).Open()
 	s := Open(h)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		if err := s.InsertRun(ctx, store.Run{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
+		if err := s.Tables().InsertRun(ctx, store.Run{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeSQL(t, s, `DELETE FROM runs WHERE run_id = 'r2'`) // a run removed behind the count
-	if err := s.InsertRun(ctx, store.Run{RunID: "r4", Deployment: "d", RequestID: "r4", State: []byte(`{}`)}); err != nil {
+	if err := s.Tables().InsertRun(ctx, store.Run{RunID: "r4", Deployment: "d", RequestID: "r4", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
@@ -107,15 +107,15 @@ func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
 	s := Open(h)
 	for _, id := range []string{"a1", "a2", "a3"} {
 		run := "run-" + id
-		if err := s.InsertRun(ctx, store.Run{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {
+		if err := s.Tables().InsertRun(ctx, store.Run{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		item := fmt.Sprintf(`{"attention_id":%q,"run_id":%q,"state":"open"}`, id, run)
-		if err := s.PauseRun(ctx, store.Attention{ID: id, RunID: run, State: []byte(item)}, func(b []byte) ([]byte, error) { return b, nil }); err != nil {
+		if err := s.Tables().PauseRun(ctx, store.Attention{ID: id, RunID: run, State: []byte(item)}, func(b []byte) ([]byte, error) { return b, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.DecideAttention(ctx, "a2", func(item, run []byte) ([]byte, []byte, error) {
+	if err := s.Tables().DecideAttention(ctx, "a2", func(item, run []byte) ([]byte, []byte, error) {
 		return []byte(`{"attention_id":"a2","run_id":"run-a2","state":"approved"}`), run, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -132,10 +132,10 @@ func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
 		}
 		return fmt.Sprint(out)
 	}
-	if got := ids(s.OpenAttentionItems); got != "[a1 a3]" {
+	if got := ids(s.Tables().OpenAttentionItems); got != "[a1 a3]" {
 		t.Fatalf("open items: %s, want a1 a3", got)
 	}
-	if got := ids(s.AttentionItems); got != "[a1 a2 a3]" {
+	if got := ids(s.Tables().AttentionItems); got != "[a1 a2 a3]" {
 		t.Fatalf("every item: %s", got)
 	}
 }

@@ -154,7 +154,7 @@ func (l *Ledger) FinishRun(ctx context.Context, runID string, now time.Time, end
 		return b, sig, err
 	}
 	leaf := func(tx *sql.Tx, rec *store.Receipt) error { return appendLeaf(ctx, tx, logKey, rec) }
-	_, cp, err := l.seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
+	_, cp, err := l.Tables().seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
 	if ferr := file.keep(err == nil && cp != nil); err == nil && ferr != nil {
 		return nil, fmt.Errorf("receipt checkpoint file: %w", ferr)
 	}

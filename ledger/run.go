@@ -156,7 +156,7 @@ func DecodeRunRow(key []byte, row *store.Run) (*RunRecord, error) {
 // ReadRun reads a run's record from the host's store, its MAC checked;
 // run_unknown when there is none.
 func (l *Ledger) ReadRun(ctx context.Context, runID string) (*RunRecord, error) {
-	row, err := l.RunByID(ctx, runID)
+	row, err := l.Tables().RunByID(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

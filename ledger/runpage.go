@@ -107,7 +107,7 @@ func (l *Ledger) ReceiptChecker(ctx context.Context) (*ReceiptChecker, error) {
 // receipts are the chain check's (VerifyReceiptsWith).
 func (c *ReceiptChecker) VerifyRunReceipt(ctx context.Context, runID, digest string) (*RunReceipt, error) {
 	out := &RunReceipt{Digest: digest}
-	row, err := c.l.LastReceiptOf(ctx, runID)
+	row, err := c.l.Tables().LastReceiptOf(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

@@ -10,17 +10,22 @@ import (
 	"github.com/oa-dev/oa/internal/store"
 )
 
-// The ledger's typed store over the host database, the one the
-// coordinator writes its runs through: the Ledger owns the runs,
+// Tables is the ledger's typed store over the host database, the one the
+// coordinator writes its runs through: the ledger owns the runs,
 // attention, receipts and used_states tables (their schema is
 // internal/store's migration 3, kept there so existing databases open
 // unchanged), and appends the receipt head checkpoint to the shared
-// versions inside the receipt's own transaction.
+// versions inside the receipt's own transaction. It holds no key: what
+// needs the host's keys (sealing, checking, proving) is the Ledger's.
+type Tables struct{ db *store.DB }
+
+// Tables is this ledger's tables.
+func (l *Ledger) Tables() Tables { return Tables{l.db} }
 
 // InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
-func (l *Ledger) InsertRun(ctx context.Context, r store.Run) error {
+func (l Tables) InsertRun(ctx context.Context, r store.Run) error {
 	// Through Write, so that the inserts of concurrent runs share a
 	// commit with their other writes. Packed, like every state the run
 	// has after: stored plain until the seal packed them, runs took 74 B
@@ -42,23 +47,23 @@ func (l *Ledger) InsertRun(ctx context.Context, r store.Run) error {
 // UpdateRun replaces a run's state in one write transaction: update gets
 // the current state and returns the next. It is how a run moves, so two
 // writers never lose each other's step.
-func (l *Ledger) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
+func (l Tables) UpdateRun(ctx context.Context, runID string, update func(state []byte) ([]byte, error)) error {
 	return l.db.Write(ctx, "update run", func(tx *sql.Tx) error { return updateRunTx(ctx, tx, runID, update) })
 }
 
 // RunByID returns a run, or nil when there is none.
-func (l *Ledger) RunByID(ctx context.Context, runID string) (*store.Run, error) {
+func (l Tables) RunByID(ctx context.Context, runID string) (*store.Run, error) {
 	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
 }
 
 // RunByRequest returns the deployment's run for a request id, or nil.
-func (l *Ledger) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
+func (l Tables) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
 	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
 }
 
 // Runs returns every run of every deployment in the order they were
 // stored.
-func (l *Ledger) Runs(ctx context.Context) ([]store.Run, error) {
+func (l Tables) Runs(ctx context.Context) ([]store.Run, error) {
 	out, err := store.Select(ctx, l.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
@@ -66,7 +71,7 @@ func (l *Ledger) Runs(ctx context.Context) ([]store.Run, error) {
 	return out, nil
 }
 
-func (l *Ledger) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
+func (l Tables) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
 	var r store.Run
 	err := store.ScanRun(l.db.QueryRowContext(ctx, query, args...), &r)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -79,7 +84,7 @@ func (l *Ledger) queryRun(ctx context.Context, query string, args ...any) (*stor
 }
 
 // AttentionByID returns an attention item, or nil.
-func (l *Ledger) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
+func (l Tables) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
 	var a store.Attention
 	err := l.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -92,7 +97,7 @@ func (l *Ledger) AttentionByID(ctx context.Context, id string) (*store.Attention
 }
 
 // AttentionItems returns every attention item, oldest first.
-func (l *Ledger) AttentionItems(ctx context.Context) ([]store.Attention, error) {
+func (l Tables) AttentionItems(ctx context.Context) ([]store.Attention, error) {
 	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 }
 
@@ -100,11 +105,11 @@ func (l *Ledger) AttentionItems(ctx context.Context) ([]store.Attention, error) 
 // they are open, oldest first, read through the index of open items
 // (store.OpenAttention): its cost follows the open items, not every item
 // the host ever stored.
-func (l *Ledger) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
+func (l Tables) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
 	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention INDEXED BY attention_open WHERE `+store.OpenAttention+` ORDER BY rowid`)
 }
 
-func (l *Ledger) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
+func (l Tables) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
 	out, err := store.Select(ctx, l.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
@@ -126,7 +131,7 @@ func (l *Ledger) attentionWhere(ctx context.Context, query string) ([]store.Atte
 // a second call for it changes nothing and returns (nil, nil, nil); so
 // does attempt returning errNothingToSeal. leaf, when given, appends the
 // receipt to the host's transparency log in the same transaction (log.go).
-func (l *Ledger) seal(ctx context.Context, runID string,
+func (l Tables) seal(ctx context.Context, runID string,
 	attempt func(state []byte) (int, error),
 	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
 	mark func(record []byte) ([]byte, error),
@@ -219,7 +224,7 @@ var (
 // insertCheckpoint appends the checkpoint of receipt r inside tx; the
 // runs it signs are counted without reading the whole table
 // (store.DB.CountRuns), and remember keeps that count once tx committed.
-func (l *Ledger) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
+func (l Tables) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
 	runs, remember, err := l.db.CountRuns(ctx, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: seal run: %w", err)
@@ -254,7 +259,7 @@ func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any
 
 // LastReceiptOf returns the receipt of the run's latest sealed attempt, or
 // nil when none is sealed.
-func (l *Ledger) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
+func (l Tables) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
 	r, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipt: %w", err)
@@ -265,7 +270,7 @@ func (l *Ledger) LastReceiptOf(ctx context.Context, runID string) (*store.Receip
 // SealedRunOf returns the run id of a receipt sealed for the
 // deployment's request, "" when the chain holds none (or only receipts
 // sealed before receipts named their request).
-func (l *Ledger) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
+func (l Tables) SealedRunOf(ctx context.Context, deployment, requestID string) (string, error) {
 	var runID string
 	err := l.db.QueryRowContext(ctx, `SELECT run_id FROM receipts WHERE deployment = ? AND request_id = ? LIMIT 1`, deployment, requestID).Scan(&runID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -280,7 +285,7 @@ func (l *Ledger) SealedRunOf(ctx context.Context, deployment, requestID string) 
 // PauseRun inserts an attention item and moves its run in one write
 // transaction, so no decision can find the item before the run waits for
 // it.
-func (l *Ledger) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
+func (l Tables) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
 	return l.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
 			return fmt.Errorf("store: pause run: %w", err)
@@ -291,7 +296,7 @@ func (l *Ledger) PauseRun(ctx context.Context, a store.Attention, update func(st
 
 // DecideAttention changes an attention item and its run in one write
 // transaction: decide gets both states and returns both.
-func (l *Ledger) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
+func (l Tables) DecideAttention(ctx context.Context, id string, decide func(item, run []byte) ([]byte, []byte, error)) error {
 	return l.db.Write(ctx, "decide attention item", func(tx *sql.Tx) error {
 		var runID string
 		var item, run []byte
@@ -329,7 +334,7 @@ func updateRunTx(ctx context.Context, tx *sql.Tx, runID string, update func(stat
 
 // UseState records a single-use nonce. It returns store.ErrConflict
 // (wrapped) when the nonce was used before; expired nonces are forgotten.
-func (l *Ledger) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
+func (l Tables) UseState(ctx context.Context, nonce string, expires, now time.Time) error {
 	if _, err := l.db.ExecContext(ctx, `DELETE FROM used_states WHERE expires_at < ?`, now.UTC().Format(store.FixedTime)); err != nil {
 		return fmt.Errorf("store: use state: %w", err)
 	}

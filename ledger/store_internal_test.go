@@ -19,28 +19,28 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	}
 	defer sdb.Close()
 	db := &Ledger{db: sdb}
-	if err := db.InsertRun(ctx, store.Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
+	if err := db.Tables().InsertRun(ctx, store.Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.InsertRun(ctx, store.Run{RunID: "r2", Deployment: "d", RequestID: "q", State: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
+	if err := db.Tables().InsertRun(ctx, store.Run{RunID: "r2", Deployment: "d", RequestID: "q", State: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second run for one request id: %v", err)
 	}
-	if err := db.UpdateRun(ctx, "r1", func(b []byte) ([]byte, error) { return append(b[:len(b)-2], []byte("1}")...), nil }); err != nil {
+	if err := db.Tables().UpdateRun(ctx, "r1", func(b []byte) ([]byte, error) { return append(b[:len(b)-2], []byte("1}")...), nil }); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := db.RunByRequest(ctx, "d", "q"); err != nil || string(r.State) != `{"n":1}` {
+	if r, err := db.Tables().RunByRequest(ctx, "d", "q"); err != nil || string(r.State) != `{"n":1}` {
 		t.Fatalf("run = %+v, %v", r, err)
 	}
-	if r, err := db.RunByID(ctx, "nope"); r != nil || err != nil {
+	if r, err := db.Tables().RunByID(ctx, "nope"); r != nil || err != nil {
 		t.Fatalf("missing run = %+v, %v", r, err)
 	}
-	if err := db.PauseRun(ctx, store.Attention{ID: "a1", RunID: "r1", State: []byte(`{"s":"open"}`)}, func(b []byte) ([]byte, error) { return []byte(`{"n":2}`), nil }); err != nil {
+	if err := db.Tables().PauseRun(ctx, store.Attention{ID: "a1", RunID: "r1", State: []byte(`{"s":"open"}`)}, func(b []byte) ([]byte, error) { return []byte(`{"n":2}`), nil }); err != nil {
 		t.Fatal(err)
 	}
-	if items, err := db.AttentionItems(ctx); err != nil || len(items) != 1 {
+	if items, err := db.Tables().AttentionItems(ctx); err != nil || len(items) != 1 {
 		t.Fatalf("items = %v, %v", items, err)
 	}
-	if err := db.DecideAttention(ctx, "a1", func(item, run []byte) ([]byte, []byte, error) {
+	if err := db.Tables().DecideAttention(ctx, "a1", func(item, run []byte) ([]byte, []byte, error) {
 		if string(item) != `{"s":"open"}` || string(run) != `{"n":2}` {
 			return nil, nil, fmt.Errorf("decide saw %s and %s", item, run)
 		}
@@ -48,11 +48,11 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := db.AttentionByID(ctx, "a1"); string(a.State) != `{"s":"approved"}` {
+	if a, _ := db.Tables().AttentionByID(ctx, "a1"); string(a.State) != `{"s":"approved"}` {
 		t.Fatalf("item after decide: %s", a.State)
 	}
 	seal := func(attempt int) (*store.Receipt, error) {
-		r, cp, err := db.seal(ctx, "r1", func([]byte) (int, error) { return attempt, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+		r, cp, err := db.Tables().seal(ctx, "r1", func([]byte) (int, error) { return attempt, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)
@@ -85,17 +85,17 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if v, _ := sdb.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey); v == nil || v.Seq != 3 || string(v.Record) != `{"head":3}` {
 		t.Fatalf("checkpoint after sealing: %+v", v)
 	}
-	if r, _ := db.RunByID(ctx, "r1"); string(r.State) != `{"sealed":3}` {
+	if r, _ := db.Tables().RunByID(ctx, "r1"); string(r.State) != `{"sealed":3}` {
 		t.Fatalf("run after sealing: %s", r.State)
 	}
 	if _, err := sdb.ExecContext(ctx, `DELETE FROM receipts`); err == nil {
 		t.Fatal("receipts deleted")
 	}
 	now := time.Now()
-	if err := db.UseState(ctx, "n1", now.Add(time.Minute), now); err != nil {
+	if err := db.Tables().UseState(ctx, "n1", now.Add(time.Minute), now); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.UseState(ctx, "n1", now.Add(time.Minute), now); !errors.Is(err, store.ErrConflict) {
+	if err := db.Tables().UseState(ctx, "n1", now.Add(time.Minute), now); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("replayed state: %v", err)
 	}
 }

@@ -349,7 +349,7 @@ func (l *Ledger) checkRunsSince(ctx context.Context, report *ChainReport, key []
 		if seen[rec.RunID] {
 			continue
 		}
-		row, err := l.RunByID(ctx, rec.RunID)
+		row, err := l.Tables().RunByID(ctx, rec.RunID)
 		if err != nil {
 			return nil, err
 		}

@@ -86,10 +86,11 @@ func (w *Witness) serveAdd(rw http.ResponseWriter, r *http.Request, db WitnessSt
 	case err != nil:
 		return fail(http.StatusBadRequest, "the request body could not be read")
 	}
-	oldSize, proof, cp, ok := parseAddCheckpoint(body)
+	req, ok := parseAddCheckpoint(body)
 	if !ok {
 		return fail(http.StatusBadRequest, "the request is not old SIZE, proof hashes, an empty line and a checkpoint")
 	}
+	oldSize, proof, cp := req.oldSize, req.proof, req.checkpoint
 	origin, _, _ := strings.Cut(string(cp), "\n")
 	logKey, known := w.logs[origin]
 	if !known {
@@ -147,30 +148,39 @@ func conflict(rw http.ResponseWriter, size int64, reason string) WitnessEvent {
 	return WitnessEvent{Status: http.StatusConflict, Reason: reason}
 }
 
-// parseAddCheckpoint splits an add-checkpoint body strictly.
-func parseAddCheckpoint(body []byte) (int64, tlog.TreeProof, []byte, bool) {
+// addCheckpoint is an add-checkpoint request's body, split.
+type addCheckpoint struct {
+	oldSize    int64
+	proof      tlog.TreeProof
+	checkpoint []byte
+}
+
+// parseAddCheckpoint splits an add-checkpoint body strictly; ok is false
+// for anything but "old SIZE", proof hashes, an empty line and a
+// checkpoint.
+func parseAddCheckpoint(body []byte) (req addCheckpoint, ok bool) {
 	head, cp, ok := bytes.Cut(body, []byte("\n\n"))
 	if !ok || len(cp) == 0 {
-		return 0, nil, nil, false
+		return addCheckpoint{}, false
 	}
 	lines := strings.Split(string(head), "\n")
 	s, ok := strings.CutPrefix(lines[0], "old ")
 	if !ok {
-		return 0, nil, nil, false
+		return addCheckpoint{}, false
 	}
 	old, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || old < 0 || strconv.FormatInt(old, 10) != s || len(lines)-1 > maxProofHashes {
-		return 0, nil, nil, false
+		return addCheckpoint{}, false
 	}
 	var proof tlog.TreeProof
 	for _, l := range lines[1:] {
 		h, err := tlog.ParseHash(l)
 		if err != nil {
-			return 0, nil, nil, false
+			return addCheckpoint{}, false
 		}
 		proof = append(proof, h)
 	}
-	return old, proof, cp, true
+	return addCheckpoint{oldSize: old, proof: proof, checkpoint: cp}, true
 }
 
 // AddCheckpointRequest is the body of an add-checkpoint request.
