@@ -75,7 +75,7 @@ func (f *fixture) snapshot(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		out["run "+r.RunID] = r.Status + " " + r.Outcome + " " + r.Reason + " " + r.Receipt
+		out["run "+r.RunID] = r.Status + " " + r.Outcome + " " + r.Reason + " " + r.ReceiptDigest
 	}
 	return out
 }

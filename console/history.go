@@ -133,7 +133,7 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, sess *sess
 	var checker *ledger.ReceiptChecker
 	for i, run := range got.Runs {
 		page.Runs[i].HistoryRun = run
-		if run.Receipt == "" {
+		if run.ReceiptDigest == "" {
 			continue
 		}
 		if checker == nil {
@@ -142,7 +142,7 @@ func (s *Server) serveHistory(w http.ResponseWriter, r *http.Request, sess *sess
 				return
 			}
 		}
-		if page.Runs[i].Verdict, err = checker.VerifyRunReceipt(ctx, run.RunID, run.Receipt); err != nil {
+		if page.Runs[i].Verdict, err = checker.VerifyRunReceipt(ctx, run.RunID, run.ReceiptDigest); err != nil {
 			s.refuse(w, r, sess, http.StatusInternalServerError, err)
 			return
 		}

@@ -77,17 +77,17 @@ func decidersOf(it *attention.Stored) []Decider {
 // console): names, outcome, times, the receipt's digest and who decided;
 // never an input or a record reference.
 type HistoryRun struct {
-	RunID      string    `json:"runId"`
-	Deployment string    `json:"deployment"`
-	Workflow   string    `json:"workflow"`
-	Status     string    `json:"status"`
-	Outcome    string    `json:"outcome"`
-	Reason     string    `json:"reason"`
-	Attempt    int       `json:"attempt"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-	Receipt    string    `json:"receipt,omitempty"`
-	DecidedBy  []Decider `json:"decidedBy"`
+	RunID         string    `json:"runId"`
+	Deployment    string    `json:"deployment"`
+	Workflow      string    `json:"workflow"`
+	Status        string    `json:"status"`
+	Outcome       string    `json:"outcome"`
+	Reason        string    `json:"reason"`
+	Attempt       int       `json:"attempt"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+	ReceiptDigest string    `json:"receiptDigest,omitempty"`
+	DecidedBy     []Decider `json:"decidedBy"`
 }
 
 // ParseHistoryTime reads a history filter's time as `oa runs` and the
@@ -157,7 +157,7 @@ func History(ctx context.Context, h *host.Host, f HistoryFilter) ([]HistoryRun, 
 			ds = []Decider{}
 		}
 		out = append(out, HistoryRun{RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Status: r.Status, Outcome: string(r.Outcome), Reason: string(r.Reason),
-			Attempt: r.Attempt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Receipt: r.Receipt, DecidedBy: ds})
+			Attempt: r.Attempt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ReceiptDigest: r.Receipt, DecidedBy: ds})
 	}
 	slices.SortStableFunc(out, func(a, b HistoryRun) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
@@ -238,7 +238,7 @@ func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor in
 			return false, nil
 		}
 		page.Runs = append(page.Runs, HistoryRun{RunID: r.RunID, Deployment: r.Deployment, Workflow: r.Workflow, Status: r.Status, Outcome: string(r.Outcome), Reason: string(r.Reason),
-			Attempt: r.Attempt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Receipt: r.Receipt, DecidedBy: ds})
+			Attempt: r.Attempt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ReceiptDigest: r.Receipt, DecidedBy: ds})
 		page.Cursors = append(page.Cursors, at)
 		return true, nil
 	})
@@ -259,7 +259,7 @@ func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor in
 // --format csv` does: one row a run, the deciders joined by "; ".
 func WriteHistoryCSV(w io.Writer, runs []HistoryRun) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"run_id", "deployment", "workflow", "status", "outcome", "reason", "attempt", "started_at", "updated_at", "receipt", "decided_by", "decided_keys"})
+	_ = cw.Write([]string{"run_id", "deployment", "workflow", "status", "outcome", "reason", "attempt", "started_at", "updated_at", "receipt_digest", "decided_by", "decided_keys"})
 	for _, r := range runs {
 		var people, keys []string
 		for _, d := range r.DecidedBy {
@@ -271,7 +271,7 @@ func WriteHistoryCSV(w io.Writer, runs []HistoryRun) error {
 			keys = append(keys, k)
 		}
 		_ = cw.Write([]string{r.RunID, r.Deployment, r.Workflow, r.Status, r.Outcome, r.Reason, strconv.Itoa(r.Attempt), r.CreatedAt.Format(time.RFC3339),
-			r.UpdatedAt.Format(time.RFC3339), r.Receipt, strings.Join(people, "; "), strings.Join(keys, "; ")})
+			r.UpdatedAt.Format(time.RFC3339), r.ReceiptDigest, strings.Join(people, "; "), strings.Join(keys, "; ")})
 	}
 	cw.Flush()
 	return cw.Error()

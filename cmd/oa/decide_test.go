@@ -110,13 +110,17 @@ func TestSignedDecisionCLI(t *testing.T) {
 		t.Fatalf("receipts list:\n%s", out)
 	}
 	var runs []struct {
-		RunID     string `json:"runId"`
-		DecidedBy []struct {
+		RunID         string `json:"runId"`
+		ReceiptDigest string `json:"receiptDigest"`
+		DecidedBy     []struct {
 			Person, Key string
 		} `json:"decidedBy"`
 	}
 	if err := json.Unmarshal([]byte(cliOK(t, "runs", "--record", "AB-1234", "--person", "ada", "--json")), &runs); err != nil || len(runs) != 1 || runs[0].RunID != paused.RunID || runs[0].DecidedBy[0].Key != it.DecidedKey {
 		t.Fatalf("runs --record AB-1234: %+v, %v", runs, err)
+	}
+	if !strings.HasPrefix(runs[0].ReceiptDigest, "sha256:") {
+		t.Fatalf("runs --json names the receipt's digest receiptDigest, as every camelCase record does: %+v", runs[0])
 	}
 	if out := cliOK(t, "runs", "--record", "ZZ-0000"); !strings.Contains(out, "no runs") {
 		t.Fatalf("runs of another record:\n%s", out)
@@ -124,6 +128,9 @@ func TestSignedDecisionCLI(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(cliOK(t, "runs", "--outcome", "done", "--workflow", "append_triage_note", "--format", "csv"))).ReadAll()
 	if err != nil || len(rows) != 2 || rows[0][0] != "run_id" || rows[1][0] != paused.RunID || rows[1][10] != "approve by ada" || rows[1][11] != it.DecidedKey {
 		t.Fatalf("runs --format csv: %q, %v", rows, err)
+	}
+	if rows[0][9] != "receipt_digest" || rows[1][9] != runs[0].ReceiptDigest {
+		t.Fatalf("runs --format csv: the receipt's digest is column receipt_digest, the same as --json's: %q", rows)
 	}
 	if out := cliOK(t, "runs", "--format", "csv"); strings.Contains(out, "AB-1234") || strings.Contains(out, "Cough") {
 		t.Fatalf("the export carries an input:\n%s", out)
