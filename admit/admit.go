@@ -42,6 +42,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -149,7 +150,7 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 		attested         []attestation
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); art, fetchErr = oci.FetchBound(ctx, target, desc) }()
+	go func() { defer wg.Done(); art, fetchErr = oci.FetchBound(ctx, target, desc, schemas.CheckFetchedIR) }()
 	go func() { defer wg.Done(); _, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
 	go func() { defer wg.Done(); attested = readAttestations(ctx, target, desc, policy) }()
 	wg.Wait()

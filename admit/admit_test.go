@@ -20,6 +20,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	ocipkg "github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -112,7 +113,7 @@ func (f *fixture) release(version string, signer *signing.Signer, attesters ...*
 			f.t.Fatal(err)
 		}
 	}
-	art, err := ocipkg.Fetch(ctx, f.store, desc)
+	art, err := ocipkg.Fetch(ctx, f.store, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		f.t.Fatal(err)
 	}

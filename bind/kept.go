@@ -10,6 +10,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // StoreDir is the host's release store under $OA_HOME: one OCI image
@@ -119,7 +120,7 @@ func openStored(ctx context.Context, h *host.Host, b *Binding, opts oci.OpenOpti
 	}
 	var art *oci.Artifact
 	if err == nil {
-		art, err = oci.Fetch(ctx, rel.Target, rel.Descriptor)
+		art, err = oci.Fetch(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 	}
 	switch {
 	case err == nil:
@@ -146,7 +147,7 @@ func openReference(ctx context.Context, b *Binding, ref oci.Ref, opts oci.OpenOp
 	if rel.Descriptor.Digest.String() != b.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the bound reference no longer names the bound artifact")
 	}
-	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
+	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}

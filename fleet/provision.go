@@ -23,6 +23,7 @@ import (
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -583,7 +584,7 @@ func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocis
 		// decision the fleet makes only where its bind follows. Elsewhere
 		// the checks run as a dry run and the admission is left to the
 		// person.
-		art, err := oci.Fetch(ctx, dst, desc)
+		art, err := oci.Fetch(ctx, dst, desc, schemas.CheckFetchedIR)
 		if err != nil {
 			return nil, ocispec.Descriptor{}, err
 		}

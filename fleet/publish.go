@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -449,7 +450,7 @@ func (s *Spec) envelopes(ctx context.Context, opts Options) (map[string]*Envelop
 			refused = append(refused, located(err, s.Pos("deployments", name, "release"), "deployments."+name+".release")...)
 			continue
 		}
-		art, err := oci.Fetch(ctx, target, desc)
+		art, err := oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 		if err != nil {
 			if blocking.Refusals(err) == nil {
 				return nil, err

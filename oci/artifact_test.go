@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
@@ -57,7 +58,7 @@ func TestPushIsReproducibleWithoutTimestamp(t *testing.T) {
 	if da.Digest != db.Digest || da.Digest != again.Digest {
 		t.Fatalf("digests differ: %s %s %s", da.Digest, db.Digest, again.Digest)
 	}
-	art, err := Fetch(ctx, a, da)
+	art, err := Fetch(ctx, a, da, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestFetchRefusesTampering(t *testing.T) {
 			if changed := c.tamper(t, dir, &m); changed != nil {
 				desc = pushRaw(t, store, changed)
 			}
-			_, err = Fetch(ctx, store, desc)
+			_, err = Fetch(ctx, store, desc, schemas.CheckFetchedIR)
 			wantCode(t, err, c.code)
 		})
 	}
@@ -181,7 +182,7 @@ func TestFetchRefusesSchemaInvalidIR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Fetch(context.Background(), store, desc)
+	_, err = Fetch(context.Background(), store, desc, schemas.CheckFetchedIR)
 	wantCode(t, err, blocking.IRSchemaViolation)
 }
 
@@ -225,7 +226,7 @@ func TestCopyCarriesTheArtifact(t *testing.T) {
 	if err != nil || got.Digest != desc.Digest {
 		t.Fatalf("resolve in destination: %v %v", got.Digest, err)
 	}
-	if _, err := Fetch(ctx, dst, got); err != nil {
+	if _, err := Fetch(ctx, dst, got, schemas.CheckFetchedIR); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -291,11 +292,11 @@ func TestFetchBoundAgreesWithFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := Fetch(ctx, store, desc)
+	full, err := Fetch(ctx, store, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bound, err := FetchBound(ctx, store, desc)
+	bound, err := FetchBound(ctx, store, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestFetchBoundAgreesWithFetch(t *testing.T) {
 		}
 		edit(&m)
 		changed := pushRaw(t, store, mustJSON(t, &m))
-		_, err := FetchBound(ctx, store, changed)
+		_, err := FetchBound(ctx, store, changed, schemas.CheckFetchedIR)
 		if l := blocking.Refusals(err); len(l) == 0 || l[0].Code != blocking.ArtifactLayersInvalid {
 			t.Fatalf("%s: FetchBound = %v", name, err)
 		}

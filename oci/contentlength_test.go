@@ -15,6 +15,7 @@ import (
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 	"github.com/oa-dev/oa/testkit/registrytest"
 )
@@ -81,7 +82,7 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = oci.Fetch(ctx, r.Target, r.Descriptor)
+			_, err = oci.Fetch(ctx, r.Target, r.Descriptor, schemas.CheckFetchedIR)
 			return err
 		},
 		"verify": func() error {
@@ -100,7 +101,7 @@ func TestRegistryContentLengthMismatchIsRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			art, err := oci.Fetch(ctx, src, desc)
+			art, err := oci.Fetch(ctx, src, desc, schemas.CheckFetchedIR)
 			if err != nil {
 				return err
 			}

@@ -27,9 +27,13 @@
 // section): descriptors checked before reading, at most their size read, size
 // and digest verified.
 //
-// Fetch checks the manifest's descriptors, reads the IR alone, checks layer
-// count and sizes against the IR's parts before any other layer is read, and
-// checks the IR with schemas.CheckIR. FetchBound binds every layer but the IR
+// Fetch checks the manifest's descriptors, reads the IR alone, holds it to
+// the SchemaCheck its caller must pass (schemas.CheckFetchedIR: canonical,
+// strict, #Worker; a nil check refuses before anything is read), and checks
+// layer count and sizes against the IR's parts before any other layer is
+// read. The check is passed in so that oci loads no CUE (issue 42;
+// TestOCIDoesNotLoadCUE), and package schemas' TestEveryFetchChecksTheSchema
+// holds every caller to schemas.CheckFetchedIR. FetchBound binds every layer but the IR
 // by digest and size without downloading it (the host stages). PlanCopy and
 // Copy read, bound and digest-check everything cosign stores for an artifact
 // before anything is written. Referrers, ReadCosignManifest and
@@ -37,5 +41,5 @@
 // Keep and OpenKept (kept.go) write and read a host's store of releases, a
 // layout where a blob already present is checked again before it is
 // trusted and a damaged one replaced.
-// oci imports neither the compiler nor cosign or sigstore.
+// oci imports neither the compiler nor cosign or sigstore, nor CUE.
 package oci

@@ -9,6 +9,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 	"github.com/oa-dev/oa/testkit/registrytest"
 )
@@ -37,7 +38,7 @@ func BenchmarkFetchRegistry(b *testing.B) {
 			})
 			defer reg.Lie(nil)
 			for b.Loop() {
-				if _, err := Fetch(ctx, target, desc); err != nil {
+				if _, err := Fetch(ctx, target, desc, schemas.CheckFetchedIR); err != nil {
 					b.Fatal(err)
 				}
 			}

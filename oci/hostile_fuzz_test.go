@@ -8,6 +8,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // FuzzWorkerManifest stores arbitrary bytes as a manifest in a layout that
@@ -28,7 +29,7 @@ func FuzzWorkerManifest(f *testing.F) {
 			}
 			return
 		}
-		_, err := Fetch(context.Background(), target, desc)
+		_, err := Fetch(context.Background(), target, desc, schemas.CheckFetchedIR)
 		if err != nil {
 			if blocking.Refusals(err) == nil {
 				t.Fatalf("a fault, not a refusal: %v", err)

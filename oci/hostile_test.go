@@ -14,6 +14,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // junkLayers are n layers naming one 100 KB component blob (stored once
@@ -39,7 +40,7 @@ func fetchSmall(t *testing.T, target Target, desc ocispec.Descriptor) error {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := Fetch(context.Background(), target, desc)
+	_, err := Fetch(context.Background(), target, desc, schemas.CheckFetchedIR)
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 		t.Fatalf("refusing allocated %d bytes", grew)
@@ -65,7 +66,7 @@ func TestManyLayersAreRefusedBeforeReading(t *testing.T) {
 			dir, good, bad := craftIn(t, tc.edit)
 			target := openTestLayout(t, dir, Limits{})
 			wantCode(t, fetchSmall(t, target, bad), blocking.ArtifactLayersInvalid)
-			if _, err := Fetch(context.Background(), target, good); err != nil {
+			if _, err := Fetch(context.Background(), target, good, schemas.CheckFetchedIR); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -112,7 +113,7 @@ func TestManyLayersFromARegistryAreRefusedBeforeReading(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Fetch(ctx, target, desc); err != nil {
+	if _, err := Fetch(ctx, target, desc, schemas.CheckFetchedIR); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -133,7 +134,7 @@ func TestHostileDescriptorsAreNamedRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _, bad := craft(t, tc.edit)
 			target := openTestLayout(t, dir, Limits{})
-			_, err := Fetch(context.Background(), target, bad)
+			_, err := Fetch(context.Background(), target, bad, schemas.CheckFetchedIR)
 			wantCode(t, err, blocking.DescriptorInvalid)
 			if text := err.Error(); strings.Contains(text, "passwd") || strings.Contains(text, "over the limit") || strings.Contains(text, "-1") {
 				t.Fatalf("the refusal repeats the descriptor or misnames it: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
@@ -32,7 +33,7 @@ func TestKeepRepairsADamagedCopy(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = Fetch(ctx, rel.Target, rel.Descriptor)
+		_, err = Fetch(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 		return err
 	}
 	if err := Keep(ctx, src, desc, dir, Limits{}); err != nil {
@@ -41,7 +42,7 @@ func TestKeepRepairsADamagedCopy(t *testing.T) {
 	if err := read(); err != nil {
 		t.Fatalf("kept release: %v", err)
 	}
-	art, err := Fetch(ctx, src, desc)
+	art, err := Fetch(ctx, src, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 	"github.com/oa-dev/oa/testkit/registrytest"
 )
@@ -87,9 +88,9 @@ func TestFetchRefusesALayerClaimedHuge(t *testing.T) {
 			target := openTestLayout(t, dir, Limits{})
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := Fetch(ctx, target, bad)
+			_, err := Fetch(ctx, target, bad, schemas.CheckFetchedIR)
 			wantCode(t, err, tc.code)
-			_, boundErr := FetchBound(ctx, target, bad)
+			_, boundErr := FetchBound(ctx, target, bad, schemas.CheckFetchedIR)
 			if tc.layer == 0 {
 				wantCode(t, boundErr, tc.code)
 			} else if boundErr == nil {
@@ -104,7 +105,7 @@ func TestFetchRefusesALayerClaimedHuge(t *testing.T) {
 				t.Fatalf("refusal does not say how to raise the limit: %v", err)
 			}
 			// The same layout still serves the good artifact.
-			if _, err := Fetch(ctx, target, good); err != nil {
+			if _, err := Fetch(ctx, target, good, schemas.CheckFetchedIR); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -114,11 +115,11 @@ func TestFetchRefusesALayerClaimedHuge(t *testing.T) {
 func TestFetchHonoursPolicyLimits(t *testing.T) {
 	ctx := context.Background()
 	dir, good, _ := craft(t, func(m *ocispec.Manifest) {})
-	_, err := Fetch(ctx, openTestLayout(t, dir, Limits{IRBytes: 16}), good)
+	_, err := Fetch(ctx, openTestLayout(t, dir, Limits{IRBytes: 16}), good, schemas.CheckFetchedIR)
 	wantCode(t, err, blocking.LayerTooLarge)
-	_, err = Fetch(ctx, openTestLayout(t, dir, Limits{TotalBytes: 16}), good)
+	_, err = Fetch(ctx, openTestLayout(t, dir, Limits{TotalBytes: 16}), good, schemas.CheckFetchedIR)
 	wantCode(t, err, blocking.LayerTooLarge)
-	if _, err := Fetch(ctx, openTestLayout(t, dir, Limits{}), good); err != nil {
+	if _, err := Fetch(ctx, openTestLayout(t, dir, Limits{}), good, schemas.CheckFetchedIR); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -147,7 +148,7 @@ func lyingRegistry(t *testing.T) (*registrytest.Registry, Target, ocispec.Descri
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := Fetch(ctx, target, desc)
+	art, err := Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestRegistryStreamingZerosIsRefused(t *testing.T) {
 	})
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := Fetch(ctx, target, desc)
+	_, err := Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	wantCode(t, err, blocking.LayerDigestMismatch)
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -247,21 +248,21 @@ func TestLayoutEntryWithAbsurdSizeDoesNotPoisonOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fetch(ctx, target, got); err != nil {
+	if _, err := Fetch(ctx, target, got, schemas.CheckFetchedIR); err != nil {
 		t.Fatalf("a valid digest is poisoned: %v", err)
 	}
 	absurd, err := Resolve(ctx, target, "absurd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Fetch(ctx, target, absurd)
+	_, err = Fetch(ctx, target, absurd, schemas.CheckFetchedIR)
 	wantCode(t, err, blocking.ManifestTooLarge)
 	for _, tag := range []string{"zero", "fifo"} {
 		d, err := Resolve(ctx, target, tag)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Fetch(ctx, target, d)
+		_, err = Fetch(ctx, target, d, schemas.CheckFetchedIR)
 		wantCode(t, err, blocking.LayoutInvalid)
 	}
 	// Referrers are read through the graph, which skips the bad entries.
@@ -331,7 +332,7 @@ func TestLayoutWrittenByOaReadsWithOrasGo(t *testing.T) {
 			t.Fatalf("oras-go resolves %s to %v, %v", tag, got.Digest, err)
 		}
 	}
-	if _, err := Fetch(ctx, store, desc); err != nil {
+	if _, err := Fetch(ctx, store, desc, schemas.CheckFetchedIR); err != nil {
 		t.Fatal(err)
 	}
 }

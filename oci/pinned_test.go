@@ -7,6 +7,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/examples"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
@@ -29,7 +30,7 @@ func TestOpenPinned(t *testing.T) {
 	if rel.Descriptor.Digest != desc.Digest || rel.Ref.Digest != desc.Digest {
 		t.Fatalf("opened %+v, want %s", rel, desc.Digest)
 	}
-	if _, err := FetchBound(ctx, rel.Target, rel.Descriptor); err != nil {
+	if _, err := FetchBound(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR); err != nil {
 		t.Fatalf("the pinned release does not read back: %v", err)
 	}
 	tagged := ref

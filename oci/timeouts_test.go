@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // Short deadlines keep these tests fast; what they check is that the
@@ -121,7 +122,7 @@ func TestTricklingRegistryIsATimeout(t *testing.T) {
 		trickle(w, req, irDesc.Size, 100*time.Millisecond)
 		return true
 	})
-	_, err = Fetch(context.Background(), target, desc)
+	_, err = Fetch(context.Background(), target, desc, schemas.CheckFetchedIR)
 	wantRegistryCode(t, err, blocking.RegistryTimeout, reg.Host())
 }
 
@@ -141,7 +142,7 @@ func TestSlowRegistryMeetsTheOperationTimeout(t *testing.T) {
 		}
 		return false
 	})
-	_, err = Fetch(context.Background(), target, desc)
+	_, err = Fetch(context.Background(), target, desc, schemas.CheckFetchedIR)
 	wantRegistryCode(t, err, blocking.RegistryTimeout, reg.Host())
 	if !strings.Contains(blocking.Refusals(err)[0].Detail, "operation timeout") {
 		t.Fatalf("not the operation timeout: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // published publishes the clinic example into a new host folder that
@@ -104,7 +105,7 @@ func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 	ctx := context.Background()
 	_, rel := published(t)
-	art, err := oci.Fetch(ctx, rel.Target, rel.Desc)
+	art, err := oci.Fetch(ctx, rel.Target, rel.Desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -104,7 +105,7 @@ func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compile
 	if _, err := signing.Sign(ctx, target, r.Desc, signing.WriteOptions{Signer: publisher, Repository: ref.Name()}); err != nil {
 		return nil, err
 	}
-	art, err := oci.Fetch(ctx, target, r.Desc)
+	art, err := oci.Fetch(ctx, target, r.Desc, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
 	"github.com/oa-dev/oa/resolve"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
@@ -212,7 +213,7 @@ func newRecomputeHost(b *testing.B) *recomputeHost {
 		c, name, _, _ := id(i)
 		h.AddConnection(r.host, name, c, hosttest.Sandbox)
 	}
-	art, err := oci.Fetch(ctx, h.Target, h.Desc)
+	art, err := oci.Fetch(ctx, h.Target, h.Desc, schemas.CheckFetchedIR)
 	if err != nil {
 		b.Fatal(err)
 	}

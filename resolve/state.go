@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // Load reads and verifies everything a resolution of the release desc
@@ -28,7 +29,7 @@ func Load(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc oc
 	if status.State != admit.Active {
 		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
 	}
-	art, err := oci.FetchBound(ctx, target, desc)
+	art, err := oci.FetchBound(ctx, target, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}

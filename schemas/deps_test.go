@@ -25,6 +25,26 @@ func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 	}
 }
 
+// TestOCIDoesNotLoadCUE: reading and copying artifacts needs no CUE
+// (issue 42); the #Worker check a fetch holds the IR to is passed in
+// (schemas.CheckFetchedIR), so oci's import graph holds no cuelang.org
+// package.
+func TestOCIDoesNotLoadCUE(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../oci").Output()
+	if err != nil {
+		t.Fatalf("go list -deps oci: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/oa-dev/oa/ir") {
+		t.Fatalf("go list -deps oci lists no ir: is it listing oci? %v", deps)
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "cuelang.org/") {
+			t.Errorf("oci loads CUE: %s", d)
+		}
+	}
+}
+
 // stageOrder is every package of the module outside cmd/, internal/ and
 // testkit/, in the order data flows: the shared vocabulary first (codes,
 // the contract, the IR and its schemas), then the pipeline stages
@@ -35,7 +55,7 @@ func TestHostStagesDoNotLoadTheCompiler(t *testing.T) {
 var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "ledger/translog", "host", "admit", "projection",
-	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector", "connection",
+	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector/secretfile", "connector/remote", "connector", "connection",
 	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo", "console",
 }
 

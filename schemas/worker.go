@@ -100,3 +100,14 @@ func CheckIR(b []byte, c IRCheck) (*ir.Worker, error) {
 	}
 	return w, nil
 }
+
+// CheckFetchedIR is the check every release read holds its IR layer to,
+// passed to oci.Fetch and oci.FetchBound: the canonical encoding, strict
+// decoding and #Worker (IRSchema), enough to believe the IR's names
+// before anything is derived from them. The invariants and the
+// customer-state scan are the later stages' and conformance's named
+// checks, so a fetch stops at the schema. It lives here, not in oci, so
+// that reading an artifact does not load CUE (issue 42).
+func CheckFetchedIR(irBytes []byte) (*ir.Worker, error) {
+	return CheckIR(irBytes, IRCheck{Canonical: true, Through: IRSchema})
+}

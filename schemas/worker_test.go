@@ -59,3 +59,48 @@ func TestCheckIRStopsWhereAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckFetchedIRStopsAtTheSchema: the check a fetch holds an
+// artifact's IR to is canonical decoding and #Worker, as oci.Fetch did
+// before issue 42 moved it here; the invariants and the customer-state
+// scan are left to the stages after it.
+func TestCheckFetchedIRStopsAtTheSchema(t *testing.T) {
+	good, err := os.ReadFile("../ir/testdata/clinic-triage.ir.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ir.Decode(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Persona.Text += " Be brief." // an invariant: the digest no longer matches
+	badDigest, err := ir.Encode(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Version = "one"
+	badSchema, err := ir.Encode(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		b    []byte
+		want blocking.Code // "" accepts
+	}{
+		{"good", good, ""},
+		{"not canonical", append([]byte(" "), good...), blocking.IRMalformed},
+		{"schema", badSchema, blocking.IRSchemaViolation},
+		{"invariant, left to the stages", badDigest, ""},
+	}
+	for _, c := range cases {
+		got, err := CheckFetchedIR(c.b)
+		l := blocking.Refusals(err)
+		switch {
+		case c.want == "" && (err != nil || got == nil):
+			t.Errorf("%s: CheckFetchedIR = %v, want accepted", c.name, err)
+		case c.want != "" && (got != nil || len(l) == 0 || l[0].Code != c.want):
+			t.Errorf("%s: CheckFetchedIR = %v, want %s", c.name, err, c.want)
+		}
+	}
+}

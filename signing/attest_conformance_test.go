@@ -9,6 +9,7 @@ import (
 	"github.com/oa-dev/oa/examples"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
@@ -40,7 +41,7 @@ func TestAttestConformanceAttestsAPassingReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		art, err := oci.Fetch(ctx, store, desc)
+		art, err := oci.Fetch(ctx, store, desc, schemas.CheckFetchedIR)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // Links of the integrity chain, in order.
@@ -73,7 +74,7 @@ func (c *Chain) Err() error {
 func VerifyChain(ctx context.Context, rel *oci.Release, publisher, authority *Verifier) *Chain {
 	c := &Chain{}
 	target, desc := rel.Target, rel.Descriptor
-	art, err := oci.Fetch(ctx, target, desc)
+	art, err := oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	c.add(LinkArtifact, desc.Digest.String(), artifactPart(err, false))
 	c.add(LinkIR, irDigest(art), artifactPart(err, true))
 	c.Artifact = art

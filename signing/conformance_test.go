@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/testkit/exampletest"
 )
 
@@ -36,7 +37,7 @@ func pushEdited(t *testing.T, edit func(w *ir.Worker)) (*oci.Artifact, oras.Targ
 	if err != nil {
 		t.Fatal(err)
 	}
-	art, err := oci.Fetch(ctx, store, desc)
+	art, err := oci.Fetch(ctx, store, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestConformancePassesForCompiledExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		art, err := oci.Fetch(context.Background(), store, desc)
+		art, err := oci.Fetch(context.Background(), store, desc, schemas.CheckFetchedIR)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestVerifyChainLinks(t *testing.T) {
 	if _, err := Sign(ctx, store, desc, WriteOptions{Signer: pubS, Repository: "oa.local/clinic"}); err != nil {
 		t.Fatal(err)
 	}
-	art, err := oci.Fetch(ctx, store, desc)
+	art, err := oci.Fetch(ctx, store, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 	"github.com/oa-dev/oa/signing"
 	"github.com/oa-dev/oa/testkit/interoptest"
 	"github.com/oa-dev/oa/testkit/registrytest"
@@ -46,7 +47,7 @@ func (p *publisher) conformancePredicate(pinned string) string {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	art, err := oci.Fetch(ctx, target, desc)
+	art, err := oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // TestForeignIRRefusedAlikeByEveryCaller: the three places that take IR
@@ -104,7 +105,7 @@ func fetchRefusal(t *testing.T, w *ir.Worker, b []byte) blocking.Error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = oci.Fetch(ctx, target, desc)
+	_, err = oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	l := blocking.Refusals(err)
 	if len(l) == 0 {
 		t.Fatalf("Fetch = %v, want a refusal", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
+	"github.com/oa-dev/oa/schemas"
 )
 
 // Home is $OA_HOME, by default ~/.oa: host state and the default OCI
@@ -140,7 +141,7 @@ func (f *RefFlags) OpenPinned(ctx context.Context, s string) (*Pinned, error) {
 	if err := ref.RequireDigest(desc.Digest); err != nil {
 		return nil, err
 	}
-	art, err := oci.Fetch(ctx, target, desc)
+	art, err := oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/projection"
+	"github.com/oa-dev/oa/schemas"
 )
 
 func newProjectCmd() *cobra.Command {
@@ -45,7 +46,7 @@ is refused and nothing is written.`,
 			if err != nil {
 				return err
 			}
-			art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor)
+			art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 			if err != nil {
 				return err
 			}
