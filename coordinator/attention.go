@@ -30,10 +30,7 @@ func (eng *engine) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.
 	if err != nil {
 		return err
 	}
-	pause := func(update func([]byte) ([]byte, error)) error {
-		return eng.ledger.Tables().PauseRun(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
-	}
-	err = eng.writeRun(r.RunID, pause, func(cur *runState) error {
+	err = eng.writer.Pause(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
 		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
 			return err
 		}
@@ -49,10 +46,10 @@ func (eng *engine) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.
 
 // finish makes a run this process executes terminal, with the reason
 // reasonOf gives its stored state (what it owes applied), and seals its
-// receipt in the same write (ledger.FinishRun). When the receipt cannot be
-// sealed the outcome is still written, alone, and the fault told to the
-// operator; the run is sealed when next read (settle). It returns the
-// state it sealed, or nil when it sealed none.
+// receipt in the same write (ledger.RunWriter.Finish). When the receipt
+// cannot be sealed the outcome is still written, alone, and the fault
+// told to the operator; the run is sealed when next read (settle). It
+// returns the state it sealed, or nil when it sealed none.
 func (eng *engine) finish(ctx context.Context, runID string, reasonOf func(*runState) contract.Reason) *runState {
 	// The write happens even when the coordinator is closing; ctx only
 	// carries the run's trace context.
@@ -66,12 +63,10 @@ func (eng *engine) finish(ctx context.Context, runID string, reasonOf func(*runS
 		}
 		return cur.finish(cur.afterChange(reasonOf(cur)))
 	}
-	move, paid := eng.owing(runID, ended)
-	sealed, err := eng.ledger.FinishRun(ctx, runID, eng.now(), func(r *ledger.RunRecord) error { return move((*runState)(r)) })
+	sealed, err := eng.writer.Finish(ctx, runID, eng.now(), ended)
 	switch {
 	case err == nil:
-		paid()
-		return (*runState)(sealed)
+		return sealed
 	case errors.Is(err, errNotContinued):
 		return nil
 	}

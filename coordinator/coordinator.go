@@ -90,9 +90,10 @@ type Coordinator struct {
 	witnessing chan struct{}
 }
 
-// engine runs runs: their slots, the runs executing here, their intakes
-// and owed writes, each step and its effect, guard and plan check, each
-// state change through the run's state machine. It reads the session's
+// engine runs runs: their slots, the runs executing here, their intakes,
+// the run writer (their writes and owed changes), each step and its
+// effect, guard and plan check, each state change through the run's
+// state machine. It reads the session's
 // binding and sessions, evaluates through the evaluator, checks the store
 // through the guard and pauses on the desk.
 type engine struct {
@@ -112,9 +113,9 @@ type engine struct {
 	// active holds a channel per run this process is executing, closed
 	// when the run stops (terminal or paused).
 	active map[string]chan struct{}
-	// owed holds the changes of the runs executing here that ride on
-	// their next write (owed.go).
-	owed owed
+	// writer writes the runs executing here and holds the changes that
+	// ride on their next write (ledger.RunWriter).
+	writer *ledger.RunWriter[runState]
 	// intakes holds the intake of each new run still being taken in
 	// while its first steps run (intake.go).
 	intakes intakes
@@ -280,6 +281,7 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if c.secret, err = c.ledger.Secret(); err != nil {
 		return nil, err
 	}
+	c.engine.writer = ledger.NewRunWriter(c.ledger, c.engine.runStates())
 	// Loaded here, so a receipt key that does not load refuses the
 	// start, not the first seal.
 	if _, err = c.ledger.ReceiptSigner(); err != nil {

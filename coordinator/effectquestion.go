@@ -239,10 +239,7 @@ func (dk *desk) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry
 	if err != nil {
 		return nil, err
 	}
-	pause := func(update func([]byte) ([]byte, error)) error {
-		return dk.ledger.Tables().PauseRun(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, update)
-	}
-	err = dk.eng.writeRun(r.RunID, pause, func(cur *runState) error {
+	err = dk.eng.writer.Pause(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
 		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
 			return err
 		}

@@ -405,51 +405,52 @@ func (eng *engine) settle(ctx context.Context, r *runState) (*runState, error) {
 	return r, nil
 }
 
-// update moves a run in one write transaction.
+// update moves a run in one write transaction, through the run writer:
+// what the run owes applied first, then f, the time stamped.
 func (eng *engine) update(ctx context.Context, runID string, f func(*runState) error) error {
-	return eng.writeRun(runID, func(update func([]byte) ([]byte, error)) error {
-		return eng.ledger.Tables().UpdateRun(ctx, runID, update)
-	}, f)
+	return eng.writer.Update(ctx, runID, f)
 }
 
-// writeRun is a write of a run's state through a store write that hands
-// over the stored bytes: write runs update in its transaction, which
-// decodes the stored state, moves it (owing) and encodes the result.
-func (eng *engine) writeRun(runID string, write func(update func([]byte) ([]byte, error)) error, f func(*runState) error) error {
-	if err := eng.intakes.wait(runID); err != nil {
-		return err
+// runStates is how the engine's run writer (ledger.RunWriter) handles a
+// runState: coded with the host's secret, stamped with the engine's
+// clock, and a new run's writes held until its intake is done
+// (intake.go).
+func (eng *engine) runStates() ledger.RunStates[runState] {
+	return ledger.RunStates[runState]{
+		Decode:   func(b []byte) (*runState, error) { return decodeRun(eng.secret, b) },
+		Encode:   func(r *runState) ([]byte, error) { return r.encode(eng.secret) },
+		OfRecord: func(r *ledger.RunRecord) *runState { return (*runState)(r) },
+		Stamp:    func(r *runState) { r.UpdatedAt = eng.now().UTC() },
+		Ready:    eng.intakes.wait,
 	}
-	move, paid := eng.owing(runID, f)
-	err := write(func(b []byte) ([]byte, error) {
-		r, err := decodeRun(eng.secret, b)
-		if err != nil {
-			return nil, err
-		}
-		if err := move(r); err != nil {
-			return nil, err
-		}
-		return r.encode(eng.secret)
-	})
-	if err == nil {
-		paid()
-	}
-	return err
 }
 
-// owing is how every write of a run's state this process makes moves the
-// run: move applies what the run owes (owed.go), then f, and stamps the
-// time; paid forgets what the write carried, once it committed.
-func (eng *engine) owing(runID string, f func(*runState) error) (move func(*runState) error, paid func()) {
-	var upto uint64
-	move = func(r *runState) error {
-		upto = eng.owed.onto(r)
-		if err := f(r); err != nil {
-			return err
+// owe applies change to r, the run as this process executes it, and owes
+// it to the run's next write (ledger.RunWriter): only a change no outcome
+// depends on before that write may be owed — an effect's completion,
+// whose in-flight mark was made durable before the call, so a crash
+// before the next write reads as an effect that may have been made
+// (not_sure_if_saved), never as one not sent; a check's evidence, which
+// only the verdict reads, written with the receipt.
+func (eng *engine) owe(r *runState, change func(*runState)) {
+	change(r)
+	eng.writer.Owe(r.RunID, change)
+}
+
+// payOwed writes what run runID still owes when its execution ends
+// without a write that carried it (in practice none does: every ending
+// writes the run). A run no longer executing here (ended by another
+// caller) is left as it is.
+func (eng *engine) payOwed(runID string) {
+	err := eng.writer.Pay(context.Background(), runID, func(cur *runState) error {
+		if cur.Status == stateTerminal || cur.Owner != eng.me {
+			return errNotContinued
 		}
-		r.UpdatedAt = eng.now().UTC()
 		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(eng.opts.Operator, "oa coordinator: run %s: the changes it made last were not written: %v\n", runID, err)
 	}
-	return move, func() { eng.owed.paid(runID, upto) }
 }
 
 // checkInputs validates inputs against the job's input schema, resolved

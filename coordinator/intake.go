@@ -11,10 +11,10 @@ import (
 // first read instead of coming before it. ("Admission" is a release's,
 // package admit's; a run is taken in.) What holds the promise that
 // nothing changes before the intake: every write of a run this process
-// executes waits for it (writeRun, finish), and an effect is only sent
-// after a write (its in-flight mark), as is a pause. A run refused at its
-// intake is cancelled and writes nothing: its reads, which change
-// nothing, are all it did, and its caller gets the refusal.
+// executes waits for it (the run writer's Ready, finish), and an effect
+// is only sent after a write (its in-flight mark), as is a pause. A run
+// refused at its intake is cancelled and writes nothing: its reads,
+// which change nothing, are all it did, and its caller gets the refusal.
 
 // errRefusedAtIntake is what a write of a run refused at its intake
 // gets: the run has no row to write, and stops.

@@ -20,10 +20,10 @@ import (
 )
 
 // TestPauseAfterEffectCarriesItsCompletion: an effect's completion is not
-// a write of its own but rides on the run's next one (owed.go). Here the
-// next write is a pause — the check after the effect reads through a
-// capability that needs a person's approval — so the pause must carry
-// the completion: resumed, the run skips the effect and the note is
+// a write of its own but rides on the run's next one (ledger.RunWriter).
+// Here the next write is a pause — the check after the effect reads
+// through a capability that needs a person's approval — so the pause must
+// carry the completion: resumed, the run skips the effect and the note is
 // written once. Without it the resumed run finds the effect only in
 // flight and sends it again.
 func TestPauseAfterEffectCarriesItsCompletion(t *testing.T) {

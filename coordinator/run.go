@@ -159,3 +159,41 @@ func digestJSON(b json.RawMessage) string {
 	}
 	return ir.DigestBytes(c)
 }
+
+// completedEffect is the change an effect's success (reason "") or
+// failure makes to its run: a success is completed with its result's
+// digest; the in-flight mark ends when the call succeeded or provably
+// wrote nothing.
+func completedEffect(step, digest string, reason contract.Reason) func(*runState) {
+	return func(cur *runState) {
+		if reason == "" {
+			if !slices.Contains(cur.Completed, step) {
+				cur.Completed = append(cur.Completed, step)
+			}
+			cur.Digests = withDigest(cur.Digests, step, digest)
+		}
+		if cur.InFlight == step && (reason == "" || reasonWroteNothing(reason)) {
+			cur.InFlight = ""
+		}
+	}
+}
+
+// evidenceRead is the change a check that held makes to its run: its
+// evidence, and the digest of what it read.
+func evidenceRead(step, evidence, digest string) func(*runState) {
+	return func(cur *runState) {
+		if !slices.Contains(cur.Evidence, evidence) {
+			cur.Evidence = append(cur.Evidence, evidence)
+		}
+		cur.Digests = withDigest(cur.Digests, step, digest)
+	}
+}
+
+// withDigest is digests with step's digest set (a new map when nil).
+func withDigest(digests map[string]string, step, digest string) map[string]string {
+	if digests == nil {
+		digests = map[string]string{}
+	}
+	digests[step] = digest
+	return digests
+}

@@ -209,7 +209,7 @@ func (eng *engine) steps(ctx context.Context, r *runState, inputs []byte) error 
 			}
 			if ok && s.Evidence != "" {
 				// Written with the run's next write: the verdict, sealed
-				// with the receipt, is its only reader (owed.go).
+				// with the receipt, is its only reader (engine.owe).
 				eng.owe(r, evidenceRead(s.ID, s.Evidence, digestJSON(res)))
 			}
 		}
@@ -434,7 +434,7 @@ func (eng *engine) effectStep(ctx context.Context, r *runState, s ir.Step, input
 		}
 	} else {
 		// The in-flight mark is durable: the answer rides on the run's
-		// next write, its terminal one included (owed.go).
+		// next write, its terminal one included (engine.owe).
 		eng.owe(r, answered)
 	}
 	if reason != "" {
