@@ -85,7 +85,7 @@ type Verification struct {
 	// a stdio server, whose version oa chooses); a change raises the
 	// revision like a changed inventory.
 	Protocol string `json:"protocol,omitempty"`
-	// Transport is how a remote server was reached (connector's
+	// Transport is how a remote server was reached (connector/remote's
 	// TransportStreamable, or TransportSSE for a server of the older
 	// HTTP+SSE transport); a change raises the revision like the protocol.
 	Transport  string    `json:"transport,omitempty"`

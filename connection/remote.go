@@ -2,7 +2,7 @@ package connection
 
 import (
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/ir"
 )
 
@@ -23,7 +23,7 @@ func checkRemote(opts *AddOptions) blocking.List {
 	if len(cfg.Env) > 0 || len(cfg.Settings) > 0 || cfg.SecretFile != "" {
 		bad("env", "a remote connection passes secrets as headers: use --header NAME --secret-file F or --bearer-secret-file F")
 	}
-	r, err := connector.NormalizeRemote(*cfg.Remote)
+	r, err := remote.Normalize(*cfg.Remote)
 	if err != nil {
 		for _, e := range blocking.Refusals(err) {
 			bad(e.Path, "%s", e.Detail)

@@ -4,6 +4,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/remote"
 )
 
 // The states a connection is in, as View.State and Record.State say them.
@@ -66,7 +67,7 @@ type View struct {
 	Enforced    *confine.Level `json:"enforced,omitempty"`
 	// Login is the state of an OAuth connection's stored login (never a
 	// token), set by whoever shows one connection (StoredLogin).
-	Login *connector.LoginState `json:"login,omitempty"`
+	Login *remote.LoginState `json:"login,omitempty"`
 	// Level is the level the server is held to on this host now, set by
 	// whoever shows one connection (LevelNow).
 	Level *HostLevel `json:"level,omitempty"`

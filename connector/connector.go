@@ -13,6 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/telemetry"
@@ -42,8 +43,8 @@ type Config struct {
 	Command string `json:"command"`
 	// Remote, when set, is a server reached over Streamable HTTP instead
 	// of a program started over stdio.
-	Remote *Remote  `json:"remote,omitempty"`
-	Args   []string `json:"args"`
+	Remote *remote.Config `json:"remote,omitempty"`
+	Args   []string       `json:"args"`
 	// Env holds NAMES of environment variables passed to the server; their
 	// values are read from oa's environment at start.
 	Env []string `json:"env,omitempty"`
@@ -243,8 +244,8 @@ func Probe(ctx context.Context, cfg Config, opts Options) (*Inventory, error) {
 type Description struct {
 	Inventory Inventory
 	Protocol  string
-	// Transport is how a remote server was reached (TransportStreamable or
-	// TransportSSE); "" for a stdio server.
+	// Transport is how a remote server was reached (remote.TransportStreamable or
+	// remote.TransportSSE); "" for a stdio server.
 	Transport string
 }
 

@@ -11,8 +11,9 @@
 //   - procTransport (proc*.go): a program started in a confined process
 //     tree of its own (start, confinement, cgroups, user namespaces,
 //     stderr, reaping orphans);
-//   - remoteTransport (remote*.go): a remote server over Streamable HTTP
-//     (or HTTP+SSE), with secret headers and OAuth login;
+//   - remoteTransport (remotetransport.go): a remote server over
+//     Streamable HTTP (or HTTP+SSE), with secret headers and OAuth login,
+//     its HTTP side in package remote;
 //   - sandboxTransport (sandboxtransport.go): the built-in sandbox
 //     records connector, served in this process.
 //
@@ -44,17 +45,11 @@
 // explicit values with the MCP defaults, so how a server spells a default
 // does not change a digest.
 //
-// Remote servers (remote*.go) are reached over Streamable HTTP with the
-// go-sdk's StreamableClientTransport; secret headers are read per request,
-// bodies and events are capped at 4 MiB, and failures are named
-// (remote_unreachable, remote_tls_untrusted, remote_unauthorized,
-// remote_forbidden, remote_not_sent, remote_response_too_large); HTTP+SSE is
-// tried only after a 404 or 405, held to the URL's origin. OAuth 2.1
-// (remoteoauth.go, remotelogin.go): Login runs the go-sdk's
-// authorization-code flow (PKCE, resource indicator, loopback redirect)
-// and keeps the tokens sealed in Options.Tokens; each request takes its
-// access token from there, refreshed under a file lock, and a 401 or a
-// missing login is a named refusal, never a retry.
+// Remote servers are package remote's (see its documentation): Streamable
+// HTTP, or HTTP+SSE after a 404 or 405, secret headers read per request,
+// bodies bounded, failures named, and OAuth 2.1 whose tokens are kept in
+// Options.Tokens; Login, Logout and StoredLogin here take a connection's
+// Config and run remote's with the client every session speaks with.
 //
 // Every stdio server starts confined (package confine): the connection's
 // confine.Profile becomes a Spec, and the launcher, this binary re-executed

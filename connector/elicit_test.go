@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/testkit/interoptest"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestElicitationServerEverything(t *testing.T) {
 	srv := interoptest.StartEverything(t)
 	ctx := context.Background()
-	s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: srv.URL}}, connector.Options{Timeout: 30 * time.Second})
+	s, err := connector.Open(ctx, connector.Config{Remote: &remote.Config{URL: srv.URL}}, connector.Options{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestElicitationAnswerUnchanged(t *testing.T) {
 
 func elicitAnswerUnchanged(t *testing.T, stateless bool, protocol string) {
 	ctx := context.Background()
-	s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: askingServer(t, stateless)}}, connector.Options{Timeout: 10 * time.Second})
+	s, err := connector.Open(ctx, connector.Config{Remote: &remote.Config{URL: askingServer(t, stateless)}}, connector.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestElicitationAnswerNotFilled(t *testing.T) {
 	}
 	t.Run("server-everything", func(t *testing.T) {
 		srv := interoptest.StartEverything(t)
-		s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: srv.URL}}, connector.Options{Timeout: 30 * time.Second})
+		s, err := connector.Open(ctx, connector.Config{Remote: &remote.Config{URL: srv.URL}}, connector.Options{Timeout: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +186,7 @@ func TestElicitationAnswerNotFilled(t *testing.T) {
 		protocol  string
 	}{{false, "2025-11-25"}, {true, "2026-07-28"}} {
 		t.Run(tc.protocol, func(t *testing.T) {
-			s, err := connector.Open(ctx, connector.Config{Remote: &connector.Remote{URL: defaultsServer(t, tc.stateless)}}, connector.Options{Timeout: 10 * time.Second})
+			s, err := connector.Open(ctx, connector.Config{Remote: &remote.Config{URL: defaultsServer(t, tc.stateless)}}, connector.Options{Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

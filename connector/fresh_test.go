@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
@@ -71,7 +72,7 @@ func TestAnnouncesToolChanges(t *testing.T) {
 		{"silent subprocess", connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file}, Confinement: connectortest.Allow(filepath.Dir(file))}, false},
 		{"announcing subprocess", connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file, "--announce-changes"}, Confinement: connectortest.Allow(filepath.Dir(file))}, true},
 		{"sandbox", connector.Config{Command: connector.SandboxCommand}, true},
-		{"remote", remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), false},
+		{"remote", remoteConfig(remote.Config{URL: srv.URL + "/mcp"}), false},
 	} {
 		s, err := connector.Open(ctx, tc.cfg, connector.Options{Timeout: 10 * time.Second, SandboxDir: t.TempDir()})
 		if err != nil {

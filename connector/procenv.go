@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"io"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
-	"syscall"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/secretfile"
 )
 
 // envNameChars is the shape of an environment variable name oa passes on,
@@ -108,18 +107,15 @@ func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) 
 // secretEntry is one NAME=VALUE line of a secret file.
 type secretEntry struct{ name, value string }
 
-// readSecretFile opens the file once and checks the open file (not the path)
-// so the file judged is the file read. Refusals name the rule, never the path
-// or the contents.
+// readSecretFile reads the entries of the secret file at path, opened
+// once and held to the rules of package secretfile. Refusals name the
+// rule, never the path or the contents.
 func readSecretFile(path string) ([]secretEntry, error) {
-	f, err := os.Open(path)
+	f, err := secretfile.Open(path)
 	if err != nil {
-		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be opened")
-	}
-	defer f.Close()
-	if err := checkSecretFileInfo(f); err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
 		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
@@ -128,25 +124,6 @@ func readSecretFile(path string) ([]secretEntry, error) {
 		return nil, blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is larger than %d bytes", maxSecretFile)
 	}
 	return parseSecrets(data)
-}
-
-// checkSecretFileInfo holds a secret file to what ssh holds a private key
-// to: a regular file, mode exactly 0600, owned by the user oa runs as.
-func checkSecretFileInfo(f *os.File) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
-	}
-	if !fi.Mode().IsRegular() {
-		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is not a regular file")
-	}
-	if fi.Mode().Perm() != 0o600 {
-		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file must have mode 0600")
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is not owned by the user oa runs as")
-	}
-	return nil
 }
 
 // parseSecrets reads NAME=VALUE lines. Blank lines and lines starting with

@@ -21,6 +21,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 )
 
 type lookupIn struct {
@@ -83,7 +84,7 @@ func wantCode(t *testing.T, err error, code blocking.Code) {
 	}
 }
 
-func remoteConfig(r connector.Remote) connector.Config {
+func remoteConfig(r remote.Config) connector.Config {
 	return connector.Config{Remote: &r}
 }
 
@@ -110,7 +111,7 @@ func TestRemoteDescribeAndCall(t *testing.T) {
 			mcpHandler.ServeHTTP(w, r)
 		}))
 		keyFile, tokenFile := secretFile(t, apiKey), secretFile(t, token)
-		cfg := remoteConfig(connector.Remote{URL: srv.URL + "/mcp", Headers: []connector.RemoteHeader{{Name: "x-api-key", SecretFile: keyFile}}, BearerSecretFile: tokenFile})
+		cfg := remoteConfig(remote.Config{URL: srv.URL + "/mcp", Headers: []remote.Header{{Name: "x-api-key", SecretFile: keyFile}}, BearerSecretFile: tokenFile})
 		ctx := context.Background()
 		d, err := connector.Describe(ctx, cfg, connector.Options{Timeout: 10 * time.Second})
 		if err != nil {
@@ -167,11 +168,11 @@ func TestRemoteStoppedServerIsUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: "http://" + addr + "/mcp"}), connector.Options{Timeout: 5 * time.Second})
+	_, err = connector.Describe(context.Background(), remoteConfig(remote.Config{URL: "http://" + addr + "/mcp"}), connector.Options{Timeout: 5 * time.Second})
 	wantCode(t, err, blocking.RemoteUnreachable)
 
 	srv := httptest.NewServer(remoteServer(t, false))
-	s, err := connector.Open(context.Background(), remoteConfig(connector.Remote{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
+	s, err := connector.Open(context.Background(), remoteConfig(remote.Config{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestRemoteUnansweredCallIsATimeout(t *testing.T) {
 	t.Cleanup(srv.Close) // after the hanging handler is released (cleanups run last first)
 	srv.Config.Handler = remoteServer(t, false)
 	srv.Start()
-	s, err := connector.Open(context.Background(), remoteConfig(connector.Remote{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
+	s, err := connector.Open(context.Background(), remoteConfig(remote.Config{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestRemoteUnansweredCallIsATimeout(t *testing.T) {
 func TestRemoteResponseTooLarge(t *testing.T) {
 	for _, jsonResponse := range []bool{false, true} {
 		srv := httptest.NewServer(remoteServer(t, jsonResponse))
-		s, err := connector.Open(context.Background(), remoteConfig(connector.Remote{URL: srv.URL}), connector.Options{Timeout: 10 * time.Second})
+		s, err := connector.Open(context.Background(), remoteConfig(remote.Config{URL: srv.URL}), connector.Options{Timeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,19 +239,19 @@ func TestRemoteResponseTooLarge(t *testing.T) {
 func TestRemoteTLS(t *testing.T) {
 	srv := httptest.NewTLSServer(remoteServer(t, false))
 	defer srv.Close()
-	_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
+	_, err := connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL}), connector.Options{Timeout: 5 * time.Second})
 	wantCode(t, err, blocking.RemoteTLSUntrusted)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL, CAFile: ca}), connector.Options{Timeout: 5 * time.Second}); err != nil {
+	if _, err := connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL, CAFile: ca}), connector.Options{Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(ca, []byte("not a certificate"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL, CAFile: ca}), connector.Options{Timeout: 5 * time.Second})
+	_, err = connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL, CAFile: ca}), connector.Options{Timeout: 5 * time.Second})
 	wantCode(t, err, blocking.RemoteCAInvalid)
 }
 
@@ -267,53 +268,13 @@ func TestRemoteBearerMiddleware(t *testing.T) {
 	srv := httptest.NewServer(auth.RequireBearerToken(verify, nil)(remoteServer(t, false)))
 	defer srv.Close()
 	for tok, want := range map[string]error{"good": nil, "bad": errors.New("401")} {
-		_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL, BearerSecretFile: secretFile(t, tok)}), connector.Options{Timeout: 5 * time.Second})
+		_, err := connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL, BearerSecretFile: secretFile(t, tok)}), connector.Options{Timeout: 5 * time.Second})
 		if want == nil && err != nil {
 			t.Fatalf("%s: %v", tok, err)
 		}
 		if want != nil {
 			wantCode(t, err, blocking.RemoteUnauthorized)
 		}
-	}
-}
-
-// TestNormalizeRemote: the URL is normalized, http:// is allowed only to
-// loopback or with PlainHTTP, and credentials never ride in the URL or a
-// reserved header.
-func TestNormalizeRemote(t *testing.T) {
-	ok := map[string]connector.Remote{
-		"https://mcp.example.com/mcp":  {URL: "HTTPS://MCP.Example.com:443/mcp"},
-		"https://mcp.example.com/":     {URL: "https://mcp.example.com"},
-		"http://127.0.0.1:3001/mcp":    {URL: "http://127.0.0.1:3001/mcp"},
-		"http://[::1]:3001/mcp":        {URL: "http://[::1]:3001/mcp"},
-		"http://localhost/mcp":         {URL: "http://localhost:80/mcp"},
-		"http://mcp.internal:8080/mcp": {URL: "http://mcp.internal:8080/mcp", PlainHTTP: true},
-	}
-	for want, in := range ok {
-		got, err := connector.NormalizeRemote(in)
-		if err != nil || got.URL != want || got.Auth != connector.AuthNone {
-			t.Errorf("%s: %v %q", in.URL, err, got.URL)
-		}
-	}
-	bad := []connector.Remote{
-		{URL: ""}, {URL: "mcp.example.com/mcp"}, {URL: "ftp://mcp.example.com/"}, {URL: "http://mcp.example.com/mcp"},
-		{URL: "https://user:pw@mcp.example.com/"}, {URL: "https://mcp.example.com/#x"}, {URL: "https://mcp.example.com/", PlainHTTP: true},
-		{URL: "http://127.0.0.1/", CAFile: "/ca.pem"},
-		{URL: "https://mcp.example.com/", Headers: []connector.RemoteHeader{{Name: "Authorization", SecretFile: "/f"}}},
-		{URL: "https://mcp.example.com/", Headers: []connector.RemoteHeader{{Name: "bad header", SecretFile: "/f"}}},
-		{URL: "https://mcp.example.com/", Headers: []connector.RemoteHeader{{Name: "X-Key"}}},
-		{URL: "https://mcp.example.com/", Headers: []connector.RemoteHeader{{Name: "X-Key", SecretFile: "/f"}, {Name: "x-key", SecretFile: "/g"}}},
-	}
-	for _, in := range bad {
-		_, err := connector.NormalizeRemote(in)
-		wantCode(t, err, blocking.ConnectorConfigInvalid)
-		if in.URL != "" && strings.Contains(err.Error(), "pw@") {
-			t.Errorf("%s: the refusal quotes the URL", in.URL)
-		}
-	}
-	got, _ := connector.NormalizeRemote(connector.Remote{URL: "https://a.example/", Headers: []connector.RemoteHeader{{Name: "x-api-key", SecretFile: "/f"}}})
-	if got.Auth != connector.AuthHeaders || got.Headers[0].Name != "X-Api-Key" {
-		t.Errorf("headers: %+v", got)
 	}
 }
 
@@ -338,9 +299,9 @@ func TestRemoteProtocolAndTransport(t *testing.T) {
 		name, protocol, transport string
 		handler                   http.Handler
 	}{
-		{"stateless", "2026-07-28", connector.TransportStreamable, mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})},
-		{"sessions", "2025-11-25", connector.TransportStreamable, mcp.NewStreamableHTTPHandler(getServer, nil)},
-		{"sse", "2025-11-25", connector.TransportSSE, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		{"stateless", "2026-07-28", remote.TransportStreamable, mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true})},
+		{"sessions", "2025-11-25", remote.TransportStreamable, mcp.NewStreamableHTTPHandler(getServer, nil)},
+		{"sse", "2025-11-25", remote.TransportSSE, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// The older transport: a GET opens the stream, POSTs carry
 			// messages to the address it names; a POST to the
 			// stream's own address is not allowed.
@@ -362,7 +323,7 @@ func TestRemoteProtocolAndTransport(t *testing.T) {
 				tc.handler.ServeHTTP(w, r)
 			}))
 			defer srv.Close()
-			cfg := remoteConfig(connector.Remote{URL: srv.URL + "/mcp", BearerSecretFile: secretFile(t, token)})
+			cfg := remoteConfig(remote.Config{URL: srv.URL + "/mcp", BearerSecretFile: secretFile(t, token)})
 			ctx := context.Background()
 			d, err := connector.Describe(ctx, cfg, connector.Options{Timeout: 10 * time.Second})
 			if err != nil {
@@ -409,7 +370,7 @@ func TestRemoteSSEOtherOriginRefused(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	cfg := remoteConfig(connector.Remote{URL: srv.URL + "/mcp", BearerSecretFile: secretFile(t, token)})
+	cfg := remoteConfig(remote.Config{URL: srv.URL + "/mcp", BearerSecretFile: secretFile(t, token)})
 	_, err := connector.Describe(context.Background(), cfg, connector.Options{Timeout: 10 * time.Second})
 	wantCode(t, err, blocking.RemoteOriginChanged)
 	if stolen.Load() != 0 {
@@ -422,7 +383,7 @@ func TestRemoteSSEOtherOriginRefused(t *testing.T) {
 func TestRemoteNotFoundEverywhere(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 10 * time.Second})
+	_, err := connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 10 * time.Second})
 	wantCode(t, err, blocking.RemoteStartFailed)
 }
 
@@ -439,6 +400,6 @@ func TestRemoteHandshakeTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	_, err := connector.Describe(context.Background(), remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 300 * time.Millisecond})
+	_, err := connector.Describe(context.Background(), remoteConfig(remote.Config{URL: srv.URL + "/mcp"}), connector.Options{Timeout: 300 * time.Millisecond})
 	wantCode(t, err, blocking.RemoteTimeout)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/testkit/oauthtest"
 )
@@ -22,7 +23,7 @@ import (
 func oauthConn(t *testing.T, srv *oauthtest.Server) (connector.Config, connector.Options) {
 	t.Helper()
 	home := t.TempDir()
-	return remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{ClientID: oauthtest.PublicClient}}),
+	return remoteConfig(remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{ClientID: oauthtest.PublicClient}}),
 		connector.Options{Tokens: tokenstore.For(home, "crm"), Timeout: 30 * time.Second}
 }
 
@@ -46,7 +47,7 @@ func follow(t *testing.T) func(string) {
 
 func login(t *testing.T, cfg connector.Config, opts connector.Options) {
 	t.Helper()
-	if err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute}); err != nil {
+	if err := connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute}); err != nil {
 		t.Fatalf("login: %v", err)
 	}
 }
@@ -171,7 +172,7 @@ func TestOAuthWrongAudience(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	cfg, opts := oauthConn(t, srv)
 	srv.SetAudience("http://127.0.0.1:1/other")
-	err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
+	err := connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
 	wantCode(t, err, blocking.OAuthLoginFailed)
 	if st := connector.StoredLogin(cfg, opts.Tokens); st.Stored {
 		t.Fatal("a login the server refused was stored")
@@ -208,7 +209,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(oauthtest.MachineSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{ClientID: oauthtest.MachineClient, ClientSecretFile: secret}})
+	cfg := remoteConfig(remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{ClientID: oauthtest.MachineClient, ClientSecretFile: secret}})
 	opts := connector.Options{Tokens: tokenstore.For(dir, "machine"), Timeout: 30 * time.Second}
 	for range 2 {
 		if _, err := connector.Describe(context.Background(), cfg, opts); err != nil {
@@ -218,7 +219,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 	if c := srv.Counts(); c.ClientCredentials != 1 || c.Logins != 0 {
 		t.Fatalf("counts: %+v (want one token for two sessions)", c)
 	}
-	if err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t)}); !blocking.Has(err, blocking.OAuthNotConfigured) {
+	if err := connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: follow(t)}); !blocking.Has(err, blocking.OAuthNotConfigured) {
 		t.Fatalf("login of a client-credentials connection: %v", err)
 	}
 
@@ -243,7 +244,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 func TestOAuthTokenStoreTampered(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	home := t.TempDir()
-	cfg := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{ClientID: oauthtest.PublicClient}})
+	cfg := remoteConfig(remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{ClientID: oauthtest.PublicClient}})
 	opts := connector.Options{Tokens: tokenstore.For(home, "crm"), Timeout: 30 * time.Second}
 	login(t, cfg, opts)
 	file := filepath.Join(home, tokenstore.Folder, "crm.token")
@@ -312,16 +313,16 @@ func TestOAuthLoginRefusals(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	err := connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: deny, Wait: time.Minute})
+	err := connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: deny, Wait: time.Minute})
 	wantCode(t, err, blocking.OAuthLoginDenied)
-	err = connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: func(string) {}, Wait: 100 * time.Millisecond})
+	err = connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: func(string) {}, Wait: 100 * time.Millisecond})
 	wantCode(t, err, blocking.OAuthLoginTimeout)
 	_, err = connector.Describe(context.Background(), cfg, opts)
 	wantCode(t, err, blocking.RemoteLoginRequired)
 
 	// No client id, and a server that offers neither dynamic registration
 	// nor Client ID Metadata Documents: nothing to log in as.
-	noID := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{}})
-	err = connector.Login(context.Background(), noID, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
+	noID := remoteConfig(remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{}})
+	err = connector.Login(context.Background(), noID, remote.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
 	wantCode(t, err, blocking.OAuthDiscoveryFailed)
 }

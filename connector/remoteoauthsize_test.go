@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/internal/tokenstore"
 	"github.com/oa-dev/oa/testkit/oauthtest"
 )
@@ -26,7 +27,7 @@ func TestOAuthTokenAnswerTooLarge(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(oauthtest.MachineSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := remoteConfig(connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{ClientID: oauthtest.MachineClient, ClientSecretFile: secret}})
+	cfg := remoteConfig(remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{ClientID: oauthtest.MachineClient, ClientSecretFile: secret}})
 	opts := connector.Options{Tokens: tokenstore.For(dir, "machine"), Timeout: 30 * time.Second}
 	_, err := connector.Describe(context.Background(), cfg, opts)
 	wantCode(t, err, blocking.OAuthAnswerTooLarge)
@@ -35,7 +36,7 @@ func TestOAuthTokenAnswerTooLarge(t *testing.T) {
 	}
 
 	cfg, opts = oauthConn(t, srv)
-	err = connector.Login(context.Background(), cfg, connector.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
+	err = connector.Login(context.Background(), cfg, remote.LoginOptions{Tokens: opts.Tokens, Show: follow(t), Wait: time.Minute})
 	wantCode(t, err, blocking.OAuthAnswerTooLarge)
 	if _, err := opts.Tokens.Get(); !errors.Is(err, tokenstore.ErrNone) {
 		t.Fatalf("a login whose token answer was too large stored something: %v", err)

@@ -49,8 +49,8 @@ type transport interface {
 	// explain names the refusal of a failed request from what the
 	// transport saw of it; ok is false when it saw nothing to name.
 	explain(ctx context.Context) (refusal error, ok bool)
-	// reachedBy is how the server was reached (TransportStreamable or
-	// TransportSSE) for a remote server, "" otherwise.
+	// reachedBy is how the server was reached (remote.TransportStreamable or
+	// remote.TransportSSE) for a remote server, "" otherwise.
 	reachedBy() string
 	// end closes the client session cs and ends what the transport holds
 	// (the whole process tree, the HTTP connections, the in-process

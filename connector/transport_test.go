@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
@@ -23,8 +24,8 @@ func TestKind(t *testing.T) {
 		{"process", connector.Config{Command: "server"}, connector.KindProcess},
 		{"no command", connector.Config{}, connector.KindProcess},
 		{"sandbox", connector.Config{Command: connector.SandboxCommand}, connector.KindSandbox},
-		{"remote", connector.Config{Remote: &connector.Remote{URL: "https://example.test/mcp"}}, connector.KindRemote},
-		{"remote with a command", connector.Config{Command: connector.SandboxCommand, Remote: &connector.Remote{URL: "https://example.test/mcp"}}, connector.KindRemote},
+		{"remote", connector.Config{Remote: &remote.Config{URL: "https://example.test/mcp"}}, connector.KindRemote},
+		{"remote with a command", connector.Config{Command: connector.SandboxCommand, Remote: &remote.Config{URL: "https://example.test/mcp"}}, connector.KindRemote},
 	} {
 		if got := tc.cfg.Kind(); got != tc.want {
 			t.Errorf("%s: Kind() = %q, want %q", tc.name, got, tc.want)
@@ -48,7 +49,7 @@ func TestSessionTransport(t *testing.T) {
 	}{
 		{"process", connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", file}, Confinement: connectortest.Allow(filepath.Dir(file))}, false, false, ""},
 		{"sandbox", connector.Config{Command: connector.SandboxCommand}, true, false, ""},
-		{"remote", remoteConfig(connector.Remote{URL: srv.URL + "/mcp"}), false, true, connector.TransportStreamable},
+		{"remote", remoteConfig(remote.Config{URL: srv.URL + "/mcp"}), false, true, remote.TransportStreamable},
 	} {
 		opts := connector.Options{Timeout: 10 * time.Second, SandboxDir: t.TempDir()}
 		s, err := connector.Open(ctx, tc.cfg, opts)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 )
 
 // TestConnectionsShowNeedsLogin: an OAuth connection with no stored
@@ -15,7 +16,7 @@ import (
 // only change (nothing is sent to its server by showing the page).
 func TestConnectionsShowNeedsLogin(t *testing.T) {
 	f := newFixture(t)
-	cfg := connector.Config{Remote: &connector.Remote{URL: "https://mcp.example.test/mcp", OAuth: &connector.RemoteOAuth{ClientID: "oa-test"}}}
+	cfg := connector.Config{Remote: &remote.Config{URL: "https://mcp.example.test/mcp", OAuth: &remote.OAuth{ClientID: "oa-test"}}}
 	if _, err := connection.Add(context.Background(), f.h, connection.AddOptions{Name: "remote", Connector: "records", Config: cfg}, f.Change()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/attention"
@@ -88,7 +89,7 @@ func askingServer(t *testing.T, params mcp.ElicitParams) (string, *asking) {
 func newQuestionFixture(t *testing.T, params mcp.ElicitParams) (*fixture, *asking) {
 	t.Helper()
 	u, a := askingServer(t, params)
-	f := newFixtureConn(t, nil, resolve.StarterRegistry(hosttest.Name), "records", connector.Config{Remote: &connector.Remote{URL: u}})
+	f := newFixtureConn(t, nil, resolve.StarterRegistry(hosttest.Name), "records", connector.Config{Remote: &remote.Config{URL: u}})
 	return f, a
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -133,7 +134,7 @@ func remoteRecords(b *testing.B) connector.Config {
 	srv := sandbox.NewServer("")
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	b.Cleanup(ts.Close)
-	return connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp"}}
+	return connector.Config{Remote: &remote.Config{URL: ts.URL + "/mcp"}}
 }
 
 var readArgs = map[string]any{"record": "AB-1234"}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -99,7 +100,7 @@ func questionHostFlag(t *testing.T) (*hosttest.Host, *servetest.Buffer, *atomic.
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
-	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: url}})
+	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &remote.Config{URL: url}})
 	h.Bind(opened, "claude-test")
 	return h, &servetest.Buffer{}, cancelFails
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -31,7 +32,7 @@ func TestOAuthGovernedRead(t *testing.T) {
 	h := hosttest.New(t, nil)
 	host := h.Open()
 	ctx := context.Background()
-	cfg := connector.Config{Remote: &connector.Remote{URL: srv.MCPURL, OAuth: &connector.RemoteOAuth{ClientID: oauthtest.PublicClient}}}
+	cfg := connector.Config{Remote: &remote.Config{URL: srv.MCPURL, OAuth: &remote.OAuth{ClientID: oauthtest.PublicClient}}}
 	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "records", Connector: resolve.SandboxConnector, Config: cfg, Replace: true}, h.Change()); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestOAuthGovernedRead(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	if err := connection.Login(ctx, host, "records", connector.LoginOptions{Show: show, Wait: time.Minute}, h.Change()); err != nil {
+	if err := connection.Login(ctx, host, "records", remote.LoginOptions{Show: show, Wait: time.Minute}, h.Change()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := connection.Verify(ctx, host, "records", connector.Options{}, h.Change()); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -81,14 +82,14 @@ func TestRemoteServerEverything(t *testing.T) {
 	})
 	host := h.Open()
 	ctx := context.Background()
-	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "everything", Connector: "everything", Config: connector.Config{Remote: &connector.Remote{URL: srv.URL}}}, h.Change()); err != nil {
+	if _, err := connection.Add(ctx, host, connection.AddOptions{Name: "everything", Connector: "everything", Config: connector.Config{Remote: &remote.Config{URL: srv.URL}}}, h.Change()); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := connection.Verify(ctx, host, "everything", connector.Options{}, h.Change())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rec.Verified() || rec.Verification.Protocol == "" || rec.Config.Remote.Auth != connector.AuthNone {
+	if !rec.Verified() || rec.Verification.Protocol == "" || rec.Config.Remote.Auth != remote.AuthNone {
 		t.Fatalf("verification: %+v", rec.Verification)
 	}
 	if _, ok := rec.Verification.Inventory.Tool("trigger-elicitation-request"); !ok {
@@ -176,7 +177,7 @@ func TestRemoteEffectOutcomes(t *testing.T) {
 	h := hosttest.New(t, nil)
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	host := h.Open()
-	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp", BearerSecretFile: token}})
+	h.AddConnection(host, "records", resolve.SandboxConnector, connector.Config{Remote: &remote.Config{URL: ts.URL + "/mcp", BearerSecretFile: token}})
 	h.Bind(host, "claude-test")
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: io.Discard, EffectTimeout: 2 * time.Second})
 	if err != nil {

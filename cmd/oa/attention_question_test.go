@@ -16,6 +16,7 @@ import (
 
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
@@ -78,13 +79,13 @@ func askingClinicWith(t *testing.T, policy string) (h *hosttest.Host, got *map[s
 		}
 		fmt.Fprintf(pf, "\n%s\n", policy)
 		pf.Close()
-		if _, _, err := admit.Admit(context.Background(), h.Open(), h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+		if _, _, err := admit.Admit(context.Background(), h.Open(), h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
-	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &connector.Remote{URL: ts.URL + "/mcp"}})
+	h.AddConnection(opened, "records", resolve.SandboxConnector, connector.Config{Remote: &remote.Config{URL: ts.URL + "/mcp"}})
 	h.Bind(opened, "claude-test")
 	t.Setenv("OA_HOME", h.Home)
 	return h, got

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
@@ -76,7 +77,7 @@ tools: [
 ]
 `, hosttest.Name))
 	host := h.Open()
-	h.AddConnection(host, "ward-desk", "asking", connector.Config{Remote: &connector.Remote{URL: srv.URL + "/mcp"}})
+	h.AddConnection(host, "ward-desk", "asking", connector.Config{Remote: &remote.Config{URL: srv.URL + "/mcp"}})
 	h.Bind(host, "claude-test")
 	operator := &servetest.Buffer{}
 	c, err := coordinator.Open(context.Background(), coordinator.Options{Home: h.Home, Deployment: "clinic", Operator: operator, EffectTimeout: 20 * time.Second})

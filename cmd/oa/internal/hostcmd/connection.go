@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/host"
 )
 
@@ -326,14 +327,14 @@ func (f remoteFlags) applyRemote(opts *connection.AddOptions, secretFiles []stri
 	if len(secretFiles) != len(f.headers) {
 		return cli.Usage(fmt.Errorf("give each --header NAME its own --secret-file F (%d headers, %d files)", len(f.headers), len(secretFiles)))
 	}
-	r := &connector.Remote{URL: f.url, PlainHTTP: f.plainHTTP, BearerSecretFile: f.bearer, CAFile: f.caFile}
+	r := &remote.Config{URL: f.url, PlainHTTP: f.plainHTTP, BearerSecretFile: f.bearer, CAFile: f.caFile}
 	for i, name := range f.headers {
-		r.Headers = append(r.Headers, connector.RemoteHeader{Name: name, SecretFile: absPath(secretFiles[i])})
+		r.Headers = append(r.Headers, remote.Header{Name: name, SecretFile: absPath(secretFiles[i])})
 	}
 	r.BearerSecretFile, r.CAFile = absPath(r.BearerSecretFile), absPath(r.CAFile)
 	switch {
 	case f.oauth:
-		r.OAuth = &connector.RemoteOAuth{ClientID: f.oauthClientID, ClientSecretFile: absPath(f.oauthSecret), Scopes: f.oauthScopes, RedirectPort: f.oauthPort}
+		r.OAuth = &remote.OAuth{ClientID: f.oauthClientID, ClientSecretFile: absPath(f.oauthSecret), Scopes: f.oauthScopes, RedirectPort: f.oauthPort}
 	case f.oauthFlagsGiven():
 		return cli.Usage(fmt.Errorf("--oauth-client-id, --oauth-client-secret-file, --oauth-scopes and --oauth-redirect-port go with --oauth"))
 	}
@@ -506,13 +507,13 @@ func printConnection(cmd *cobra.Command, rec *connection.Record, verb string) er
 // printConnectionShown prints a connection shown: for an OAuth
 // connection the state of its stored login, for a local confined one the
 // level its server is held to on this host now.
-func printConnectionShown(cmd *cobra.Command, rec *connection.Record, login *connector.LoginState, level *connection.HostLevel) error {
+func printConnectionShown(cmd *cobra.Command, rec *connection.Record, login *remote.LoginState, level *connection.HostLevel) error {
 	return printConnectionLogin(cmd, rec, "", login, level)
 }
 
 // printConnectionLogin prints a connection and, for one shown, the state
 // of an OAuth connection's stored login and a confined one's level now.
-func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *connector.LoginState, level *connection.HostLevel) error {
+func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb string, login *remote.LoginState, level *connection.HostLevel) error {
 	v := connection.ViewOf(rec.Name, rec)
 	v.Login, v.Level = login, level
 	if cli.WantJSON(cmd) {
@@ -559,9 +560,9 @@ func printConnectionLogin(cmd *cobra.Command, rec *connection.Record, verb strin
 // printRemote shows a remote server: its URL, whether the traffic is
 // unencrypted, the authentication method and the header names (never a
 // value: the record holds none).
-func printRemote(out io.Writer, r *connector.Remote, protocol, transport string) {
+func printRemote(out io.Writer, r *remote.Config, protocol, transport string) {
 	kind := "Streamable HTTP"
-	if transport == connector.TransportSSE {
+	if transport == remote.TransportSSE {
 		kind = "HTTP+SSE, the older transport: the server offers nothing else"
 	}
 	fmt.Fprintf(out, "  url        %s (%s)\n", r.URL, kind)
@@ -623,7 +624,7 @@ them. The connection's revision does not change.`,
 				show := func(u string) {
 					fmt.Fprintf(errOut, "Open this URL in a browser on this machine to authorize connection %s (waiting up to %s):\n\n  %s\n\n", args[0], wait, u)
 				}
-				err := connection.Login(cmd.Context(), h, args[0], connector.LoginOptions{Show: show, Wait: wait}, connection.Change{By: as, Now: time.Now()})
+				err := connection.Login(cmd.Context(), h, args[0], remote.LoginOptions{Show: show, Wait: wait}, connection.Change{By: as, Now: time.Now()})
 				if err != nil {
 					return err
 				}
@@ -632,7 +633,7 @@ them. The connection's revision does not change.`,
 		},
 	}
 	cmd.Flags().StringVar(&as, "as", "", "the person logging in (who authorizes the connection)")
-	cmd.Flags().DurationVar(&wait, "timeout", connector.DefaultLoginWait, "how long to wait for the browser's answer")
+	cmd.Flags().DurationVar(&wait, "timeout", remote.DefaultLoginWait, "how long to wait for the browser's answer")
 	return cmd
 }
 
@@ -673,14 +674,14 @@ func printLogin(cmd *cobra.Command, name, state string) error {
 }
 
 // printLoginState shows whether an OAuth connection can get a token.
-func printLoginState(out io.Writer, name string, r *connector.Remote, l *connector.LoginState) {
+func printLoginState(out io.Writer, name string, r *remote.Config, l *remote.LoginState) {
 	if l == nil || r.OAuth == nil {
 		return
 	}
 	switch {
 	case l.Problem != "":
 		fmt.Fprintf(out, "  login      unusable (%s): oa connection logout %s, then oa connection login %s\n", l.Problem, name, name)
-	case !l.Stored && r.OAuth.Grant == connector.GrantClientCredentials:
+	case !l.Stored && r.OAuth.Grant == remote.GrantClientCredentials:
 		fmt.Fprintln(out, "  login      none needed: a token is fetched with the client credentials")
 	case !l.Stored:
 		fmt.Fprintf(out, "  login      none: run oa connection login %s --as NAME\n", name)

@@ -1,4 +1,4 @@
-package connector
+package remote
 
 import (
 	"bytes"
@@ -20,14 +20,15 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/oa-dev/oa/blocking"
+	"github.com/oa-dev/oa/connector/secretfile"
 )
 
-// Remote is how to reach a downstream MCP server over Streamable HTTP
-// instead of starting one. Like Config it never holds a secret value: it
-// names the 0600 files a header value or bearer token is read from when a
-// request is made.
-type Remote struct {
-	// URL is the server's MCP endpoint, normalized by NormalizeRemote.
+// Config is how to reach a downstream MCP server over Streamable HTTP
+// instead of starting one. Like connector.Config it never holds a secret
+// value: it names the 0600 files a header value or bearer token is read
+// from when a request is made.
+type Config struct {
+	// URL is the server's MCP endpoint, normalized by Normalize.
 	URL string `json:"url"`
 	// PlainHTTP allows http:// to a host that is not a loopback address
 	// (shown wherever the connection is shown).
@@ -37,7 +38,7 @@ type Remote struct {
 	// revision; it is derived from the other fields, never set by hand.
 	Auth string `json:"auth"`
 	// Headers are extra request headers whose values are secrets.
-	Headers []RemoteHeader `json:"headers,omitempty"`
+	Headers []Header `json:"headers,omitempty"`
 	// BearerSecretFile is a 0600 file holding the bearer token sent as
 	// Authorization: Bearer.
 	BearerSecretFile string `json:"bearerSecretFile,omitempty"`
@@ -45,13 +46,13 @@ type Remote struct {
 	// addition to the system's.
 	CAFile string `json:"caFile,omitempty"`
 	// OAuth, when set, obtains the bearer token from an OAuth 2.1
-	// authorization server (see RemoteOAuth).
-	OAuth *RemoteOAuth `json:"oauth,omitempty"`
+	// authorization server (see OAuth).
+	OAuth *OAuth `json:"oauth,omitempty"`
 }
 
-// RemoteHeader is one request header whose value is read from a 0600 file
+// Header is one request header whose value is read from a 0600 file
 // when a request is made.
-type RemoteHeader struct {
+type Header struct {
 	Name       string `json:"name"`
 	SecretFile string `json:"secretFile"`
 }
@@ -101,12 +102,12 @@ var reservedHeaders = map[string]bool{
 	"Te": true, "Transfer-Encoding": true, "Upgrade": true,
 }
 
-// NormalizeRemote checks r and returns it normalized: the URL with a
+// Normalize checks r and returns it normalized: the URL with a
 // lower-case scheme and host, no default port and at least "/" as path,
 // and Auth derived from the credentials given. http:// is refused unless
 // the host is a loopback address or PlainHTTP is set. A refusal names the
 // field (url, headers[i], …) and the rule, never a value.
-func NormalizeRemote(r Remote) (Remote, error) {
+func Normalize(r Config) (Config, error) {
 	var refused blocking.List
 	bad := func(path, format string, args ...any) {
 		refused = append(refused, blocking.New(blocking.ConnectorConfigInvalid, format, args...).At("", "remote."+path))
@@ -192,14 +193,11 @@ func IsLoopback(host string) bool {
 // trailing line end dropped. A value with a line end, CR or NUL inside is
 // refused: it would split the header it is sent in.
 func readSecretValue(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := secretfile.Open(path)
 	if err != nil {
-		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be opened")
-	}
-	defer f.Close()
-	if err := checkSecretFileInfo(f); err != nil {
 		return "", err
 	}
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, remoteHeaderMaxLen+3))
 	if err != nil {
 		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
@@ -325,7 +323,7 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 // response body to maxRemoteBody.
 type remoteRoundTripper struct {
 	base   *http.Transport
-	remote Remote
+	remote Config
 	oauth  *oauthSource // nil unless the connection uses OAuth
 	origin *url.URL     // the connection URL's scheme and host
 }
@@ -470,7 +468,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 // connection's authorities added to the system's, bounded dial and
 // handshake, no redirects (a redirect could carry the secret headers to
 // another host).
-func newRemoteHTTP(r Remote) (*http.Client, *http.Transport, error) {
+func newRemoteHTTP(r Config) (*http.Client, *http.Transport, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if r.CAFile != "" {
 		pool, err := loadCAFile(r.CAFile)

@@ -1,4 +1,4 @@
-package connector
+package remote
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func BenchmarkOAuthToken(b *testing.B) {
 	if err := saveGrant(store, g); err != nil {
 		b.Fatal(err)
 	}
-	src := &oauthSource{remote: Remote{URL: url, OAuth: &RemoteOAuth{Grant: GrantAuthorizationCode}}, store: store}
+	src := &oauthSource{remote: Config{URL: url, OAuth: &OAuth{Grant: GrantAuthorizationCode}}, store: store}
 	ctx := context.Background()
 	b.Run("memory", func(b *testing.B) {
 		b.ReportAllocs()

@@ -1,4 +1,4 @@
-package connector
+package remote
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type LoginOptions struct {
 }
 
 // Login runs the OAuth 2.1 authorization-code flow for the remote
-// connection cfg and stores the tokens sealed in opts.Tokens. It goes
+// server r (nil: not a remote server, refused) and stores the tokens sealed in opts.Tokens. It goes
 // through the go-sdk: the server's 401 starts its AuthorizationCodeHandler,
 // which discovers the protected-resource and authorization-server
 // metadata, uses the Client ID Metadata Document or pre-registered client
@@ -43,11 +43,13 @@ type LoginOptions struct {
 // golang.org/x/oauth2. The code comes back to a loopback listener that
 // takes only an answer carrying the request's state, for at most
 // opts.Wait. Nothing is stored unless the server then accepts the token.
-func Login(ctx context.Context, cfg Config, opts LoginOptions) error {
-	if cfg.Remote == nil {
+// The flow rides on an MCP initialize handshake run by client, the client
+// every session speaks with.
+func Login(ctx context.Context, remote *Config, client *mcp.Client, opts LoginOptions) error {
+	if remote == nil {
 		return blocking.New(blocking.OAuthNotConfigured, "the connection is not a remote server")
 	}
-	r, err := NormalizeRemote(*cfg.Remote)
+	r, err := Normalize(*remote)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func Login(ctx context.Context, cfg Config, opts LoginOptions) error {
 	cb := newCallback(ln)
 	defer cb.close()
 
-	client, base, err := newRemoteHTTP(r)
+	httpClient, base, err := newRemoteHTTP(r)
 	if err != nil {
 		return err
 	}
@@ -120,8 +122,8 @@ func Login(ctx context.Context, cfg Config, opts LoginOptions) error {
 	lctx, cancel := context.WithTimeout(ctx, wait+2*oauthRequestTimeout)
 	defer cancel()
 	tctx, tr := withTrace(lctx)
-	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, OAuthHandler: handler, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
-	cs, err := newClient(&elicitRouter{}).Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: httpClient, OAuthHandler: handler, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
+	cs, err := client.Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocolVersion})
 	if err == nil {
 		_ = cs.Close()
 	}
@@ -257,19 +259,19 @@ type LogoutResult struct {
 	Revoked bool `json:"revoked"`
 }
 
-// Logout removes the stored login of connection cfg and, first, asks the
+// Logout removes the stored login of the remote server r and, first, asks the
 // authorization server to revoke its refresh token where the server's
 // metadata names a revocation endpoint (RFC 7009; bounded like every
 // OAuth request). The file is removed whatever the server says.
-func Logout(ctx context.Context, cfg Config, store *tokenstore.Store) (LogoutResult, error) {
+func Logout(ctx context.Context, r *Config, store *tokenstore.Store) (LogoutResult, error) {
 	unlock, err := store.Lock()
 	if err != nil {
 		return LogoutResult{}, storeRefusal(err)
 	}
 	defer unlock()
 	var res LogoutResult
-	if g, err := loadGrant(store); err == nil && g.Token.RefreshToken != "" && cfg.Remote != nil {
-		res.Revoked = revoke(ctx, *cfg.Remote, g)
+	if g, err := loadGrant(store); err == nil && g.Token.RefreshToken != "" && r != nil {
+		res.Revoked = revoke(ctx, *r, g)
 	}
 	if res.Removed, err = store.Delete(); err != nil {
 		return res, storeRefusal(err)
@@ -281,8 +283,8 @@ func Logout(ctx context.Context, cfg Config, store *tokenstore.Store) (LogoutRes
 // with it (RFC 7009 §2.1) the access tokens issued from it. Neither the
 // go-sdk nor golang.org/x/oauth2 has a revocation call; this is its one
 // form POST.
-func revoke(ctx context.Context, r Remote, g *storedGrant) bool {
-	r, err := NormalizeRemote(r)
+func revoke(ctx context.Context, r Config, g *storedGrant) bool {
+	r, err := Normalize(r)
 	if err != nil || r.URL != g.Resource {
 		return false
 	}
@@ -331,16 +333,16 @@ type LoginState struct {
 	Problem blocking.Code `json:"problem,omitempty"`
 }
 
-// StoredLogin reports the state of the login stored for the OAuth connection
-// cfg; it reads the store and sends nothing.
-func StoredLogin(cfg Config, store *tokenstore.Store) LoginState {
+// StoredLogin reports the state of the login stored for the OAuth server r
+// (nil: not a remote server); it reads the store and sends nothing.
+func StoredLogin(r *Config, store *tokenstore.Store) LoginState {
 	g, err := loadGrant(store)
 	switch {
 	case errors.Is(err, tokenstore.ErrNone):
 		return LoginState{}
 	case err != nil:
 		return LoginState{Problem: blocking.OAuthTokenStoreInvalid}
-	case cfg.Remote == nil || g.Resource != cfg.Remote.URL:
+	case r == nil || g.Resource != r.URL:
 		return LoginState{Problem: blocking.RemoteLoginRequired}
 	}
 	return LoginState{Stored: true, Refreshable: g.Token.RefreshToken != "", AccessExpiry: g.Token.Expiry.UTC().Truncate(time.Second)}

@@ -1,4 +1,4 @@
-package connector
+package remote
 
 import (
 	"bytes"
@@ -25,14 +25,14 @@ import (
 	"github.com/oa-dev/oa/internal/tokenstore"
 )
 
-// RemoteOAuth is how a remote connection obtains OAuth 2.1 access tokens.
+// OAuth is how a remote connection obtains OAuth 2.1 access tokens.
 // It names no secret: a client secret is read from its 0600 file when a
 // token is requested, and tokens live sealed in the host's token store
 // (internal/tokenstore), never in the connection's record.
-type RemoteOAuth struct {
+type OAuth struct {
 	// Grant is GrantAuthorizationCode (a person logs in with oa connection
 	// login) or GrantClientCredentials (a machine host; chosen when a
-	// client secret file is given). Derived by NormalizeRemote.
+	// client secret file is given). Derived by Normalize.
 	Grant string `json:"grant"`
 	// ClientID is the client registered at the authorization server, or
 	// the https URL of its Client ID Metadata Document. "" registers a
@@ -71,7 +71,7 @@ const (
 )
 
 // normalizeOAuth checks the OAuth settings of r, deriving the grant.
-func normalizeOAuth(r *Remote, bad func(path, format string, args ...any)) {
+func normalizeOAuth(r *Config, bad func(path, format string, args ...any)) {
 	o := r.OAuth
 	if r.BearerSecretFile != "" {
 		bad("bearerSecretFile", "an OAuth connection gets its bearer token from the authorization server: give --oauth or --bearer-secret-file, not both")
@@ -227,7 +227,7 @@ func tooLarge() error {
 // stored rotated. It never retries: a token that cannot be had is a
 // refusal for the request, which is then not sent.
 type oauthSource struct {
-	remote Remote
+	remote Config
 	store  *tokenstore.Store
 	client *http.Client
 
