@@ -9,14 +9,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
+	"github.com/opencontainers/go-digest"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -102,7 +102,7 @@ type AdmitOptions struct {
 	Reason   string
 }
 
-// Admit runs every check on the release and, when all pass and it is not a
+// Admit runs every check on the release rel and, when all pass and it is not a
 // dry run, writes a signed admission record with the next sequence number
 // of its package. The Decision always lists every check.
 //
@@ -111,7 +111,7 @@ type AdmitOptions struct {
 // admission of another release of the package came after goes back, and
 // is made only with opts.Rollback and a reason, recorded in the record
 // (type oa.admission/v2).
-func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, opts AdmitOptions) (*Decision, *Record, error) {
+func Admit(ctx context.Context, h *host.Host, rel *oci.Release, opts AdmitOptions) (*Decision, *Record, error) {
 	if err := host.CheckPerson(opts.AdmittedBy, "the admission"); err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +119,7 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		return nil, nil, err
 	}
 	now := opts.Now.UTC().Truncate(time.Second)
-	d, err := Evaluate(ctx, target, desc, h.Policy, opts.Profile, now)
+	d, err := Evaluate(ctx, rel, h.Policy, opts.Profile, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +132,7 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 	// written meanwhile by another process could make this admission a
 	// rollback, so the history is decided again.
 	for attempt := 1; ; attempt++ {
-		rollback, newest, histErr := checkHistory(ctx, h, w.Name, desc.Digest.String(), opts)
+		rollback, newest, histErr := checkHistory(ctx, h, w.Name, rel.Descriptor.Digest.String(), opts)
 		d.Checks = slices.DeleteFunc(d.Checks, func(c Check) bool { return c.Name == CheckHistory })
 		if err := d.add(CheckHistory, histErr); err != nil {
 			return d, nil, err
@@ -145,7 +145,7 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 		if err := h.PrepareSigner(); err != nil {
 			return d, nil, err
 		}
-		rec := newRecord(h, d, desc, opts, now)
+		rec := newRecord(h, d, rel.Descriptor.Digest, opts, now)
 		if rollback != nil {
 			rec.Type, rec.Rollback = RecordTypeRollback, rollback
 		}
@@ -167,13 +167,13 @@ func Admit(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc o
 // because another admission of the package was written meanwhile.
 const maxHistoryAttempts = 5
 
-// newRecord is the admission record of the release d verified, before its
-// sequence number is known.
-func newRecord(h *host.Host, d *Decision, desc ocispec.Descriptor, opts AdmitOptions, now time.Time) *Record {
+// newRecord is the admission record of the release d verified (its
+// manifest's digest artifact), before its sequence number is known.
+func newRecord(h *host.Host, d *Decision, artifact digest.Digest, opts AdmitOptions, now time.Time) *Record {
 	w := d.Artifact.Worker
 	rec := &Record{
 		Type: RecordType, Host: h.Policy.Host, Package: w.Name, Version: w.Version,
-		ArtifactDigest: desc.Digest.String(), WorkerIRDigest: d.Artifact.IRDigest,
+		ArtifactDigest: artifact.String(), WorkerIRDigest: d.Artifact.IRDigest,
 		Publisher:    KeyRef{Name: d.Publisher, KeyID: d.PublisherKeyID, Signer: d.PublisherSigner, TrustedRootDigest: h.Policy.Publishers[d.Publisher].TrustedRootDigest},
 		PolicyDigest: h.Policy.Digest(), Profile: d.Profile, AdmittedBy: opts.AdmittedBy, OSAccount: host.OSAccount(),
 		AdmittedAt: now, ExpiresAt: now.Add(d.Lifetime), Warnings: d.Warnings,

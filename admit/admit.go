@@ -35,7 +35,6 @@ import (
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/component"
@@ -125,11 +124,11 @@ func (d *Decision) add(name string, err error) error {
 	return nil
 }
 
-// Evaluate runs every admission check of the release desc names under
-// policy and profile ("" for the policy's default) at time now. The
-// returned error is a program fault (the registry could not be read);
-// refusals are in the Decision.
-func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, profile string, now time.Time) (*Decision, error) {
+// Evaluate runs every admission check of the release rel under policy and
+// profile ("" for the policy's default) at time now. The returned error is
+// a program fault (the registry could not be read); refusals are in the
+// Decision.
+func Evaluate(ctx context.Context, rel *oci.Release, policy *host.Policy, profile string, now time.Time) (*Decision, error) {
 	if profile == "" {
 		profile = policy.DefaultProfile
 	}
@@ -150,9 +149,12 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 		attested         []attestation
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); art, fetchErr = oci.FetchBound(ctx, target, desc, schemas.CheckFetchedIR) }()
-	go func() { defer wg.Done(); _, sigErr = d.verifyPublisher(ctx, target, desc, policy, now) }()
-	go func() { defer wg.Done(); attested = readAttestations(ctx, target, desc, policy) }()
+	go func() {
+		defer wg.Done()
+		art, fetchErr = oci.FetchBound(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
+	}()
+	go func() { defer wg.Done(); _, sigErr = d.verifyPublisher(ctx, rel, policy, now) }()
+	go func() { defer wg.Done(); attested = readAttestations(ctx, rel, policy) }()
 	wg.Wait()
 	if err := d.add(CheckArtifact, fetchErr); err != nil {
 		return nil, err
@@ -161,11 +163,11 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 	if err := d.add(CheckSignature, sigErr); err != nil {
 		return nil, err
 	}
-	if err := d.add(CheckAttestations, d.countAttestations(attested, desc, policy, now)); err != nil {
+	if err := d.add(CheckAttestations, d.countAttestations(attested, rel.Descriptor, policy, now)); err != nil {
 		return nil, err
 	}
 	if len(policy.AttestationRules) > 0 {
-		if err := d.add(CheckAttestationRules, d.checkRules(ctx, target, desc, policy, now)); err != nil {
+		if err := d.add(CheckAttestationRules, d.checkRules(ctx, rel, policy, now)); err != nil {
 			return nil, err
 		}
 	}
@@ -192,11 +194,11 @@ func Evaluate(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Desc
 
 // verifyPublisher finds the trusted publisher key the signature verifies
 // with. A key outside its window does not count, and says so.
-func (d *Decision) verifyPublisher(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, now time.Time) (*signing.Verifier, error) {
+func (d *Decision) verifyPublisher(ctx context.Context, rel *oci.Release, policy *host.Policy, now time.Time) (*signing.Verifier, error) {
 	var firstErr error
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		key := policy.Publishers[name]
-		res, err := signing.VerifySignature(ctx, target, desc, key.Verifier())
+		res, err := signing.VerifySignature(ctx, rel.Target, rel.Descriptor, key.Verifier())
 		if err == nil && !key.ValidAt(now) {
 			err = blocking.New(blocking.PublisherKeyOutsideWindow, "publisher %s's key is not valid now", name)
 		}
@@ -246,7 +248,7 @@ type attestation struct {
 
 // readAttestations verifies each trusted authority's attestation, all at
 // once, refusing any that a trusted publisher's key also signed.
-func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy) []attestation {
+func readAttestations(ctx context.Context, rel *oci.Release, policy *host.Policy) []attestation {
 	var opts []signing.AttestationOption
 	for _, name := range slices.Sorted(maps.Keys(policy.Publishers)) {
 		opts = append(opts, signing.WithPublisher(policy.Publishers[name].Verifier()))
@@ -258,7 +260,7 @@ func readAttestations(ctx context.Context, target oras.ReadOnlyTarget, desc ocis
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := signing.VerifyAttestation(ctx, target, desc, policy.Authorities[name].Verifier(), signing.ConformancePredicateType, opts...)
+			res, err := signing.VerifyAttestation(ctx, rel.Target, rel.Descriptor, policy.Authorities[name].Verifier(), signing.ConformancePredicateType, opts...)
 			out[i] = attestation{name, res, err}
 		}()
 	}

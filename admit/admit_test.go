@@ -154,8 +154,14 @@ func compileVersion(t *testing.T, version string) *compiler.Result {
 
 var now = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
+// pinned is the release desc names in the fixture's layout, as Admit
+// reads it.
+func (f *fixture) pinned(desc ocispec.Descriptor) *ocipkg.Release {
+	return &ocipkg.Release{Target: f.store, Descriptor: desc}
+}
+
 func (f *fixture) admit(h *host.Host, desc ocispec.Descriptor, profile string) (*Decision, *Record, error) {
-	return Admit(context.Background(), h, f.store, desc, AdmitOptions{Profile: profile, AdmittedBy: "Dr Ada", Now: now})
+	return Admit(context.Background(), h, f.pinned(desc), AdmitOptions{Profile: profile, AdmittedBy: "Dr Ada", Now: now})
 }
 
 func code(err error) blocking.Code {
@@ -169,7 +175,7 @@ func TestAdmitWritesASignedRecordAndStatusIsActive(t *testing.T) {
 	f := newFixture(t, nil)
 	h := f.host()
 	desc := f.release("1.2.0", f.publisher.signer, f.auth.signer)
-	if d, rec, err := Admit(context.Background(), h, f.store, desc, AdmitOptions{AdmittedBy: "Dr Ada", Now: now, DryRun: true}); err != nil || rec != nil || len(d.Checks) != 9 {
+	if d, rec, err := Admit(context.Background(), h, f.pinned(desc), AdmitOptions{AdmittedBy: "Dr Ada", Now: now, DryRun: true}); err != nil || rec != nil || len(d.Checks) != 9 {
 		t.Fatalf("dry run: %v %v %d checks", err, rec, len(d.Checks))
 	}
 	if list, _ := Admissions(context.Background(), h, ""); len(list) != 0 {

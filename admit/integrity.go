@@ -37,7 +37,7 @@ type Integrity struct {
 // every link. It writes nothing.
 func IntegrityOf(ctx context.Context, h *host.Host, rel *oci.Release, now time.Time) (*Integrity, error) {
 	desc := rel.Descriptor
-	d, err := Evaluate(ctx, rel.Target, desc, h.Policy, "", now)
+	d, err := Evaluate(ctx, rel, h.Policy, "", now)
 	if err != nil {
 		return nil, err
 	}

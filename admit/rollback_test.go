@@ -25,7 +25,7 @@ func TestRollbackIsExplicitSignedAndRecorded(t *testing.T) {
 	admitWith := func(opts AdmitOptions) (*Record, error) {
 		t.Helper()
 		opts.AdmittedBy, opts.Now = "Dr Ada", now
-		_, rec, err := Admit(ctx, h, f.store, old, opts)
+		_, rec, err := Admit(ctx, h, f.pinned(old), opts)
 		return rec, err
 	}
 	count := func() int {

@@ -13,11 +13,10 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	cuejson "cuelang.org/go/encoding/json"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
 
@@ -42,11 +41,11 @@ type signedPredicate struct {
 
 // checkRules runs every attestation rule; warn-mode failures go to
 // d.Warnings, enforce-mode failures are the refusals returned.
-func (d *Decision) checkRules(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, now time.Time) error {
+func (d *Decision) checkRules(ctx context.Context, rel *oci.Release, policy *host.Policy, now time.Time) error {
 	var refused blocking.List
 	for _, name := range slices.Sorted(maps.Keys(policy.AttestationRules)) {
 		rule := policy.AttestationRules[name]
-		found, err := trustedPredicates(ctx, target, desc, policy, rule.PredicateType, now)
+		found, err := trustedPredicates(ctx, rel, policy, rule.PredicateType, now)
 		if err != nil {
 			return err
 		}
@@ -81,7 +80,7 @@ func ruleFailures(name string, rule host.AttestationRule, found []signedPredicat
 // trusted publisher and authority inside its window, and returns the
 // predicates that verified. A fault (the registry cannot be read) is
 // returned; refusals only mean that signer made none.
-func trustedPredicates(ctx context.Context, target oras.ReadOnlyTarget, desc ocispec.Descriptor, policy *host.Policy, predicateType string, now time.Time) ([]signedPredicate, error) {
+func trustedPredicates(ctx context.Context, rel *oci.Release, policy *host.Policy, predicateType string, now time.Time) ([]signedPredicate, error) {
 	var out []signedPredicate
 	for _, group := range []map[string]host.TrustedKey{policy.Publishers, policy.Authorities} {
 		for _, name := range slices.Sorted(maps.Keys(group)) {
@@ -89,7 +88,7 @@ func trustedPredicates(ctx context.Context, target oras.ReadOnlyTarget, desc oci
 			if !k.ValidAt(now) {
 				continue
 			}
-			res, err := signing.VerifyAttestation(ctx, target, desc, k.Verifier(), predicateType)
+			res, err := signing.VerifyAttestation(ctx, rel.Target, rel.Descriptor, k.Verifier(), predicateType)
 			if err != nil {
 				if blocking.Refusals(err) == nil {
 					return nil, err

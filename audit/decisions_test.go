@@ -59,7 +59,7 @@ func TestAuditVerifiesSignedDecisions(t *testing.T) {
 	fmt.Fprintf(pf, "\npersons: ada: {name: \"Dr Ada\", ssh_key: %q, may: [{decide: [\"approve\", \"reject\"]}]}\n", strings.TrimSpace(string(ssh.MarshalAuthorizedKey(ada.PublicKey()))))
 	pf.Close()
 	opened := f.Open()
-	if _, _, err := admit.Admit(ctx, opened, f.Target, f.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, opened, f.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
 		t.Fatal(err)
 	}
 	f.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Append one note to a record."`, "description: \"Append one note to a record.\"\n\t\tapproval: \"required\"", 1))

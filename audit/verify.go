@@ -775,7 +775,7 @@ func planLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.Bindin
 	if err := canonical.DecodeStrict(b.docs[DocPlan], &listed); err != nil || listed.Digest() != binding.PlanDigest {
 		return LinkPlan, binding.PlanDigest, blocking.New(blocking.AuditPlanMismatch, "document %s is not the bound plan", DocPlan)
 	}
-	st, err := resolve.Load(ctx, h, b.layout, b.subject, at)
+	st, err := resolve.Load(ctx, h, &oci.Release{Target: b.layout, Descriptor: b.subject}, at)
 	var plan *resolve.Plan
 	if err == nil {
 		plan, err = resolve.Resolve(st, resolve.Request{Deployment: binding.Deployment, Model: binding.Model, Type: binding.Plan.Type})

@@ -46,7 +46,7 @@ func TestAuditCarriesTheWitnessPolicyFile(t *testing.T) {
 	}
 	f.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := f.Open()
-	if _, _, err := admit.Admit(ctx, opened, f.Target, f.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, opened, f.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
 		t.Fatal(err)
 	}
 	f.AddConnection(opened, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)

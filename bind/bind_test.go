@@ -182,7 +182,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 			os.WriteFile(filepath.Join(f.Home, resolve.RegistryFile), []byte(strings.Replace(resolve.StarterRegistry(hosttest.Name), "Read one record", "Read all records", 1)), 0o644)
 		}, model, bind.LinkRegistry},
 		{"revoked admission", func(f *fixture) {
-			if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "withdrawn", "Dr Ada", f.Now); err != nil {
+			if _, err := admit.Revoke(ctx, f.host, f.Release.Descriptor.Digest.String(), "withdrawn", "Dr Ada", f.Now); err != nil {
 				f.T.Fatal(err)
 			}
 		}, model, bind.LinkAdmission},
@@ -215,7 +215,7 @@ func TestInspectNamesTheChangedLink(t *testing.T) {
 // kept there): the release's artifact changed, not the capability
 // registry.
 func corruptIR(f *fixture) {
-	raw, err := oci.FetchBlob(context.Background(), f.Target, f.Desc)
+	raw, err := oci.FetchBlob(context.Background(), f.Release.Target, f.Release.Descriptor)
 	if err != nil {
 		f.T.Fatal(err)
 	}

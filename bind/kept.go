@@ -37,16 +37,10 @@ func Keep(ctx context.Context, h *host.Host, rel *oci.Release) error {
 // bound release is served with the registry down. A release that cannot
 // be kept binds nothing.
 func BindKept(ctx context.Context, h *host.Host, rel *oci.Release, plan *resolve.Plan, a Approval) (*Binding, error) {
-	return bindKept(ctx, h, rel, rel.Ref.String(), rel.Ref.LayoutPath, plan, a)
-}
-
-// bindKept is BindKept recording reference (with layoutPath) as the
-// release's reference.
-func bindKept(ctx context.Context, h *host.Host, rel *oci.Release, reference string, layoutPath bool, plan *resolve.Plan, a Approval) (*Binding, error) {
 	if rel.Descriptor.Digest.String() != plan.ArtifactDigest {
 		return nil, blocking.New(blocking.PlanDigestMismatch, "the release read is not the artifact the plan was resolved for")
 	}
-	return bind(ctx, h, reference, layoutPath, plan, a, func() error { return Keep(ctx, h, rel) })
+	return bind(ctx, h, rel.Ref.String(), rel.Ref.LayoutPath, plan, a, func() error { return Keep(ctx, h, rel) })
 }
 
 // BoundRelease is a binding's release opened for reading with its

@@ -72,7 +72,7 @@ func TestRegistryChangeTouchesOnlyThePlansThatUseIt(t *testing.T) {
 func TestV1BindingStaysVerifiable(t *testing.T) {
 	f, _ := newFixture(t)
 	ctx := context.Background()
-	plan, _, err := resolve.Compute(ctx, f.host, f.Target, f.Desc, resolve.Request{Deployment: "clinic", Model: model, Type: resolve.PlanTypeV1}, resolve.ComputeOptions{Now: f.Now})
+	plan, _, err := resolve.Compute(ctx, f.host, f.Release, resolve.Request{Deployment: "clinic", Model: model, Type: resolve.PlanTypeV1}, resolve.ComputeOptions{Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

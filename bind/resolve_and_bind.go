@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
@@ -16,11 +13,10 @@ import (
 // Request is a release to resolve a plan for and a person's approval to
 // bind it (ResolveAndBind).
 type Request struct {
-	// Ref is the release's digest reference, as the binding records it;
-	// Target and Desc are where the release is read from.
-	Ref    string
-	Target oras.ReadOnlyTarget
-	Desc   ocispec.Descriptor
+	// Release is the release, opened once by the caller: read from its
+	// Target, and its Ref (pinned to the digest) is what the binding
+	// records.
+	Release *oci.Release
 	// Deployment and Model are what the plan is resolved for and bound to.
 	Deployment, Model string
 	// By is the person approving the binding.
@@ -46,12 +42,13 @@ type Request struct {
 // ResolveAndBind computes the release's plan for the deployment and model
 // (resolve.Compute, every connection of the plan probed live unless
 // NoProbe) and binds it with By's explicit approval, after Gate if one is
-// set, keeping the release in the host's release store first (BindKept). It returns the binding made, or nil (and no error) where Gate
-// chose not to bind. It lives here rather than in pipeline so that the
+// set, keeping the release in the host's release store first (BindKept).
+// It returns the binding made, or nil (and no error) where Gate chose not
+// to bind. It lives here rather than in pipeline so that the
 // host side (fleet provisioning) can call it without loading the
 // publisher's compiler.
 func ResolveAndBind(ctx context.Context, h *host.Host, req Request) (*Binding, error) {
-	plan, _, err := resolve.Compute(ctx, h, req.Target, req.Desc, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: !req.NoProbe, Connector: req.Connector})
+	plan, _, err := resolve.Compute(ctx, h, req.Release, resolve.Request{Deployment: req.Deployment, Model: req.Model}, resolve.ComputeOptions{Now: req.Now, Probe: !req.NoProbe, Connector: req.Connector})
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +57,5 @@ func ResolveAndBind(ctx context.Context, h *host.Host, req Request) (*Binding, e
 			return nil, err
 		}
 	}
-	rel := &oci.Release{Target: req.Target, Descriptor: req.Desc}
-	return bindKept(ctx, h, rel, req.Ref, false, plan, Approval{By: req.By, Approved: true, Now: req.Now})
+	return BindKept(ctx, h, req.Release, plan, Approval{By: req.By, Approved: true, Now: req.Now})
 }

@@ -22,14 +22,14 @@ func TestTwoVersionsServeSideBySide(t *testing.T) {
 	ctx := context.Background()
 	f, first := newFixture(t)
 	rel := f.PublishVersion("1.3.0")
-	if _, _, err := admit.Admit(ctx, f.host, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: f.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, f.host, &rel.Release, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: f.Now}); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := resolve.Compute(ctx, f.host, rel.Target, rel.Desc, resolve.Request{Deployment: "clinic2", Model: model}, resolve.ComputeOptions{Now: f.Now, Probe: true})
+	plan, _, err := resolve.Compute(ctx, f.host, &rel.Release, resolve.Request{Deployment: "clinic2", Model: model}, resolve.ComputeOptions{Now: f.Now, Probe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := bind.Bind(ctx, f.host, rel.Ref, false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: f.Now})
+	second, err := bind.Bind(ctx, f.host, rel.Ref.String(), false, plan, bind.Approval{By: "Dr Ada", Approved: true, Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestTwoVersionsServeSideBySide(t *testing.T) {
 	if first.ArtifactDigest == second.ArtifactDigest {
 		t.Fatal("both deployments are bound to one release")
 	}
-	if _, _, err := admit.Admit(ctx, f.host, f.Target, f.Desc, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: f.Now}); !hosttest.HasCode(t, err, blocking.AdmissionRollback) {
+	if _, _, err := admit.Admit(ctx, f.host, f.Release, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: f.Now}); !hosttest.HasCode(t, err, blocking.AdmissionRollback) {
 		t.Fatalf("re-admitting 1.2.0 without a rollback: %v", err)
 	}
 	if _, err := admit.Revoke(ctx, f.host, second.ArtifactDigest, "broken", "Dr Ada", f.Now); err != nil {

@@ -99,7 +99,7 @@ func newFixtureConn(t testing.TB, edit func(dir string), registry, name string, 
 	fmt.Fprintf(policy, "\npersons: {\nada: {name: \"Dr Ada\", ssh_key: %q, may: [{decide: [\"approve\", \"reject\", \"skip\", \"teach\", \"escalate\"], capabilities: [\"records.*\"]}]}\nbob: {ssh_key: %q, may: [{decide: [\"escalate\"]}]}\n}\n", f.ada.line, f.bob.line)
 	policy.Close()
 	f.h = f.Open()
-	if _, _, err := admit.Admit(ctx, f.h, f.Target, f.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, f.h, f.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: f.Now}); err != nil {
 		t.Fatal(err)
 	}
 	f.WriteRegistry(registry)

@@ -184,7 +184,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 		t.Fatal("a session started on a changed plan")
 	}
 	s.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
-	if _, err := admit.Revoke(ctx, s.host, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
+	if _, err := admit.Revoke(ctx, s.host, s.Release.Descriptor.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
 		t.Fatal(err)
 	}
 	if res := s.run(t, "revoked", "AB-1234"); res.Reason != contract.ReasonNotAdmitted {

@@ -91,7 +91,7 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 			}
 		}, contract.ReasonPlanChanged},
 		{"release revoked", func(t *testing.T, g *governed) {
-			if _, err := admit.Revoke(ctx, g.host, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
+			if _, err := admit.Revoke(ctx, g.host, g.Release.Descriptor.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}, contract.ReasonNotAdmitted},
@@ -166,7 +166,7 @@ func TestPlanCheckAgreesWithBindCheck(t *testing.T) {
 	if len(report.Changes) == 0 || report.Changes[0].Link != bind.LinkConnectionRevision {
 		t.Fatalf("the changed link is not named: %+v", report.Changes)
 	}
-	if _, err := admit.Revoke(ctx, g.host, g.Desc.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
+	if _, err := admit.Revoke(ctx, g.host, g.Release.Descriptor.Digest.String(), "test", "Test Operator", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	agree("revoked", false)

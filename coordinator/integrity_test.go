@@ -139,7 +139,7 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.run(t, "before", "AB-1234")
-	if _, err := admit.Revoke(ctx, s.host, s.Desc.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
+	if _, err := admit.Revoke(ctx, s.host, s.Release.Descriptor.Digest.String(), "withdrawn", "Dr Ada", s.Now); err != nil {
 		t.Fatal(err)
 	}
 	if res := s.run(t, "revoked", "CD-5678"); res.Reason != contract.ReasonNotAdmitted {
@@ -153,14 +153,14 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted || coordtest.Notes(t, s.Home, "CD-5678") != before {
 		t.Fatalf("a run after the revocation was removed: %+v", res)
 	}
-	st, err := admit.StatusOf(ctx, s.host, s.Desc.Digest.String(), s.Now)
+	st, err := admit.StatusOf(ctx, s.host, s.Release.Descriptor.Digest.String(), s.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.State == admit.Active || st.Why == nil || st.Why.Code != blocking.RevocationsDisagree {
 		t.Fatalf("admission status after the revocation was removed: %+v", st)
 	}
-	if _, err := admit.RequireActive(ctx, s.host, s.Desc.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
+	if _, err := admit.RequireActive(ctx, s.host, s.Release.Descriptor.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
 		t.Fatalf("RequireActive: %v", err)
 	}
 	b, err := bind.Current(ctx, s.host, "clinic")
@@ -183,7 +183,7 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	}
 	// Removing the signed head too leaves the copy in $OA_HOME.
 	coordtest.Exec(t, db, `DELETE FROM versions WHERE kind = 'revocation-head'`)
-	if _, err := admit.RequireActive(ctx, s.host, s.Desc.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
+	if _, err := admit.RequireActive(ctx, s.host, s.Release.Descriptor.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
 		t.Fatalf("RequireActive with the head removed: %v", err)
 	}
 	if _, err := s.reopen(); err == nil {

@@ -109,8 +109,8 @@ func bigIRHost(t *testing.T) *hosttest.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Ref, h.Target, h.Desc = "clinic-triage@"+rel.Desc.Digest.String(), rel.Target, rel.Desc
-	if _, _, err := admit.Admit(ctx, opened, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	h.Ref, h.Release = "clinic-triage@"+rel.Descriptor.Digest.String(), &rel.Release
+	if _, _, err := admit.Admit(ctx, opened, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	return h

@@ -61,7 +61,7 @@ func TestPauseNotifies(t *testing.T) {
 	f.Close()
 	ctx := context.Background()
 	opened := h.Open()
-	if _, _, err := admit.Admit(ctx, opened, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, opened, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	h.WriteRegistry(servetest.ApprovalRegistry())

@@ -60,7 +60,7 @@ func servePersons(t *testing.T, persons string) *served {
 	}
 	f.Close()
 	s.host = s.Open()
-	if _, _, err := admit.Admit(ctx, s.host, s.Target, s.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: s.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, s.host, s.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: s.Now}); err != nil {
 		t.Fatal(err)
 	}
 	s.WriteRegistry(approvalRegistry())

@@ -37,7 +37,7 @@ func registryBound(t *testing.T, keep bool) (*hosttest.Host, *registrytest.Regis
 	h.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	opened := h.Open()
 	h.AddConnection(opened, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)
-	ref, err := oci.ParseRef(reg.Host()+"/oa/clinic-triage@"+h.Desc.Digest.String(), oci.RefOptions{Home: h.Home})
+	ref, err := oci.ParseRef(reg.Host()+"/oa/clinic-triage@"+h.Release.Descriptor.Digest.String(), oci.RefOptions{Home: h.Home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,16 +45,17 @@ func registryBound(t *testing.T, keep bool) (*hosttest.Host, *registrytest.Regis
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oci.Copy(ctx, h.Target, remote, h.Desc, ""); err != nil {
+	if _, err := oci.Copy(ctx, h.Release.Target, remote, h.Release.Descriptor, ""); err != nil {
 		t.Fatal(err)
 	}
-	req := bind.Request{Ref: ref.String(), Target: remote, Desc: h.Desc, Deployment: "clinic", Model: "claude-test", By: "Dr Ada", Now: h.Now}
+	rel := &oci.Release{Ref: ref, Target: remote, Descriptor: h.Release.Descriptor}
+	req := bind.Request{Release: rel, Deployment: "clinic", Model: "claude-test", By: "Dr Ada", Now: h.Now}
 	if keep {
 		if _, err := bind.ResolveAndBind(ctx, opened, req); err != nil {
 			t.Fatal(err)
 		}
 	} else {
-		plan, _, err := resolve.Compute(ctx, opened, remote, h.Desc, resolve.Request{Deployment: "clinic", Model: "claude-test"}, resolve.ComputeOptions{Now: h.Now})
+		plan, _, err := resolve.Compute(ctx, opened, rel, resolve.Request{Deployment: "clinic", Model: "claude-test"}, resolve.ComputeOptions{Now: h.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,7 +93,7 @@ func TestCoordinatorSubmitsCheckpointsToWitnesses(t *testing.T) {
 	s.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	s.H = s.Open()
 	// The policy changed, so the release is admitted again under it.
-	if _, _, err := admit.Admit(ctx, s.H, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, s.H, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	s.AddConnection(s.H, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)

@@ -153,7 +153,7 @@ func Prepare(ctx context.Context, home string, progress io.Writer) (*Setup, erro
 		return nil, err
 	}
 	step(fmt.Sprintf("compiled %s (workerIrDigest %s)", examples.Default, rel.IR))
-	step("pushed, signed by the publisher and attested by an independent authority: " + rel.Ref)
+	step("pushed, signed by the publisher and attested by an independent authority: " + rel.Ref.String())
 	if err := host.Init(home, host.InitOptions{Host: HostName, Publishers: map[string][]byte{"demo_publisher": publisher.Public}, Authorities: map[string][]byte{"demo_authority": authority.Public}}); err != nil {
 		return nil, err
 	}

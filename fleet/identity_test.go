@@ -95,7 +95,7 @@ func TestProvisionKeylessPublisher(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := admit.Admit(ctx, opened, target, f.Desc, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: time.Now()}); err != nil {
+		if _, _, err := admit.Admit(ctx, opened, &oci.Release{Target: target, Descriptor: f.Desc}, admit.AdmitOptions{AdmittedBy: "Dr Ada", Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}()

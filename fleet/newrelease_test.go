@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
@@ -33,13 +31,13 @@ func approve(t *testing.T, fh *fleettest.Host, localRef string) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	dst, desc := localRelease(t, fh, localRef)
-	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
-		if _, _, err := admit.Admit(ctx, h, dst, desc, admit.AdmitOptions{AdmittedBy: fleettest.Operator, Now: time.Now()}); err != nil {
+	rel := localRelease(t, fh, localRef)
+	if s, err := admit.StatusOf(ctx, h, rel.Descriptor.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+		if _, _, err := admit.Admit(ctx, h, rel, admit.AdmitOptions{AdmittedBy: fleettest.Operator, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plan, _, err := resolve.Compute(ctx, h, dst, desc, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now()})
+	plan, _, err := resolve.Compute(ctx, h, rel, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,22 +46,18 @@ func approve(t *testing.T, fh *fleettest.Host, localRef string) {
 	}
 }
 
-func localRelease(t *testing.T, fh *fleettest.Host, localRef string) (oci.Target, ocispec.Descriptor) {
+// localRelease opens the release localRef names in fh's layout.
+func localRelease(t *testing.T, fh *fleettest.Host, localRef string) *oci.Release {
 	t.Helper()
-	ctx := context.Background()
 	ref, err := oci.ParseRef(localRef, oci.RefOptions{Home: fh.Home})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst, err := oci.Open(ctx, ref, oci.OpenOptions{})
+	rel, err := oci.OpenPinned(context.Background(), ref, oci.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := oci.Resolve(ctx, dst, ref.Reference())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst, desc
+	return rel
 }
 
 // TestNewReleaseKeepsTheBoundOneServed: a host whose policy refuses fleet
@@ -116,15 +110,15 @@ func TestNewReleaseKeepsTheBoundOneServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	dst, desc := localRelease(t, fh, v1Ref)
-	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+	rel := localRelease(t, fh, v1Ref)
+	if s, err := admit.StatusOf(ctx, h, rel.Descriptor.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
 		t.Fatalf("v1 after the v2 envelope: %v %+v", err, s)
 	}
 	b, err := bind.Current(ctx, h, "clinic")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := resolve.Compute(ctx, h, dst, desc, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(fh.Home)}})
+	plan, _, err := resolve.Compute(ctx, h, rel, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(fh.Home)}})
 	if rep := bind.Compare(b, plan, err); !rep.Approved {
 		t.Fatalf("v1's binding is no longer approved: %+v", rep)
 	}
@@ -168,8 +162,8 @@ func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	dst, desc := localRelease(t, fh, r.LocalRef)
-	plan, _, err := resolve.Compute(ctx, h, dst, desc, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(fh.Home)}})
+	rel := localRelease(t, fh, r.LocalRef)
+	plan, _, err := resolve.Compute(ctx, h, rel, resolve.Request{Deployment: "clinic", Model: "demo-model"}, resolve.ComputeOptions{Now: time.Now(), Probe: true, Connector: connector.Options{SandboxDir: sandbox.Dir(fh.Home)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,10 +186,10 @@ func TestFleetNeverRebindsAPersonsBinding(t *testing.T) {
 	if !hosttest.HasCode(t, err, blocking.AwaitingApproval) || r2.Admitted || r2.Bound {
 		t.Fatalf("v2 over a person's binding: %v %+v", err, r2)
 	}
-	if s, err := admit.StatusOf(ctx, h, desc.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
+	if s, err := admit.StatusOf(ctx, h, rel.Descriptor.Digest.String(), time.Now()); err != nil || s.State != admit.Active {
 		t.Fatalf("v1 after the v2 envelope: %v %+v", err, s)
 	}
-	if b, err := bind.Current(ctx, h, "clinic"); err != nil || b.ApprovedBy != fleettest.Operator || b.ArtifactDigest != desc.Digest.String() {
+	if b, err := bind.Current(ctx, h, "clinic"); err != nil || b.ApprovedBy != fleettest.Operator || b.ArtifactDigest != rel.Descriptor.Digest.String() {
 		t.Fatalf("the person's binding was replaced: %+v %v", b, err)
 	}
 }

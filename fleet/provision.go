@@ -327,7 +327,7 @@ func (p *provisioner) run(ctx context.Context) error {
 		}
 		return blocking.New(blocking.ReleaseRevoked, "the envelope's release is revoked")
 	}
-	dst, desc, err := p.pull(ctx, env)
+	local, err := p.pull(ctx, env)
 	if err != nil {
 		if !waiting(err) {
 			return err
@@ -341,7 +341,7 @@ func (p *provisioner) run(ctx context.Context) error {
 	}
 	resolved := false
 	b, err := bind.ResolveAndBind(ctx, p.h, bind.Request{
-		Ref: p.res.LocalRef, Target: dst, Desc: desc,
+		Release:    local,
 		Deployment: env.Deployment, Model: env.Model,
 		By: p.by(), Now: p.now,
 		Connector: p.opts.Connector, NoProbe: !p.opts.Probe,
@@ -392,8 +392,8 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	if env.Fleet != p.fleet.Name || env.Host != p.h.Policy.Host {
 		return nil, "", blocking.New(blocking.FleetEnvelopeWrongHost, "the envelope is for another host or fleet")
 	}
-	rel, err := oci.ParseRef(env.Release, oci.RefOptions{})
-	if err != nil || rel.Registry == "" || rel.Digest.String() != env.ArtifactDigest || env.Seq < 1 || bind.CheckNames(env.Deployment, env.Model) != nil {
+	rel, err := envelopeRelease(&env)
+	if err != nil || env.Seq < 1 || bind.CheckNames(env.Deployment, env.Model) != nil {
 		return nil, "", blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's release, deployment, model or sequence is malformed")
 	}
 	if env.IssuedAt.IsZero() || !env.ExpiresAt.After(env.IssuedAt) {
@@ -408,6 +408,18 @@ func (p *provisioner) envelope(ctx context.Context) (*Envelope, string, error) {
 	p.seen.EnvelopeManifest, p.seen.EnvelopeExpiresAt, p.seen.EnvelopeKey = doc.Desc.Digest.String(), env.ExpiresAt, key.KeyID()
 	p.release = rel
 	return &env, digest.FromBytes(doc.Payload).String(), nil
+}
+
+// envelopeRelease is env's Release read once, where the envelope is
+// checked: a registry reference pinned to env's ArtifactDigest (else
+// fleet_envelope_invalid). The envelope is signed, so its Release stays
+// the string it was signed as; what reads the release reads this.
+func envelopeRelease(env *Envelope) (oci.Ref, error) {
+	rel, err := oci.ParseRef(env.Release, oci.RefOptions{})
+	if err == nil && (rel.Registry == "" || rel.Digest.String() != env.ArtifactDigest) {
+		err = blocking.New(blocking.FleetEnvelopeInvalid, "the envelope's release is not a registry reference pinned to its artifactDigest")
+	}
+	return rel, err
 }
 
 // applied returns the envelope the host last applied from this fleet.
@@ -542,79 +554,91 @@ func (p *provisioner) revocations(ctx context.Context) error {
 // admitted from the host's own OCI layout: copied (with signature and attestation) unless it is already
 // admitted and there, then admitted under the host policy where the
 // fleet's bind follows (else only checked: awaiting_approval or
-// fleet_ceiling_exceeded, the admission left to the person).
-func (p *provisioner) pull(ctx context.Context, env *Envelope) (oci.Target, ocispec.Descriptor, error) {
+// fleet_ceiling_exceeded, the admission left to the person). It returns
+// the release as read from the host's layout, its Ref the local
+// reference the binding records (Result.LocalRef).
+func (p *provisioner) pull(ctx context.Context, env *Envelope) (*oci.Release, error) {
 	rel := p.release
 	local, err := oci.ParseRef(rel.Repository+"@"+env.ArtifactDigest, oci.RefOptions{Home: p.home})
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	p.res.LocalRef = local.String()
 	dst, err := oci.Open(ctx, local, oci.OpenOptions{Create: true, Limits: p.opts.OpenOptions.Limits})
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	status, err := admit.StatusOf(ctx, p.h, env.ArtifactDigest, p.now)
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	desc, err := oci.Resolve(ctx, dst, env.ArtifactDigest)
 	if status.State == admit.Active && err == nil {
-		return dst, desc, nil
+		return &oci.Release{Ref: local, Target: dst, Descriptor: desc}, nil
 	}
 	src, err := oci.Open(ctx, rel, p.opts.OpenOptions)
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	copied, err := oci.Copy(ctx, src, dst, ocispec.Descriptor{Digest: digest.Digest(env.ArtifactDigest)}, "")
 	if errors.Is(err, errdef.ErrNotFound) {
-		return nil, ocispec.Descriptor{}, blocking.New(blocking.ArtifactNotFound, "the registry has no %s: %v", env.Release, err)
+		return nil, blocking.New(blocking.ArtifactNotFound, "the registry has no %s: %v", env.Release, err)
 	}
 	if err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
 	p.res.Copied = copied
 	if desc, err = oci.Resolve(ctx, dst, env.ArtifactDigest); err != nil {
-		return nil, ocispec.Descriptor{}, err
+		return nil, err
 	}
+	pulled := &oci.Release{Ref: local, Target: dst, Descriptor: desc}
 	if status.State != admit.Active {
-		// Releases of a package are admitted and kept side by side
-		// (admit.Admit, bind's release store), so admitting this one would
-		// not retire the release bound now; but an admission is a person's
-		// decision the fleet makes only where its bind follows. Elsewhere
-		// the checks run as a dry run and the admission is left to the
-		// person.
-		art, err := oci.Fetch(ctx, dst, desc, schemas.CheckFetchedIR)
-		if err != nil {
-			return nil, ocispec.Descriptor{}, err
+		if err := p.admitPulled(ctx, env, pulled); err != nil {
+			return nil, err
 		}
-		caps := make([]capRisk, len(art.Worker.Capabilities))
-		for i, c := range art.Worker.Capabilities {
-			caps[i] = capRisk{c.Key, c.Risk}
-		}
-		wait := p.preApproves(env, caps)
-		if cur, err := bind.Current(ctx, p.h, env.Deployment); wait == nil && err == nil {
-			wait = p.mayRebind(cur, env)
-		}
-		if wait == nil && len(env.Ceiling.Publishers) > 0 {
-			// Which publisher signed is known once the host's checks ran:
-			// a dry run first, admitted only when the ceiling names it.
-			d, _, err := admit.Admit(ctx, p.h, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: true})
-			if err != nil {
-				return nil, ocispec.Descriptor{}, err
-			}
-			wait = p.publisherInCeiling(env, d.PublisherKeyID, d.PublisherSigner, p.h.Policy.Publishers[d.Publisher].TrustedRootDigest)
-		}
-		if _, _, err := admit.Admit(ctx, p.h, dst, desc, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
-			return nil, ocispec.Descriptor{}, err
-		}
-		if wait != nil {
-			p.res.NeedsAdmission = true
-			return nil, ocispec.Descriptor{}, wait
-		}
-		p.res.Admitted = true
 	}
-	return dst, desc, nil
+	return pulled, nil
+}
+
+// admitPulled admits the release just pulled where the fleet's bind
+// follows. Releases of a package are admitted and kept side by side
+// (admit.Admit, bind's release store), so admitting this one would not
+// retire the release bound now; but an admission is a person's decision
+// the fleet makes only where its bind follows. Elsewhere the checks run
+// as a dry run and the admission is left to the person: the refusal
+// returned is why the host waits (awaiting_approval or
+// fleet_ceiling_exceeded).
+func (p *provisioner) admitPulled(ctx context.Context, env *Envelope, rel *oci.Release) error {
+	art, err := oci.Fetch(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
+	if err != nil {
+		return err
+	}
+	caps := make([]capRisk, len(art.Worker.Capabilities))
+	for i, c := range art.Worker.Capabilities {
+		caps[i] = capRisk{c.Key, c.Risk}
+	}
+	wait := p.preApproves(env, caps)
+	if cur, err := bind.Current(ctx, p.h, env.Deployment); wait == nil && err == nil {
+		wait = p.mayRebind(cur, env)
+	}
+	if wait == nil && len(env.Ceiling.Publishers) > 0 {
+		// Which publisher signed is known once the host's checks ran:
+		// a dry run first, admitted only when the ceiling names it.
+		d, _, err := admit.Admit(ctx, p.h, rel, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: true})
+		if err != nil {
+			return err
+		}
+		wait = p.publisherInCeiling(env, d.PublisherKeyID, d.PublisherSigner, p.h.Policy.Publishers[d.Publisher].TrustedRootDigest)
+	}
+	if _, _, err := admit.Admit(ctx, p.h, rel, admit.AdmitOptions{AdmittedBy: p.by(), Now: p.now, DryRun: wait != nil}); err != nil {
+		return err
+	}
+	if wait != nil {
+		p.res.NeedsAdmission = true
+		return wait
+	}
+	p.res.Admitted = true
+	return nil
 }
 
 // capRisk is one capability and its risk.

@@ -287,7 +287,7 @@ func TestInspectNamesEachMismatch(t *testing.T) {
 	reinstall()
 
 	// The release revoked: nothing may be installed, and inspect says why.
-	if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "withdrawn", "Auditor", time.Now()); err != nil {
+	if _, err := admit.Revoke(ctx, f.host, f.Release.Descriptor.Digest.String(), "withdrawn", "Auditor", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	mismatch(t, m, harness.CheckAdmission, blocking.ReleaseRevoked)

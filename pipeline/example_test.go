@@ -40,7 +40,7 @@ func ExamplePublish() {
 		fmt.Println(err)
 		return
 	}
-	name, digest, _ := strings.Cut(rel.Ref, "@")
+	name, digest, _ := strings.Cut(rel.Ref.String(), "@")
 	fmt.Println(name, strings.HasPrefix(digest, "sha256:"), strings.HasPrefix(rel.IR, "sha256:"))
 	// Output: clinic-triage true true
 }

@@ -46,7 +46,7 @@ type HostOptions struct {
 // returned as is.
 func PrepareHost(ctx context.Context, h *host.Host, opts HostOptions) (*bind.Binding, error) {
 	rel := opts.Release
-	if _, _, err := admit.Admit(ctx, h, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: opts.By, Now: opts.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, h, &rel.Release, admit.AdmitOptions{AdmittedBy: opts.By, Now: opts.Now}); err != nil {
 		return nil, err
 	}
 	opts.step("admitted on host %s by %s", h.Policy.Host, opts.By)
@@ -108,5 +108,5 @@ func signRegistry(ctx context.Context, h *host.Host, by string, now time.Time) (
 // BindRequest is the bind.Request that resolves rel for deployment and
 // model and binds it with by's approval.
 func (rel *Published) BindRequest(deployment, model, by string, now time.Time, conn connector.Options) bind.Request {
-	return bind.Request{Ref: rel.Ref, Target: rel.Target, Desc: rel.Desc, Deployment: deployment, Model: model, By: by, Now: now, Connector: conn}
+	return bind.Request{Release: &rel.Release, Deployment: deployment, Model: model, By: by, Now: now, Connector: conn}
 }

@@ -86,6 +86,11 @@ func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	if err != nil || cur.PlanDigest != b.PlanDigest {
 		t.Fatalf("current binding %+v, %v", cur, err)
 	}
+	// The binding records the release's reference as the CLI reads it
+	// under the home, the typed Ref written out.
+	if want := "clinic-triage@" + rel.Descriptor.Digest.String(); cur.Reference != want || cur.LayoutPath {
+		t.Fatalf("the binding records %q (layout path %v), want %q", cur.Reference, cur.LayoutPath, want)
+	}
 	if len(lines) != 4 || !strings.Contains(lines[3], "bound to deployment clinic") {
 		t.Fatalf("progress %q", lines)
 	}
@@ -99,13 +104,37 @@ func TestPrepareHostBindsAndNeverOverwritesTheRegistry(t *testing.T) {
 	}
 }
 
+// TestPublishedIsTheReleaseTheCLIReads: Publish returns the release typed
+// once: its Ref, pinned to the pushed digest, is the reference the oa CLI
+// reads under the home, which opens to the same manifest.
+func TestPublishedIsTheReleaseTheCLIReads(t *testing.T) {
+	home, rel := published(t)
+	if want := "clinic-triage@" + rel.Descriptor.Digest.String(); rel.Ref.String() != want {
+		t.Fatalf("published as %q, want %q", rel.Ref, want)
+	}
+	typed, err := oci.ParseRef(rel.Ref.String(), oci.RefOptions{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typed != rel.Ref {
+		t.Fatalf("the CLI reads %+v, Publish returned %+v", typed, rel.Ref)
+	}
+	opened, err := oci.OpenPinned(context.Background(), typed, oci.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened.Descriptor.Digest != rel.Descriptor.Digest || opened.Descriptor.Size != rel.Descriptor.Size {
+		t.Fatalf("the reference opens %v, Publish pushed %v", opened.Descriptor, rel.Descriptor)
+	}
+}
+
 // TestPullWritesOnlyItsOwnFolder: Pull writes the layers and its marker,
 // replaces its own earlier output, and refuses any other non-empty folder
 // without changing it.
 func TestPullWritesOnlyItsOwnFolder(t *testing.T) {
 	ctx := context.Background()
 	_, rel := published(t)
-	art, err := oci.Fetch(ctx, rel.Target, rel.Desc, schemas.CheckFetchedIR)
+	art, err := oci.Fetch(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +171,7 @@ func TestResolveAndBindGate(t *testing.T) {
 	h, rel := publishedHost(t)
 	home := h.Home
 	now := time.Now()
-	if _, _, err := admit.Admit(ctx, h, rel.Target, rel.Desc, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
+	if _, _, err := admit.Admit(ctx, h, &rel.Release, admit.AdmitOptions{AdmittedBy: "Op", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	opts := pipeline.HostOptions{

@@ -19,8 +19,6 @@ package pipeline
 import (
 	"context"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
 	"github.com/oa-dev/oa/compiler"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/oci"
@@ -46,11 +44,11 @@ func NewKeys() (Keys, error) {
 
 // Published is a release as published: pushed, signed and attested.
 type Published struct {
-	// Ref is the digest reference; for a release in a host's OCI layout,
-	// NAME@sha256:… as the oa CLI reads it under the home.
-	Ref    string
-	Target oci.Target
-	Desc   ocispec.Descriptor
+	// Release is the release as the host stages read it: its Ref pinned
+	// to the pushed digest (for a release in a host's OCI layout,
+	// NAME@sha256:… as the oa CLI reads it under the home), the Target
+	// it was pushed to and its manifest's Descriptor.
+	oci.Release
 	// IR is the workerIrDigest.
 	IR string
 }
@@ -83,12 +81,7 @@ func PublishCompiled(ctx context.Context, home string, res *compiler.Result, pub
 	if err != nil {
 		return nil, err
 	}
-	r, err := PublishTo(ctx, target, ref, res, publisher, authority)
-	if err != nil {
-		return nil, err
-	}
-	r.Ref = res.Worker.Name + "@" + r.Desc.Digest.String()
-	return r, nil
+	return PublishTo(ctx, target, ref, res, publisher, authority)
 }
 
 // PublishTo pushes a compiled bundle to target (which ref names: a layout
@@ -97,21 +90,19 @@ func PublishCompiled(ctx context.Context, home string, res *compiler.Result, pub
 // failing report refuses conformance_failed and attests nothing); Ref is
 // ref pinned to the pushed digest.
 func PublishTo(ctx context.Context, target oci.Target, ref oci.Ref, res *compiler.Result, publisher, authority *signing.Signer) (*Published, error) {
-	r := &Published{IR: res.Digest, Target: target}
-	var err error
-	if r.Desc, err = oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{}); err != nil {
+	desc, err := oci.Push(ctx, target, res.Worker, res.IR, res.Worker.Version, oci.PackOptions{})
+	if err != nil {
 		return nil, err
 	}
-	if _, err := signing.Sign(ctx, target, r.Desc, signing.WriteOptions{Signer: publisher, Repository: ref.Name()}); err != nil {
+	if _, err := signing.Sign(ctx, target, desc, signing.WriteOptions{Signer: publisher, Repository: ref.Name()}); err != nil {
 		return nil, err
 	}
-	art, err := oci.Fetch(ctx, target, r.Desc, schemas.CheckFetchedIR)
+	art, err := oci.Fetch(ctx, target, desc, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := signing.AttestConformance(ctx, target, art, authority.KeyID(), signing.WriteOptions{Signer: authority, Repository: ref.Name()}); err != nil {
 		return nil, err
 	}
-	r.Ref = ref.WithDigest(r.Desc.Digest).String()
-	return r, nil
+	return &Published{Release: oci.Release{Ref: ref.WithDigest(desc.Digest), Target: target, Descriptor: desc}, IR: res.Digest}, nil
 }

@@ -213,11 +213,11 @@ func newRecomputeHost(b *testing.B) *recomputeHost {
 		c, name, _, _ := id(i)
 		h.AddConnection(r.host, name, c, hosttest.Sandbox)
 	}
-	art, err := oci.Fetch(ctx, h.Target, h.Desc, schemas.CheckFetchedIR)
+	art, err := oci.Fetch(ctx, h.Release.Target, h.Release.Descriptor, schemas.CheckFetchedIR)
 	if err != nil {
 		b.Fatal(err)
 	}
-	status, err := admit.StatusOf(ctx, r.host, h.Desc.Digest.String(), h.Now)
+	status, err := admit.StatusOf(ctx, r.host, h.Release.Descriptor.Digest.String(), h.Now)
 	if err != nil {
 		b.Fatal(err)
 	}

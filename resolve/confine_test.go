@@ -42,7 +42,7 @@ func TestPlanCarriesConfinement(t *testing.T) {
 	// The policy switch as Load reads it (host.Policy.AllowsUnconfined;
 	// the policy file itself is tested in connection), set here: a new
 	// policy would need a new admission.
-	st, err := resolve.Load(context.Background(), f.host, f.Target, f.Desc, f.Now)
+	st, err := resolve.Load(context.Background(), f.host, f.Release, f.Now)
 	if err != nil || st.ForbidUnconfined {
 		t.Fatalf("load: %v, forbid %v under the starter policy", err, st != nil && st.ForbidUnconfined)
 	}
@@ -127,7 +127,7 @@ func TestPlanRecordsTheLevelEnforced(t *testing.T) {
 	}
 	// A policy asking for no guarantee plans it (the minimum as Load reads
 	// it from the policy, set here: a new policy needs a new admission).
-	st, err := resolve.Load(context.Background(), f.host, f.Target, f.Desc, f.Now)
+	st, err := resolve.Load(context.Background(), f.host, f.Release, f.Now)
 	if err != nil || !slices.Equal(st.ConfinementMinimum, confine.DefaultMinimum) {
 		t.Fatalf("load: %v, minimum %v", err, st.ConfinementMinimum)
 	}
@@ -154,7 +154,7 @@ func TestResolveRefusesAnUnconfinableHost(t *testing.T) {
 		{Name: "append_note", Description: "Append a note.", Annotations: []byte(`{"readOnlyHint":false}`)},
 	})
 	f.addVerified("records", resolve.SandboxConnector, connector.Config{Command: connectortest.Server(t), Args: []string{"--tools", tools}, Confinement: connectortest.Allow(filepath.Dir(tools))})
-	st, err := resolve.Load(context.Background(), f.host, f.Target, f.Desc, f.Now)
+	st, err := resolve.Load(context.Background(), f.host, f.Release, f.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

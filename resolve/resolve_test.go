@@ -285,7 +285,7 @@ func TestRegistryAndAdmissionMustHold(t *testing.T) {
 	if _, err := f.compute(false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admit.Revoke(ctx, f.host, f.Desc.Digest.String(), "test", "Test Operator", f.Now); err != nil {
+	if _, err := admit.Revoke(ctx, f.host, f.Release.Descriptor.Digest.String(), "test", "Test Operator", f.Now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.compute(false); !contains(codes(t, err), blocking.AdmissionNotActive) {

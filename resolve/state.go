@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connection"
@@ -17,19 +14,19 @@ import (
 	"github.com/oa-dev/oa/schemas"
 )
 
-// Load reads and verifies everything a resolution of the release desc
+// Load reads and verifies everything a resolution of the release rel
 // needs: that it is actively admitted now, the artifact itself (every blob
 // digest-checked), its harness projection, the signed capability registry
 // and the host's connections.
-func Load(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, now time.Time) (*State, error) {
-	status, err := admit.StatusOf(ctx, h, desc.Digest.String(), now)
+func Load(ctx context.Context, h *host.Host, rel *oci.Release, now time.Time) (*State, error) {
+	status, err := admit.StatusOf(ctx, h, rel.Descriptor.Digest.String(), now)
 	if err != nil {
 		return nil, err
 	}
 	if status.State != admit.Active {
 		return nil, blocking.List{blocking.New(blocking.AdmissionNotActive, "the release is %s", status.State), status.Why}
 	}
-	art, err := oci.FetchBound(ctx, target, desc, schemas.CheckFetchedIR)
+	art, err := oci.FetchBound(ctx, rel.Target, rel.Descriptor, schemas.CheckFetchedIR)
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +122,10 @@ type ComputeOptions struct {
 	Connector connector.Options
 }
 
-// Compute loads the host state for the release, resolves it for req and,
+// Compute loads the host state for the release rel, resolves it for req and,
 // when asked, checks every connection of the plan live.
-func Compute(ctx context.Context, h *host.Host, target oras.ReadOnlyTarget, desc ocispec.Descriptor, req Request, opts ComputeOptions) (*Plan, *State, error) {
-	st, err := Load(ctx, h, target, desc, opts.Now)
+func Compute(ctx context.Context, h *host.Host, rel *oci.Release, req Request, opts ComputeOptions) (*Plan, *State, error) {
+	st, err := Load(ctx, h, rel, opts.Now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,7 +54,7 @@ func TestSignedDecisionCLI(t *testing.T) {
 	fmt.Fprintf(pf, "\npersons: {\nada: {name: \"Dr Ada\", ssh_key: %q, may: [{decide: [\"approve\", \"reject\"]}]}\nbob: {ssh_key: %q, may: [{decide: [\"escalate\"]}]}\n}\n", ada, bob)
 	pf.Close()
 	opened := h.Open()
-	if _, _, err := admit.Admit(context.Background(), opened, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(context.Background(), opened, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	h.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), `description: "Append one note to a record."`, `description: "Append one note to a record."`+"\n\t\tapproval:    \"required\"", 1))

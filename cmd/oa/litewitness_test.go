@@ -168,7 +168,7 @@ func TestLitewitnessCosignsCoordinatorCheckpoints(t *testing.T) {
 	s := &coordtest.Served{Host: h}
 	s.WriteRegistry(resolve.StarterRegistry(hosttest.Name))
 	s.H = s.Open()
-	if _, _, err := admit.Admit(ctx, s.H, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, s.H, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	s.AddConnection(s.H, "sandbox", resolve.SandboxConnector, hosttest.Sandbox)

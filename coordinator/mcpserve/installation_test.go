@@ -47,7 +47,7 @@ func appendPolicy(t *testing.T, h *hosttest.Host, cue string) {
 func admitAndBind(t *testing.T, h *servetest.Host) {
 	t.Helper()
 	opened := h.Open()
-	if _, _, err := admit.Admit(context.Background(), opened, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(context.Background(), opened, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	h.Bind(opened, "claude-test")

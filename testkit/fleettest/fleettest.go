@@ -149,7 +149,7 @@ func (f *Fleet) Publish(edit func(dir string)) (string, ocispec.Descriptor) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rel.Ref, rel.Desc
+	return rel.Ref.String(), rel.Descriptor
 }
 
 // Host is one test host.

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-
 	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/bind"
 	"github.com/oa-dev/oa/blocking"
@@ -38,10 +36,12 @@ type Host struct {
 	T    testing.TB
 	Home string
 	// Ref is the release's digest reference, "clinic-triage@sha256:…",
-	// naming a layout under Home/oci as the oa CLI reads it.
-	Ref    string
-	Target oci.Target
-	Desc   ocispec.Descriptor
+	// naming a layout under Home/oci as the oa CLI reads it: Release.Ref
+	// as a person types it.
+	Ref string
+	// Release is the admitted release as the host stages read it
+	// (admit.Admit, resolve.Compute, bind.Request).
+	Release *oci.Release
 	// Now is the time the release was admitted at.
 	Now time.Time
 	// PublisherPub and AuthorityPub are the public keys (PEM) the release
@@ -79,10 +79,10 @@ func New(t testing.TB, edit func(bundleDir string)) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Ref, h.Target, h.Desc = rel.Ref, rel.Target, rel.Desc
+	h.Ref, h.Release = rel.Ref.String(), &rel.Release
 	h.PublisherPub, h.AuthorityPub = publisher.Public, authority.Public
 	host := h.Open()
-	if _, _, err := admit.Admit(ctx, host, h.Target, h.Desc, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
+	if _, _, err := admit.Admit(ctx, host, h.Release, admit.AdmitOptions{AdmittedBy: "Test Operator", Now: h.Now}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -171,7 +171,7 @@ var Sandbox = connector.Config{Command: connector.SandboxCommand}
 
 // Plan computes the release's plan for deployment "clinic" and model.
 func (h *Host) Plan(hh *host.Host, model string, probe bool) (*resolve.Plan, error) {
-	plan, _, err := resolve.Compute(context.Background(), hh, h.Target, h.Desc, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
+	plan, _, err := resolve.Compute(context.Background(), hh, h.Release, resolve.Request{Deployment: "clinic", Model: model}, resolve.ComputeOptions{Now: h.Now, Probe: probe})
 	return plan, err
 }
 
@@ -202,7 +202,7 @@ func HasCode(t testing.TB, err error, code blocking.Code) bool {
 // binds it to deployment "clinic" with a person's approval.
 func (h *Host) Bind(opened *host.Host, model string) *bind.Binding {
 	h.T.Helper()
-	rel := &pipeline.Published{Ref: h.Ref, Target: h.Target, Desc: h.Desc}
+	rel := &pipeline.Published{Release: *h.Release}
 	b, err := bind.ResolveAndBind(context.Background(), opened, rel.BindRequest("clinic", model, "Dr Ada", h.Now, connector.Options{}))
 	if err != nil {
 		h.T.Fatal(err)

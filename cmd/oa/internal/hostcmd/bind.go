@@ -49,7 +49,7 @@ func (f *planFlags) compute(cmd *cobra.Command, h *host.Host, reference string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, _, err := resolve.Compute(ctx, h, rel.Target, rel.Descriptor, resolve.Request{Deployment: f.deployment, Model: f.model}, resolve.ComputeOptions{Now: time.Now(), Probe: !f.noProbe, Connector: cli.ConnectorOptions(cmd)})
+	plan, _, err := resolve.Compute(ctx, h, rel, resolve.Request{Deployment: f.deployment, Model: f.model}, resolve.ComputeOptions{Now: time.Now(), Probe: !f.noProbe, Connector: cli.ConnectorOptions(cmd)})
 	return plan, rel, err
 }
 

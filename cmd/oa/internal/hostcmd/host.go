@@ -149,7 +149,7 @@ shows it).`,
 				return err
 			}
 			defer h.Close()
-			d, rec, err := admit.Admit(ctx, h, rel.Target, rel.Descriptor, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun, Rollback: rollback, Reason: reason})
+			d, rec, err := admit.Admit(ctx, h, rel, admit.AdmitOptions{Profile: profile, AdmittedBy: as, Now: time.Now(), DryRun: dryRun, Rollback: rollback, Reason: reason})
 			if d != nil {
 				printDecision(cmd, rel.Ref, d, rec)
 			}

@@ -17,7 +17,6 @@ import (
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/ledger"
-	"github.com/oa-dev/oa/oci"
 )
 
 func newQuickstartCmd() *cobra.Command {
@@ -66,7 +65,7 @@ not give its expected outcome.`,
 			fmt.Fprintf(progress, "receipt chain: %s, intact=%v, head %s\n", cli.Count(report.Receipts, "receipt", "receipts"), report.OK, report.Head)
 			printContinue(progress, dir)
 			if cli.WantJSON(cmd) {
-				if err := cli.PrintJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref, "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
+				if err := cli.PrintJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref.String(), "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
 					return err
 				}
 			}
@@ -198,12 +197,12 @@ func printDemoChain(cmd *cobra.Command, out io.Writer, setup *demo.Setup) error 
 		return err
 	}
 	defer h.Close()
-	in, err := admit.IntegrityOf(cmd.Context(), h, &oci.Release{Target: setup.Release.Target, Descriptor: setup.Release.Desc}, time.Now())
+	in, err := admit.IntegrityOf(cmd.Context(), h, &setup.Release.Release, time.Now())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "integrity chain:")
-	cli.PrintIntegrity(out, setup.Release.Ref, in)
+	cli.PrintIntegrity(out, setup.Release.Ref.String(), in)
 	return in.Err()
 }
 
