@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
@@ -124,7 +125,7 @@ func TestPolicyForbidsUnconfined(t *testing.T) {
 	if err != nil || rec.Verification.Enforced == nil || rec.Verification.Enforced.Mode != confine.ModeConfined {
 		t.Fatalf("verify of the confined replacement: %v, %+v", err, rec)
 	}
-	if _, err := os.Stat(filepath.Join(connection.PrivateDir(home, "early"), connector.PrivateHome)); err != nil {
+	if _, err := os.Stat(filepath.Join(connection.PrivateDir(home, "early"), proc.PrivateHome)); err != nil {
 		t.Errorf("the private home was not made under $OA_HOME: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func TestDefaultProfileHidesHostAndHome(t *testing.T) {
 			if (o.Read != "denied" && o.Read != "absent") || (o.Write != "denied" && o.Write != "absent") {
 				t.Errorf("%s: read %s: %s, write %s: %s; want both denied or absent", who, target.read, o.Read, target.write, o.Write)
 			}
-			if o.Home != filepath.Join(private, connector.PrivateHome) || o.Tmp != filepath.Join(private, connector.PrivateTmp) {
+			if o.Home != filepath.Join(private, proc.PrivateHome) || o.Tmp != filepath.Join(private, proc.PrivateTmp) {
 				t.Errorf("%s: HOME %s TMPDIR %s, want the private folders under %s", who, o.Home, o.Tmp, private)
 			}
 		}

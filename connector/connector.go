@@ -13,6 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/connector/remote"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/tokenstore"
@@ -68,7 +69,7 @@ type Options struct {
 	// Stderr is where the server's stderr goes (operator only); nil
 	// discards it. It is never copied into a refusal. Each line reaches
 	// it prefixed with Name, stripped of control sequences and bounded
-	// (see stderrWriter).
+	// (see package proc).
 	Stderr io.Writer
 	// Name is the connection's name, shown before each line of its
 	// server's stderr ("" shows "server").
@@ -82,11 +83,11 @@ type Options struct {
 	// OwnedTrees, when set, records every process tree started, so that
 	// if this process dies without ending one, the next ReapOrphans ends
 	// it.
-	OwnedTrees OwnedTrees
+	OwnedTrees proc.OwnedTrees
 	// PrivateDir is the folder of a confined server's private state and
-	// temporary folders (PrivateHome, PrivateTmp: its HOME and TMPDIR),
-	// kept across starts; "" gives each start new ones, removed when it
-	// ends.
+	// temporary folders (proc.PrivateHome, proc.PrivateTmp: its HOME and
+	// TMPDIR), kept across starts; "" gives each start new ones, removed
+	// when it ends.
 	PrivateDir string
 	// HostHome is the host's $OA_HOME, which a confined server never sees
 	// where it has a mount namespace of its own ("" hides only the host's
@@ -96,7 +97,7 @@ type Options struct {
 	// remote connection that authorizes with OAuth (nil: such a
 	// connection is refused remote_login_required).
 	Tokens *tokenstore.Store
-	// ownership is OwnershipPIDs to own the tree as a set of processes
+	// ownership is proc.OwnershipPIDs to own the tree as a set of processes
 	// even where a cgroup could hold it (tests of that mode); "" chooses.
 	ownership string
 }

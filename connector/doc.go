@@ -8,9 +8,9 @@
 // one transport, chosen by Config.Kind — the one place a Config is told
 // to be the sandbox — that reaches the server and is ended with it:
 //
-//   - procTransport (proc*.go): a program started in a confined process
-//     tree of its own (start, confinement, cgroups, user namespaces,
-//     stderr, reaping orphans);
+//   - procTransport (proctransport.go): a program started in a confined
+//     process tree of its own (start, confinement, cgroups, user
+//     namespaces, stderr, reaping orphans: package proc);
 //   - remoteTransport (remotetransport.go): a remote server over
 //     Streamable HTTP (or HTTP+SSE), with secret headers and OAuth login,
 //     its HTTP side in package remote;
@@ -27,8 +27,9 @@
 //     then cgroup.kill, or SIGSTOP of every member and SIGKILL) and
 //     verifies it ended; a call that outlives its context ends the tree
 //     and refuses with connector_timeout, since its effect is then
-//     unknown. With OwnedTrees, every tree is recorded in the store while it
-//     lives, and ReapOrphans ends those whose owner died (see tree).
+//     unknown. With OwnedTrees, every tree is recorded in the store while
+//     it lives, and ReapOrphans ends those whose owner died (package
+//     proc).
 //   - A server's environment is PATH, HOME, the variables the connection
 //     names and the entries of its secret file (mode 0600) — nothing else
 //     of oa's environment.
@@ -51,10 +52,13 @@
 // Options.Tokens; Login, Logout and StoredLogin here take a connection's
 // Config and run remote's with the client every session speaks with.
 //
-// Every stdio server starts confined (package confine): the connection's
-// confine.Profile becomes a Spec, and the launcher, this binary re-executed
-// through /proc/self/exe, sets rlimits, no_new_privs and Landlock before it
-// execs the server; confinement_unavailable where the kernel cannot.
+// Every stdio server starts confined (packages proc and confine): the
+// connection's confine.Profile becomes a Spec, and the launcher, this
+// binary re-executed through /proc/self/exe, sets rlimits, no_new_privs
+// and Landlock before it execs the server; confinement_unavailable where
+// the kernel cannot. Enforcement, CheckSettings and ReapOrphans here take
+// what a host holds (a connection's Config, its owned trees) and run
+// proc's.
 // Session.Fresh answers the last listing unless the server announced
 // tools/list_changed or it is older than a bound. Each tools/call is a
 // telemetry span whose trace context goes downstream in _meta.

@@ -149,6 +149,11 @@ func normalizeTool(rt *mcp.Tool) (Tool, *blocking.Error) {
 	return t, nil
 }
 
+// ruleError is a rule name; its text is fixed and never holds input.
+type ruleError string
+
+func (r ruleError) Error() string { return string(r) }
+
 // objectSchema returns the canonical JSON of schema, which must be a JSON
 // object whose "type" is "object": MCP passes arguments and structured
 // results as JSON objects, so any other schema cannot describe them.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
@@ -46,10 +47,10 @@ func TestConfinedAsUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	userns := connector.UserNamespaces()
-	t.Logf("uid %d, %s=%q: user namespaces %v; level %s", os.Geteuid(), connector.UserNamespacesEnv, os.Getenv(connector.UserNamespacesEnv), userns, level)
-	if os.Getenv(connector.UserNamespacesEnv) == "off" && userns {
-		t.Fatalf("%s=off, yet servers get user namespaces", connector.UserNamespacesEnv)
+	userns := proc.UserNamespaces()
+	t.Logf("uid %d, %s=%q: user namespaces %v; level %s", os.Geteuid(), proc.UserNamespacesEnv, os.Getenv(proc.UserNamespacesEnv), userns, level)
+	if os.Getenv(proc.UserNamespacesEnv) == "off" && userns {
+		t.Fatalf("%s=off, yet servers get user namespaces", proc.UserNamespacesEnv)
 	}
 	for _, g := range []string{confine.GuaranteeFilesystem, confine.GuaranteeNetwork, confine.GuaranteePrivileges, confine.GuaranteeIPC} {
 		if !level.Holds(g) {
@@ -119,7 +120,7 @@ func runAsNobody(t *testing.T, userns string) {
 	}
 	cmd := exec.Command(bin, "-test.run", "^TestConfinedAsUser$", "-test.v")
 	cmd.Dir = tmp
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, asUserEnv + "=" + probe, connector.UserNamespacesEnv + "=" + userns}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, asUserEnv + "=" + probe, proc.UserNamespacesEnv + "=" + userns}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody:\n%s", out)

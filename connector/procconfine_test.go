@@ -13,6 +13,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/testkit/connectortest"
 	"github.com/oa-dev/oa/testkit/cputime"
 )
@@ -140,7 +141,7 @@ func TestConfinementDefaultBlocksProbe(t *testing.T) {
 		if o.Read != "denied" || o.Write != "denied" || o.Connect != "denied" {
 			t.Errorf("%s: read %q, write %q, connect %q; want all denied", who, o.Read, o.Write, o.Connect)
 		}
-		if o.Home != filepath.Join(private, connector.PrivateHome) || o.Tmp != filepath.Join(private, connector.PrivateTmp) || !o.HomeWritable {
+		if o.Home != filepath.Join(private, proc.PrivateHome) || o.Tmp != filepath.Join(private, proc.PrivateTmp) || !o.HomeWritable {
 			t.Errorf("%s: HOME %q TMPDIR %q writable %v; want the private folders", who, o.Home, o.Tmp, o.HomeWritable)
 		}
 		if o.OpenFiles != uint64(confine.DefaultLimits.OpenFiles) {

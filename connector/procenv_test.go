@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
 
@@ -62,7 +63,7 @@ func childEnvOf(t *testing.T, cfg connector.Config) []string {
 	// Every server carries its tree's mark, and only that of oa's own.
 	marks := 0
 	env = slices.DeleteFunc(env, func(kv string) bool {
-		mark := strings.HasPrefix(kv, connector.TreeEnv+"=")
+		mark := strings.HasPrefix(kv, proc.TreeEnv+"=")
 		if mark {
 			marks++
 		}
@@ -103,7 +104,7 @@ func TestChildEnvIsMinimal(t *testing.T) {
 	}
 	slices.Sort(got)
 	want = []string{"API_KEY=" + secretValue, "EMPTY=", "HOME=private", "OA_TEST_TOKEN=" + envValue, "PATH=" + os.Getenv("PATH"), "TMPDIR=private", "WITH_EQ=a=b"}
-	if !slices.Equal(got, want) || filepath.Base(home) != connector.PrivateHome || filepath.Base(tmp) != connector.PrivateTmp || filepath.Dir(home) != filepath.Dir(tmp) {
+	if !slices.Equal(got, want) || filepath.Base(home) != proc.PrivateHome || filepath.Base(tmp) != proc.PrivateTmp || filepath.Dir(home) != filepath.Dir(tmp) {
 		t.Fatalf("confined child env:\n got %q (HOME %s, TMPDIR %s)\nwant %q", got, home, tmp, want)
 	}
 }

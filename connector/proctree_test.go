@@ -3,7 +3,6 @@ package connector_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/confine"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/testkit/connectortest"
 )
@@ -27,7 +27,7 @@ import (
 // v2 (the default then).
 func ownershipModes() map[string]func(connector.Options) connector.Options {
 	modes := map[string]func(connector.Options) connector.Options{"pids": connector.WithPIDOwnership}
-	if connector.CgroupParent() != "" {
+	if proc.CgroupParent() != "" {
 		modes["cgroup"] = func(o connector.Options) connector.Options { return o }
 	}
 	return modes
@@ -312,84 +312,8 @@ func waitRecorded(t *testing.T, db *store.DB, detached int, mode string, out *by
 	}
 }
 
-// TestReapRefusesForeignCgroup: a row edited to name a cgroup oa did not
-// make is refused and kept, and nothing is killed.
-func TestReapRefusesForeignCgroup(t *testing.T) {
-	db := openStore(t, "")
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.OwnedTrees(testOwnedKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "t1", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", Cgroup: "/sys/fs/cgroup/system.slice"}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
-	if err == nil || n != 0 {
-		t.Fatalf("ReapOrphans of a foreign cgroup: %d, %v", n, err)
-	}
-	if rows, _ := db.OwnedTrees(testOwnedKey).OwnedProcesses(context.Background()); len(rows) != 1 {
-		t.Fatalf("the refused row was dropped: %+v", rows)
-	}
-}
-
 // testOwnedKey is the key the tests' owned trees authenticate rows with.
 var testOwnedKey = []byte("connector test owned key, 32 b!!")
-
-// TestReapLeavesForgedAndUnprovenRowsAlone (D7): an owned-tree row naming a
-// live unrelated process by its true pid and start time, under a dead
-// owner, must never get it killed: a row without this host's MAC is not
-// acted on, and an authentic row's process must still be in the group
-// (or carry the mark) its owner gave the tree.
-func TestReapLeavesForgedAndUnprovenRowsAlone(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	db := openStore(t, path)
-	bystander := exec.Command("sleep", "1000")
-	if err := bystander.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bystander.Process.Kill(); _ = bystander.Wait() })
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	pid := bystander.Process.Pid
-	start := connector.StartOf(pid)
-	if start == "" {
-		t.Fatal("cannot read the bystander's start")
-	}
-	// Forged: written by someone without the key (here, raw SQL on the file).
-	raw, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.Exec(`INSERT INTO owned_processes (tree, owner_pid, owner_start, pid, pid_start, cgroup) VALUES ('forged', ?, 'gone/1', ?, ?, '')`, dead.Process.Pid, pid, start); err != nil {
-		t.Fatal(err)
-	}
-	// Another key's row is as foreign.
-	if err := db.OwnedTrees([]byte("another host's key")).RecordOwned(context.Background(), store.OwnedProcess{Tree: "other-key", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
-	if n != 0 || err == nil || !strings.Contains(err.Error(), "MAC") {
-		t.Fatalf("ReapOrphans over forged rows: %d trees, %v", n, err)
-	}
-	if !alive(pid) {
-		t.Fatal("a process named by a forged owned-tree row was killed")
-	}
-	// Authentic, but the process was never in the tree's group.
-	if err := db.OwnedTrees(testOwnedKey).RecordOwned(context.Background(), store.OwnedProcess{Tree: "unproven", OwnerPID: dead.Process.Pid, OwnerStart: "gone/1", PID: pid, PIDStart: start, PGID: dead.Process.Pid}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey)); err == nil {
-		t.Fatal("the forged rows are no longer reported")
-	}
-	// ReapOrphans returns once what it killed has ended: had it been
-	// signalled, the bystander would be a zombie by now.
-	if !alive(pid) {
-		t.Fatal("a process not proven a member of the tree was killed")
-	}
-}
 
 // TestPIDOwnershipEndsDoubleForkedOrphan (D15): with no cgroup, a server
 // that double-forks — its child starts a process in a session of its own

@@ -55,7 +55,7 @@ func TestOCIDoesNotLoadCUE(t *testing.T) {
 var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "ledger/translog", "host", "admit", "projection",
-	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector/secretfile", "connector/remote", "connector", "connection",
+	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector/secretfile", "connector/proc", "connector/remote", "connector", "connection",
 	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo", "console",
 }
 

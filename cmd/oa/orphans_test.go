@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
@@ -32,9 +33,9 @@ import (
 // tree before it answers initialize, and its owned trees then name only its
 // own server. Run with each way of owning a tree this host has.
 func TestKilledCoordinatorLeftoversReaped(t *testing.T) {
-	modes := []string{connector.OwnershipPIDs}
+	modes := []string{proc.OwnershipPIDs}
 	if cgroupWritable() {
-		modes = append(modes, connector.OwnershipCgroup)
+		modes = append(modes, proc.OwnershipCgroup)
 	}
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) { killedCoordinator(t, mode) })
@@ -71,7 +72,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		Args: []string{"--tools", tools, "--spawn-grandchild", "--spawn-setsid", "--pid-file", pidFile, "--call-file", callFile}, Confinement: connectortest.Allow(dir)})
 	h.Bind(host, "claude-test")
 	host.Close()
-	env := append(os.Environ(), "OA_HOME="+h.Home, connector.OwnershipEnv+"="+mode)
+	env := append(os.Environ(), "OA_HOME="+h.Home, proc.OwnershipEnv+"="+mode)
 	// Runs last: whatever a failed run left is ended from the owned trees.
 	t.Cleanup(func() { reapLeftovers(t, h.Home) })
 
@@ -88,7 +89,7 @@ func killedCoordinator(t *testing.T, mode string) {
 		called <- err
 	}()
 	waitFor(t, "the downstream call to arrive", func() bool { b, _ := os.ReadFile(callFile); return strings.Contains(string(b), "read_record") })
-	if mode == connector.OwnershipPIDs {
+	if mode == proc.OwnershipPIDs {
 		// A set of processes is recorded as it is found.
 		waitFor(t, "the detached grandchild to be recorded", func() bool { return ownedTreesName(t, h.Home, tree[2]) })
 	}

@@ -1,4 +1,4 @@
-package connector
+package proc
 
 import (
 	"bufio"
@@ -31,11 +31,11 @@ var (
 	cgroupBase    string // folder new tree cgroups are made in, "" if none
 )
 
-// cgroupParent returns the cgroup v2 folder tree cgroups are made in: the
+// CgroupParent returns the cgroup v2 folder tree cgroups are made in: the
 // cgroup this process runs in, on the cgroup2 mount (pure v2 or the
 // "unified" mount of a hybrid host). It answers "" when there is none,
 // when it is not writable, or when OwnershipEnv says "pids".
-func cgroupParent() string {
+func CgroupParent() string {
 	cgroupMu.Lock()
 	defer cgroupMu.Unlock()
 	if !cgroupChecked {

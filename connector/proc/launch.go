@@ -1,4 +1,4 @@
-package connector
+package proc
 
 import (
 	"os"
@@ -34,28 +34,28 @@ type launch struct {
 	userns bool
 }
 
-// prepareLaunch decides how cfg's server starts: directly when its
+// prepareLaunch decides how program p starts: directly when its
 // profile is unconfined, otherwise through the confinement launcher (this
 // program run again, see package confine) with the profile resolved, its
 // private folders made and passed as HOME and TMPDIR. A kernel that cannot
 // enforce the profile refuses (confinement_unavailable) before anything
 // starts.
-func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
-	if cfg.Confinement.IsUnconfined() {
-		return &launch{path: cfg.Command, args: cfg.Args, env: env, cleanup: func() {}}, nil
+func prepareLaunch(p Program, opts Options, env []string) (*launch, error) {
+	if p.Confinement.IsUnconfined() {
+		return &launch{path: p.Command, args: p.Args, env: env, cleanup: func() {}}, nil
 	}
-	abi, err := confine.Require(cfg.Confinement)
+	abi, err := confine.Require(p.Confinement)
 	if err != nil {
 		return nil, err
 	}
-	exe, err := exec.LookPath(cfg.Command)
+	exe, err := exec.LookPath(p.Command)
 	if err != nil {
 		return nil, blocking.New(blocking.ConnectorStartFailed, "the command is not found or not executable")
 	}
 	if exe, err = filepath.Abs(exe); err != nil {
 		return nil, blocking.New(blocking.ConnectorStartFailed, "the command's folder cannot be read")
 	}
-	if missing := missingPath(cfg.Confinement); missing != "" {
+	if missing := missingPath(p.Confinement); missing != "" {
 		return nil, blocking.New(blocking.ConfinementInvalid, "the %s path of the profile no longer exists", missing)
 	}
 	private, cleanup, err := privateDir(opts.PrivateDir)
@@ -74,20 +74,20 @@ func prepareLaunch(cfg Config, opts Options, env []string) (*launch, error) {
 		cleanup()
 		return nil, err
 	}
-	exact, err := confine.ExactPaths(cfg.Confinement, home, tmp)
+	exact, err := confine.ExactPaths(p.Confinement, home, tmp)
 	if err != nil {
 		cleanup()
 		return nil, namedFor(opts.Name, err)
 	}
 	h := holders()
 	target := confine.Target{Executable: exe, PATH: lookupIn(env, "PATH"), Home: home, Tmp: tmp, Exact: exact, OwnIPC: h.Namespaces, OwnPID: h.Namespaces, HostHome: opts.HostHome}
-	spec := confine.Build(cfg.Confinement, abi, target)
-	args, err := confine.LauncherArgs(spec, exe, append([]string{cfg.Command}, cfg.Args...))
+	spec := confine.Build(p.Confinement, abi, target)
+	args, err := confine.LauncherArgs(spec, exe, append([]string{p.Command}, p.Args...))
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
-	flags := namespaces(cfg.Confinement, h)
+	flags := namespaces(p.Confinement, h)
 	return &launch{path: confine.Self, args: args, env: env, cleanup: cleanup, cloneflags: flags, userns: flags != 0 && !canMakeNamespaces()}, nil
 }
 
@@ -204,21 +204,15 @@ func lookupIn(env []string, name string) string {
 	return ""
 }
 
-// Enforcement is how a start of cfg's server is enforced on this host,
-// or confinement_unavailable when it cannot be: what `oa connection
-// verify` prints.
-func Enforcement(cfg Config) (confine.Level, error) {
-	switch {
-	case cfg.Kind() == KindSandbox:
-		return confine.Level{Mode: confine.ModeInProcess}, nil
-	case cfg.Command == "":
-		return confine.Level{Mode: confine.ModeNoProcess}, nil
-	}
-	abi, err := confine.Require(cfg.Confinement)
+// Enforcement is how a start of a program confined by profile is
+// enforced on this host, or confinement_unavailable when it cannot be:
+// what `oa connection verify` prints.
+func Enforcement(profile *confine.Profile) (confine.Level, error) {
+	abi, err := confine.Require(profile)
 	if err != nil {
 		return confine.Level{}, err
 	}
-	return confine.LevelOf(cfg.Confinement, abi, holders()), nil
+	return confine.LevelOf(profile, abi, holders()), nil
 }
 
 // holders is what this host offers a confined start besides Landlock.
@@ -232,7 +226,7 @@ func holders() confine.Holders {
 // cgroupHolders reports which limits a tree's cgroup can hold: the
 // controllers enabled for the cgroups oa makes.
 func cgroupHolders() confine.Holders {
-	parent := cgroupParent()
+	parent := CgroupParent()
 	if parent == "" {
 		return confine.Holders{}
 	}

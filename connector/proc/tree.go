@@ -1,4 +1,4 @@
-package connector
+package proc
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func newTree(owned OwnedTrees, mode string) (*tree, error) {
 		return nil, errors.New("connector: this process cannot read its own /proc entry to record what it starts")
 	}
 	t.owner = owner
-	if parent := cgroupParent(); parent != "" && mode != OwnershipPIDs {
+	if parent := CgroupParent(); parent != "" && mode != OwnershipPIDs {
 		t.makeCgroup(filepath.Join(parent, "oa-"+t.id))
 	}
 	if t.cgroup == "" {

@@ -1,4 +1,4 @@
-package connector
+package proc
 
 import (
 	"bytes"
@@ -31,16 +31,16 @@ func validEnvName(name string) bool {
 // handful of lines, and a huge one is a mistake, not a configuration.
 const maxSecretFile = 64 << 10
 
-// CheckSettings refuses a configuration's settings (connection_setting_invalid)
+// CheckSettings refuses a program's settings (connection_setting_invalid)
 // whose name is not a variable name, or that names a variable also taken
 // from oa's environment (Env). The secret file is checked against them at
 // start.
-func CheckSettings(cfg Config) error {
-	for _, name := range sortedKeys(cfg.Settings) {
+func CheckSettings(p Program) error {
+	for _, name := range sortedKeys(p.Settings) {
 		switch {
 		case !validEnvName(name):
 			return blocking.New(blocking.ConnectionSettingInvalid, "a setting is not a variable name")
-		case slices.Contains(cfg.Env, name):
+		case slices.Contains(p.Env, name):
 			return blocking.New(blocking.ConnectionSettingInvalid, "%s is both a setting and a variable taken from oa's environment", name)
 		case name == "PATH" || name == "HOME":
 			return blocking.New(blocking.ConnectionSettingInvalid, "%s is set by oa", name)
@@ -53,12 +53,13 @@ func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// childEnv returns the whole environment of a server: PATH and HOME from
-// oa's environment, then the named variables, then the settings with
-// their recorded values, then the secret-file entries.
-// Nothing else of oa's environment leaks to the child. lookup reads oa's
-// environment (os.LookupEnv outside tests).
-func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) {
+// Environment returns the whole environment of program p (but for its
+// tree's mark, TreeEnv, which Connect adds): PATH and HOME from oa's
+// environment, then the named variables, then the settings with their
+// recorded values, then the secret-file entries. Nothing else of oa's
+// environment leaks to the child. lookup reads oa's environment
+// (os.LookupEnv outside tests).
+func Environment(p Program, lookup func(string) (string, bool)) ([]string, error) {
 	var env []string
 	seen := map[string]bool{}
 	for _, name := range []string{"PATH", "HOME"} {
@@ -66,7 +67,7 @@ func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) 
 			env = append(env, name+"="+v)
 		}
 	}
-	for _, name := range cfg.Env {
+	for _, name := range p.Env {
 		if !validEnvName(name) {
 			return nil, blocking.New(blocking.ConnectorConfigInvalid, "an env entry is not a variable name")
 		}
@@ -80,17 +81,17 @@ func childEnv(cfg Config, lookup func(string) (string, bool)) ([]string, error) 
 		}
 		env = append(env, name+"="+v)
 	}
-	if err := CheckSettings(cfg); err != nil {
+	if err := CheckSettings(p); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedKeys(cfg.Settings) {
+	for _, name := range sortedKeys(p.Settings) {
 		seen[name] = true
-		env = append(env, name+"="+cfg.Settings[name])
+		env = append(env, name+"="+p.Settings[name])
 	}
-	if cfg.SecretFile == "" {
+	if p.SecretFile == "" {
 		return env, nil
 	}
-	entries, err := readSecretFile(cfg.SecretFile)
+	entries, err := readSecretFile(p.SecretFile)
 	if err != nil {
 		return nil, err
 	}

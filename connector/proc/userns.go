@@ -1,4 +1,4 @@
-package connector
+package proc
 
 import (
 	"os"
@@ -78,3 +78,8 @@ const (
 func mayMakeNamespaces() bool {
 	return canMakeNamespaces() || userNamespaces()
 }
+
+// UserNamespaces reports whether the servers this process starts get their
+// namespaces inside a user namespace of their own: it lacks CAP_SYS_ADMIN,
+// and the kernel gives it one (see userNamespaces).
+func UserNamespaces() bool { return !canMakeNamespaces() && userNamespaces() }
