@@ -49,12 +49,12 @@ type Connection struct {
 // lost answer means. Only a server that answers 404 or 405 is tried over
 // HTTP+SSE, whose stream lives until End or until ctx ends.
 func Connect(ctx context.Context, r Config, d Dial) (*mcp.ClientSession, *Connection, error) {
-	client, base, err := newRemoteHTTP(r)
+	client, base, err := newHTTP(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	if r.OAuth != nil {
-		client.Transport.(*remoteRoundTripper).oauth = &oauthSource{remote: r, store: d.Tokens, client: newOAuthHTTP(base)}
+		client.Transport.(*roundTripper).oauth = &oauthSource{remote: r, store: d.Tokens, client: newOAuthHTTP(base)}
 	}
 	octx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
@@ -82,7 +82,7 @@ func (*Connection) Explain(ctx context.Context) (refusal error, ok bool) {
 	if tr == nil {
 		return nil, false
 	}
-	return remoteFailure(tr)
+	return requestFailure(tr)
 }
 
 // Via is the transport the server was reached over: TransportStreamable
@@ -105,14 +105,14 @@ func (c *Connection) End(cs *mcp.ClientSession) error {
 // HTTP+SSE transport. octx bounds the handshake, ctx is the caller's.
 func (c *Connection) connect(octx, ctx context.Context, r Config, client *http.Client, mc *mcp.Client) (*mcp.ClientSession, error) {
 	tctx, tr := withTrace(octx)
-	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
-	cs, err := mc.Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: remoteProtocolVersion})
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxBody}
+	cs, err := mc.Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err == nil {
 		c.via = TransportStreamable
 		return cs, nil
 	}
 	if _, code := tr.state(); code != "" {
-		return nil, tr.refusalOr(remoteRefusal(code, true))
+		return nil, tr.refusalOr(refusalFor(code, true))
 	}
 	if !tr.sawLegacy() || octx.Err() != nil {
 		return nil, startError(octx, ctx)
@@ -128,12 +128,12 @@ func (c *Connection) connectSSE(octx, ctx context.Context, r Config, client *htt
 	tctx, tr := withTrace(octx)
 	life, endStream := context.WithCancel(context.WithoutCancel(tctx))
 	stop := context.AfterFunc(octx, endStream)
-	sse := &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: client, MaxEventSize: maxRemoteBody}
+	sse := &mcp.SSEClientTransport{Endpoint: r.URL, HTTPClient: client, MaxEventSize: maxBody}
 	cs, err := mc.Connect(tctx, &streamIn{ctx: life, inner: sse}, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocolVersion})
 	if err != nil || !stop() {
 		endStream()
 		if _, code := tr.state(); code != "" {
-			return nil, tr.refusalOr(remoteRefusal(code, true))
+			return nil, tr.refusalOr(refusalFor(code, true))
 		}
 		return nil, startError(octx, ctx)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/oa-dev/oa/blocking"
 )
 
-// remoteURLRefusal is every Detail Normalize may give for a URL: fixed
+// urlRefusal is every Detail Normalize may give for a URL: fixed
 // copy, nothing from the input.
-var remoteURLRefusal = regexp.MustCompile(`^(give the server's MCP endpoint as an absolute https:// URL|the URL must be absolute and start with https:// \(or http:// for a loopback address\)|the URL holds a user name or password; .*|the URL has a #fragment, which HTTP never sends; remove it|--plain-http is for an http:// URL; an https:// URL is always encrypted|http:// is unencrypted: use https://, or pass --plain-http to accept plain HTTP to this host \(shown in the plan\))$`)
+var urlRefusal = regexp.MustCompile(`^(give the server's MCP endpoint as an absolute https:// URL|the URL must be absolute and start with https:// \(or http:// for a loopback address\)|the URL holds a user name or password; .*|the URL has a #fragment, which HTTP never sends; remove it|--plain-http is for an http:// URL; an https:// URL is always encrypted|http:// is unencrypted: use https://, or pass --plain-http to accept plain HTTP to this host \(shown in the plan\))$`)
 
 // FuzzNormalizeRemote: any URL either normalizes to an absolute http(s)
 // URL that normalizes to itself (plain http only to loopback unless
@@ -25,7 +25,7 @@ func FuzzNormalizeRemote(f *testing.F) {
 		r, err := Normalize(Config{URL: raw, PlainHTTP: plain})
 		if err != nil {
 			for _, e := range blocking.Refusals(err) {
-				if e.Code != blocking.ConnectorConfigInvalid || !remoteURLRefusal.MatchString(e.Detail) {
+				if e.Code != blocking.ConnectorConfigInvalid || !urlRefusal.MatchString(e.Detail) {
 					t.Fatalf("unexpected refusal: %v", err)
 				}
 			}

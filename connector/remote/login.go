@@ -71,7 +71,7 @@ func Login(ctx context.Context, remote *Config, client *mcp.Client, opts LoginOp
 	cb := newCallback(ln)
 	defer cb.close()
 
-	httpClient, base, err := newRemoteHTTP(r)
+	httpClient, base, err := newHTTP(r)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func Login(ctx context.Context, remote *Config, client *mcp.Client, opts LoginOp
 	lctx, cancel := context.WithTimeout(ctx, wait+2*oauthRequestTimeout)
 	defer cancel()
 	tctx, tr := withTrace(lctx)
-	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: httpClient, OAuthHandler: handler, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxRemoteBody}
+	transport := &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: httpClient, OAuthHandler: handler, MaxRetries: -1, DisableStandaloneSSE: true, MaxEventSize: maxBody}
 	cs, err := client.Connect(tctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocolVersion})
 	if err == nil {
 		_ = cs.Close()
@@ -137,7 +137,7 @@ func Login(ctx context.Context, remote *Config, client *mcp.Client, opts LoginOp
 		return tooLarge()
 	case err != nil && !asked:
 		if _, code := tr.state(); code == blocking.RemoteUnreachable || code == blocking.RemoteTLSUntrusted || code == blocking.ConnectorSecretUnavailable {
-			return remoteRefusal(code, true)
+			return refusalFor(code, true)
 		}
 		return blocking.New(blocking.OAuthDiscoveryFailed, "the server's OAuth metadata could not be found or verified, or no client could be registered")
 	case err != nil && g == nil:
@@ -288,7 +288,7 @@ func revoke(ctx context.Context, r Config, g *storedGrant) bool {
 	if err != nil || r.URL != g.Resource {
 		return false
 	}
-	_, base, err := newRemoteHTTP(r)
+	_, base, err := newHTTP(r)
 	if err != nil {
 		return false
 	}

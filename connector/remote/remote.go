@@ -66,17 +66,18 @@ const (
 )
 
 // Limits and deadlines of a remote connection's HTTP traffic. A response
-// body or one server-sent event over maxRemoteBody ends the session; the
+// body or one server-sent event over maxBody ends the session; the
 // transport's own phases (dial, TLS) are bounded here, a whole request by
-// the caller's context (Options.Timeout, the coordinator's effect timeout).
+// the caller's context (Dial.Timeout for the handshake, the coordinator's
+// effect timeout).
 const (
-	maxRemoteBody      = 4 << 20
-	maxCAFile          = 1 << 20
-	remoteDialTimeout  = 10 * time.Second
-	remoteTLSTimeout   = 10 * time.Second
-	remoteIdlePerHost  = 8
-	remoteIdleTimeout  = 90 * time.Second
-	remoteHeaderMaxLen = 8 << 10
+	maxBody      = 4 << 20
+	maxCAFile    = 1 << 20
+	dialTimeout  = 10 * time.Second
+	tlsTimeout   = 10 * time.Second
+	idlePerHost  = 8
+	idleTimeout  = 90 * time.Second
+	headerMaxLen = 8 << 10
 )
 
 // Transports a remote server may be reached over (Description.Transport).
@@ -89,10 +90,10 @@ const (
 	TransportSSE = "sse"
 )
 
-// remoteProtocolVersion is the version oa asks a remote server for: the
+// protocolVersion is the version oa asks a remote server for: the
 // newest (stateless, server/discover). The go-sdk falls back to the
 // 2025-11-25 session handshake for a server that does not speak it.
-const remoteProtocolVersion = "2026-07-28"
+const protocolVersion = "2026-07-28"
 
 // reservedHeaders are set by the MCP transport or by oa itself; a
 // connection may not override them.
@@ -198,7 +199,7 @@ func readSecretValue(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, remoteHeaderMaxLen+3))
+	data, err := io.ReadAll(io.LimitReader(f, headerMaxLen+3))
 	if err != nil {
 		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file cannot be read")
 	}
@@ -206,8 +207,8 @@ func readSecretValue(path string) (string, error) {
 	switch {
 	case len(data) == 0:
 		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file is empty")
-	case len(data) > remoteHeaderMaxLen:
-		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret value is longer than %d bytes", remoteHeaderMaxLen)
+	case len(data) > headerMaxLen:
+		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret value is longer than %d bytes", headerMaxLen)
 	case bytes.ContainsAny(data, "\r\n\x00"):
 		return "", blocking.New(blocking.ConnectorSecretUnavailable, "the secret file holds more than one line; it holds the value only")
 	case !httpguts.ValidHeaderFieldValue(string(data)):
@@ -316,19 +317,19 @@ func (t *sendTrace) state() (bool, blocking.Code) {
 	return t.wrote, t.code
 }
 
-// remoteRoundTripper is the http.RoundTripper of a remote connection: it
+// roundTripper is the http.RoundTripper of a remote connection: it
 // adds the connection's secrets to every request as it is made (read from
 // their files then, never kept), notes in the operation's sendTrace
 // whether the request was written and why it failed, and holds every
-// response body to maxRemoteBody.
-type remoteRoundTripper struct {
+// response body to maxBody.
+type roundTripper struct {
 	base   *http.Transport
 	remote Config
 	oauth  *oauthSource // nil unless the connection uses OAuth
 	origin *url.URL     // the connection URL's scheme and host
 }
 
-func (t *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceOf(req.Context())
 	// Secrets go only to the connection's own origin: an HTTP+SSE server
 	// names the address of its messages, and it may name another host.
@@ -380,10 +381,10 @@ func (t *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	if isEventStream(req) {
 		// An HTTP+SSE session's one long stream carries every answer:
-		// each event is held to maxRemoteBody by the SSE client instead.
+		// each event is held to maxBody by the SSE client instead.
 		return resp, nil
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxRemoteBody, trace: tr}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxBody, trace: tr}
 	return resp, nil
 }
 
@@ -395,7 +396,7 @@ func isEventStream(req *http.Request) bool {
 }
 
 // addSecrets sets the connection's secret headers, read now.
-func (t *remoteRoundTripper) addSecrets(h http.Header) error {
+func (t *roundTripper) addSecrets(h http.Header) error {
 	for _, hd := range t.remote.Headers {
 		v, err := readSecretValue(hd.SecretFile)
 		if err != nil {
@@ -440,7 +441,7 @@ func transportCode(err error) blocking.Code {
 }
 
 // cappedBody fails a read past its limit, so neither a JSON answer nor an
-// event stream can make oa buffer more than maxRemoteBody of one response
+// event stream can make oa buffer more than maxBody of one response
 // (the go-sdk reads a JSON answer whole).
 type cappedBody struct {
 	io.ReadCloser
@@ -463,12 +464,12 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// newRemoteHTTP returns the HTTP client of one remote session: its own
+// newHTTP returns the HTTP client of one remote session: its own
 // pooled transport (closed with the session), TLS 1.2 or later with the
 // connection's authorities added to the system's, bounded dial and
 // handshake, no redirects (a redirect could carry the secret headers to
 // another host).
-func newRemoteHTTP(r Config) (*http.Client, *http.Transport, error) {
+func newHTTP(r Config) (*http.Client, *http.Transport, error) {
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	if r.CAFile != "" {
 		pool, err := loadCAFile(r.CAFile)
@@ -479,12 +480,12 @@ func newRemoteHTTP(r Config) (*http.Client, *http.Transport, error) {
 	}
 	base := &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: remoteDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:        tlsConf,
-		TLSHandshakeTimeout:    remoteTLSTimeout,
+		TLSHandshakeTimeout:    tlsTimeout,
 		ForceAttemptHTTP2:      true,
-		MaxIdleConnsPerHost:    remoteIdlePerHost,
-		IdleConnTimeout:        remoteIdleTimeout,
+		MaxIdleConnsPerHost:    idlePerHost,
+		IdleConnTimeout:        idleTimeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
@@ -493,7 +494,7 @@ func newRemoteHTTP(r Config) (*http.Client, *http.Transport, error) {
 		return nil, nil, blocking.New(blocking.ConnectorConfigInvalid, "the URL does not parse")
 	}
 	client := &http.Client{
-		Transport: &remoteRoundTripper{base: base, remote: r, origin: &url.URL{Scheme: origin.Scheme, Host: origin.Host}},
+		Transport: &roundTripper{base: base, remote: r, origin: &url.URL{Scheme: origin.Scheme, Host: origin.Host}},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
@@ -523,8 +524,8 @@ func loadCAFile(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// remoteRefusal is the refusal for a noted transport failure.
-func remoteRefusal(code blocking.Code, starting bool) error {
+// refusalFor is the refusal for a noted transport failure.
+func refusalFor(code blocking.Code, starting bool) error {
 	switch code {
 	case blocking.RemoteUnreachable:
 		return blocking.New(code, "no connection could be made to the server")
@@ -537,7 +538,7 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 	case blocking.OAuthTokenRejected:
 		return blocking.New(code, "the server answered 401 to the connection's OAuth access token")
 	case blocking.RemoteTooLarge:
-		return blocking.New(code, "a response was larger than %d bytes", maxRemoteBody)
+		return blocking.New(code, "a response was larger than %d bytes", maxBody)
 	case blocking.ConnectorSecretUnavailable:
 		return blocking.New(code, "a secret header or token could not be read")
 	case blocking.RemoteOriginChanged:
@@ -549,15 +550,15 @@ func remoteRefusal(code blocking.Code, starting bool) error {
 	return blocking.New(blocking.ConnectorCallFailed, "the request failed")
 }
 
-// remoteFailure explains a failed request on a remote session from what
+// requestFailure explains a failed request on a remote session from what
 // its transport saw: a noted refusal first (401, 403, unreachable,
 // untrusted, too large, a secret unreadable), else remote_not_sent when
 // nothing was written — whatever the context says, since a request never
 // written changed nothing. ok is false when neither applies.
-func remoteFailure(tr *sendTrace) (error, bool) {
+func requestFailure(tr *sendTrace) (error, bool) {
 	wrote, code := tr.state()
 	if code != "" {
-		return tr.refusalOr(remoteRefusal(code, false)), true
+		return tr.refusalOr(refusalFor(code, false)), true
 	}
 	if !wrote {
 		return blocking.New(blocking.RemoteNotSent, "the request was not written to the server"), true
