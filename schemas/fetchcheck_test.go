@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,31 +23,11 @@ const (
 func TestEveryFetchChecksTheSchema(t *testing.T) {
 	fset := token.NewFileSet()
 	calls := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != ".." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachProgramFile(t, fset, func(_ string, f *ast.File) {
 		for _, bad := range uncheckedFetches(f, &calls) {
 			t.Errorf("%s: %s", fset.Position(bad.pos), bad.why)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if calls < 5 {
 		t.Fatalf("found %d calls of oci.Fetch or oci.FetchBound: is the walk looking at the module?", calls)
 	}

@@ -2,12 +2,9 @@ package schemas
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -33,23 +30,7 @@ var externalSignatures = map[string]bool{
 func TestTypesAndFunctionsStaySmall(t *testing.T) {
 	methods := map[string]int{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != ".." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachProgramFile(t, fset, func(path string, f *ast.File) {
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok {
@@ -63,11 +44,7 @@ func TestTypesAndFunctionsStaySmall(t *testing.T) {
 				methods[filepath.Dir(path)+"."+receiverName(fn.Recv.List[0].Type)]++
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(methods) < 50 {
 		t.Fatalf("found methods on only %d types: is the walk looking at the module?", len(methods))
 	}
