@@ -56,9 +56,8 @@
 // connection's confine.Profile becomes a Spec, and the launcher, this
 // binary re-executed through /proc/self/exe, sets rlimits, no_new_privs
 // and Landlock before it execs the server; confinement_unavailable where
-// the kernel cannot. Enforcement, CheckSettings and ReapOrphans here take
-// what a host holds (a connection's Config, its owned trees) and run
-// proc's.
+// the kernel cannot. Enforcement and CheckSettings here take a
+// connection's Config and run proc's.
 // Session.Fresh answers the last listing unless the server announced
 // tools/list_changed or it is older than a bound. Each tools/call is a
 // telemetry span whose trace context goes downstream in _meta.

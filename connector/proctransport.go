@@ -100,10 +100,3 @@ func Enforcement(cfg Config) (confine.Level, error) {
 // name is not a variable name, or that names a variable also taken from
 // oa's environment (see proc.CheckSettings).
 func CheckSettings(cfg Config) error { return proc.CheckSettings(cfg.program()) }
-
-// ReapOrphans ends the owned process trees whose owner is dead, as
-// proc.ReapOrphans does: the host's reaping of what the sessions of a
-// process that died left running.
-func ReapOrphans(ctx context.Context, owned proc.OwnedTrees) (int, error) {
-	return proc.ReapOrphans(ctx, owned)
-}

@@ -233,7 +233,7 @@ func TestReapOrphans(t *testing.T) {
 			// owned trees (cgroup folders included).
 			t.Cleanup(func() {
 				if db, err := store.Open(context.Background(), dbPath); err == nil {
-					_, _ = connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
+					_, _ = proc.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 					db.Close()
 				}
 			})
@@ -271,7 +271,7 @@ func TestReapOrphans(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
+			n, err := proc.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey))
 			if err != nil || n != 2 {
 				t.Fatalf("ReapOrphans: %d trees, %v", n, err)
 			}
@@ -283,7 +283,7 @@ func TestReapOrphans(t *testing.T) {
 			if !alive(bystander.Process.Pid) {
 				t.Fatal("a process named by a recycled pid was killed")
 			}
-			if n, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey)); err != nil || n != 0 {
+			if n, err := proc.ReapOrphans(context.Background(), db.OwnedTrees(testOwnedKey)); err != nil || n != 0 {
 				t.Fatalf("a second ReapOrphans: %d trees, %v", n, err)
 			}
 		})

@@ -8,7 +8,7 @@
 // through exported methods only (face.go holds those only the face needs).
 //
 // Session start (Open): the downstream process trees a dead coordinator of
-// this host left running are reaped first (connector.ReapOrphans); the store
+// this host left running are reaped first (proc.ReapOrphans); the store
 // is held to the host-signed heads (ledger.CheckStore, integrity.go: at start
 // and before every new attempt, a disagreement is host_records_disagree
 // before any effect); the binding is verified, the admission active, the plan

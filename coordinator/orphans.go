@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/oa-dev/oa/connector"
+	"github.com/oa-dev/oa/connector/proc"
 	"github.com/oa-dev/oa/host"
 )
 
@@ -17,7 +17,7 @@ import (
 // not end is told to the operator and stays recorded for the next start;
 // it does not keep this session from starting.
 func reapOrphans(ctx context.Context, h *host.Host, secret []byte, operator io.Writer) {
-	n, err := connector.ReapOrphans(ctx, h.OwnedTrees(secret))
+	n, err := proc.ReapOrphans(ctx, h.OwnedTrees(secret))
 	if n > 0 {
 		fmt.Fprintf(operator, "oa coordinator: ended %d downstream process tree(s) left running by a coordinator that died\n", n)
 	}

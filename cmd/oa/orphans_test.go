@@ -290,7 +290,7 @@ func reapLeftovers(t *testing.T, home string) {
 		return
 	}
 	defer db.Close()
-	if _, err := connector.ReapOrphans(context.Background(), db.OwnedTrees(hostSecretOf(t, home))); err != nil {
+	if _, err := proc.ReapOrphans(context.Background(), db.OwnedTrees(hostSecretOf(t, home))); err != nil {
 		t.Errorf("cleaning up: %v", err)
 	}
 }
