@@ -559,7 +559,9 @@ func (p *provisioner) revocations(ctx context.Context) error {
 // reference the binding records (Result.LocalRef).
 func (p *provisioner) pull(ctx context.Context, env *Envelope) (*oci.Release, error) {
 	rel := p.release
-	local, err := oci.ParseRef(rel.Repository+"@"+env.ArtifactDigest, oci.RefOptions{Home: p.home})
+	// Built, not parsed from REPO@DIGEST: a repository's first part may
+	// read as a registry host (oa.dev/clinic).
+	local, err := oci.LocalRef(p.home, rel.Repository, rel.Digest)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ type Ref struct {
 	// Layout is the OCI image layout folder; empty for a registry.
 	Layout string
 	// LayoutPath says Layout was given as a path (--oci-layout) rather
-	// than named by Repository under $OA_HOME/oci.
+	// than named by Repository under $OA_HOME/oci, or is to be written
+	// as one (LocalRef, for a repository whose name reads as a host).
 	LayoutPath bool
 }
 
@@ -72,8 +73,7 @@ func ParseRef(s string, opts RefOptions) (Ref, error) {
 		}
 		return Ref{Repository: layoutRepository(m[1]), Tag: m[2], Digest: dgst, Layout: m[1], LayoutPath: true}, nil
 	}
-	first, _, hasSlash := strings.Cut(rest, "/")
-	isHost := hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost")
+	isHost := startsWithHost(rest)
 	name := rest
 	if !isHost {
 		name = LocalRegistry + "/" + rest
@@ -85,9 +85,41 @@ func ParseRef(s string, opts RefOptions) (Ref, error) {
 	r := Ref{Registry: parsed.Registry, Repository: parsed.Repository, Tag: parsed.Reference, Digest: dgst}
 	if !isHost {
 		r.Registry = ""
-		r.Layout = filepath.Join(opts.Home, "oci", filepath.FromSlash(r.Repository))
+		r.Layout = homeLayout(opts.Home, r.Repository)
 	}
 	return r, nil
+}
+
+// startsWithHost reports whether s's first path component names a
+// registry host: followed by '/', with a '.' or ':' or "localhost".
+func startsWithHost(s string) bool {
+	first, _, hasSlash := strings.Cut(s, "/")
+	return hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost")
+}
+
+// homeLayout is the folder of repository's OCI layout under home.
+func homeLayout(home, repository string) string {
+	return filepath.Join(home, "oci", filepath.FromSlash(repository))
+}
+
+// LocalRef is repository's OCI layout under home ($OA_HOME/oci/REPO, the
+// host's own copy of a release pulled from a registry) pinned to dgst.
+// It is built, not parsed from REPO@DIGEST: a repository whose first part
+// reads as a registry host (oa.dev/clinic, localhost/clinic) would be
+// read as one. Such a reference is also written as its layout path
+// (LayoutPath), so that what String renders, which a binding records and
+// the CLI is given, reads back with Layout set as the same folder;
+// any other is written REPO@DIGEST, as ParseRef reads it under home.
+func LocalRef(home, repository string, dgst digest.Digest) (Ref, error) {
+	named := registry.Reference{Registry: LocalRegistry, Repository: repository}
+	if err := named.ValidateRepository(); err != nil {
+		return Ref{}, blocking.New(blocking.ReferenceInvalid, "%s", refProblem(err))
+	}
+	if err := dgst.Validate(); err != nil || dgst.Algorithm() != digest.SHA256 {
+		return Ref{}, blocking.New(blocking.ReferenceInvalid, "the digest must be sha256:<64 lower-case hex>")
+	}
+	layout := homeLayout(home, repository)
+	return Ref{Repository: repository, Digest: dgst, Layout: layout, LayoutPath: startsWithHost(repository)}, nil
 }
 
 // layoutRepository derives a valid repository name from a layout path, for
