@@ -103,7 +103,9 @@ const DefaultStatusRefresh = 5 * time.Minute
 type Result struct {
 	Status *Status `json:"status"`
 	// LocalRef is the release's digest reference in this host's OCI
-	// layout, the one `oa bind` takes to complete an awaiting approval.
+	// layout, the one `oa bind` takes to complete an awaiting approval:
+	// REPO@DIGEST under $OA_HOME/oci, or the layout's path (given with
+	// --oci-layout) where REPO's first part reads as a host (oci.LocalRef).
 	LocalRef string `json:"localRef,omitempty"`
 	// Revoked lists the releases this run revoked on the host.
 	Revoked []string `json:"revoked,omitempty"`
