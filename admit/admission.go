@@ -14,7 +14,6 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
@@ -228,7 +227,7 @@ func checkHistory(ctx context.Context, h *host.Host, pkg, digest string, opts Ad
 	if len(all) > 0 {
 		newest = all[len(all)-1].Seq
 	}
-	mine := slices.IndexFunc(all, func(a store.Admission) bool { return a.ArtifactDigest == digest })
+	mine := slices.IndexFunc(all, func(a AdmissionRow) bool { return a.ArtifactDigest == digest })
 	if mine < 0 || all[len(all)-1].ArtifactDigest == digest {
 		if opts.Rollback {
 			return nil, newest, blocking.New(blocking.RollbackUnneeded, "no admission of another release of %s came after this release's", pkg)
@@ -340,7 +339,7 @@ func StatusOf(ctx context.Context, h *host.Host, artifactDigest string, now time
 
 // readRecord verifies a stored admission and decodes it strictly; the row's
 // own columns must agree with what was signed.
-func readRecord(h *host.Host, row store.Admission) (*Record, error) {
+func readRecord(h *host.Host, row AdmissionRow) (*Record, error) {
 	if err := h.VerifyRecord(row.Record, row.Signature); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ type RevocationHead struct {
 
 // chainRevocations is the chain digest after each revocation, in order:
 // out[i] covers revocations 1…i+1.
-func chainRevocations(rows []store.Revocation) []string {
+func chainRevocations(rows []RevocationRow) []string {
 	out := make([]string, len(rows))
 	prev := ""
 	for i, r := range rows {
@@ -67,7 +67,7 @@ func insertRevocation(ctx context.Context, h *host.Host, artifactDigest string, 
 		return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
 	}
 	var head store.Version
-	err := storeOf(h).InsertRevocationWithHead(ctx, artifactDigest, record, signature, func(rows []store.Revocation, prev *store.Version) (store.Version, error) {
+	err := storeOf(h).InsertRevocationWithHead(ctx, artifactDigest, record, signature, func(rows []RevocationRow, prev *store.Version) (store.Version, error) {
 		chain := chainRevocations(rows)
 		// A head after revocations were removed would sign their removal:
 		// a store that already disagrees is refused.

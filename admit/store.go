@@ -91,31 +91,31 @@ VALUES (?, ?, ?, ?, ?)`, pkg, seq, artifactDigest, record, signature)
 // Admissions returns the admissions of package pkg by ascending sequence
 // number. If pkg is "", it returns the admissions of every package, ordered
 // by package name and then sequence number.
-func (s admissions) Admissions(ctx context.Context, pkg string) ([]store.Admission, error) {
+func (s admissions) Admissions(ctx context.Context, pkg string) ([]AdmissionRow, error) {
 	if pkg == "" {
-		return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions ORDER BY package, seq`)
+		return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions ORDER BY package, seq`)
 	}
-	return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
+	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq`, pkg)
 }
 
 // LatestAdmission returns the admission of package pkg with the highest
 // sequence number. It reports false if pkg has none.
-func (s admissions) LatestAdmission(ctx context.Context, pkg string) (store.Admission, bool, error) {
-	as, err := s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
+func (s admissions) LatestAdmission(ctx context.Context, pkg string) (AdmissionRow, bool, error) {
+	as, err := s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE package = ? ORDER BY seq DESC LIMIT 1`, pkg)
 	if err != nil || len(as) == 0 {
-		return store.Admission{}, false, err
+		return AdmissionRow{}, false, err
 	}
 	return as[0], true, nil
 }
 
 // AdmissionsOf returns the admissions of the artifact with the given digest,
 // ordered by package name and then sequence number.
-func (s admissions) AdmissionsOf(ctx context.Context, artifactDigest string) ([]store.Admission, error) {
-	return s.queryAdmissions(ctx, `SELECT `+store.AdmissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
+func (s admissions) AdmissionsOf(ctx context.Context, artifactDigest string) ([]AdmissionRow, error) {
+	return s.queryAdmissions(ctx, `SELECT `+admissionColumns+` FROM admissions WHERE artifact_digest = ? ORDER BY package, seq`, artifactDigest)
 }
 
-func (s admissions) queryAdmissions(ctx context.Context, query string, args ...any) ([]store.Admission, error) {
-	as, err := store.Select(ctx, s.db, store.ScanAdmission, query, args...)
+func (s admissions) queryAdmissions(ctx context.Context, query string, args ...any) ([]AdmissionRow, error) {
+	as, err := store.Select(ctx, s.db, scanAdmission, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read admissions: %w", err)
 	}
@@ -146,12 +146,12 @@ INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`,
 // write transaction, the version head returns: head gets every
 // revocation (the new one last) and the current head version (nil for
 // none), runs under the write lock and must not use the database.
-func (s admissions) InsertRevocationWithHead(ctx context.Context, artifactDigest string, record, signature []byte, head func(rows []store.Revocation, prev *store.Version) (store.Version, error)) error {
+func (s admissions) InsertRevocationWithHead(ctx context.Context, artifactDigest string, record, signature []byte, head func(rows []RevocationRow, prev *store.Version) (store.Version, error)) error {
 	return s.db.Write(ctx, "insert revocation", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO revocations (artifact_digest, record, signature) VALUES (?, ?, ?)`, artifactDigest, record, signature); err != nil {
 			return fmt.Errorf("store: insert revocation of %s: %w", artifactDigest, err)
 		}
-		rows, err := store.Select(ctx, tx, store.ScanRevocation, `SELECT `+store.RevocationColumns+` FROM revocations ORDER BY seq`)
+		rows, err := store.Select(ctx, tx, scanRevocation, `SELECT `+revocationColumns+` FROM revocations ORDER BY seq`)
 		if err != nil {
 			return fmt.Errorf("store: read revocations: %w", err)
 		}
@@ -169,12 +169,12 @@ func (s admissions) InsertRevocationWithHead(ctx context.Context, artifactDigest
 
 // Revocations returns the revocations of the artifact with the given digest
 // by ascending Seq. If artifactDigest is "", it returns every revocation.
-func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]store.Revocation, error) {
-	query, args := `SELECT `+store.RevocationColumns+` FROM revocations ORDER BY seq`, []any(nil)
+func (s admissions) Revocations(ctx context.Context, artifactDigest string) ([]RevocationRow, error) {
+	query, args := `SELECT `+revocationColumns+` FROM revocations ORDER BY seq`, []any(nil)
 	if artifactDigest != "" {
-		query, args = `SELECT `+store.RevocationColumns+` FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
+		query, args = `SELECT `+revocationColumns+` FROM revocations WHERE artifact_digest = ? ORDER BY seq`, []any{artifactDigest}
 	}
-	rs, err := store.Select(ctx, s.db, store.ScanRevocation, query, args...)
+	rs, err := store.Select(ctx, s.db, scanRevocation, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: read revocations: %w", err)
 	}

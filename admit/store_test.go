@@ -86,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Admission{
+	want := []AdmissionRow{
 		{Seq: 1, Package: "acme/invoice", ArtifactDigest: "sha256:aaa", Record: rec, Signature: sig},
 		{Seq: 2, Package: "acme/invoice", ArtifactDigest: "sha256:bbb", Record: []byte("r3"), Signature: []byte("s3")},
 	}
@@ -97,13 +97,13 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAdmissions(t, `Admissions("")`, all, append(want[:2:2],
-		store.Admission{Seq: 1, Package: "acme/other", ArtifactDigest: "sha256:aaa", Record: []byte("r2"), Signature: []byte("s2")}))
+		AdmissionRow{Seq: 1, Package: "acme/other", ArtifactDigest: "sha256:aaa", Record: []byte("r2"), Signature: []byte("s2")}))
 
 	latest, ok, err := db.LatestAdmission(ctx, "acme/invoice")
 	if err != nil || !ok {
 		t.Fatalf("LatestAdmission = %v, %v", ok, err)
 	}
-	checkAdmissions(t, "LatestAdmission", []store.Admission{latest}, want[1:])
+	checkAdmissions(t, "LatestAdmission", []AdmissionRow{latest}, want[1:])
 	if _, ok, err := db.LatestAdmission(ctx, "nobody"); ok || err != nil {
 		t.Fatalf("LatestAdmission(nobody) = %v, %v; want false, nil", ok, err)
 	}
@@ -112,7 +112,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkAdmissions(t, "AdmissionsOf", of, []store.Admission{want[0], all[2]})
+	checkAdmissions(t, "AdmissionsOf", of, []AdmissionRow{want[0], all[2]})
 	if none, err := db.AdmissionsOf(ctx, "sha256:none"); err != nil || len(none) != 0 {
 		t.Fatalf("AdmissionsOf(none) = %v, %v", none, err)
 	}
@@ -136,7 +136,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func checkAdmissions(t *testing.T, what string, got, want []store.Admission) {
+func checkAdmissions(t *testing.T, what string, got, want []AdmissionRow) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: got %d admissions, want %d: %+v", what, len(got), len(want), got)

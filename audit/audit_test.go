@@ -21,6 +21,7 @@ import (
 	"github.com/oa-dev/oa/host"
 	"github.com/oa-dev/oa/internal/canonical"
 	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/pipeline"
 	"github.com/oa-dev/oa/resolve"
@@ -148,7 +149,7 @@ func TestAuditVerifiesAfterTheHostFolderIsDeleted(t *testing.T) {
 		}
 		fetched++
 		blob, err := exec.Command(oras, "blob", "fetch", "--oci-layout", f.bundle+"@"+l.Digest.String(), "--output", "-").Output()
-		var rs []store.Receipt
+		var rs []ledger.ReceiptRow
 		if err != nil || canonical.DecodeStrict(blob, &rs) != nil || len(rs) != 4 {
 			t.Fatalf("oras blob fetch of %s: %v", DocReceipts, err)
 		}
@@ -234,7 +235,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 	if r := verify(t, f.bundle, f.keys); !r.OK || r.Host == "" {
 		t.Fatalf("untouched bundle: %+v", r)
 	}
-	receipts := func(edit func(*[]store.Receipt)) func(map[string][]byte) {
+	receipts := func(edit func(*[]ledger.ReceiptRow)) func(map[string][]byte) {
 		return func(d map[string][]byte) { editDoc(t, d, DocReceipts, edit) }
 	}
 	checkpoints := func(edit func(*[]store.Version)) func(map[string][]byte) {
@@ -243,7 +244,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 	both := func(a, b func(map[string][]byte)) func(map[string][]byte) {
 		return func(d map[string][]byte) { a(d); b(d) }
 	}
-	dropLast := func(rs *[]store.Receipt) { *rs = (*rs)[:len(*rs)-1] }
+	dropLast := func(rs *[]ledger.ReceiptRow) { *rs = (*rs)[:len(*rs)-1] }
 	dropLastCP := func(vs *[]store.Version) { *vs = (*vs)[:len(*vs)-1] }
 	cases := []struct {
 		name string
@@ -251,7 +252,7 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		link string
 		code blocking.Code
 	}{
-		{"receipt edited", receipts(func(rs *[]store.Receipt) {
+		{"receipt edited", receipts(func(rs *[]ledger.ReceiptRow) {
 			(*rs)[0].Record = replaceIn(t, (*rs)[0].Record, `"reason":"verified"`, `"reason":"rejected"`)
 		}), LinkReceipts, blocking.ReceiptChainBroken},
 		{"last receipt deleted", receipts(dropLast), LinkReceipts, blocking.ReceiptCheckpointMismatch},
@@ -259,17 +260,17 @@ func TestAuditNamesEachTamperedLink(t *testing.T) {
 		{"chain truncated to nothing", func(d map[string][]byte) {
 			d[DocReceipts], d[DocCheckpoints], d[DocRuns] = []byte("[]"), []byte("[]"), []byte("[]")
 		}, LinkReceipts, blocking.ReceiptCheckpointMismatch},
-		{"receipts reordered", receipts(func(rs *[]store.Receipt) {
+		{"receipts reordered", receipts(func(rs *[]ledger.ReceiptRow) {
 			a, b := (*rs)[0], (*rs)[1]
 			a.Record, a.Signature, a.RunID, a.Attempt, a.PrevDigest, b.Record, b.Signature, b.RunID, b.Attempt, b.PrevDigest = b.Record, b.Signature, b.RunID, b.Attempt, b.PrevDigest, a.Record, a.Signature, a.RunID, a.Attempt, a.PrevDigest
 			(*rs)[0], (*rs)[1] = a, b
 		}), LinkReceipts, blocking.ReceiptChainBroken},
-		{"receipt list out of order", receipts(func(rs *[]store.Receipt) { (*rs)[0], (*rs)[1] = (*rs)[1], (*rs)[0] }), LinkBundle, blocking.ReceiptChainBroken},
+		{"receipt list out of order", receipts(func(rs *[]ledger.ReceiptRow) { (*rs)[0], (*rs)[1] = (*rs)[1], (*rs)[0] }), LinkBundle, blocking.ReceiptChainBroken},
 		{"run deleted", func(d map[string][]byte) {
-			editDoc(t, d, DocRuns, func(rs *[]store.Run) { *rs = (*rs)[1:] })
+			editDoc(t, d, DocRuns, func(rs *[]ledger.RunRow) { *rs = (*rs)[1:] })
 		}, LinkReceipts, blocking.ReceiptRunsDisagree},
 		{"run names another receipt", func(d map[string][]byte) {
-			editDoc(t, d, DocRuns, func(rs *[]store.Run) {
+			editDoc(t, d, DocRuns, func(rs *[]ledger.RunRow) {
 				var state map[string]any
 				if err := json.Unmarshal((*rs)[0].State, &state); err != nil {
 					t.Fatal(err)

@@ -25,7 +25,7 @@
 // before its bytes are read; only layout names, regular files and folders,
 // through os.Root into a fresh folder), refusing audit_bundle_too_large or
 // audit_bundle_invalid with the entry named. Checkpoints, runs and receipts
-// are written by Export from store.StreamDump and read back a row at a time
+// are written by Export from streamDump and read back a row at a time
 // into the rebuilt store, believed only if the rows rebuild the document's
 // exact canonical bytes, so memory does not grow with history. The auditor's
 // own trusted roots verify identities; the bundle's trusted roots only
@@ -353,17 +353,17 @@ func collect(ctx context.Context, h *host.Host, b *bind.Binding, art *oci.Artifa
 			return nil, err
 		}
 	}
-	var dump *store.Dump
+	var dump *Dump
 	for name := range streamedDocs {
 		if c.files[name], err = newArrayFile(filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
 		defer c.files[name].f.Close()
 	}
-	err = h.StreamDump(ctx, func(d *store.Dump) error { dump = d; return nil },
+	err = streamDump(ctx, h, func(d *Dump) error { dump = d; return nil },
 		func(v *store.Version) error { return c.files[DocCheckpoints].add(v) },
-		func(r *store.Run) error { return c.files[DocRuns].add(r) },
-		func(r *store.Receipt) error { return c.files[DocReceipts].add(r) })
+		func(r *ledger.RunRow) error { return c.files[DocRuns].add(r) },
+		func(r *ledger.ReceiptRow) error { return c.files[DocReceipts].add(r) })
 	if err != nil {
 		return nil, err
 	}

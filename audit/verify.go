@@ -127,7 +127,7 @@ type bundle struct {
 	subject ocispec.Descriptor
 	docs    map[string][]byte
 	host    HostDoc
-	dump    store.Dump
+	dump    Dump
 	// docTarget reads the document layers; streamed holds the layers of
 	// the documents that grow with history (streamedDocs), read a row at
 	// a time as the host is rebuilt, never whole.
@@ -406,18 +406,18 @@ func (b *bundle) checkpoints(ctx context.Context) store.RowSource[store.Version]
 }
 
 // runs is the RowSource of the runs document.
-func (b *bundle) runs(ctx context.Context) store.RowSource[store.Run] {
-	return func(add func(*store.Run) error) error {
+func (b *bundle) runs(ctx context.Context) store.RowSource[ledger.RunRow] {
+	return func(add func(*ledger.RunRow) error) error {
 		return streamArray(ctx, b.docTarget, DocRuns, b.streamed[DocRuns], add)
 	}
 }
 
 // receipts is the RowSource of the receipts document, each receipt at its
 // place in the chain.
-func (b *bundle) receipts(ctx context.Context) store.RowSource[store.Receipt] {
-	return func(add func(*store.Receipt) error) error {
+func (b *bundle) receipts(ctx context.Context) store.RowSource[ledger.ReceiptRow] {
+	return func(add func(*ledger.ReceiptRow) error) error {
 		place := int64(0)
-		return streamArray(ctx, b.docTarget, DocReceipts, b.streamed[DocReceipts], func(rc *store.Receipt) error {
+		return streamArray(ctx, b.docTarget, DocReceipts, b.streamed[DocReceipts], func(rc *ledger.ReceiptRow) error {
 			place++
 			if rc.Seq != place {
 				return &documentError{blocking.New(blocking.ReceiptChainBroken, "document %s lists receipt #%d at place %d", DocReceipts, rc.Seq, place)}
@@ -514,7 +514,7 @@ func rebuildHost(ctx context.Context, home string, b *bundle, hostKey *signing.V
 	if err != nil {
 		return nil, err
 	}
-	err = db.RestoreStream(ctx, &b.dump, b.checkpoints(ctx), b.runs(ctx), b.receipts(ctx))
+	err = restoreStream(ctx, db, &b.dump, b.checkpoints(ctx), b.runs(ctx), b.receipts(ctx))
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
 )
@@ -30,7 +29,7 @@ func (eng *engine) pauseAt(ctx context.Context, r *runState, s ir.Step, risk ir.
 	if err != nil {
 		return err
 	}
-	err = eng.writer.Pause(ctx, store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
+	err = eng.writer.Pause(ctx, ledger.AttentionRow{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
 		if err := cur.pause(cur.afterChange(contract.ReasonApprovalRequired), s.ID, item.ID); err != nil {
 			return err
 		}

@@ -16,8 +16,8 @@ import (
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 )
 
@@ -239,7 +239,7 @@ func (dk *desk) raiseQuestion(ctx context.Context, r *runState, s ir.Step, entry
 	if err != nil {
 		return nil, err
 	}
-	err = dk.eng.writer.Pause(context.WithoutCancel(ctx), store.Attention{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
+	err = dk.eng.writer.Pause(context.WithoutCancel(ctx), ledger.AttentionRow{ID: item.ID, RunID: r.RunID, State: b}, func(cur *runState) error {
 		if err := cur.pause(contract.ReasonDownstreamQuestion, s.ID, item.ID); err != nil {
 			return err
 		}

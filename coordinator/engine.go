@@ -63,7 +63,7 @@ func (eng *engine) Run(ctx context.Context, req RunRequest) (*Result, error) {
 // attach answers a request that has a run already: refused when the
 // inputs differ or its row was tampered with; else the run is continued
 // (resumed after a person's decision, or retried), or replayed.
-func (eng *engine) attach(ctx context.Context, req RunRequest, inputs []byte, fp string, row *store.Run) (*Result, error) {
+func (eng *engine) attach(ctx context.Context, req RunRequest, inputs []byte, fp string, row *ledger.RunRow) (*Result, error) {
 	r, refused, err := eng.verifiedRun(ctx, row)
 	if err != nil || refused != nil {
 		return refused, err
@@ -142,7 +142,7 @@ func (eng *engine) start(ctx context.Context, req RunRequest, inputs []byte, fp 
 	// The run is taken in — the store checked, its row written — while
 	// its first steps already run: none of them writes or makes an effect
 	// before the intake is done (intake.go).
-	row := store.Run{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
+	row := ledger.RunRow{RunID: r.RunID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}
 	runID := r.RunID // r is the executing goroutine's from here on
 	in := eng.intakes.begin(runID)
 	sealed, cancel := eng.goExecute(ctx, r, inputs, done)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/oa-dev/oa/coordinator/attention"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
 )
 
@@ -205,7 +204,7 @@ func HistoryPageOf(ctx context.Context, h *host.Host, f HistoryFilter, cursor in
 	}
 	page := &HistoryPage{Runs: []HistoryRun{}}
 	full := false
-	last, read, err := st.RunsBefore(ctx, f.Deployment, cursor, MaxHistoryScan, func(at int64, row *store.Run) (bool, error) {
+	last, read, err := st.RunsBefore(ctx, f.Deployment, cursor, MaxHistoryScan, func(at int64, row *ledger.RunRow) (bool, error) {
 		r, err := ledger.DecodeRunRow(key, row)
 		if err != nil {
 			return false, err

@@ -83,13 +83,13 @@ func TestNoReaderFindsARunEndedUnsealed(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			runs, err := db.RunsOf(ctx, "clinic")
+			states, err := db.RunStatesOf(ctx, "clinic")
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			for _, row := range runs {
-				state := string(store.Unpack(row.State))
+			for _, row := range states {
+				state := string(store.Unpack(row))
 				if strings.Contains(state, `"status":"terminal"`) {
 					seen.Add(1)
 					if !strings.Contains(state, `"receipt_digest":"sha256:`) {

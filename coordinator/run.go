@@ -10,7 +10,6 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/internal/canonical"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger"
 )
@@ -102,7 +101,7 @@ func readRun(ctx context.Context, l *ledger.Ledger, runID string) (*runState, er
 
 // decodeRow decodes a stored run, its MAC checked and its row's keys the
 // ones its state names.
-func decodeRow(key []byte, row *store.Run) (*runState, error) {
+func decodeRow(key []byte, row *ledger.RunRow) (*runState, error) {
 	r, err := ledger.DecodeRunRow(key, row)
 	return (*runState)(r), err
 }
@@ -112,7 +111,7 @@ func decodeRow(key []byte, row *store.Run) (*runState, error) {
 // receipts the chain holds for it (a row rolled back to an earlier,
 // validly MACed state would otherwise start a new attempt). A tampered
 // row is answered with run_record_tampered, never acted on.
-func (eng *engine) verifiedRun(ctx context.Context, row *store.Run) (*runState, *Result, error) {
+func (eng *engine) verifiedRun(ctx context.Context, row *ledger.RunRow) (*runState, *Result, error) {
 	r, err := decodeRow(eng.secret, row)
 	if err == nil {
 		err = checkAgainstReceipts(ctx, eng.ledger, r)

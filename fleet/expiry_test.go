@@ -2,18 +2,19 @@ package fleet_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/oa-dev/oa/admit"
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/connector"
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/fleet"
 	"github.com/oa-dev/oa/host"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/testkit/fleettest"
 	"github.com/oa-dev/oa/testkit/hosttest"
 )
@@ -71,12 +72,16 @@ func TestRevocationsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer opened.Close()
-	dump, err := opened.Dump(ctx)
+	var stored []admit.RevocationRow
+	err = opened.Snapshot(ctx, func(tx *sql.Tx) (err error) {
+		_, stored, err = admit.RowsIn(ctx, tx)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var revs []store.Revocation
-	for _, r := range dump.Revocations {
+	var revs []admit.RevocationRow
+	for _, r := range stored {
 		if r.ArtifactDigest == other.String() {
 			revs = append(revs, r)
 		}

@@ -69,13 +69,13 @@ func Transcript(ctx context.Context, home, deployment string, limit int) ([]Turn
 		return nil, err
 	}
 	defer h.Close()
-	runs, err := h.Store().RunsOf(ctx, deployment)
+	runs, err := h.Store().RunStatesOf(ctx, deployment)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]TurnRecord, 0, len(runs))
-	for i, r := range runs {
-		t, err := turn(r.State)
+	for i, state := range runs {
+		t, err := turn(state)
 		if err != nil {
 			return nil, blocking.New(blocking.HarnessTranscriptUnreadable, "run record %d of deployment %s: %v", i+1, deployment, err)
 		}

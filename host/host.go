@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -172,22 +173,19 @@ func (h *Host) OwnedTrees(key []byte) *store.OwnedTrees { return h.db.OwnedTrees
 // stamps read the same signed rows.
 func (h *Host) SignedStamp(ctx context.Context) (store.Stamp, error) { return h.db.SignedStamp(ctx) }
 
-// Dump reads every signed row and the coordinator's runs and receipts in
-// one read transaction, byte for byte, for an audit bundle.
-func (h *Host) Dump(ctx context.Context) (*store.Dump, error) { return h.db.Dump(ctx) }
-
-// StreamDump is Dump with the checkpoints, runs and receipts handed over
-// one row at a time (store.DB.StreamDump): for exports of any length of
-// history.
-func (h *Host) StreamDump(ctx context.Context, head func(*store.Dump) error, checkpoint func(*store.Version) error, run func(*store.Run) error, receipt func(*store.Receipt) error) error {
-	return h.db.StreamDump(ctx, head, checkpoint, run, receipt)
+// Snapshot runs fn in one read transaction of the host's state, so every
+// table fn reads through tx is seen at one moment (store.DB.Snapshot):
+// how an audit bundle copies the tables of several stages consistently,
+// each read by its owner in tx.
+func (h *Host) Snapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return h.db.Snapshot(ctx, fn)
 }
 
 // Store is the handle the stages' own typed stores are built on (admit's
 // admissions, the coordinator's runs); every other use of the host's
 // state goes through those stores or the methods above, but for the
-// harness transcript's read-only store.DB.RunsOf (the harness comes
-// before the coordinator, so it cannot use the coordinator's store).
+// harness transcript's read-only store.DB.RunStatesOf (the harness comes
+// before the ledger, so it cannot use the ledger's store).
 func (h *Host) Store() *store.DB { return h.db }
 
 // SignRecord encodes v as canonical JSON and signs those bytes with the

@@ -186,7 +186,7 @@ type linkPass struct {
 
 // checkedReceipt is one receipt row with what its batch's workers found.
 type checkedReceipt struct {
-	row     store.Receipt
+	row     ReceiptRow
 	rec     Receipt
 	digest  string
 	signed  bool
@@ -235,16 +235,16 @@ func (c *chainCheck) checkLinks(ctx context.Context, tx *sql.Tx, file *Checkpoin
 		return nil
 	}
 	// The records are read as stored and unpacked by the batch's workers.
-	scan := func(r store.Row, v *store.Receipt) error {
+	scan := func(r store.Row, v *ReceiptRow) error {
 		return r.Scan(&v.Seq, &v.RunID, &v.Attempt, &v.PrevDigest, &v.Record, &v.Signature)
 	}
-	err := store.Each(ctx, tx, scan, func(r *store.Receipt) error {
+	err := store.Each(ctx, tx, scan, func(r *ReceiptRow) error {
 		batch = append(batch, checkedReceipt{row: *r})
 		if len(batch) < chainBatch {
 			return nil
 		}
 		return flush()
-	}, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`)
+	}, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq`)
 	if err == nil {
 		err = flush()
 	}
@@ -289,7 +289,7 @@ func parallel(n int, fn func(i int)) {
 
 // verifyAll verifies every receipt's signature with key, on every core.
 // ok[i] is row i's.
-func verifyAll(key *signing.Verifier, rows []store.Receipt) []bool {
+func verifyAll(key *signing.Verifier, rows []ReceiptRow) []bool {
 	ok := make([]bool, len(rows))
 	parallel(len(rows), func(i int) {
 		ok[i] = key.VerifyBytes(rows[i].Signature, rows[i].Record) == nil
@@ -352,7 +352,7 @@ func checkBindings(ctx context.Context, h *host.Host, receipts []Receipt, broken
 // and, once its batch is decoded, its state.
 type storedRun struct {
 	rowID int64
-	row   store.Run
+	row   RunRow
 	state *RunRecord
 	err   error
 	// named is the stored record of the receipt of the run's attempt,
@@ -419,7 +419,7 @@ func (c *chainCheck) checkRuns(ctx context.Context, tx *sql.Tx) error {
 			return nil
 		}
 		return flush()
-	}, `SELECT rowid, `+store.RunColumns+` FROM runs ORDER BY run_id`)
+	}, `SELECT rowid, `+runColumns+` FROM runs ORDER BY run_id`)
 	if err == nil {
 		err = flush()
 	}

@@ -299,7 +299,7 @@ func keepCopy(home string, v *store.Version) error {
 // extendsCheckpoints refuses to seal receipt rec unless the chain it
 // extends reaches the store's last checkpoint and the file's: new runs
 // never extend a truncated chain.
-func extendsCheckpoints(h *host.Host, keys PinnedKeys, rec *store.Receipt, prev *store.Version, file *Checkpoint) error {
+func extendsCheckpoints(h *host.Host, keys PinnedKeys, rec *ReceiptRow, prev *store.Version, file *Checkpoint) error {
 	if file != nil && (file.Seq >= rec.Seq || file.Seq == rec.Seq-1 && file.Head != rec.PrevDigest) {
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the chain is shorter than, or differs from, checkpoint #%d in %s; no receipt is appended", file.Seq, CheckpointFile)
 	}
@@ -344,7 +344,7 @@ type brokenFunc func(seq int64, code blocking.Code, format string, args ...any) 
 
 // decodeRunUnkeyed decodes a stored run with its MAC checked when key is
 // given, else only its shape and row.
-func decodeRunUnkeyed(key []byte, row *store.Run) (*RunRecord, error) {
+func decodeRunUnkeyed(key []byte, row *RunRow) (*RunRecord, error) {
 	if key != nil {
 		return DecodeRunRow(key, row)
 	}

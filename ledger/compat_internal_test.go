@@ -35,16 +35,16 @@ func TestLedgerOfMainDatabase(t *testing.T) {
 	if err := s.Tables().UseState(ctx, "nonce-1", time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("main's used state reused: %v", err)
 	}
-	if err := s.Tables().InsertRun(ctx, store.Run{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
+	if err := s.Tables().InsertRun(ctx, RunRow{RunID: "run-2", Deployment: "clinic", RequestID: "req-2", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	r, cp, err := s.Tables().seal(ctx, "run-2", func([]byte) (int, error) { return 1, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	r, cp, err := s.Tables().seal(ctx, "run-2", func([]byte) (int, error) { return 1, nil }, func(seq int64, prev *ReceiptRow) ([]byte, []byte, string, error) {
 		if prev == nil || prev.Seq != 1 {
 			t.Errorf("previous receipt = %+v", prev)
 		}
 		return []byte(`{"receipt":2}`), []byte("sig"), "prev", nil
 	}, func(record []byte) ([]byte, error) { return []byte(`{}`), nil },
-		func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
+		func(r *ReceiptRow, runs int64, prev *store.Version) ([]byte, []byte, error) {
 			if prev == nil || string(prev.Record) != `{"checkpoint":1}` || runs != 2 {
 				t.Errorf("checkpoint saw runs %d, previous %+v", runs, prev)
 			}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/testkit/hosttest"
 )
 
@@ -25,7 +24,7 @@ func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 	h := hosttest.New(t, nil).Open()
 	s := Open(h)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		if err := s.Tables().InsertRun(ctx, store.Run{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
+		if err := s.Tables().InsertRun(ctx, RunRow{RunID: id, Deployment: "d", RequestID: id, State: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,13 +32,13 @@ func TestCountedRunsAreRememberedForTheNextSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeSQL(t, s, `DELETE FROM runs WHERE run_id = 'r2'`) // a run removed behind the count
-	if err := s.Tables().InsertRun(ctx, store.Run{RunID: "r4", Deployment: "d", RequestID: "r4", State: []byte(`{}`)}); err != nil {
+	if err := s.Tables().InsertRun(ctx, RunRow{RunID: "r4", Deployment: "d", RequestID: "r4", State: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
 	if err := s.db.Write(ctx, "count", func(tx *sql.Tx) error {
 		var err error
-		n, _, err = s.db.CountRuns(ctx, tx)
+		n, _, err = s.db.CountRows(ctx, tx, "runs")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -107,11 +106,11 @@ func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
 	s := Open(h)
 	for _, id := range []string{"a1", "a2", "a3"} {
 		run := "run-" + id
-		if err := s.Tables().InsertRun(ctx, store.Run{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {
+		if err := s.Tables().InsertRun(ctx, RunRow{RunID: run, Deployment: "d", RequestID: run, State: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		item := fmt.Sprintf(`{"attention_id":%q,"run_id":%q,"state":"open"}`, id, run)
-		if err := s.Tables().PauseRun(ctx, store.Attention{ID: id, RunID: run, State: []byte(item)}, func(b []byte) ([]byte, error) { return b, nil }); err != nil {
+		if err := s.Tables().PauseRun(ctx, AttentionRow{ID: id, RunID: run, State: []byte(item)}, func(b []byte) ([]byte, error) { return b, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,7 +119,7 @@ func TestOpenAttentionItemsFollowTheirState(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ids := func(read func(context.Context) ([]store.Attention, error)) string {
+	ids := func(read func(context.Context) ([]AttentionRow, error)) string {
 		t.Helper()
 		items, err := read(ctx)
 		if err != nil {

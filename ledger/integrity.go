@@ -139,7 +139,7 @@ func (l *Ledger) CheckStore(ctx context.Context, cache *HeadCache, counts bool) 
 
 // readHead reads the store's last checkpoint and its newest receipt in
 // one statement, so one snapshot: a seal commits both together.
-func (l *Ledger) readHead(ctx context.Context) (*store.Version, *store.Receipt, error) {
+func (l *Ledger) readHead(ctx context.Context) (*store.Version, *ReceiptRow, error) {
 	var vSeq, rSeq sql.NullInt64
 	var vRec, vSig, rRec []byte
 	err := l.db.QueryRowContext(ctx, `
@@ -150,12 +150,12 @@ LEFT JOIN (SELECT seq, record FROM receipts ORDER BY seq DESC LIMIT 1) r ON 1`, 
 		return nil, nil, fmt.Errorf("store: read the receipt head: %w", err)
 	}
 	var v *store.Version
-	var last *store.Receipt
+	var last *ReceiptRow
 	if vSeq.Valid {
 		v = &store.Version{Kind: store.KindCheckpoint, Key: store.CheckpointKey, Seq: vSeq.Int64, Record: store.Unpack(vRec), Signature: vSig}
 	}
 	if rSeq.Valid {
-		last = &store.Receipt{Seq: rSeq.Int64, Record: store.Unpack(rRec)}
+		last = &ReceiptRow{Seq: rSeq.Int64, Record: store.Unpack(rRec)}
 	}
 	return v, last, nil
 }
@@ -177,7 +177,7 @@ func checkpointInFile(h *host.Host, keys PinnedKeys, cache *HeadCache, b []byte)
 // file's checkpoint to both. A missing file is not a disagreement: a
 // crash between a seal's commit and the file's write leaves none, and the
 // next seal writes it.
-func (l *Ledger) checkHeads(ctx context.Context, head, file *Checkpoint, last *store.Receipt) error {
+func (l *Ledger) checkHeads(ctx context.Context, head, file *Checkpoint, last *ReceiptRow) error {
 	switch {
 	case head == nil && last != nil:
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "the store holds receipts up to #%d but no signed checkpoint", last.Seq)
@@ -194,7 +194,7 @@ func (l *Ledger) checkHeads(ctx context.Context, head, file *Checkpoint, last *s
 	case file.Seq == head.Seq && file.Head != head.Head:
 		return blocking.New(blocking.ReceiptCheckpointMismatch, "checkpoint #%d in %s names another head", file.Seq, CheckpointFile)
 	case file.Seq < head.Seq:
-		at, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq = ?`, file.Seq)
+		at, err := lastReceipt(ctx, l.db, `SELECT `+ReceiptColumns+` FROM receipts WHERE seq = ?`, file.Seq)
 		if err != nil {
 			return fmt.Errorf("store: read receipt: %w", err)
 		}
@@ -241,8 +241,10 @@ func (l *Ledger) CheckCounts(ctx context.Context, heads *Heads) error {
 // sign — and the runs to the most the heads counted: a row removed from
 // the middle of either shows here. One statement reads one snapshot, and
 // both only grow, so a seal by another process meanwhile is no
-// disagreement. The runs counted are remembered (store.DB.RememberRuns),
-// so the next seal counts only the runs added since.
+// disagreement. The runs counted are remembered (store.DB.RememberRows),
+// so the next seal counts only the runs added since, not a long history
+// again inside the write lock (1,000,000 runs: ~0.6 s,
+// docs/PERFORMANCE.md).
 func (l *Ledger) checkCounts(ctx context.Context, head, file *Checkpoint) error {
 	var receipts, top, runs, lastRun int64
 	db := l.db
@@ -250,7 +252,7 @@ func (l *Ledger) checkCounts(ctx context.Context, head, file *Checkpoint) error 
 	if err != nil {
 		return fmt.Errorf("store: count receipts and runs: %w", err)
 	}
-	db.RememberRuns(runs, lastRun)
+	db.RememberRows("runs", runs, lastRun)
 	var signed, signedRuns int64
 	for _, cp := range []*Checkpoint{head, file} {
 		if cp != nil {

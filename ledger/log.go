@@ -9,7 +9,6 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/ledger/translog"
 )
@@ -23,7 +22,7 @@ import (
 // appendLeaf appends receipt r's digest to the log inside tx, with the
 // digests of the receipts before it the log lacks, and signs the new
 // checkpoint with key.
-func appendLeaf(ctx context.Context, tx *sql.Tx, key *translog.Key, r *store.Receipt) error {
+func appendLeaf(ctx context.Context, tx *sql.Tx, key *translog.Key, r *ReceiptRow) error {
 	size, err := translog.Size(ctx, tx)
 	if err != nil {
 		return err

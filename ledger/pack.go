@@ -29,6 +29,6 @@ var historyPacking = store.NewPacking(packedV1, packDictV1)
 // The store reads and writes the history rows with the ledger's packing
 // from the moment the ledger is loaded, before any Open: every program
 // that reads a run or a checkpoint — the coordinator, oa receipts, an
-// audit export streaming the store (host.StreamDump) — imports the
+// audit export streaming the store (audit.streamDump) — imports the
 // ledger, so none reads a packed row without its dictionary.
 func init() { store.PackHistoryWith(historyPacking) }

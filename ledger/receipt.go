@@ -118,7 +118,7 @@ func (l *Ledger) FinishRun(ctx context.Context, runID string, now time.Time, end
 		r = cur
 		return cur.Attempt, nil
 	}
-	build := func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	build := func(seq int64, prev *ReceiptRow) ([]byte, []byte, string, error) {
 		rec := Receipt{Type: ReceiptType, Host: h.Policy.Host, Seq: seq, RunID: r.RunID, Deployment: r.Deployment, Job: r.Workflow,
 			Attempt: r.Attempt, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Reason: r.Reason, Evidence: r.Evidence,
 			EvidenceDigests: r.Digests, Skipped: r.Skipped, PlanDigest: r.PlanDigest, BindingDigest: r.Binding, At: at}
@@ -138,7 +138,7 @@ func (l *Ledger) FinishRun(ctx context.Context, runID string, now time.Time, end
 		return r.Encode(key)
 	}
 	file := &checkpointFile{home: h.Home}
-	checkpoint := func(rec *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
+	checkpoint := func(rec *ReceiptRow, runs int64, prev *store.Version) ([]byte, []byte, error) {
 		if err := extendsCheckpoints(h, keys, rec, prev, floor); err != nil {
 			return nil, nil, err
 		}
@@ -153,7 +153,7 @@ func (l *Ledger) FinishRun(ctx context.Context, runID string, now time.Time, end
 		}
 		return b, sig, err
 	}
-	leaf := func(tx *sql.Tx, rec *store.Receipt) error { return appendLeaf(ctx, tx, logKey, rec) }
+	leaf := func(tx *sql.Tx, rec *ReceiptRow) error { return appendLeaf(ctx, tx, logKey, rec) }
 	_, cp, err := l.Tables().seal(ctx, runID, attempt, build, mark, checkpoint, leaf)
 	if ferr := file.keep(err == nil && cp != nil); err == nil && ferr != nil {
 		return nil, fmt.Errorf("receipt checkpoint file: %w", ferr)

@@ -36,13 +36,13 @@ func (l *Ledger) EachReceipt(ctx context.Context, fn func(ListedReceipt) error) 
 // eachReceiptIn decodes the receipts tx holds, in chain order, and hands
 // each to fn.
 func eachReceiptIn(ctx context.Context, tx *sql.Tx, fn func(ListedReceipt) error) error {
-	return store.Each(ctx, tx, store.ScanReceipt, func(row *store.Receipt) error {
+	return store.Each(ctx, tx, scanReceipt, func(row *ReceiptRow) error {
 		var rec Receipt
 		if err := json.Unmarshal(row.Record, &rec); err != nil {
 			return blocking.New(blocking.ReceiptChainBroken, "receipt #%d is not a receipt record", row.Seq)
 		}
 		return fn(ListedReceipt{ir.DigestBytes(row.Record), rec})
-	}, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`)
+	}, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq`)
 }
 
 // ListReceipts is EachReceipt's receipts in one list, for a host whose

@@ -11,7 +11,6 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/store"
 )
 
 // The statuses of a run record.
@@ -142,7 +141,7 @@ func (r *RunRecord) Encode(key []byte) ([]byte, error) {
 // DecodeRunRow decodes a stored run, its MAC checked and its row's keys
 // the ones its state names (a state copied into another row does not
 // read).
-func DecodeRunRow(key []byte, row *store.Run) (*RunRecord, error) {
+func DecodeRunRow(key []byte, row *RunRow) (*RunRecord, error) {
 	r, err := DecodeRun(key, row.State)
 	if err != nil {
 		return nil, err

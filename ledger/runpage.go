@@ -17,14 +17,14 @@ import (
 // how many were read. It reads through the rowid and, with a deployment,
 // the runs' (deployment, request_id) index: a page costs the rows it
 // reads, not the host's history (the run history's page, issue 38).
-func (l *Ledger) RunsBefore(ctx context.Context, deployment string, cursor int64, max int, fn func(cursor int64, row *store.Run) (more bool, err error)) (last int64, read int, err error) {
+func (l *Ledger) RunsBefore(ctx context.Context, deployment string, cursor int64, max int, fn func(cursor int64, row *RunRow) (more bool, err error)) (last int64, read int, err error) {
 	if cursor <= 0 {
 		cursor = 1 << 62
 	}
-	query := `SELECT rowid, ` + store.RunColumns + ` FROM runs WHERE rowid < ? ORDER BY rowid DESC LIMIT ?`
+	query := `SELECT rowid, ` + runColumns + ` FROM runs WHERE rowid < ? ORDER BY rowid DESC LIMIT ?`
 	args := []any{cursor, max}
 	if deployment != "" {
-		query = `SELECT rowid, ` + store.RunColumns + ` FROM runs WHERE rowid < ? AND deployment = ? ORDER BY rowid DESC LIMIT ?`
+		query = `SELECT rowid, ` + runColumns + ` FROM runs WHERE rowid < ? AND deployment = ? ORDER BY rowid DESC LIMIT ?`
 		args = []any{cursor, deployment, max}
 	}
 	rows, err := l.db.QueryContext(ctx, query, args...)
@@ -33,7 +33,7 @@ func (l *Ledger) RunsBefore(ctx context.Context, deployment string, cursor int64
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r store.Run
+		var r RunRow
 		if err := rows.Scan(&last, &r.RunID, &r.Deployment, &r.RequestID, &r.State); err != nil {
 			return 0, read, fmt.Errorf("store: read runs: %w", err)
 		}
@@ -49,8 +49,8 @@ func (l *Ledger) RunsBefore(ctx context.Context, deployment string, cursor int64
 
 // AttentionOfRun returns the attention items of one run, oldest first,
 // read through the items' run index.
-func (l *Ledger) AttentionOfRun(ctx context.Context, runID string) ([]store.Attention, error) {
-	out, err := store.Select(ctx, l.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) },
+func (l *Ledger) AttentionOfRun(ctx context.Context, runID string) ([]AttentionRow, error) {
+	out, err := store.Select(ctx, l.db, func(r store.Row, a *AttentionRow) error { return r.Scan(&a.ID, &a.RunID, &a.State) },
 		`SELECT id, run_id, state FROM attention WHERE run_id = ? ORDER BY rowid`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/oa-dev/oa/internal/store"
 )
 
 // RunStates is how a RunWriter handles its user's state of a run, S (the
@@ -96,7 +94,7 @@ func (w *RunWriter[S]) Update(ctx context.Context, runID string, move func(*S) e
 
 // Pause inserts attention item a and moves its run in one write
 // transaction (Tables.PauseRun), as Update moves it.
-func (w *RunWriter[S]) Pause(ctx context.Context, a store.Attention, move func(*S) error) error {
+func (w *RunWriter[S]) Pause(ctx context.Context, a AttentionRow, move func(*S) error) error {
 	return w.write(a.RunID, move, func(update func([]byte) ([]byte, error)) error {
 		return w.ledger.Tables().PauseRun(ctx, a, update)
 	})

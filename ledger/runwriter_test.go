@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/oa-dev/oa/contract"
-	"github.com/oa-dev/oa/internal/store"
 	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/testkit/hosttest"
 )
@@ -46,7 +45,7 @@ func writerOn(t *testing.T, ready func(string) error) (*ledger.Ledger, *ledger.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Tables().InsertRun(context.Background(), store.Run{RunID: runID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
+	if err := l.Tables().InsertRun(context.Background(), ledger.RunRow{RunID: runID, Deployment: r.Deployment, RequestID: r.RequestID, State: b}); err != nil {
 		t.Fatal(err)
 	}
 	return l, w
@@ -133,7 +132,7 @@ func TestRunWriterPauseAndFinishCarryOwedChanges(t *testing.T) {
 	l, w := writerOn(t, nil)
 	w.Owe(runID, evidence("before-pause"))
 	item, _ := json.Marshal(map[string]string{"id": "att_1"})
-	err := w.Pause(ctx, store.Attention{ID: "att_1", RunID: runID, State: item}, func(r *testRun) error {
+	err := w.Pause(ctx, ledger.AttentionRow{ID: "att_1", RunID: runID, State: item}, func(r *testRun) error {
 		r.Status, r.AttentionID = ledger.RunPaused, "att_1"
 		return nil
 	})

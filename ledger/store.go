@@ -25,7 +25,7 @@ func (l *Ledger) Tables() Tables { return Tables{l.db} }
 // InsertRun stores a new run. It returns store.ErrConflict (wrapped) when
 // the deployment already has a run for the request id, so two callers
 // racing on one request id get one run.
-func (l Tables) InsertRun(ctx context.Context, r store.Run) error {
+func (l Tables) InsertRun(ctx context.Context, r RunRow) error {
 	// Through Write, so that the inserts of concurrent runs share a
 	// commit with their other writes. Packed, like every state the run
 	// has after: stored plain until the seal packed them, runs took 74 B
@@ -52,28 +52,28 @@ func (l Tables) UpdateRun(ctx context.Context, runID string, update func(state [
 }
 
 // RunByID returns a run, or nil when there is none.
-func (l Tables) RunByID(ctx context.Context, runID string) (*store.Run, error) {
-	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE run_id = ?`, runID)
+func (l Tables) RunByID(ctx context.Context, runID string) (*RunRow, error) {
+	return l.queryRun(ctx, `SELECT `+runColumns+` FROM runs WHERE run_id = ?`, runID)
 }
 
 // RunByRequest returns the deployment's run for a request id, or nil.
-func (l Tables) RunByRequest(ctx context.Context, deployment, requestID string) (*store.Run, error) {
-	return l.queryRun(ctx, `SELECT `+store.RunColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
+func (l Tables) RunByRequest(ctx context.Context, deployment, requestID string) (*RunRow, error) {
+	return l.queryRun(ctx, `SELECT `+runColumns+` FROM runs WHERE deployment = ? AND request_id = ?`, deployment, requestID)
 }
 
 // Runs returns every run of every deployment in the order they were
 // stored.
-func (l Tables) Runs(ctx context.Context) ([]store.Run, error) {
-	out, err := store.Select(ctx, l.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs ORDER BY rowid`)
+func (l Tables) Runs(ctx context.Context) ([]RunRow, error) {
+	out, err := store.Select(ctx, l.db, scanRun, `SELECT `+runColumns+` FROM runs ORDER BY rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}
 	return out, nil
 }
 
-func (l Tables) queryRun(ctx context.Context, query string, args ...any) (*store.Run, error) {
-	var r store.Run
-	err := store.ScanRun(l.db.QueryRowContext(ctx, query, args...), &r)
+func (l Tables) queryRun(ctx context.Context, query string, args ...any) (*RunRow, error) {
+	var r RunRow
+	err := scanRun(l.db.QueryRowContext(ctx, query, args...), &r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -84,8 +84,8 @@ func (l Tables) queryRun(ctx context.Context, query string, args ...any) (*store
 }
 
 // AttentionByID returns an attention item, or nil.
-func (l Tables) AttentionByID(ctx context.Context, id string) (*store.Attention, error) {
-	var a store.Attention
+func (l Tables) AttentionByID(ctx context.Context, id string) (*AttentionRow, error) {
+	var a AttentionRow
 	err := l.db.QueryRowContext(ctx, `SELECT id, run_id, state FROM attention WHERE id = ?`, id).Scan(&a.ID, &a.RunID, &a.State)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -97,7 +97,7 @@ func (l Tables) AttentionByID(ctx context.Context, id string) (*store.Attention,
 }
 
 // AttentionItems returns every attention item, oldest first.
-func (l Tables) AttentionItems(ctx context.Context) ([]store.Attention, error) {
+func (l Tables) AttentionItems(ctx context.Context) ([]AttentionRow, error) {
 	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention ORDER BY rowid`)
 }
 
@@ -105,12 +105,12 @@ func (l Tables) AttentionItems(ctx context.Context) ([]store.Attention, error) {
 // they are open, oldest first, read through the index of open items
 // (store.OpenAttention): its cost follows the open items, not every item
 // the host ever stored.
-func (l Tables) OpenAttentionItems(ctx context.Context) ([]store.Attention, error) {
+func (l Tables) OpenAttentionItems(ctx context.Context) ([]AttentionRow, error) {
 	return l.attentionWhere(ctx, `SELECT id, run_id, state FROM attention INDEXED BY attention_open WHERE `+store.OpenAttention+` ORDER BY rowid`)
 }
 
-func (l Tables) attentionWhere(ctx context.Context, query string) ([]store.Attention, error) {
-	out, err := store.Select(ctx, l.db, func(r store.Row, a *store.Attention) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
+func (l Tables) attentionWhere(ctx context.Context, query string) ([]AttentionRow, error) {
+	out, err := store.Select(ctx, l.db, func(r store.Row, a *AttentionRow) error { return r.Scan(&a.ID, &a.RunID, &a.State) }, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: read attention items: %w", err)
 	}
@@ -133,11 +133,11 @@ func (l Tables) attentionWhere(ctx context.Context, query string) ([]store.Atten
 // receipt to the host's transparency log in the same transaction (log.go).
 func (l Tables) seal(ctx context.Context, runID string,
 	attempt func(state []byte) (int, error),
-	build func(seq int64, prev *store.Receipt) (record, signature []byte, prevDigest string, err error),
+	build func(seq int64, prev *ReceiptRow) (record, signature []byte, prevDigest string, err error),
 	mark func(record []byte) ([]byte, error),
-	checkpoint func(r *store.Receipt, runs int64, prev *store.Version) (record, signature []byte, err error),
-	leaf func(tx *sql.Tx, r *store.Receipt) error) (*store.Receipt, *store.Version, error) {
-	var sealed *store.Receipt
+	checkpoint func(r *ReceiptRow, runs int64, prev *store.Version) (record, signature []byte, err error),
+	leaf func(tx *sql.Tx, r *ReceiptRow) error) (*ReceiptRow, *store.Version, error) {
+	var sealed *ReceiptRow
 	var cp *store.Version
 	var remember func()
 	err := l.db.Write(ctx, "seal run", func(tx *sql.Tx) error {
@@ -160,11 +160,11 @@ func (l Tables) seal(ctx context.Context, runID string,
 		if sealedBefore > 0 {
 			return errAttemptSealed
 		}
-		prev, err := lastReceipt(ctx, tx, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
+		prev, err := lastReceipt(ctx, tx, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq DESC LIMIT 1`)
 		if err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
-		r := store.Receipt{Seq: 1, RunID: runID, Attempt: n}
+		r := ReceiptRow{Seq: 1, RunID: runID, Attempt: n}
 		if prev != nil {
 			r.Seq = prev.Seq + 1
 		}
@@ -178,7 +178,7 @@ func (l Tables) seal(ctx context.Context, runID string,
 		// receipt up to its mark, and unpacking each would cost more than
 		// the bytes it saves (docs/PERFORMANCE.md, note 8). Run states and
 		// checkpoints are packed.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts (`+ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature, deployment, requestID); err != nil {
 			return fmt.Errorf("store: seal run: %w", err)
 		}
@@ -223,9 +223,9 @@ var (
 
 // insertCheckpoint appends the checkpoint of receipt r inside tx; the
 // runs it signs are counted without reading the whole table
-// (store.DB.CountRuns), and remember keeps that count once tx committed.
-func (l Tables) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Receipt, checkpoint func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
-	runs, remember, err := l.db.CountRuns(ctx, tx)
+// (store.DB.CountRows), and remember keeps that count once tx committed.
+func (l Tables) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *ReceiptRow, checkpoint func(r *ReceiptRow, runs int64, prev *store.Version) ([]byte, []byte, error)) (_ *store.Version, remember func(), _ error) {
+	runs, remember, err := l.db.CountRows(ctx, tx, "runs")
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: seal run: %w", err)
 	}
@@ -245,9 +245,9 @@ func (l Tables) insertCheckpoint(ctx context.Context, tx *sql.Tx, r *store.Recei
 	return &v, remember, nil
 }
 
-func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any) (*store.Receipt, error) {
-	var p store.Receipt
-	err := store.ScanReceipt(q.QueryRowContext(ctx, query, args...), &p)
+func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any) (*ReceiptRow, error) {
+	var p ReceiptRow
+	err := scanReceipt(q.QueryRowContext(ctx, query, args...), &p)
 	switch {
 	case err == nil:
 		return &p, nil
@@ -259,8 +259,8 @@ func lastReceipt(ctx context.Context, q store.Querier, query string, args ...any
 
 // LastReceiptOf returns the receipt of the run's latest sealed attempt, or
 // nil when none is sealed.
-func (l Tables) LastReceiptOf(ctx context.Context, runID string) (*store.Receipt, error) {
-	r, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
+func (l Tables) LastReceiptOf(ctx context.Context, runID string) (*ReceiptRow, error) {
+	r, err := lastReceipt(ctx, l.db, `SELECT `+ReceiptColumns+` FROM receipts WHERE run_id = ? ORDER BY attempt DESC LIMIT 1`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read receipt: %w", err)
 	}
@@ -285,7 +285,7 @@ func (l Tables) SealedRunOf(ctx context.Context, deployment, requestID string) (
 // PauseRun inserts an attention item and moves its run in one write
 // transaction, so no decision can find the item before the run waits for
 // it.
-func (l Tables) PauseRun(ctx context.Context, a store.Attention, update func(state []byte) ([]byte, error)) error {
+func (l Tables) PauseRun(ctx context.Context, a AttentionRow, update func(state []byte) ([]byte, error)) error {
 	return l.db.Write(ctx, "pause run", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO attention (id, run_id, state) VALUES (?, ?, ?)`, a.ID, a.RunID, a.State); err != nil {
 			return fmt.Errorf("store: pause run: %w", err)

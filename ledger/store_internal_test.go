@@ -19,10 +19,10 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	}
 	defer sdb.Close()
 	db := &Ledger{db: sdb}
-	if err := db.Tables().InsertRun(ctx, store.Run{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
+	if err := db.Tables().InsertRun(ctx, RunRow{RunID: "r1", Deployment: "d", RequestID: "q", State: []byte(`{"n":0}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Tables().InsertRun(ctx, store.Run{RunID: "r2", Deployment: "d", RequestID: "q", State: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
+	if err := db.Tables().InsertRun(ctx, RunRow{RunID: "r2", Deployment: "d", RequestID: "q", State: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second run for one request id: %v", err)
 	}
 	if err := db.Tables().UpdateRun(ctx, "r1", func(b []byte) ([]byte, error) { return append(b[:len(b)-2], []byte("1}")...), nil }); err != nil {
@@ -34,7 +34,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if r, err := db.Tables().RunByID(ctx, "nope"); r != nil || err != nil {
 		t.Fatalf("missing run = %+v, %v", r, err)
 	}
-	if err := db.Tables().PauseRun(ctx, store.Attention{ID: "a1", RunID: "r1", State: []byte(`{"s":"open"}`)}, func(b []byte) ([]byte, error) { return []byte(`{"n":2}`), nil }); err != nil {
+	if err := db.Tables().PauseRun(ctx, AttentionRow{ID: "a1", RunID: "r1", State: []byte(`{"s":"open"}`)}, func(b []byte) ([]byte, error) { return []byte(`{"n":2}`), nil }); err != nil {
 		t.Fatal(err)
 	}
 	if items, err := db.Tables().AttentionItems(ctx); err != nil || len(items) != 1 {
@@ -51,15 +51,15 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if a, _ := db.Tables().AttentionByID(ctx, "a1"); string(a.State) != `{"s":"approved"}` {
 		t.Fatalf("item after decide: %s", a.State)
 	}
-	seal := func(attempt int) (*store.Receipt, error) {
-		r, cp, err := db.Tables().seal(ctx, "r1", func([]byte) (int, error) { return attempt, nil }, func(seq int64, prev *store.Receipt) ([]byte, []byte, string, error) {
+	seal := func(attempt int) (*ReceiptRow, error) {
+		r, cp, err := db.Tables().seal(ctx, "r1", func([]byte) (int, error) { return attempt, nil }, func(seq int64, prev *ReceiptRow) ([]byte, []byte, string, error) {
 			p := ""
 			if prev != nil {
 				p = fmt.Sprint(prev.Seq)
 			}
 			return []byte(fmt.Sprint(seq)), []byte("s"), p, nil
 		}, func(record []byte) ([]byte, error) { return []byte(`{"sealed":` + string(record) + `}`), nil },
-			func(r *store.Receipt, runs int64, prev *store.Version) ([]byte, []byte, error) {
+			func(r *ReceiptRow, runs int64, prev *store.Version) ([]byte, []byte, error) {
 				if (prev == nil) != (r.Seq == 1) || prev != nil && prev.Seq != r.Seq-1 || runs != 1 {
 					return nil, nil, fmt.Errorf("checkpoint of #%d saw runs %d, previous %+v", r.Seq, runs, prev)
 				}
@@ -79,7 +79,7 @@ func TestRunsAttentionReceiptsAndStates(t *testing.T) {
 	if r, err := seal(2); r != nil || err != nil {
 		t.Fatalf("an attempt sealed twice: %+v, %v", r, err)
 	}
-	if rs, _ := store.Select(ctx, sdb, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts ORDER BY seq`); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
+	if rs, _ := store.Select(ctx, sdb, scanReceipt, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq`); len(rs) != 3 || rs[2].PrevDigest != "2" || rs[2].Attempt != 3 {
 		t.Fatalf("chain = %+v", rs)
 	}
 	if v, _ := sdb.Versions().Latest(ctx, store.KindCheckpoint, store.CheckpointKey); v == nil || v.Seq != 3 || string(v.Record) != `{"head":3}` {

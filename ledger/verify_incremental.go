@@ -220,7 +220,7 @@ func (l *Ledger) verifyFrom(ctx context.Context, key []byte, mark *verifiedMark)
 	if r, err := l.checkLinksBefore(ctx, mark, broken); err != nil || r != nil {
 		return r, err
 	}
-	rows, err := store.Select(ctx, db, store.ScanReceipt, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq`, max(mark.Seq, 1), head.Seq)
+	rows, err := store.Select(ctx, db, scanReceipt, `SELECT `+ReceiptColumns+` FROM receipts WHERE seq >= ? AND seq <= ? ORDER BY seq`, max(mark.Seq, 1), head.Seq)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (l *Ledger) checkLinksBefore(ctx context.Context, mark *verifiedMark, broke
 // the receipts sealed since: their MACs, the receipt each names, and each
 // new receipt's run present and not older than it.
 func (l *Ledger) checkRunsSince(ctx context.Context, report *ChainReport, key []byte, rowID int64, fresh []Receipt, broken brokenFunc) (*ChainReport, error) {
-	rows, err := store.Select(ctx, l.db, store.ScanRun, `SELECT `+store.RunColumns+` FROM runs WHERE rowid > ? ORDER BY rowid`, rowID)
+	rows, err := store.Select(ctx, l.db, scanRun, `SELECT `+runColumns+` FROM runs WHERE rowid > ? ORDER BY rowid`, rowID)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (l *Ledger) checkRunsSince(ctx context.Context, report *ChainReport, key []
 		if r.Receipt == "" {
 			continue
 		}
-		stored, err := lastReceipt(ctx, l.db, `SELECT `+store.ReceiptColumns+` FROM receipts WHERE run_id = ? AND attempt = ?`, r.RunID, r.Attempt)
+		stored, err := lastReceipt(ctx, l.db, `SELECT `+ReceiptColumns+` FROM receipts WHERE run_id = ? AND attempt = ?`, r.RunID, r.Attempt)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
 package schemas
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -113,13 +116,13 @@ func TestAuditReadsTheLedgerNotTheEngine(t *testing.T) {
 // stages build their typed stores on, is called only where a typed store
 // is built (admit's admissions; the ledger's runs and receipts, opened
 // once as a ledger.Ledger, which the coordinator writes through) and, read-only, by the harness transcript's
-// RunsOf. Any other stage goes through the owner's typed API, so no
+// RunStatesOf. Any other stage goes through the owner's typed API, so no
 // package writes another's tables.
 func TestOnlyOwnersReachTheStore(t *testing.T) {
 	allowed := map[string]string{
 		"admit/store.go":        "storeOf(h *host.Host) admissions",
 		"ledger/ledger.go":      "Open(h *host.Host) *Ledger",
-		"harness/transcript.go": "h.Store().RunsOf(",
+		"harness/transcript.go": "h.Store().RunStatesOf(",
 	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -173,6 +176,40 @@ func TestInternalIsPlumbing(t *testing.T) {
 				t.Errorf("%s imports the test kit %s", pkg, dep)
 			case plumbing && strings.HasPrefix(dep, module) && !strings.HasPrefix(dep, module+"internal/"):
 				t.Errorf("the plumbing package %s imports %s, above it", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestStoreOwnsNoDomainRows: internal/store is plumbing (the database,
+// migrations, version chains, copying tables); the rows of the tables a
+// stage owns are declared by that stage (admit's admissions and
+// revocations, the ledger's runs, attention items and receipts) and the
+// audit bundle's copy of them by audit, so no row type of theirs is
+// declared in the store.
+func TestStoreOwnsNoDomainRows(t *testing.T) {
+	owned := []string{"Admission", "Revocation", "Run", "Attention", "Receipt", "Dump"}
+	files, err := filepath.Glob("../internal/store/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				if n := spec.(*ast.TypeSpec).Name.Name; slices.ContainsFunc(owned, func(o string) bool { return strings.HasPrefix(n, o) }) {
+					t.Errorf("%s declares %s: the owning stage declares its rows", name, n)
+				}
 			}
 		}
 	}

@@ -5,21 +5,21 @@ import (
 	"encoding/json"
 
 	"github.com/oa-dev/oa/blocking"
-	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // Rows is what the records read of the host's store (ledger.Store, which
 // owns the attention and runs tables).
 type Rows interface {
 	// AttentionItems returns every attention item, oldest first.
-	AttentionItems(ctx context.Context) ([]store.Attention, error)
+	AttentionItems(ctx context.Context) ([]ledger.AttentionRow, error)
 	// OpenAttentionItems returns the items whose document says they are
 	// open, oldest first, without reading the others.
-	OpenAttentionItems(ctx context.Context) ([]store.Attention, error)
+	OpenAttentionItems(ctx context.Context) ([]ledger.AttentionRow, error)
 	// AttentionByID returns an attention item, or nil.
-	AttentionByID(ctx context.Context, id string) (*store.Attention, error)
+	AttentionByID(ctx context.Context, id string) (*ledger.AttentionRow, error)
 	// RunByID returns a run, or nil.
-	RunByID(ctx context.Context, runID string) (*store.Run, error)
+	RunByID(ctx context.Context, runID string) (*ledger.RunRow, error)
 }
 
 // Records are the attention records of one host, read without a running

@@ -18,7 +18,7 @@ import (
 	"github.com/oa-dev/oa/connector/sandbox"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/coordinator/mcpserve"
-	"github.com/oa-dev/oa/internal/store"
+	"github.com/oa-dev/oa/ledger"
 	"github.com/oa-dev/oa/resolve"
 	"github.com/oa-dev/oa/testkit/hosttest"
 	"github.com/oa-dev/oa/testkit/servetest"
@@ -354,12 +354,10 @@ func testClientGoneMidEffect(t *testing.T, oa string) {
 	if err := s.cmd.Wait(); err != nil {
 		t.Fatalf("exit after the client went away: %v\nstderr:\n%s", err, s.stderr)
 	}
-	runs, err := h.Open().Store().RunsOf(context.Background(), "clinic")
-	i := slices.IndexFunc(runs, func(r store.Run) bool { return r.RequestID == "req-gone" })
-	if err != nil || i < 0 {
+	row, err := ledger.Open(h.Open()).Tables().RunByRequest(context.Background(), "clinic", "req-gone")
+	if err != nil || row == nil {
 		t.Fatalf("run: %v", err)
 	}
-	row := runs[i]
 	var full map[string]any
 	if err := json.Unmarshal(row.State, &full); err != nil {
 		t.Fatal(err)

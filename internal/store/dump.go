@@ -5,52 +5,23 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 )
 
-// Dump is every signed row of a database and the coordinator's runs and
-// receipts, byte for byte: what an audit bundle carries so a verifier
-// elsewhere can rebuild the store and judge it with the same code the
-// host uses. Attention items and used request states are left out: no
-// chain link rests on them.
-type Dump struct {
-	Admissions  []Admission  `json:"admissions"`
-	Revocations []Revocation `json:"revocations"`
-	Versions    []Version    `json:"versions"`
-	Runs        []Run        `json:"runs"`
-	Receipts    []Receipt    `json:"receipts"`
-}
+// Row is what a scan reads one row from: *sql.Rows or *sql.Row.
+type Row interface{ Scan(...any) error }
 
-// Dump reads the whole database in one read transaction, so every table
-// is seen at one moment.
-func (db *DB) Dump(ctx context.Context) (*Dump, error) {
-	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("store: dump: %w", err)
-	}
-	defer tx.Rollback()
-	var d Dump
-	if d.Admissions, err = dumpTable(ctx, tx, ScanAdmission, `SELECT `+AdmissionColumns+` FROM admissions ORDER BY package, seq`); err != nil {
-		return nil, err
-	}
-	if d.Revocations, err = dumpTable(ctx, tx, ScanRevocation, `SELECT `+RevocationColumns+` FROM revocations ORDER BY seq`); err != nil {
-		return nil, err
-	}
-	if d.Versions, err = dumpTable(ctx, tx, scanVersion, versionColumns+` ORDER BY kind, key, seq`); err != nil {
-		return nil, err
-	}
-	if d.Runs, err = dumpTable(ctx, tx, ScanRun, `SELECT `+RunColumns+` FROM runs ORDER BY rowid`); err != nil {
-		return nil, err
-	}
-	if d.Receipts, err = dumpTable(ctx, tx, ScanReceipt, `SELECT `+ReceiptColumns+` FROM receipts ORDER BY seq`); err != nil {
-		return nil, err
-	}
-	return &d, nil
-}
+// The mechanism below copies tables out of one read transaction and back
+// into one write transaction, byte for byte, without knowing what the
+// rows mean: each owning stage reads and restores its own tables with it
+// (admit's admissions and revocations, the ledger's runs and receipts,
+// the versions here), and whoever sits above them all (the audit bundle)
+// assembles the copy.
 
-// dumpTable reads one table for Dump, each row with its owner's scan; an
-// empty table is an empty list (a bundle shows [], not null).
-func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error, query string) ([]T, error) {
-	rows, err := Select(ctx, tx, scan, query)
+// DumpTable reads one table for a copy, each row with its owner's scan;
+// an empty table is an empty list (a bundle shows [], not null).
+func DumpTable[T any](ctx context.Context, q Querier, scan func(Row, *T) error, query string, args ...any) ([]T, error) {
+	rows, err := Select(ctx, q, scan, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: dump: %w", err)
 	}
@@ -60,19 +31,72 @@ func dumpTable[T any](ctx context.Context, tx *sql.Tx, scan func(Row, *T) error,
 	return rows, nil
 }
 
-// Restore writes d into an empty database in one write transaction, every
-// row as it is (nothing is judged here: the stages that read the rows
-// verify them). It refuses a database that holds any row.
-func (db *DB) Restore(ctx context.Context, d *Dump) error {
-	return db.RestoreStream(ctx, d, eachOf[Version](nil), eachOf(d.Runs), eachOf(d.Receipts))
+// VersionsIn is every version as tx sees them, in the order a copy lists
+// them (kind, key, seq).
+func VersionsIn(ctx context.Context, tx *sql.Tx) ([]Version, error) {
+	return DumpTable(ctx, tx, scanVersion, versionColumns+` ORDER BY kind, key, seq`)
+}
+
+// VersionsButCheckpointsIn is VersionsIn without the checkpoints: the
+// versions that do not grow with the host's history (see
+// EachCheckpointIn).
+func VersionsButCheckpointsIn(ctx context.Context, tx *sql.Tx) ([]Version, error) {
+	return DumpTable(ctx, tx, scanVersion, versionColumns+` WHERE kind <> ? ORDER BY kind, key, seq`, KindCheckpoint)
+}
+
+// EachCheckpointIn hands every checkpoint (a version of KindCheckpoint:
+// one per sealed receipt) to fn, one at a time, as tx sees them.
+func EachCheckpointIn(ctx context.Context, tx *sql.Tx, fn func(*Version) error) error {
+	if err := Each(ctx, tx, scanVersion, fn, versionColumns+` WHERE kind = ? ORDER BY key, seq`, KindCheckpoint); err != nil {
+		return fmt.Errorf("store: dump: %w", err)
+	}
+	return nil
+}
+
+// Restore runs fn in one write transaction, once (never retried), and
+// commits what it wrote: how a copy is written back into an empty
+// database, each owner restoring its tables in tx.
+func (db *DB) Restore(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginWrite(ctx)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// tableName is what RequireEmpty takes as a table's name: it is put into
+// the query as it is, so it is held to a plain identifier.
+var tableName = regexp.MustCompile(`^[a-z_]+$`)
+
+// RequireEmpty refuses, before a restore writes, tables that hold any
+// row: a copy is restored only into a database made for it.
+func RequireEmpty(ctx context.Context, tx *sql.Tx, tables ...string) error {
+	for _, t := range tables {
+		if !tableName.MatchString(t) {
+			return fmt.Errorf("store: restore: %q is not a table name", t)
+		}
+		var any int
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+`)`).Scan(&any)
+		if err != nil {
+			return fmt.Errorf("store: restore: %w", err)
+		}
+		if any != 0 {
+			return errors.New("store: restore: the database is not empty")
+		}
+	}
+	return nil
 }
 
 // RowSource hands its rows, one at a time, to add, stopping at add's
-// first error: how RestoreStream reads the tables that grow with history.
+// first error: how a restore reads the tables that grow with history.
 type RowSource[T any] func(add func(*T) error) error
 
-// eachOf is the RowSource of a list.
-func eachOf[T any](rows []T) RowSource[T] {
+// EachOf is the RowSource of a list.
+func EachOf[T any](rows []T) RowSource[T] {
 	return func(add func(*T) error) error {
 		for i := range rows {
 			if err := add(&rows[i]); err != nil {
@@ -83,104 +107,53 @@ func eachOf[T any](rows []T) RowSource[T] {
 	}
 }
 
-// RestoreStream is Restore with d's runs and receipts ignored and read
-// instead from runs and receipts, and more versions (the checkpoints)
-// read from versions, a row at a time, into one transaction: memory
-// stays bounded whatever the history's length.
-func (db *DB) RestoreStream(ctx context.Context, d *Dump, versions RowSource[Version], runs RowSource[Run], receipts RowSource[Receipt]) error {
-	tx, err := db.BeginWrite(ctx)
+// InsertEach runs insert once for every row of src, with the arguments
+// args gives for it, in tx; an insert that fails is named by the what
+// args gives with them. An error of src itself is returned as it is.
+func InsertEach[T any](ctx context.Context, tx *sql.Tx, insert string, src RowSource[T], args func(*T) (values []any, what string)) error {
+	stmt, err := tx.PrepareContext(ctx, insert)
 	if err != nil {
 		return fmt.Errorf("store: restore: %w", err)
 	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM admissions) + (SELECT COUNT(*) FROM versions) + (SELECT COUNT(*) FROM runs) + (SELECT COUNT(*) FROM receipts) + (SELECT COUNT(*) FROM revocations)`).Scan(&n); err != nil {
-		return fmt.Errorf("store: restore: %w", err)
-	}
-	if n > 0 {
-		return errors.New("store: restore: the database is not empty")
-	}
-	exec := func(query string, args ...any) error {
-		_, err := tx.ExecContext(ctx, query, args...)
-		return err
-	}
-	last := map[string]int64{}
-	for _, a := range d.Admissions {
-		if a.Seq > last[a.Package] {
-			last[a.Package] = a.Seq
-		}
-	}
-	for pkg, seq := range last {
-		if err := exec(`INSERT INTO admission_sequences (package, last_seq) VALUES (?, ?)`, pkg, seq); err != nil {
-			return fmt.Errorf("store: restore: %w", err)
-		}
-	}
-	for _, a := range d.Admissions {
-		if err := exec(`INSERT INTO admissions (package, seq, artifact_digest, record, signature) VALUES (?, ?, ?, ?, ?)`, a.Package, a.Seq, a.ArtifactDigest, a.Record, a.Signature); err != nil {
-			return fmt.Errorf("store: restore admission %s #%d: %w", a.Package, a.Seq, err)
-		}
-	}
-	for _, r := range d.Revocations {
-		if err := exec(`INSERT INTO revocations (seq, artifact_digest, record, signature) VALUES (?, ?, ?, ?)`, r.Seq, r.ArtifactDigest, r.Record, r.Signature); err != nil {
-			return fmt.Errorf("store: restore revocation #%d: %w", r.Seq, err)
-		}
-	}
-	for _, v := range d.Versions {
-		if err := exec(`INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
-			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
-		}
-	}
-	insertVersion, err := tx.PrepareContext(ctx, `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("store: restore: %w", err)
-	}
-	defer insertVersion.Close()
-	err = versions(func(v *Version) error {
-		if _, err := insertVersion.ExecContext(ctx, v.Kind, v.Key, v.Seq, v.Record, v.Signature); err != nil {
-			return fmt.Errorf("store: restore %s %s #%d: %w", v.Kind, v.Key, v.Seq, err)
+	defer stmt.Close()
+	return src(func(row *T) error {
+		values, what := args(row)
+		if _, err := stmt.ExecContext(ctx, values...); err != nil {
+			return fmt.Errorf("store: restore %s: %w", what, err)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	insertRun, err := tx.PrepareContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("store: restore: %w", err)
-	}
-	defer insertRun.Close()
-	err = runs(func(r *Run) error {
-		if _, err := insertRun.ExecContext(ctx, r.RunID, r.Deployment, r.RequestID, r.State); err != nil {
-			return fmt.Errorf("store: restore run: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	insertReceipt, err := tx.PrepareContext(ctx, `INSERT INTO receipts (seq, run_id, attempt, prev_digest, record, signature) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("store: restore: %w", err)
-	}
-	defer insertReceipt.Close()
-	err = receipts(func(r *Receipt) error {
-		if _, err := insertReceipt.ExecContext(ctx, r.Seq, r.RunID, r.Attempt, r.PrevDigest, r.Record, r.Signature); err != nil {
-			return fmt.Errorf("store: restore receipt #%d: %w", r.Seq, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
-// RunsOf returns every run of the deployment in the order they were
-// stored: a read of the coordinator's runs like Dump's, for the harness's
-// transcript, which comes before the coordinator in the stage order and
-// so cannot use its typed store.
-func (db *DB) RunsOf(ctx context.Context, deployment string) ([]Run, error) {
-	out, err := Select(ctx, db.db, ScanRun, `SELECT `+RunColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+// RestoreVersionsIn writes versions, then the versions more hands over a
+// row at a time (the checkpoints), every row as it is, into the empty
+// versions table in tx.
+func RestoreVersionsIn(ctx context.Context, tx *sql.Tx, versions []Version, more RowSource[Version]) error {
+	if err := RequireEmpty(ctx, tx, "versions"); err != nil {
+		return err
+	}
+	args := func(v *Version) ([]any, string) {
+		return []any{v.Kind, v.Key, v.Seq, v.Record, v.Signature}, fmt.Sprintf("%s %s #%d", v.Kind, v.Key, v.Seq)
+	}
+	const insert = `INSERT INTO versions (kind, key, seq, record, signature) VALUES (?, ?, ?, ?, ?)`
+	if err := InsertEach(ctx, tx, insert, EachOf(versions), args); err != nil {
+		return err
+	}
+	return InsertEach(ctx, tx, insert, more, args)
+}
+
+// RunStatesOf returns the state document of every run of the deployment
+// in the order they were stored, for the harness's transcript: the
+// harness comes before the ledger, which owns the runs table, in the
+// stage order, so it cannot read the ledger's rows.
+func (db *DB) RunStatesOf(ctx context.Context, deployment string) ([][]byte, error) {
+	out, err := Select(ctx, db.db, func(r Row, state *[]byte) error {
+		if err := r.Scan(state); err != nil {
+			return err
+		}
+		*state = Unpack(*state)
+		return nil
+	}, `SELECT state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
 	if err != nil {
 		return nil, fmt.Errorf("store: read runs: %w", err)
 	}

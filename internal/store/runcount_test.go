@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// TestCountRunsCountsOnlyWhatCameSince: CountRuns gives the table's
+// TestCountRowsCountsOnlyWhatCameSince: CountRows gives the table's
 // size as COUNT(*) does — the first time, after rows other handles (other
 // processes) added, and never counting rows a rolled-back write took
 // back — while reading only the rows after the count it remembered.
-func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
+func TestCountRowsCountsOnlyWhatCameSince(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, other := openTest(t, path), openTest(t, path)
@@ -38,7 +38,7 @@ func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
 		err := db.Write(ctx, "count", func(tx *sql.Tx) error {
 			var remember func()
 			var err error
-			if n, remember, err = db.CountRuns(ctx, tx); err != nil {
+			if n, remember, err = db.CountRows(ctx, tx, "runs"); err != nil {
 				return err
 			}
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&want); err != nil {
@@ -54,7 +54,7 @@ func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n != want {
-			t.Fatalf("CountRuns = %d, COUNT(*) = %d", n, want)
+			t.Fatalf("CountRows = %d, COUNT(*) = %d", n, want)
 		}
 		return n
 	}
@@ -73,7 +73,7 @@ func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, deployment, request_id, state) VALUES ('gone', 'd', 'gone', x'00')`); err != nil {
 			return err
 		}
-		n, remember, err := db.CountRuns(ctx, tx)
+		n, remember, err := db.CountRows(ctx, tx, "runs")
 		if err != nil || n != 6 {
 			return fmt.Errorf("inside the write: %d, %v", n, err)
 		}
@@ -99,7 +99,7 @@ func TestCountRunsCountsOnlyWhatCameSince(t *testing.T) {
 var errRolledBack = errors.New("rolled back on purpose")
 
 // TestRememberedRunsAreCountedFrom: a count remembered from a snapshot
-// (RememberRuns) is where CountRuns starts: only the rows after its mark
+// (RememberRows) is where CountRows starts: only the rows after its mark
 // are read — seen here by remembering one row too many — and an older
 // snapshot's count does not replace a newer one.
 func TestRememberedRunsAreCountedFrom(t *testing.T) {
@@ -123,7 +123,7 @@ func TestRememberedRunsAreCountedFrom(t *testing.T) {
 		var n int64
 		if err := db.Write(ctx, "count", func(tx *sql.Tx) error {
 			var err error
-			n, _, err = db.CountRuns(ctx, tx)
+			n, _, err = db.CountRows(ctx, tx, "runs")
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -135,10 +135,10 @@ func TestRememberedRunsAreCountedFrom(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `SELECT max(rowid) FROM runs`).Scan(&mark); err != nil {
 		t.Fatal(err)
 	}
-	db.RememberRuns(3, mark) // one more than the two rows up to mark
-	db.RememberRuns(1, mark-1)
+	db.RememberRows("runs", 3, mark) // one more than the two rows up to mark
+	db.RememberRows("runs", 1, mark-1)
 	insert("c")
 	if n := counted(); n != 4 {
-		t.Fatalf("CountRuns = %d, want the 3 remembered up to the mark and 1 after it", n)
+		t.Fatalf("CountRows = %d, want the 3 remembered up to the mark and 1 after it", n)
 	}
 }

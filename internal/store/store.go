@@ -357,8 +357,9 @@ type DB struct {
 	// process ever asks SQLite for the write lock.
 	w    *sql.DB
 	path string
-	// runs is the runs table's size as last counted (CountRuns).
-	runs runCount
+	// counts are the append-only tables' sizes as last counted
+	// (CountRows).
+	counts rowCounts
 	// stamps joins the stamp reads of runs checking their plans at once
 	// (SignedStamp).
 	stamps coalesce.Read[Stamp]

@@ -135,7 +135,7 @@ func BuildHistory(ctx context.Context, home, deployment string, n int) error {
 			if err != nil {
 				return err
 			}
-			recStmt, err := tx.PrepareContext(ctx, `INSERT INTO receipts (`+store.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+			recStmt, err := tx.PrepareContext(ctx, `INSERT INTO receipts (`+ledger.ReceiptColumns+`, deployment, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
