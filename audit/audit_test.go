@@ -171,10 +171,10 @@ func rewrite(t *testing.T, src string, edit func(docs map[string][]byte)) string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oci.Copy(ctx, b.layout, layout, b.subject, ReleaseTag); err != nil {
+	if _, err := oci.Copy(ctx, b.release.Target, layout, b.release.Descriptor, ReleaseTag); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := packAudit(ctx, layout, b.subject, &collected{bytes: b.docs}, time.Now()); err != nil {
+	if _, err := packAudit(ctx, layout, b.release.Descriptor, &collected{bytes: b.docs}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(t.TempDir(), "edited.tar")

@@ -30,7 +30,7 @@ func FuzzOpenBundle(f *testing.F) {
 		}
 		b, err := openBundle(context.Background(), path, t.TempDir(), fuzzLimits)
 		if err == nil {
-			if b.subject.Digest == "" || len(b.docs) != len(documents) {
+			if b.release.Descriptor.Digest == "" || len(b.docs) != len(documents) {
 				t.Fatalf("accepted a bundle without its documents")
 			}
 			return

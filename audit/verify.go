@@ -123,8 +123,10 @@ func firstRefusal(err error) *blocking.Error {
 
 // bundle is a bundle opened: its layout and its documents.
 type bundle struct {
-	layout  oci.Target
-	subject ocispec.Descriptor
+	// release is the audit manifest's subject in the bundle's layout,
+	// read as a host reads it (the oci defaults): the one release the
+	// chain's and the plan's checks read.
+	release oci.Release
 	docs    map[string][]byte
 	host    HostDoc
 	dump    Dump
@@ -192,9 +194,9 @@ func VerifyWithLimits(ctx context.Context, path string, keys Keys, lim Limits) (
 	}
 	// The host name is host.json's word until a host-signed record
 	// confirms it (hostChecks): never printed unverified.
-	r.Deployment, r.ArtifactDigest = b.host.Deployment, b.subject.Digest.String()
-	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs)+len(b.streamed), b.subject.Digest), nil)
-	chain := signing.VerifyChain(ctx, &oci.Release{Target: b.layout, Descriptor: b.subject}, pub, auth)
+	r.Deployment, r.ArtifactDigest = b.host.Deployment, b.release.Descriptor.Digest.String()
+	r.add(LinkBundle, fmt.Sprintf("%d documents, release %s", len(b.docs)+len(b.streamed), b.release.Descriptor.Digest), nil)
+	chain := signing.VerifyChain(ctx, &b.release, pub, auth)
 	if err := chain.Err(); err != nil && blocking.Refusals(err) == nil {
 		return nil, err
 	}
@@ -285,8 +287,8 @@ func openBundle(ctx context.Context, path, dir string, lim Limits) (*bundle, err
 	if err := json.Unmarshal(raw, &m); err != nil || m.ArtifactType != ArtifactType || m.Subject == nil {
 		return nil, invalidf("the audit manifest is not an %s manifest with a subject", ArtifactType)
 	}
-	b := &bundle{layout: layout, subject: *m.Subject, docs: map[string][]byte{}, docTarget: docs, streamed: map[string]ocispec.Descriptor{}}
-	if release, err := layout.Resolve(ctx, ReleaseTag); err != nil || release.Digest != b.subject.Digest {
+	b := &bundle{release: oci.Release{Target: layout, Descriptor: *m.Subject}, docs: map[string][]byte{}, docTarget: docs, streamed: map[string]ocispec.Descriptor{}}
+	if release, err := layout.Resolve(ctx, ReleaseTag); err != nil || release.Digest != b.release.Descriptor.Digest {
 		return nil, invalidf("the release tagged %q is not the audit manifest's subject", ReleaseTag)
 	}
 	if err := b.readDocuments(ctx, docs, m.Layers, lim); err != nil {
@@ -358,7 +360,7 @@ func (b *bundle) decode() error {
 			return blocking.New(blocking.AuditBundleInvalid, "document %s is not its canonical JSON", name)
 		}
 	}
-	if b.host.Type != HostType || b.host.ArtifactDigest != b.subject.Digest.String() {
+	if b.host.Type != HostType || b.host.ArtifactDigest != b.release.Descriptor.Digest.String() {
 		return blocking.New(blocking.AuditBundleInvalid, "document %s does not name the bundle's release", DocHost)
 	}
 	for kind, vs := range map[string][]store.Version{store.KindRegistry: regs, store.KindConnection: conns, store.KindBinding: binds} {
@@ -540,7 +542,7 @@ func hostChecks(ctx context.Context, r *Report, h *host.Host, b *bundle, art *oc
 	if binding != nil {
 		at = binding.ApprovedAt
 	}
-	status, err := admit.StatusOf(ctx, h, b.subject.Digest.String(), at)
+	status, err := admit.StatusOf(ctx, h, b.release.Descriptor.Digest.String(), at)
 	if err != nil {
 		r.add(LinkAdmission, "", err)
 		return
@@ -775,7 +777,7 @@ func planLink(ctx context.Context, h *host.Host, b *bundle, binding *bind.Bindin
 	if err := canonical.DecodeStrict(b.docs[DocPlan], &listed); err != nil || listed.Digest() != binding.PlanDigest {
 		return LinkPlan, binding.PlanDigest, blocking.New(blocking.AuditPlanMismatch, "document %s is not the bound plan", DocPlan)
 	}
-	st, err := resolve.Load(ctx, h, &oci.Release{Target: b.layout, Descriptor: b.subject}, at)
+	st, err := resolve.Load(ctx, h, &b.release, at)
 	var plan *resolve.Plan
 	if err == nil {
 		plan, err = resolve.Resolve(st, resolve.Request{Deployment: binding.Deployment, Model: binding.Model, Type: binding.Plan.Type})
