@@ -3,6 +3,7 @@ package fleetcmd
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,8 +111,19 @@ func printProvision(out io.Writer, r *fleet.Result) {
 	}
 	if st.State == fleet.AwaitingApproval {
 		if r.NeedsAdmission {
-			fmt.Fprintf(out, "  not admitted (what is bound now keeps being served); to admit: oa admit %s --as NAME\n", r.LocalRef)
+			fmt.Fprintf(out, "  not admitted (what is bound now keeps being served); to admit: oa admit %s --as NAME\n", releaseArgs(r.LocalRef))
 		}
-		fmt.Fprintf(out, "  to approve: oa bind %s --deployment %s --model M --as NAME\n", r.LocalRef, st.Deployment)
+		fmt.Fprintf(out, "  to approve: oa bind %s --deployment %s --model M --as NAME\n", releaseArgs(r.LocalRef), st.Deployment)
 	}
+}
+
+// releaseArgs is how a person names the pulled release on oa admit's and
+// oa bind's command line: a folder path (what the local reference is for a
+// repository whose first part reads as a host, oa.dev/clinic) is given
+// with --oci-layout, or it would be read as a registry.
+func releaseArgs(localRef string) string {
+	if filepath.IsAbs(localRef) {
+		return "--oci-layout " + cli.ShellQuote(localRef)
+	}
+	return cli.ShellQuote(localRef)
 }

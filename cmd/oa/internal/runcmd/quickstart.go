@@ -107,7 +107,7 @@ func quickstartDir(args []string) (string, error) {
 func printContinue(out io.Writer, dir string) {
 	exe, _ := os.Executable()
 	oa, goRun := continueCommand(exe, exec.LookPath)
-	home := "OA_HOME=" + shellQuote(dir)
+	home := "OA_HOME=" + cli.ShellQuote(dir)
 	fmt.Fprintf(out, "\nthe host stays in %s; continue with it:\n", dir)
 	for _, line := range []string{
 		"receipts verify",
@@ -140,7 +140,7 @@ func continueCommand(exe string, lookPath func(string) (string, error)) (cmd str
 	if exe == "" {
 		return "oa", false
 	}
-	return shellQuote(exe), false
+	return cli.ShellQuote(exe), false
 }
 
 func sameFile(a, b string) bool {
@@ -150,22 +150,6 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain
-// path characters.
-func shellQuote(s string) string {
-	plain := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%=", r)) {
-			plain = false
-			break
-		}
-	}
-	if plain && s != "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // expectedLines labels each line the subprocess coordinator writes to its
