@@ -52,7 +52,7 @@ func killedMidRun(t *testing.T, s *served, record string, reached func(run map[s
 	defer db.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		states, err := db.RunStatesOf(context.Background(), "clinic")
+		states, err := runStatesOf(context.Background(), db, "clinic")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,4 +136,17 @@ func requestOf(state []byte) string {
 	}
 	_ = json.Unmarshal(state, &run)
 	return run.RequestID
+}
+
+// runStatesOf reads the state document of every run of deployment
+// straight from the database file, as a process beside the coordinator
+// sees them: the tests watch a run from outside the process writing it.
+func runStatesOf(ctx context.Context, db *store.DB, deployment string) ([][]byte, error) {
+	return store.Select(ctx, db, func(r store.Row, state *[]byte) error {
+		if err := r.Scan(state); err != nil {
+			return err
+		}
+		*state = store.Unpack(*state)
+		return nil
+	}, `SELECT state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
 }

@@ -83,7 +83,7 @@ func TestNoReaderFindsARunEndedUnsealed(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for !stop.Load() {
-			states, err := db.RunStatesOf(ctx, "clinic")
+			states, err := runStatesOf(ctx, db, "clinic")
 			if err != nil {
 				t.Error(err)
 				return

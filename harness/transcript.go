@@ -11,6 +11,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/contract"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/ledger"
 )
 
 // runDoc is the part of a coordinator run record a transcript reads: names,
@@ -69,13 +70,13 @@ func Transcript(ctx context.Context, home, deployment string, limit int) ([]Turn
 		return nil, err
 	}
 	defer h.Close()
-	runs, err := h.Store().RunStatesOf(ctx, deployment)
+	runs, err := ledger.Open(h).Tables().RunsOf(ctx, deployment)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]TurnRecord, 0, len(runs))
-	for i, state := range runs {
-		t, err := turn(state)
+	for i, run := range runs {
+		t, err := turn(run.State)
 		if err != nil {
 			return nil, blocking.New(blocking.HarnessTranscriptUnreadable, "run record %d of deployment %s: %v", i+1, deployment, err)
 		}

@@ -183,9 +183,7 @@ func (h *Host) Snapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // Store is the handle the stages' own typed stores are built on (admit's
 // admissions, the coordinator's runs); every other use of the host's
-// state goes through those stores or the methods above, but for the
-// harness transcript's read-only store.DB.RunStatesOf (the harness comes
-// before the ledger, so it cannot use the ledger's store).
+// state goes through those stores or the methods above.
 func (h *Host) Store() *store.DB { return h.db }
 
 // SignRecord encodes v as canonical JSON and signs those bytes with the

@@ -71,6 +71,16 @@ func (l Tables) Runs(ctx context.Context) ([]RunRow, error) {
 	return out, nil
 }
 
+// RunsOf returns every run of the deployment in the order they were
+// stored.
+func (l Tables) RunsOf(ctx context.Context, deployment string) ([]RunRow, error) {
+	out, err := store.Select(ctx, l.db, scanRun, `SELECT `+runColumns+` FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
+	if err != nil {
+		return nil, fmt.Errorf("store: read runs: %w", err)
+	}
+	return out, nil
+}
+
 func (l Tables) queryRun(ctx context.Context, query string, args ...any) (*RunRow, error) {
 	var r RunRow
 	err := scanRun(l.db.QueryRowContext(ctx, query, args...), &r)

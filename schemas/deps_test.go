@@ -59,7 +59,7 @@ var stageOrder = []string{
 	"blocking", "contract", "ir", "component", "schemas", "examples",
 	"compiler", "oci", "signing", "ledger/translog", "host", "admit", "projection",
 	"telemetry", "connector/confine/launcher", "connector/confine", "connector/sandbox", "connector/secretfile", "connector/proc", "connector/remote", "connector", "connection",
-	"resolve", "bind", "harness", "ledger", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo", "console",
+	"resolve", "bind", "ledger", "harness", "fleet", "pipeline", "coordinator/attention", "coordinator", "coordinator/mcpserve", "audit", "demo", "console",
 }
 
 // TestStagesImportOnlyEarlierStages: data flows one way down the pipeline
@@ -115,14 +115,13 @@ func TestAuditReadsTheLedgerNotTheEngine(t *testing.T) {
 // TestOnlyOwnersReachTheStore: host.Host.Store, the raw handle the owning
 // stages build their typed stores on, is called only where a typed store
 // is built (admit's admissions; the ledger's runs and receipts, opened
-// once as a ledger.Ledger, which the coordinator writes through) and, read-only, by the harness transcript's
-// RunStatesOf. Any other stage goes through the owner's typed API, so no
+// once as a ledger.Ledger, which the coordinator and the harness
+// transcript go through). Any other stage goes through the owner's typed API, so no
 // package writes another's tables.
 func TestOnlyOwnersReachTheStore(t *testing.T) {
 	allowed := map[string]string{
-		"admit/store.go":        "storeOf(h *host.Host) admissions",
-		"ledger/ledger.go":      "Open(h *host.Host) *Ledger",
-		"harness/transcript.go": "h.Store().RunStatesOf(",
+		"admit/store.go":   "storeOf(h *host.Host) admissions",
+		"ledger/ledger.go": "Open(h *host.Host) *Ledger",
 	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {

@@ -141,21 +141,3 @@ func RestoreVersionsIn(ctx context.Context, tx *sql.Tx, versions []Version, more
 	}
 	return InsertEach(ctx, tx, insert, more, args)
 }
-
-// RunStatesOf returns the state document of every run of the deployment
-// in the order they were stored, for the harness's transcript: the
-// harness comes before the ledger, which owns the runs table, in the
-// stage order, so it cannot read the ledger's rows.
-func (db *DB) RunStatesOf(ctx context.Context, deployment string) ([][]byte, error) {
-	out, err := Select(ctx, db.db, func(r Row, state *[]byte) error {
-		if err := r.Scan(state); err != nil {
-			return err
-		}
-		*state = Unpack(*state)
-		return nil
-	}, `SELECT state FROM runs WHERE deployment = ? ORDER BY rowid`, deployment)
-	if err != nil {
-		return nil, fmt.Errorf("store: read runs: %w", err)
-	}
-	return out, nil
-}
