@@ -75,16 +75,18 @@ import (
 // the release, the plan check and the downstream sessions), the engine
 // (runs), the evaluator (the worker pool), the storeGuard (the store
 // checks against the signed heads), the desk (questions, attention,
-// decisions) and the env they all read. Their exported methods are its
-// own.
+// decisions) and the env they all read. The parts are named fields, not
+// embedded, so that code here names the part it calls and the
+// Coordinator's method set is only its own: each exported method a part
+// implements is forwarded explicitly (forward.go). Only env, plain data
+// every part reads, is embedded.
 type Coordinator struct {
 	*env
-	*boundSession
-	*desk
-
-	*engine
-	*evaluator
-	*storeGuard
+	bound  *boundSession
+	desk   *desk
+	engine *engine
+	eval   *evaluator
+	guard  *storeGuard
 	// witnessing is closed when the witness loop ended (witness.go); nil
 	// when the policy names no witnesses.
 	witnessing chan struct{}
@@ -250,14 +252,14 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 		return nil, err
 	}
 	en := &env{opts: opts, host: h, me: self()}
-	c := &Coordinator{env: en, boundSession: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}}
+	c := &Coordinator{env: en, bound: &boundSession{env: en, binding: b, sessions: map[string]*connector.Session{}}}
 	c.desk = &desk{env: en}
-	c.storeGuard = &storeGuard{env: en}
+	c.guard = &storeGuard{env: en}
 	raw, err := canonical.Marshal(b)
 	if err != nil {
 		return nil, err
 	}
-	c.bindingDigest = ir.DigestBytes(raw)
+	c.bound.bindingDigest = ir.DigestBytes(raw)
 	if opts.Client != "" && opts.Installation == nil {
 		if c.opts.Installation, err = installationFor(h, opts); err != nil {
 			return nil, err
@@ -269,12 +271,12 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	if err != nil {
 		return nil, err
 	}
-	c.evaluator = &evaluator{pool: pool}
-	if c.art, err = c.openRelease(ctx); err != nil {
+	c.eval = &evaluator{pool: pool}
+	if c.bound.art, err = c.bound.openRelease(ctx); err != nil {
 		return nil, err
 	}
-	c.evaluator.artifact = c.art
-	c.engine = &engine{env: en, bound: c.boundSession, eval: c.evaluator, guard: c.storeGuard, desk: c.desk,
+	c.eval.artifact = c.bound.art
+	c.engine = &engine{env: en, bound: c.bound, eval: c.eval, guard: c.guard, desk: c.desk,
 		slots: make(chan struct{}, cmp.Or(max(opts.MaxRuns, 0), DefaultMaxRuns)), active: map[string]chan struct{}{}}
 	c.desk.eng = c.engine
 	c.ledger = ledger.Open(h)
@@ -290,17 +292,17 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	// The store must agree with the host-signed heads before anything
 	// is served: a removed run, receipt, checkpoint or pin is refused
 	// here, not met after an effect.
-	heads, err := c.ledger.CheckStore(ctx, &c.heads, false)
+	heads, err := c.ledger.CheckStore(ctx, &c.guard.heads, false)
 	if err != nil {
 		fmt.Fprintf(opts.Operator, "oa coordinator: deployment %s: the host's records disagree with its signed head; not serving (run oa receipts verify)\n", opts.Deployment)
 		return nil, err
 	}
-	c.storeChecks.Fn = c.checkStore
-	c.checker = bind.NewChecker(h, b, c.art)
+	c.guard.storeChecks.Fn = c.guard.checkStore
+	c.bound.checker = bind.NewChecker(h, b, c.bound.art)
 	c.life, c.cancel = context.WithCancelCause(context.Background())
 	c.startWitnessing()
-	c.countStore(heads, &c.runs)
-	plan, err := c.checkPlan(ctx)
+	c.guard.countStore(heads, &c.engine.runs)
+	plan, err := c.bound.checkPlan(ctx)
 	if err != nil {
 		c.cancel(errClosing)
 		return nil, err
@@ -308,14 +310,14 @@ func open(ctx context.Context, h *host.Host, opts Options) (*Coordinator, error)
 	switch {
 	case opts.NoProbe:
 	case opts.ProbeInBackground:
-		c.probeInBackground(plan)
+		c.bound.probeInBackground(plan)
 	default:
-		if err := c.probe(ctx, plan); err != nil {
+		if err := c.bound.probe(ctx, plan); err != nil {
 			c.Close()
 			return nil, err
 		}
 	}
-	if err := c.buildReadTools(ctx, plan); err != nil {
+	if err := c.bound.buildReadTools(ctx, plan); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -402,7 +404,7 @@ func (en *env) now() time.Time {
 }
 
 // Deployment is the deployment served.
-func (en *env) Deployment() string { return en.opts.Deployment }
+func (c *Coordinator) Deployment() string { return c.opts.Deployment }
 
 // PlanDigest is the digest of the bound plan served (planDigest).
 func (ss *boundSession) PlanDigest() string { return ss.binding.PlanDigest }
@@ -418,8 +420,8 @@ func (ss *boundSession) ToolNames() []string {
 }
 
 // Mode is ModeSandbox when serving the built-in demo, else ModeDeployment.
-func (en *env) Mode() string {
-	if en.opts.Mode == ModeSandbox {
+func (c *Coordinator) Mode() string {
+	if c.opts.Mode == ModeSandbox {
 		return ModeSandbox
 	}
 	return ModeDeployment
@@ -617,7 +619,7 @@ var (
 // file or the session closed): a run cut short by it is recorded as
 // client_disconnected, not as a timeout. Close must still be called.
 func (c *Coordinator) ClientGone() {
-	c.stopClaiming()
+	c.engine.stopClaiming()
 	c.cancel(errClientGone)
 }
 
@@ -629,17 +631,17 @@ func (en *env) clientGone() bool {
 // Close ends every run this process is executing (they read as
 // interrupted) and every downstream session, then the host.
 func (c *Coordinator) Close() error {
-	c.stopClaiming()
+	c.engine.stopClaiming()
 	if c.cancel != nil {
 		c.cancel(errClosing)
 	}
-	c.runs.Wait()
-	_ = c.waitProbe(context.Background()) // ended by the cancel above
+	c.engine.runs.Wait()
+	_ = c.bound.waitProbe(context.Background()) // ended by the cancel above
 	c.waitWitnessing()
-	if c.evaluator != nil {
-		c.pool.Close()
+	if c.eval != nil {
+		c.eval.pool.Close()
 	}
-	c.closeSessions()
+	c.bound.closeSessions()
 	return c.host.Close()
 }
 

@@ -11,7 +11,7 @@ import (
 // CheckPlan exposes the plan re-check (bind.Check through the session's
 // bind.Checker) to the tests and benchmarks.
 func (c *Coordinator) CheckPlan(ctx context.Context) (*resolve.Plan, error) {
-	return c.checkPlan(ctx)
+	return c.bound.checkPlan(ctx)
 }
 
 // SetQuestionTTL sets how long an app's question waits for a person, for
@@ -42,9 +42,9 @@ func SetRelistAge(d time.Duration) (restore func()) {
 // steps reach its first write before it is decided. Call it before c
 // runs anything.
 func (c *Coordinator) HoldIntake(d time.Duration) {
-	c.holdIntake = func() { time.Sleep(d) }
+	c.engine.holdIntake = func() { time.Sleep(d) }
 }
 
 // WaitCounted waits until the background count of the session start is
 // done and returns what it found.
-func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.waitCounted(ctx) }
+func (c *Coordinator) WaitCounted(ctx context.Context) error { return c.guard.waitCounted(ctx) }

@@ -15,7 +15,7 @@ import (
 
 // Operator is where operator-only diagnostics go (Options.Operator), never
 // the calling agent.
-func (en *env) Operator() io.Writer { return en.opts.Operator }
+func (c *Coordinator) Operator() io.Writer { return c.opts.Operator }
 
 // Fingerprint is a keyed fingerprint of parts under the host secret:
 // length-prefixed, so no two lists of parts share one, and telling nothing
