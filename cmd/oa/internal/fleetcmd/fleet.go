@@ -186,7 +186,7 @@ flagged with "!".`,
 				if st := h.Status; st != nil {
 					rel, state, plan, seen = short(st.Release), string(st.State), short(st.PlanDigest), h.Age+" ago"
 					if len(st.Blocking) > 0 {
-						state += fmt.Sprint(st.Blocking)
+						state += " " + fmt.Sprint(st.Blocking)
 					}
 				}
 				if h.Stale {
