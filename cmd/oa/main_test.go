@@ -16,6 +16,57 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
+// wantExit stops the test when a command exited with other than want: the
+// checks after it read its output, which means little for the wrong exit. The
+// message carries both streams, since that is where the reason is.
+func wantExit(t testing.TB, what string, code, want int, out, errOut string) {
+	t.Helper()
+	if code != want {
+		t.Fatalf("%s: exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", what, code, want, out, errOut)
+	}
+}
+
+// wantHas stops the test when text lacks any of wants, with one message per
+// missing text so a failure names what was expected rather than dumping all.
+func wantHas(t testing.TB, what, text string, wants ...string) {
+	t.Helper()
+	missing := false
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s: want %q in:\n%s", what, want, text)
+			missing = true
+		}
+	}
+	if missing {
+		t.FailNow()
+	}
+}
+
+// wantJSON stops the test when text is not the JSON of v: every check after
+// it reads v's fields, which a failed decode leaves zero.
+func wantJSON(t testing.TB, what, text string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, text)
+	}
+}
+
+// wantLacks stops the test when text holds any of unwanted, one message per
+// text found, the mirror of wantHas.
+func wantLacks(t testing.TB, what, text string, unwanted ...string) {
+	t.Helper()
+	found := false
+	for _, u := range unwanted {
+		if strings.Contains(text, u) {
+			t.Errorf("%s: %q should not be in:\n%s", what, u, text)
+			found = true
+		}
+	}
+	if found {
+		t.FailNow()
+	}
+}
+
 func TestInitCompileInspect(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
 	if _, errOut, code := runCLI(t, "init", dir); code != 0 {
@@ -31,21 +82,27 @@ func TestInitCompileInspect(t *testing.T) {
 	}
 	irFile := filepath.Join(dir, "worker.ir.json")
 	out, _, code = runCLI(t, "inspect", irFile)
-	if code != 0 || !strings.Contains(out, digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "consequential") {
-		t.Fatalf("inspect: %d\n%s", code, out)
-	}
+	wantExit(t, "inspect", code, 0, out, "")
+	wantHas(t, "inspect", out, digest, "records.note.append", "consequential")
 	out, _, code = runCLI(t, "inspect", "--json", irFile)
 	var s struct {
 		WorkerIRDigest string `json:"workerIrDigest"`
 		Canonical      bool   `json:"canonical"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.WorkerIRDigest != digest || !s.Canonical {
-		t.Fatalf("inspect --json: %d %s", code, out)
+	wantExit(t, "inspect --json", code, 0, out, "")
+	wantJSON(t, "inspect --json", out, &s)
+	if s.WorkerIRDigest != digest {
+		t.Errorf("inspect --json workerIrDigest = %q, want %q", s.WorkerIRDigest, digest)
+	}
+	if !s.Canonical {
+		t.Errorf("inspect --json canonical = false, want true: %s", out)
 	}
 	out, _, code = runCLI(t, "compile", "--json", "-o", filepath.Join(t.TempDir(), "x.json"), dir)
 	var c map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || c["workerIrDigest"] != digest {
-		t.Fatalf("compile --json: %d %s", code, out)
+	wantExit(t, "compile --json", code, 0, out, "")
+	wantJSON(t, "compile --json", out, &c)
+	if c["workerIrDigest"] != digest {
+		t.Errorf("compile --json workerIrDigest = %v, want %q", c["workerIrDigest"], digest)
 	}
 }
 
@@ -61,9 +118,7 @@ func TestRefusalExitsTwoAndWritesNothing(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d, want 2: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "extra.cue:7:") || !strings.Contains(errOut, "customer_state_token") || !strings.Contains(errOut, "jobs.append_triage_note.inputs.ward.description") {
-		t.Fatalf("refusal not located:\n%s", errOut)
-	}
+	wantHas(t, "refusal location", errOut, "extra.cue:7:", "customer_state_token", "jobs.append_triage_note.inputs.ward.description")
 	if strings.Contains(errOut, secret[:10]) {
 		t.Fatalf("refusal echoes the secret:\n%s", errOut)
 	}
@@ -77,8 +132,19 @@ func TestRefusalExitsTwoAndWritesNothing(t *testing.T) {
 			Code, Pos, Path, Stage, Fix string
 		} `json:"refusals"`
 	}
-	if code != 2 || json.Unmarshal([]byte(errOut), &j) != nil || j.ExitStatus != 2 || len(j.Refusals) != 1 || j.Refusals[0].Code != "customer_state_token" || j.Refusals[0].Fix == "" {
-		t.Fatalf("--json refusal: %d %s", code, errOut)
+	wantExit(t, "--json refusal", code, 2, "", errOut)
+	wantJSON(t, "--json refusal", errOut, &j)
+	if j.ExitStatus != 2 {
+		t.Errorf("--json refusal exitStatus = %d, want 2", j.ExitStatus)
+	}
+	if len(j.Refusals) != 1 {
+		t.Fatalf("--json refusal has %d refusals, want 1: %s", len(j.Refusals), errOut)
+	}
+	if j.Refusals[0].Code != "customer_state_token" {
+		t.Errorf("--json refusal code = %q, want customer_state_token", j.Refusals[0].Code)
+	}
+	if j.Refusals[0].Fix == "" {
+		t.Errorf("--json refusal has no fix: %s", errOut)
 	}
 }
 
@@ -109,16 +175,27 @@ func TestExitStatuses(t *testing.T) {
 func TestExplainEveryCode(t *testing.T) {
 	out, _, code := runCLI(t, "explain", "--json")
 	var entries []struct{ Code, Stage, Title, Copy string }
-	if code != 0 || json.Unmarshal([]byte(out), &entries) != nil || len(entries) < 20 {
-		t.Fatalf("explain --json: %d %s", code, out)
+	wantExit(t, "explain --json", code, 0, out, "")
+	wantJSON(t, "explain --json", out, &entries)
+	if len(entries) < 20 {
+		t.Fatalf("explain --json lists %d codes, want at least 20", len(entries))
 	}
 	for _, e := range entries {
-		if e.Stage == "" || e.Title == "" || e.Copy == "" {
-			t.Errorf("entry %s is incomplete", e.Code)
+		if e.Stage == "" {
+			t.Errorf("entry %s has no stage", e.Code)
+		}
+		if e.Title == "" {
+			t.Errorf("entry %s has no title", e.Code)
+		}
+		if e.Copy == "" {
+			t.Errorf("entry %s has no copy", e.Code)
 		}
 		one, _, code := runCLI(t, "explain", e.Code)
-		if code != 0 || !strings.Contains(one, e.Copy) {
-			t.Errorf("explain %s: %d %s", e.Code, code, one)
+		if code != 0 {
+			t.Errorf("explain %s: exit code %d, want 0: %s", e.Code, code, one)
+		}
+		if !strings.Contains(one, e.Copy) {
+			t.Errorf("explain %s lacks its copy %q:\n%s", e.Code, e.Copy, one)
 		}
 	}
 }
@@ -133,10 +210,7 @@ func TestConflictingValueIsNotEchoed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := runCLI(t, "compile", dir)
-	if code != 2 || !strings.Contains(errOut, "bundle_invalid") || !strings.Contains(errOut, "extra.cue:3:") {
-		t.Fatalf("exit %d:\n%s", code, errOut)
-	}
-	if strings.Contains(errOut, secret[:12]) || strings.Contains(errOut, "Append a triage") {
-		t.Fatalf("conflict message echoes a value:\n%s", errOut)
-	}
+	wantExit(t, "compile a conflict", code, 2, "", errOut)
+	wantHas(t, "compile a conflict", errOut, "bundle_invalid", "extra.cue:3:")
+	wantLacks(t, "conflict message echoes a value", errOut, secret[:12], "Append a triage")
 }
