@@ -43,38 +43,58 @@ func TestHarnessInstallInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
-	if code != 0 || !strings.Contains(out, "installed deployment clinic into claude-code") || !strings.Contains(out, "oa-clinic in .mcp.json") {
-		t.Fatalf("install: %d\n%s%s", code, out, errOut)
-	}
+	wantExit(t, "install", code, 0, out, errOut)
+	wantHas(t, "install", out, "installed deployment clinic into claude-code", "oa-clinic in .mcp.json")
 	var cfg struct {
 		MCPServers map[string]harness.ServerEntry `json:"mcpServers"`
 	}
 	b, _ := os.ReadFile(mcp)
-	if err := json.Unmarshal(b, &cfg); err != nil || cfg.MCPServers["notes"].Command != "notes-server" {
-		t.Fatalf("the other server was not kept: %s", b)
+	wantJSON(t, ".mcp.json", string(b), &cfg)
+	if got := cfg.MCPServers["notes"].Command; got != "notes-server" {
+		t.Fatalf("the other server was not kept: notes command = %q, want notes-server:\n%s", got, b)
 	}
 	exe, _ := os.Executable()
 	e := cfg.MCPServers["oa-clinic"]
-	if e.Command != exe || strings.Join(e.Args, " ") != "coordinator serve --deployment clinic" || e.Env["OA_HOME"] != h.Home {
-		t.Fatalf("server entry: %+v", e)
+	if e.Command != exe {
+		t.Errorf("server entry command = %q, want %q", e.Command, exe)
+	}
+	if args := strings.Join(e.Args, " "); args != "coordinator serve --deployment clinic" {
+		t.Errorf("server entry args = %q, want %q", args, "coordinator serve --deployment clinic")
+	}
+	if e.Env["OA_HOME"] != h.Home {
+		t.Errorf("server entry OA_HOME = %q, want %q", e.Env["OA_HOME"], h.Home)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir, "--json")
 	var inst harness.Installation
-	if code != 0 || json.Unmarshal([]byte(out), &inst) != nil || !inst.Matches || !inst.Installed || len(inst.Checks) != 8 {
-		t.Fatalf("inspect: %d\n%s%s", code, out, errOut)
+	wantExit(t, "inspect --json", code, 0, out, errOut)
+	wantJSON(t, "inspect --json", out, &inst)
+	if !inst.Matches {
+		t.Errorf("inspect --json: matches = false, want true:\n%s", out)
+	}
+	if !inst.Installed {
+		t.Errorf("inspect --json: installed = false, want true:\n%s", out)
+	}
+	if len(inst.Checks) != 8 {
+		t.Errorf("inspect --json: %d checks, want 8:\n%s", len(inst.Checks), out)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	out, _, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
-	if code != 0 || !strings.Contains(out, "matches the binding") || strings.Contains(out, "CHANGED") {
-		t.Fatalf("inspect text: %d\n%s", code, out)
-	}
+	wantExit(t, "inspect text", code, 0, out, "")
+	wantHas(t, "inspect text", out, "matches the binding")
+	wantLacks(t, "inspect text", out, "CHANGED")
 
 	// Rebound with another model: inspect names the binding link, exit 2.
 	rebind(t, h, host, "other-model")
 	out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
-	if code != 2 || !strings.Contains(out, "CHANGED  binding_link") || !strings.Contains(errOut, "harness_binding_changed") {
-		t.Fatalf("inspect after rebind: %d\n%s%s", code, out, errOut)
-	}
+	wantExit(t, "inspect after rebind", code, 2, out, errOut)
+	wantHas(t, "inspect after rebind (stdout)", out, "CHANGED  binding_link")
+	wantHas(t, "inspect after rebind (stderr)", errOut, "harness_binding_changed")
 	if _, errOut, code = runCLI(t, "harness", "install", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 0 {
 		t.Fatalf("reinstall: %d %s", code, errOut)
 	}
@@ -89,20 +109,35 @@ func TestHarnessInstallInspect(t *testing.T) {
 		ExitStatus int `json:"exitStatus"`
 		Refusals   []struct{ Code, Path, Fix string }
 	}
-	if code != 2 || json.Unmarshal([]byte(errOut), &refused) != nil || len(refused.Refusals) != 1 || refused.Refusals[0].Code != "harness_files_changed" || refused.Refusals[0].Path != "files" || refused.Refusals[0].Fix == "" {
-		t.Fatalf("inspect after tamper: %d\n%s%s", code, out, errOut)
+	wantExit(t, "inspect after tamper", code, 2, out, errOut)
+	wantJSON(t, "inspect after tamper (stderr)", errOut, &refused)
+	if len(refused.Refusals) != 1 {
+		t.Fatalf("inspect after tamper: %d refusals, want 1:\n%s", len(refused.Refusals), errOut)
 	}
-	if json.Unmarshal([]byte(out), &inst) != nil || inst.Matches {
-		t.Fatalf("inspect --json after tamper: %s", out)
+	if r := refused.Refusals[0]; r.Code != "harness_files_changed" {
+		t.Errorf("inspect after tamper: refusal code = %q, want harness_files_changed", r.Code)
+	}
+	if r := refused.Refusals[0]; r.Path != "files" {
+		t.Errorf("inspect after tamper: refusal path = %q, want files", r.Path)
+	}
+	if r := refused.Refusals[0]; r.Fix == "" {
+		t.Errorf("inspect after tamper: refusal has no fix:\n%s", errOut)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	wantJSON(t, "inspect --json after tamper", out, &inst)
+	if inst.Matches {
+		t.Fatalf("inspect --json after tamper: matches = true, want false:\n%s", out)
 	}
 
 	// The entry deleted.
 	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"notes":{"command":"notes-server","args":[]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "harness_server_entry_missing") {
-		t.Fatalf("inspect without the entry: %d %s", code, errOut)
-	}
+	_, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
+	wantExit(t, "inspect without the entry", code, 2, "", errOut)
+	wantHas(t, "inspect without the entry", errOut, "harness_server_entry_missing")
 }
 
 // TestHarnessClaudeCodeLocalByDefault: Claude Code's entry, which holds
@@ -115,9 +150,8 @@ func TestHarnessClaudeCodeLocalByDefault(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
 	out, errOut, code := runCLI(t, "harness", "install", "--client", "claude-code", "--deployment", "clinic", "--dir", dir)
-	if code != 0 || !strings.Contains(out, "oa-clinic in ~/.claude.json") {
-		t.Fatalf("install: %d %s %s", code, out, errOut)
-	}
+	wantExit(t, "install", code, 0, out, errOut)
+	wantHas(t, "install", out, "oa-clinic in ~/.claude.json")
 	if _, err := os.Stat(filepath.Join(dir, ".mcp.json")); err == nil {
 		t.Fatal("the project's .mcp.json was written")
 	}
@@ -128,16 +162,17 @@ func TestHarnessClaudeCodeLocalByDefault(t *testing.T) {
 		} `json:"projects"`
 	}
 	b, _ := os.ReadFile(filepath.Join(home, ".claude.json"))
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Projects[real].MCPServers["oa-clinic"].Env["OA_HOME"] == "" {
-		t.Fatalf("~/.claude.json: %v\n%s", err, b)
+	wantJSON(t, "~/.claude.json", string(b), &doc)
+	if doc.Projects[real].MCPServers["oa-clinic"].Env["OA_HOME"] == "" {
+		t.Fatalf("~/.claude.json: no OA_HOME in project %s's oa-clinic entry:\n%s", real, b)
 	}
 	if out, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
 		t.Fatalf("inspect: %d %s %s", code, out, errOut)
 	}
 	// The other scope names this one.
-	if _, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir); code != 2 || !strings.Contains(errOut, "installed in Claude Code's local scope") || !strings.Contains(errOut, "give --scope local") {
-		t.Fatalf("inspect --scope project: %d %s", code, errOut)
-	}
+	_, errOut, code = runCLI(t, "harness", "inspect", "--client", "claude-code", "--scope", "project", "--deployment", "clinic", "--dir", dir)
+	wantExit(t, "inspect --scope project", code, 2, "", errOut)
+	wantHas(t, "inspect --scope project", errOut, "installed in Claude Code's local scope", "give --scope local")
 	if out, errOut, code = runCLI(t, "harness", "uninstall", "--client", "claude-code", "--deployment", "clinic", "--dir", dir); code != 0 {
 		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
 	}
@@ -149,8 +184,14 @@ func TestHarnessClaudeCodeLocalByDefault(t *testing.T) {
 		{[]string{"--client", "cursor", "--scope", "local"}},
 	} {
 		args := append(append([]string{"harness", "install"}, c.args...), "--deployment", "clinic", "--dir", dir)
-		if _, errOut, code := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "usage error") || !strings.Contains(errOut, "--scope") {
-			t.Errorf("oa %v: %d %s", args, code, errOut)
+		_, errOut, code := runCLI(t, args...)
+		if code != 2 {
+			t.Errorf("oa %v: exit code %d, want 2: %s", args, code, errOut)
+		}
+		for _, want := range []string{"usage error", "--scope"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("oa %v: want %q in:\n%s", args, want, errOut)
+			}
 		}
 	}
 }
@@ -170,8 +211,12 @@ func TestHarnessRefusals(t *testing.T) {
 		{[]string{"harness", "transcript", "--deployment", "Not A Name"}, "deployment_invalid"},
 	}
 	for _, c := range cases {
-		if _, errOut, code := runCLI(t, c.args...); code != 2 || !strings.Contains(errOut, c.code) {
-			t.Errorf("oa %v: %d %s, want 2 %s", c.args, code, errOut, c.code)
+		_, errOut, code := runCLI(t, c.args...)
+		if code != 2 {
+			t.Errorf("oa %v: exit code %d, want 2: %s", c.args, code, errOut)
+		}
+		if !strings.Contains(errOut, c.code) {
+			t.Errorf("oa %v: want %q in:\n%s", c.args, c.code, errOut)
 		}
 	}
 	for _, args := range [][]string{{"harness", "install", "--deployment", "clinic"}, {"harness", "transcript"}, {"harness", "transcript", "--deployment", "clinic", "--limit", "-1"}} {
@@ -202,23 +247,22 @@ func TestHarnessUserLevelClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic")
-	if code != 0 || !strings.Contains(out, "config.toml") || !strings.Contains(out, "~/.agents/skills/") {
-		t.Fatalf("install: %d %s %s", code, out, errOut)
-	}
+	wantExit(t, "install", code, 0, out, errOut)
+	wantHas(t, "install", out, "config.toml", "~/.agents/skills/")
 	if skills, _ := os.ReadDir(filepath.Join(home, ".agents", "skills")); len(skills) != 1 {
 		t.Fatalf("no skill in ~/.agents/skills: %v", skills)
 	}
 	b, _ := os.ReadFile(cfg)
-	if !strings.HasPrefix(string(b), mine) || !strings.Contains(string(b), "[mcp_servers.oa-clinic]") {
-		t.Fatalf("config.toml:\n%s", b)
+	if !strings.HasPrefix(string(b), mine) {
+		t.Fatalf("config.toml does not keep the person's settings first:\n%s", b)
 	}
+	wantHas(t, "config.toml", string(b), "[mcp_servers.oa-clinic]")
 	if out, errOut, code = runCLI(t, "harness", "inspect", "--client", "codex", "--deployment", "clinic"); code != 0 {
 		t.Fatalf("inspect: %d %s %s", code, out, errOut)
 	}
 	out, errOut, code = runCLI(t, "harness", "uninstall", "--client", "codex", "--deployment", "clinic")
-	if code != 0 || !strings.Contains(out, "removed  oa-clinic in config.toml") {
-		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
-	}
+	wantExit(t, "uninstall", code, 0, out, errOut)
+	wantHas(t, "uninstall", out, "removed  oa-clinic in config.toml")
 	if b, _ := os.ReadFile(cfg); string(b) != mine {
 		t.Fatalf("uninstall did not give config.toml back:\n%s", b)
 	}
@@ -227,9 +271,9 @@ func TestHarnessUserLevelClient(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(broken), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code = runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic"); code != 2 || !strings.Contains(errOut, cfg+":1:") || !strings.Contains(errOut, "harness_client_config_invalid") {
-		t.Fatalf("broken config.toml: %d %s", code, errOut)
-	}
+	_, errOut, code = runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic")
+	wantExit(t, "broken config.toml", code, 2, "", errOut)
+	wantHas(t, "broken config.toml", errOut, cfg+":1:", "harness_client_config_invalid")
 	if b, _ := os.ReadFile(cfg); string(b) != broken {
 		t.Fatal("a broken config.toml was rewritten")
 	}
@@ -244,12 +288,13 @@ func TestHarnessCodexProject(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("CODEX_HOME", "")
 	out, errOut, code := runCLI(t, "harness", "install", "--client", "codex", "--deployment", "clinic", "--dir", dir)
-	if code != 0 || !strings.Contains(out, "oa-clinic in .codex/config.toml") || !strings.Contains(out, "skill        .agents/skills/") {
-		t.Fatalf("install: %d %s %s", code, out, errOut)
+	wantExit(t, "install", code, 0, out, errOut)
+	wantHas(t, "install", out, "oa-clinic in .codex/config.toml", "skill        .agents/skills/")
+	b, err := os.ReadFile(filepath.Join(dir, ".codex", "config.toml"))
+	if err != nil {
+		t.Fatalf("project config.toml: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, ".codex", "config.toml")); err != nil || !strings.Contains(string(b), "[mcp_servers.oa-clinic]") {
-		t.Fatalf("project config.toml: %s %v", b, err)
-	}
+	wantHas(t, "project config.toml", string(b), "[mcp_servers.oa-clinic]")
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {
 		t.Fatalf("a project install wrote under HOME: %v", entries)
 	}
@@ -295,14 +340,18 @@ func TestHarnessList(t *testing.T) {
 		t.Fatalf("no %s row:\n%s", prefix, out)
 		return ""
 	}
-	if r := row("claude-code local"); !strings.HasPrefix(r, "claude-code local yes "+filepath.Join(home, ".claude.json")) || !strings.HasSuffix(r, "oa-clinic matches") {
-		t.Fatalf("claude-code local row: %s", r)
+	if r, want := row("claude-code local"), "claude-code local yes "+filepath.Join(home, ".claude.json"); !strings.HasPrefix(r, want) {
+		t.Fatalf("claude-code local row = %q, want prefix %q", r, want)
+	}
+	if r := row("claude-code local"); !strings.HasSuffix(r, "oa-clinic matches") {
+		t.Fatalf("claude-code local row = %q, want suffix %q", r, "oa-clinic matches")
 	}
 	if r := row("claude-code project"); !strings.HasPrefix(r, "claude-code project no "+filepath.Join(dir, ".mcp.json")+" (none) -") {
 		t.Fatalf("claude-code project row: %s", r)
 	}
-	if r := row("gemini-cli"); !strings.Contains(r, "yes ("+filepath.Join(bin, "gemini")+")") || !strings.HasSuffix(r, "(none) -") {
-		t.Fatalf("gemini-cli row: %s", r)
+	wantHas(t, "gemini-cli row", row("gemini-cli"), "yes ("+filepath.Join(bin, "gemini")+")")
+	if r := row("gemini-cli"); !strings.HasSuffix(r, "(none) -") {
+		t.Fatalf("gemini-cli row = %q, want suffix %q", r, "(none) -")
 	}
 	if r := row("windsurf"); !strings.HasPrefix(r, "windsurf user no ") {
 		t.Fatalf("windsurf row: %s", r)
@@ -311,15 +360,30 @@ func TestHarnessList(t *testing.T) {
 	var got struct {
 		Clients []harness.ClientListing `json:"clients"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got.Clients) != 10 {
-		t.Fatalf("list --json: %d %v %s %s", code, err, out, errOut)
+	wantExit(t, "list --json", code, 0, out, errOut)
+	wantJSON(t, "list --json", out, &got)
+	if len(got.Clients) != 10 {
+		t.Fatalf("list --json: %d clients, want 10:\n%s", len(got.Clients), out)
 	}
-	if c := got.Clients[0]; c.Client != "claude-code" || c.Scope != harness.ScopeLocal || len(c.Entries) != 1 || c.Entries[0].State != harness.EntryMatches {
-		t.Fatalf("claude-code in JSON: %+v", c)
+	c := got.Clients[0]
+	if c.Client != "claude-code" {
+		t.Errorf("first client in JSON = %q, want claude-code", c.Client)
 	}
-	if _, errOut, code = runCLI(t, "harness", "list", "--dir", filepath.Join(dir, "nowhere")); code != 2 || !strings.Contains(errOut, "is not a folder") {
-		t.Fatalf("list --dir nowhere: %d %s", code, errOut)
+	if c.Scope != harness.ScopeLocal {
+		t.Errorf("claude-code in JSON: scope = %q, want %q", c.Scope, harness.ScopeLocal)
 	}
+	if len(c.Entries) != 1 {
+		t.Fatalf("claude-code in JSON: %d entries, want 1: %+v", len(c.Entries), c.Entries)
+	}
+	if c.Entries[0].State != harness.EntryMatches {
+		t.Errorf("claude-code in JSON: entry state = %q, want %q", c.Entries[0].State, harness.EntryMatches)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	_, errOut, code = runCLI(t, "harness", "list", "--dir", filepath.Join(dir, "nowhere"))
+	wantExit(t, "list --dir nowhere", code, 2, "", errOut)
+	wantHas(t, "list --dir nowhere", errOut, "is not a folder")
 }
 
 func TestHarnessGenericAndTranscript(t *testing.T) {
@@ -334,9 +398,8 @@ func TestHarnessGenericAndTranscript(t *testing.T) {
 		}
 	}
 	out, _, code := runCLI(t, "harness", "transcript", "--deployment", "clinic")
-	if code != 0 || !strings.Contains(out, "no runs") {
-		t.Fatalf("empty transcript: %d %s", code, out)
-	}
+	wantExit(t, "empty transcript", code, 0, out, "")
+	wantHas(t, "empty transcript", out, "no runs")
 
 	ctx := context.Background()
 	c, err := coordinator.Open(ctx, coordinator.Options{Home: h.Home, Deployment: "clinic", EffectTimeout: 2 * time.Second})
@@ -359,24 +422,28 @@ func TestHarnessGenericAndTranscript(t *testing.T) {
 		t.Fatalf("transcript: %d %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "TIME") {
-		t.Fatalf("transcript:\n%s", out)
+	if len(lines) != 4 {
+		t.Fatalf("transcript has %d lines, want 4 (a header and three runs):\n%s", len(lines), out)
+	}
+	if !strings.HasPrefix(lines[0], "TIME") {
+		t.Fatalf("transcript header = %q, want prefix TIME", lines[0])
 	}
 	for i, want := range []string{"done", "did_not_run", "needs_review"} {
-		if !strings.Contains(lines[i+1], ids[i]) || !strings.Contains(lines[i+1], " "+want+" ") || !strings.Contains(lines[i+1], "append_triage_note") || !strings.Contains(lines[i+1], "sha256:") {
-			t.Fatalf("line %d: %s", i+1, lines[i+1])
-		}
+		wantHas(t, fmt.Sprintf("transcript line %d", i+1), lines[i+1], ids[i], " "+want+" ", "append_triage_note", "sha256:")
 	}
 	jsonOut, _, code := runCLI(t, "harness", "transcript", "--deployment", "clinic", "--limit", "1", "--json")
 	var tr struct {
 		Runs []harness.TurnRecord `json:"runs"`
 	}
-	if code != 0 || json.Unmarshal([]byte(jsonOut), &tr) != nil || len(tr.Runs) != 1 || tr.Runs[0].RunID != ids[2] {
-		t.Fatalf("transcript --limit 1 --json: %d %s", code, jsonOut)
+	wantExit(t, "transcript --limit 1 --json", code, 0, jsonOut, "")
+	wantJSON(t, "transcript --limit 1 --json", jsonOut, &tr)
+	if len(tr.Runs) != 1 {
+		t.Fatalf("transcript --limit 1 --json: %d runs, want 1:\n%s", len(tr.Runs), jsonOut)
+	}
+	if tr.Runs[0].RunID != ids[2] {
+		t.Fatalf("transcript --limit 1 --json: run %q, want the latest %q", tr.Runs[0].RunID, ids[2])
 	}
 	for _, s := range []string{out, jsonOut} {
-		if strings.Contains(s, planted) || strings.Contains(s, "4471") || strings.Contains(s, "AB-1234") {
-			t.Fatalf("transcript leaks an input value:\n%s", s)
-		}
+		wantLacks(t, "transcript leaks an input value", s, planted, "4471", "AB-1234")
 	}
 }
