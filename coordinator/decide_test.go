@@ -42,16 +42,31 @@ func (s *served) pausedAtCheck(t *testing.T, id, record string) *coordinator.Res
 	ctx := context.Background()
 	first := s.run(t, id, record)
 	item, err := s.c.AttentionItem(ctx, first.AttentionID)
-	if err != nil || item.Step != "load_record" || item.Skippable {
-		t.Fatalf("first pause: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("first pause: %v", err)
+	}
+	if item.Step != "load_record" {
+		t.Fatalf("first pause at step %q, want load_record", item.Step)
+	}
+	if item.Skippable {
+		t.Fatal("first pause: load_record is skippable, want not")
 	}
 	if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: first.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	res := s.run(t, id, record)
 	item, err = s.c.AttentionItem(ctx, res.AttentionID)
-	if err != nil || item.Step != "confirm_note" || !item.Skippable || res.Reason != contract.ReasonApprovalAfterChange {
-		t.Fatalf("second pause: %+v, %+v, %v", res, item, err)
+	if err != nil {
+		t.Fatalf("second pause: %v", err)
+	}
+	if item.Step != "confirm_note" {
+		t.Fatalf("second pause at step %q, want confirm_note", item.Step)
+	}
+	if !item.Skippable {
+		t.Fatal("second pause: confirm_note is not skippable, want skippable")
+	}
+	if res.Reason != contract.ReasonApprovalAfterChange {
+		t.Fatalf("second pause: reason %s, want %s", res.Reason, contract.ReasonApprovalAfterChange)
 	}
 	return res
 }
@@ -61,28 +76,54 @@ func TestSkipWhileGuardHolds(t *testing.T) {
 	s := serveSkippable(t)
 	res := s.pausedAtCheck(t, "skip", "AB-1234")
 	item, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionSkip, By: "Dr Ada", Channel: "cli"})
-	if err != nil || item.State != attention.Skipped {
-		t.Fatalf("skip: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("skip: %v", err)
+	}
+	if item.State != attention.Skipped {
+		t.Fatalf("skip: item state %s, want %s", item.State, attention.Skipped)
 	}
 	waiting, err := s.c.GetRun(ctx, res.RunID, 0)
-	if err != nil || waiting.Reason != contract.ReasonSkipAwaitingCaller {
-		t.Fatalf("after the skip: %+v, %v", waiting, err)
+	if err != nil {
+		t.Fatalf("after the skip: %v", err)
+	}
+	if waiting.Reason != contract.ReasonSkipAwaitingCaller {
+		t.Fatalf("after the skip: reason %s, want %s", waiting.Reason, contract.ReasonSkipAwaitingCaller)
 	}
 	done := s.run(t, "skip", "AB-1234")
 	// The skipped check is the note_saved evidence; the job's outcome rule
 	// (missing_evidence: not_sure_if_saved) decides the outcome.
-	if done.Reason != contract.ReasonSkippedNotConfirmed || done.Outcome != contract.OutcomeNotSureIfSaved || done.Proof != contract.ProofSealed || len(done.Evidence) != 0 {
-		t.Fatalf("resumed: %+v", done)
+	if done.Reason != contract.ReasonSkippedNotConfirmed {
+		t.Errorf("resumed: reason %s, want %s", done.Reason, contract.ReasonSkippedNotConfirmed)
+	}
+	if done.Outcome != contract.OutcomeNotSureIfSaved {
+		t.Errorf("resumed: outcome %s, want %s", done.Outcome, contract.OutcomeNotSureIfSaved)
+	}
+	if done.Proof != contract.ProofSealed {
+		t.Errorf("resumed: proof %s, want %s", done.Proof, contract.ProofSealed)
+	}
+	if len(done.Evidence) != 0 {
+		t.Errorf("resumed: evidence %+v, want none", done.Evidence)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one appended before the skip", len(notes))
 	}
 	receipts, err := ledger.Open(s.host).ListReceipts(ctx)
-	if err != nil || len(receipts) != 1 || !slices.Equal(receipts[0].Record.Skipped, []string{"confirm_note"}) || receipts[0].Record.Reason != contract.ReasonSkippedNotConfirmed {
-		t.Fatalf("receipts: %+v, %v", receipts, err)
+	if err != nil {
+		t.Fatalf("receipts: %v", err)
 	}
-	if report, err := ledger.Open(s.host).VerifyReceipts(ctx); err != nil || !report.OK {
-		t.Fatalf("verify: %+v, %v", report, err)
+	if len(receipts) != 1 {
+		t.Fatalf("%d receipts, want 1", len(receipts))
+	}
+	if got := receipts[0].Record.Skipped; !slices.Equal(got, []string{"confirm_note"}) {
+		t.Errorf("receipt's skipped steps %q, want [confirm_note]", got)
+	}
+	if got := receipts[0].Record.Reason; got != contract.ReasonSkippedNotConfirmed {
+		t.Errorf("receipt's reason %s, want %s", got, contract.ReasonSkippedNotConfirmed)
+	}
+	if report, err := ledger.Open(s.host).VerifyReceipts(ctx); err != nil {
+		t.Fatalf("verify: %v", err)
+	} else if !report.OK {
+		t.Fatalf("verify: the receipts do not verify: %+v", report)
 	}
 }
 
@@ -97,12 +138,21 @@ func TestSkipRefusedWhenGuardNoLongerHolds(t *testing.T) {
 	out := s.run(t, "closed", "CD-5678")
 	// The guard the skip depends on failed when the run reached it again:
 	// nothing was skipped, and a note was already appended.
-	if out.Reason != contract.ReasonNotConfirmed || out.Proof != contract.ProofSealed {
-		t.Fatalf("resumed with the guard failing: %+v", out)
+	if out.Reason != contract.ReasonNotConfirmed {
+		t.Errorf("resumed with the guard failing: reason %s, want %s", out.Reason, contract.ReasonNotConfirmed)
+	}
+	if out.Proof != contract.ProofSealed {
+		t.Errorf("resumed with the guard failing: proof %s, want %s", out.Proof, contract.ProofSealed)
 	}
 	receipts, err := ledger.Open(s.host).ListReceipts(ctx)
-	if err != nil || len(receipts) != 1 || len(receipts[0].Record.Skipped) != 0 {
-		t.Fatalf("receipts: %+v, %v", receipts, err)
+	if err != nil {
+		t.Fatalf("receipts: %v", err)
+	}
+	if len(receipts) != 1 {
+		t.Fatalf("%d receipts, want 1", len(receipts))
+	}
+	if got := receipts[0].Record.Skipped; len(got) != 0 {
+		t.Errorf("receipt's skipped steps %q, want none", got)
 	}
 }
 
@@ -117,8 +167,11 @@ func closeRecord(t *testing.T, dir, ref string) {
 	var st struct {
 		Records map[string]map[string]any `json:"records"`
 	}
-	if err := json.Unmarshal(b, &st); err != nil || st.Records[ref] == nil {
+	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatalf("sandbox state: %v", err)
+	}
+	if st.Records[ref] == nil {
+		t.Fatalf("sandbox state has no record %s", ref)
 	}
 	st.Records[ref]["status"] = sandbox.StatusClosed
 	if b, err = json.Marshal(st); err != nil {
@@ -139,8 +192,11 @@ func TestSkipRefusedOnUndeclaredStep(t *testing.T) {
 	}
 	item, _ := s.c.AttentionItem(ctx, res.AttentionID)
 	again := s.run(t, "undeclared", "AB-1234")
-	if item.State != attention.Open || again.Reason != contract.ReasonApprovalRequired {
-		t.Fatalf("a refused skip changed something: %+v, %+v", item, again)
+	if item.State != attention.Open {
+		t.Errorf("after a refused skip: item state %s, want %s", item.State, attention.Open)
+	}
+	if again.Reason != contract.ReasonApprovalRequired {
+		t.Errorf("after a refused skip: reason %s, want %s", again.Reason, contract.ReasonApprovalRequired)
 	}
 }
 
@@ -157,16 +213,40 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 		}
 	}
 	item, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text})
-	if err != nil || item.State != attention.Open || item.TeachRequests != 1 || item.DecidedAt != nil {
-		t.Fatalf("teach: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("teach: %v", err)
+	}
+	if item.State != attention.Open {
+		t.Errorf("teach: item state %s, want %s", item.State, attention.Open)
+	}
+	if item.TeachRequests != 1 {
+		t.Errorf("teach: %d teach requests, want 1", item.TeachRequests)
+	}
+	if item.DecidedAt != nil {
+		t.Errorf("teach: decided at %v, want not decided", item.DecidedAt)
 	}
 	again := s.run(t, "teach", "AB-1234")
-	if again.Reason != contract.ReasonApprovalRequired || again.AttentionID != res.AttentionID {
-		t.Fatalf("the pause changed: %+v", again)
+	if again.Reason != contract.ReasonApprovalRequired {
+		t.Errorf("after teach: reason %s, want %s", again.Reason, contract.ReasonApprovalRequired)
+	}
+	if again.AttentionID != res.AttentionID {
+		t.Errorf("after teach: attention id %q, want the same %q", again.AttentionID, res.AttentionID)
 	}
 	reqs, err := coordinator.AttentionRecords(s.host).TeachRequestsFor(ctx, res.AttentionID)
-	if err != nil || len(reqs) != 1 || reqs[0].Request.Text != text || reqs[0].Request.RunID != res.RunID || reqs[0].Request.Step != "append_note" {
-		t.Fatalf("teach requests: %+v, %v", reqs, err)
+	if err != nil {
+		t.Fatalf("teach requests: %v", err)
+	}
+	if len(reqs) != 1 {
+		t.Fatalf("%d teach requests, want 1: %+v", len(reqs), reqs)
+	}
+	if got := reqs[0].Request; got.Text != text {
+		t.Errorf("teach request text %q, want %q", got.Text, text)
+	}
+	if got := reqs[0].Request; got.RunID != res.RunID {
+		t.Errorf("teach request run %q, want %q", got.RunID, res.RunID)
+	}
+	if got := reqs[0].Request; got.Step != "append_note" {
+		t.Errorf("teach request step %q, want append_note", got.Step)
 	}
 	if err := coordinator.CheckTeachRequests(ctx, s.host, reqs); err != nil {
 		t.Fatalf("a recorded request does not verify: %v", err)
@@ -179,8 +259,11 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	// The calling agent's views carry a count, never the text.
 	items, _ := s.c.NeedsAttention(ctx)
 	shown, _ := json.Marshal(items)
-	if strings.Contains(string(shown), "ward before") || !strings.Contains(string(shown), `"teach_requests":1`) {
-		t.Fatalf("attention list as the agent sees it: %s", shown)
+	if strings.Contains(string(shown), "ward before") {
+		t.Errorf("attention list as the agent sees it carries the teach text: %s", shown)
+	}
+	if !strings.Contains(string(shown), `"teach_requests":1`) {
+		t.Errorf("attention list as the agent sees it has no teach_requests count of 1: %s", shown)
 	}
 	for i := 1; i < attention.MaxTeachPerItem; i++ {
 		if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text}); err != nil {

@@ -144,8 +144,11 @@ func runOverMCP(t *testing.T, ctx context.Context, cs *mcp.ClientSession, reques
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 		"workflow": "append_triage_note", "request_id": requestID, "inputs": inputs("AB-1234"), "wait_seconds": 60}})
-	if err != nil || res.IsError {
-		t.Fatalf("run_workflow: %v %+v", err, res)
+	if err != nil {
+		t.Fatalf("run_workflow: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("run_workflow answered an error: %+v", res.Content)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out shownResult
@@ -179,8 +182,10 @@ func assertNoPlanted(t *testing.T, home string, texts ...string) {
 		t.Fatal(err)
 	}
 	for i, s := range texts {
-		if strings.Contains(s, "QPLANT-7f3a") || strings.Contains(s, plantedAnswer) {
-			t.Errorf("output %d holds the question or the answer:\n%s", i, s)
+		for _, p := range []string{"QPLANT-7f3a", plantedAnswer} {
+			if strings.Contains(s, p) {
+				t.Errorf("output %d holds %q:\n%s", i, p, s)
+			}
 		}
 	}
 }
@@ -216,16 +221,27 @@ func TestEffectQuestionForwarded(t *testing.T) {
 		})
 		res, raw := runOverMCP(t, ctx, cs, "q-"+tc.action)
 		outputs = append(outputs, raw)
-		if res.Outcome != tc.outcome || res.Reason != tc.reason {
-			t.Fatalf("%s: %s, want %s/%s", tc.action, raw, tc.outcome, tc.reason)
+		if res.Outcome != tc.outcome {
+			t.Fatalf("%s: outcome %s, want %s (%s)", tc.action, res.Outcome, tc.outcome, raw)
 		}
-		if len(asked) != 1 || !strings.Contains(asked[0], `connection "records"`) || !strings.Contains(asked[0], `capability "records.note.append"`) || !strings.Contains(asked[0], plantedQuestion) {
-			t.Fatalf("%s: the person was asked %q", tc.action, asked)
+		if res.Reason != tc.reason {
+			t.Fatalf("%s: reason %s, want %s (%s)", tc.action, res.Reason, tc.reason, raw)
+		}
+		if len(asked) != 1 {
+			t.Fatalf("%s: the person was asked %d times, want once: %q", tc.action, len(asked), asked)
+		}
+		for _, part := range []string{`connection "records"`, `capability "records.note.append"`, plantedQuestion} {
+			if !strings.Contains(asked[0], part) {
+				t.Errorf("%s: the person was asked %q, want it to hold %q", tc.action, asked[0], part)
+			}
 		}
 	}
 	items, err := c.NeedsAttention(ctx)
-	if err != nil || len(items) != 0 {
-		t.Fatalf("open items after the answers: %v %+v", err, items)
+	if err != nil {
+		t.Fatalf("open items after the answers: %v", err)
+	}
+	if len(items) != 0 {
+		t.Fatalf("%d open items after the answers, want none: %+v", len(items), items)
 	}
 	all, err := coordinator.AttentionRecords(h.Open()).List(ctx, true)
 	if err != nil {
@@ -233,8 +249,20 @@ func TestEffectQuestionForwarded(t *testing.T) {
 	}
 	var actions []string
 	for _, it := range all {
-		if it.Kind != attention.KindDownstreamQuestion || it.State != attention.Answered || it.AnswerDigest == "" || it.MessageDigest == "" || it.Connection != "records" {
-			t.Fatalf("item %+v", it)
+		if it.Kind != attention.KindDownstreamQuestion {
+			t.Errorf("item %s: kind %s, want %s", it.ID, it.Kind, attention.KindDownstreamQuestion)
+		}
+		if it.State != attention.Answered {
+			t.Errorf("item %s: state %s, want %s", it.ID, it.State, attention.Answered)
+		}
+		if it.AnswerDigest == "" {
+			t.Errorf("item %s: no answer digest", it.ID)
+		}
+		if it.MessageDigest == "" {
+			t.Errorf("item %s: no message digest", it.ID)
+		}
+		if it.Connection != "records" {
+			t.Errorf("item %s: connection %q, want records", it.ID, it.Connection)
 		}
 		actions = append(actions, it.AnswerAction)
 		b, _ := json.Marshal(it)
@@ -263,14 +291,29 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 	defer cancel()
 	cs := connectPerson(t, ctx, c, nil)
 	res, raw := runOverMCP(t, ctx, cs, "q-unanswered")
-	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestion || res.AttentionID == "" {
-		t.Fatalf("paused: %s", raw)
+	if res.Outcome != contract.OutcomeNeedsReview {
+		t.Fatalf("paused: outcome %s, want %s (%s)", res.Outcome, contract.OutcomeNeedsReview, raw)
+	}
+	if res.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("paused: reason %s, want %s (%s)", res.Reason, contract.ReasonDownstreamQuestion, raw)
+	}
+	if res.AttentionID == "" {
+		t.Fatalf("paused: no attention id (%s)", raw)
 	}
 	outputs := []string{raw}
 	cli := h.Open()
 	shown, err := coordinator.AttentionRecords(cli).ShowQuestion(ctx, res.AttentionID)
-	if err != nil || shown.Message != plantedQuestion || shown.Connection != "records" || !strings.Contains(string(shown.Schema), `"ward"`) {
-		t.Fatalf("shown on the host: %v %+v", err, shown)
+	if err != nil {
+		t.Fatalf("shown on the host: %v", err)
+	}
+	if shown.Message != plantedQuestion {
+		t.Errorf("shown on the host: message %q, want %q", shown.Message, plantedQuestion)
+	}
+	if shown.Connection != "records" {
+		t.Errorf("shown on the host: connection %q, want records", shown.Connection)
+	}
+	if !strings.Contains(string(shown.Schema), `"ward"`) {
+		t.Errorf("shown on the host: schema %s, want the field \"ward\"", shown.Schema)
 	}
 	if _, err := coordinator.DecideAttention(ctx, cli, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionStillWaiting) {
 		t.Fatalf("reject while the app waits: %v", err)
@@ -282,8 +325,17 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 		c2 := openQuestionCoordinator(t, h, operator)
 		got, err := c2.GetRun(ctx, res.RunID, 0)
 		c2.Close()
-		if err != nil || got.Outcome != contract.OutcomeNeedsReview || got.Reason != contract.ReasonDownstreamQuestionUnanswered || got.AttentionID != res.AttentionID {
-			t.Fatalf("open %d: %v %+v", i, err, got)
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if got.Outcome != contract.OutcomeNeedsReview {
+			t.Fatalf("open %d: outcome %s, want %s", i, got.Outcome, contract.OutcomeNeedsReview)
+		}
+		if got.Reason != contract.ReasonDownstreamQuestionUnanswered {
+			t.Fatalf("open %d: reason %s, want %s", i, got.Reason, contract.ReasonDownstreamQuestionUnanswered)
+		}
+		if got.AttentionID != res.AttentionID {
+			t.Fatalf("open %d: attention id %q, want %q", i, got.AttentionID, res.AttentionID)
 		}
 		b, _ := json.Marshal(got)
 		outputs = append(outputs, string(b))
@@ -295,18 +347,33 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 		t.Fatalf("approve of a question: %v", err)
 	}
 	item, err := coordinator.DecideAttention(ctx, cli, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"})
-	if err != nil || item.State != attention.Closed {
-		t.Fatalf("reject: %v %+v", err, item)
+	if err != nil {
+		t.Fatalf("reject: %v", err)
+	}
+	if item.State != attention.Closed {
+		t.Fatalf("reject: item state %s, want %s", item.State, attention.Closed)
 	}
 	c3 := openQuestionCoordinator(t, h, operator)
 	defer c3.Close()
 	got, err := c3.GetRun(ctx, res.RunID, 0)
-	if err != nil || got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed || got.Proof != contract.ProofSealed {
-		t.Fatalf("after the decision: %v %+v", err, got)
+	if err != nil {
+		t.Fatalf("after the decision: %v", err)
+	}
+	if got.Outcome != contract.OutcomeNotSureIfSaved {
+		t.Errorf("after the decision: outcome %s, want %s", got.Outcome, contract.OutcomeNotSureIfSaved)
+	}
+	if got.Reason != contract.ReasonDownstreamQuestionClosed {
+		t.Errorf("after the decision: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestionClosed)
+	}
+	if got.Proof != contract.ProofSealed {
+		t.Errorf("after the decision: proof %s, want %s", got.Proof, contract.ProofSealed)
 	}
 	receipts, err := ledger.Open(cli).ListReceipts(ctx)
-	if err != nil || len(receipts) == 0 {
-		t.Fatalf("receipts: %v %d", err, len(receipts))
+	if err != nil {
+		t.Fatalf("receipts: %v", err)
+	}
+	if len(receipts) == 0 {
+		t.Fatal("no receipts after the decision")
 	}
 	b, _ := json.Marshal(receipts)
 	c3.Close()
@@ -336,12 +403,27 @@ func TestEffectQuestionAnsweredOnHost(t *testing.T) {
 		}
 	}
 	item, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops")
-	if err != nil || item.State != attention.Answered || item.AnswerAction != "accept" || item.DecidedBy != "ops" {
-		t.Fatalf("answer: %v %+v", err, item)
+	if err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	if item.State != attention.Answered {
+		t.Errorf("answer: item state %s, want %s", item.State, attention.Answered)
+	}
+	if item.AnswerAction != "accept" {
+		t.Errorf("answer: action %q, want accept", item.AnswerAction)
+	}
+	if item.DecidedBy != "ops" {
+		t.Errorf("answer: decided by %q, want ops", item.DecidedBy)
 	}
 	got, err := c.GetRun(ctx, res.RunID, time.Minute)
-	if err != nil || got.Outcome != contract.OutcomeDone || got.Reason != contract.ReasonVerified {
-		t.Fatalf("after the answer: %v %+v", err, got)
+	if err != nil {
+		t.Fatalf("after the answer: %v", err)
+	}
+	if got.Outcome != contract.OutcomeDone {
+		t.Errorf("after the answer: outcome %s, want %s", got.Outcome, contract.OutcomeDone)
+	}
+	if got.Reason != contract.ReasonVerified {
+		t.Errorf("after the answer: reason %s, want %s", got.Reason, contract.ReasonVerified)
 	}
 	if _, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "cancel"}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
 		t.Fatalf("a second answer: %v", err)
@@ -363,8 +445,11 @@ func TestEffectQuestionLapsed(t *testing.T) {
 	ctx := context.Background()
 	run := func(id string) *coordinator.Result {
 		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: id, Inputs: inputs("AB-1234"), Wait: time.Minute})
-		if err != nil || res.Reason != contract.ReasonDownstreamQuestion {
-			t.Fatalf("%s: %v %+v", id, err, res)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if res.Reason != contract.ReasonDownstreamQuestion {
+			t.Fatalf("%s: reason %s, want %s", id, res.Reason, contract.ReasonDownstreamQuestion)
 		}
 		// While the question waits, the run reads downstream_question at
 		// once; once it lapses, the app's answer decides.
@@ -377,14 +462,19 @@ func TestEffectQuestionLapsed(t *testing.T) {
 		return res
 	}
 	if res := run("lapse-done"); res.Outcome != contract.OutcomeDone {
-		t.Fatalf("the app went on after cancel: %+v", res)
-	} else if it, err := c.AttentionItem(ctx, res.AttentionID); err != nil || it.State != attention.Lapsed {
-		t.Fatalf("item: %v %+v", err, it)
+		t.Fatalf("the app went on after cancel: outcome %s, want %s", res.Outcome, contract.OutcomeDone)
+	} else if it, err := c.AttentionItem(ctx, res.AttentionID); err != nil {
+		t.Fatalf("item: %v", err)
+	} else if it.State != attention.Lapsed {
+		t.Fatalf("item state %s, want %s", it.State, attention.Lapsed)
 	}
 	cancelFails.Store(true)
 	res := run("lapse-unknown")
-	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestionUnanswered {
-		t.Fatalf("the app's error after cancel: %+v", res)
+	if res.Outcome != contract.OutcomeNeedsReview {
+		t.Fatalf("the app's error after cancel: outcome %s, want %s", res.Outcome, contract.OutcomeNeedsReview)
+	}
+	if res.Reason != contract.ReasonDownstreamQuestionUnanswered {
+		t.Fatalf("the app's error after cancel: reason %s, want %s", res.Reason, contract.ReasonDownstreamQuestionUnanswered)
 	}
 	if _, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionEscalate, By: "ops", Channel: "cli"}); err != nil {
 		t.Fatal(err)
@@ -392,11 +482,17 @@ func TestEffectQuestionLapsed(t *testing.T) {
 	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Reason != contract.ReasonEscalated {
 		t.Fatalf("escalated: %+v", got)
 	}
-	if it, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); err != nil || it.State != attention.Closed {
-		t.Fatalf("reject: %v %+v", err, it)
+	if it, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "ops", Channel: "cli"}); err != nil {
+		t.Fatalf("reject: %v", err)
+	} else if it.State != attention.Closed {
+		t.Fatalf("reject: item state %s, want %s", it.State, attention.Closed)
 	}
-	if got, _ := c.GetRun(ctx, res.RunID, 0); got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed {
-		t.Fatalf("closed: %+v", got)
+	got, _ := c.GetRun(ctx, res.RunID, 0)
+	if got.Outcome != contract.OutcomeNotSureIfSaved {
+		t.Errorf("closed: outcome %s, want %s", got.Outcome, contract.OutcomeNotSureIfSaved)
+	}
+	if got.Reason != contract.ReasonDownstreamQuestionClosed {
+		t.Errorf("closed: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestionClosed)
 	}
 }
 
@@ -417,8 +513,10 @@ func TestEffectQuestionDecideTool(t *testing.T) {
 		t.Fatalf("paused: %+v", res)
 	}
 	args := map[string]any{contract.ArgAttentionID: res.AttentionID, contract.ArgDecision: contract.DecisionApprove}
-	if out, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolDecide, Arguments: args}); err != nil || !out.IsError {
-		t.Fatalf("decide without elicitation: %v %+v", err, out)
+	if out, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolDecide, Arguments: args}); err != nil {
+		t.Fatalf("decide without elicitation: %v", err)
+	} else if !out.IsError {
+		t.Fatalf("decide without elicitation answered no error: %+v", out)
 	} else if b, _ := json.Marshal(out.Content); !strings.Contains(string(b), "question_needs_person") {
 		t.Fatalf("decide without elicitation answered %s", b)
 	}
@@ -428,16 +526,28 @@ func TestEffectQuestionDecideTool(t *testing.T) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, nil
 	})
 	out, err := person.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolDecide, Arguments: args})
-	if err != nil || out.IsError {
-		t.Fatalf("decide: %v %+v", err, out)
+	if err != nil {
+		t.Fatalf("decide: %v", err)
+	}
+	if out.IsError {
+		t.Fatalf("decide answered an error: %+v", out.Content)
 	}
 	raw, _ := json.Marshal(out.StructuredContent)
-	if !strings.Contains(string(raw), `"state":"answered"`) || len(asked) != 1 || !strings.Contains(asked[0], plantedQuestion) {
-		t.Fatalf("decide answered %s; the person was asked %q", raw, asked)
+	if !strings.Contains(string(raw), `"state":"answered"`) {
+		t.Errorf("decide answered %s, want state answered", raw)
+	}
+	if len(asked) != 1 {
+		t.Fatalf("the person was asked %d times, want once: %q", len(asked), asked)
+	}
+	if !strings.Contains(asked[0], plantedQuestion) {
+		t.Errorf("the person was asked %q, want the app's question %q", asked[0], plantedQuestion)
 	}
 	got, err := c.GetRun(ctx, res.RunID, time.Minute)
-	if err != nil || got.Outcome != contract.OutcomeDone {
-		t.Fatalf("after the answer: %v %+v", err, got)
+	if err != nil {
+		t.Fatalf("after the answer: %v", err)
+	}
+	if got.Outcome != contract.OutcomeDone {
+		t.Errorf("after the answer: outcome %s, want %s (reason %s)", got.Outcome, contract.OutcomeDone, got.Reason)
 	}
 	c.Close()
 	assertNoPlanted(t, h.Home, string(raw), operator.String())

@@ -68,12 +68,19 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 	}
 	for i, c := range cases {
 		res := s.run(t, fmt.Sprintf("req-%d", i), c.record)
-		if res.Outcome != c.outcome || res.Reason != c.reason || res.Proof != contract.ProofSealed || res.ReceiptDigest == "" {
-			t.Fatalf("%s: %+v, want %s/%s sealed", c.record, res, c.outcome, c.reason)
+		wantResult(t, c.record, res, c.outcome, c.reason)
+		if res.Proof != contract.ProofSealed {
+			t.Fatalf("%s: proof %s, want %s", c.record, res.Proof, contract.ProofSealed)
+		}
+		if res.ReceiptDigest == "" {
+			t.Fatalf("%s: no receipt digest", c.record)
 		}
 		info, _ := c.reason.Info()
-		if res.SafeToRetry != info.SafeToRetry || res.WhatHappened != info.WhatHappened {
-			t.Fatalf("%s: copy is not the reason's fixed copy: %+v", c.record, res)
+		if res.SafeToRetry != info.SafeToRetry {
+			t.Fatalf("%s: safe to retry %v, want the reason's fixed %v", c.record, res.SafeToRetry, info.SafeToRetry)
+		}
+		if res.WhatHappened != info.WhatHappened {
+			t.Fatalf("%s: what happened %q, want the reason's fixed copy %q", c.record, res.WhatHappened, info.WhatHappened)
 		}
 		notes, _ := sandbox.Notes(sandbox.Dir(s.Home), c.record)
 		if len(notes) != c.notes {
@@ -84,8 +91,14 @@ func TestSandboxCasesGiveEachOutcome(t *testing.T) {
 		}
 	}
 	report, err := ledger.Open(s.host).VerifyReceipts(context.Background())
-	if err != nil || !report.OK || report.Receipts != len(cases) {
-		t.Fatalf("receipts: %+v, %v", report, err)
+	if err != nil {
+		t.Fatalf("receipts: %v", err)
+	}
+	if !report.OK {
+		t.Errorf("receipts do not verify: %+v", report)
+	}
+	if report.Receipts != len(cases) {
+		t.Errorf("%d receipts, want %d", report.Receipts, len(cases))
 	}
 }
 
@@ -93,31 +106,50 @@ func TestRequestIDReplayConflictAndRetry(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	first := s.run(t, "once", "AB-1234")
 	again := s.run(t, "once", "AB-1234")
-	if first.Outcome != contract.OutcomeDone || !again.Replayed || again.RunID != first.RunID || again.ReceiptDigest != first.ReceiptDigest {
-		t.Fatalf("replay: %+v then %+v", first, again)
+	if first.Outcome != contract.OutcomeDone {
+		t.Fatalf("first run: outcome %s (reason %s), want %s", first.Outcome, first.Reason, contract.OutcomeDone)
+	}
+	if !again.Replayed {
+		t.Errorf("the same request again was not replayed: %+v", again)
+	}
+	if again.RunID != first.RunID {
+		t.Errorf("replay: run %q, want the first's %q", again.RunID, first.RunID)
+	}
+	if again.ReceiptDigest != first.ReceiptDigest {
+		t.Errorf("replay: receipt %q, want the first's %q", again.ReceiptDigest, first.ReceiptDigest)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("a replay wrote again: %d notes", len(notes))
 	}
 	conflict := s.run(t, "once", "CD-5678")
-	if conflict.Reason != contract.ReasonRequestIDConflict || conflict.Outcome != contract.OutcomeDidNotRun || conflict.SafeToRetry {
-		t.Fatalf("conflict: %+v", conflict)
+	wantResult(t, "conflict", conflict, contract.OutcomeDidNotRun, contract.ReasonRequestIDConflict)
+	if conflict.SafeToRetry {
+		t.Errorf("conflict: safe to retry, want not")
 	}
 	// Offline proves nothing was written: the same request may try again,
 	// at most MaxAttempts times.
 	var last *coordinator.Result
 	for i := 1; i <= coordinator.MaxAttempts+1; i++ {
 		last = s.run(t, "offline", "OF-0002")
-		if i <= coordinator.MaxAttempts && (last.Attempt != i || last.Reason != contract.ReasonAppOffline) {
-			t.Fatalf("attempt %d: %+v", i, last)
+		if i > coordinator.MaxAttempts {
+			continue
+		}
+		if last.Attempt != i {
+			t.Fatalf("attempt %d: the result counts attempt %d", i, last.Attempt)
+		}
+		if last.Reason != contract.ReasonAppOffline {
+			t.Fatalf("attempt %d: reason %s, want %s", i, last.Reason, contract.ReasonAppOffline)
 		}
 	}
 	if last.Reason != contract.ReasonAttemptsExhausted {
 		t.Fatalf("after %d attempts: %+v", coordinator.MaxAttempts, last)
 	}
 	bad, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: json.RawMessage(`{"record_ref":"nope"}`), RequestID: "bad", Wait: time.Second})
-	if err != nil || bad.Reason != contract.ReasonInvalidInputs {
-		t.Fatalf("invalid inputs: %+v, %v", bad, err)
+	if err != nil {
+		t.Fatalf("invalid inputs: %v", err)
+	}
+	if bad.Reason != contract.ReasonInvalidInputs {
+		t.Fatalf("invalid inputs: reason %s, want %s", bad.Reason, contract.ReasonInvalidInputs)
 	}
 	if _, err := s.c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234")}); err == nil {
 		t.Fatal("a run without request_id was accepted")
@@ -132,15 +164,29 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, approvalRegistry())
 	res := s.run(t, "ask", "AB-1234")
-	if res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonApprovalRequired || res.AttentionID == "" {
-		t.Fatalf("paused: %+v", res)
+	wantResult(t, "paused", res, contract.OutcomeNeedsReview, contract.ReasonApprovalRequired)
+	if res.AttentionID == "" {
+		t.Fatal("paused: no attention id")
 	}
 	items, err := s.c.NeedsAttention(ctx)
-	if err != nil || len(items) != 1 || items[0].ID != res.AttentionID || items[0].Capability != "records.note.append" {
-		t.Fatalf("attention: %+v, %v", items, err)
+	if err != nil {
+		t.Fatalf("attention: %v", err)
 	}
-	if again := s.run(t, "ask", "AB-1234"); again.Reason != contract.ReasonApprovalRequired || !again.Replayed {
-		t.Fatalf("asking again before a decision: %+v", again)
+	if len(items) != 1 {
+		t.Fatalf("%d attention items, want 1: %+v", len(items), items)
+	}
+	if items[0].ID != res.AttentionID {
+		t.Errorf("attention item %q, want the run's %q", items[0].ID, res.AttentionID)
+	}
+	if items[0].Capability != "records.note.append" {
+		t.Errorf("attention item's capability %q, want records.note.append", items[0].Capability)
+	}
+	again := s.run(t, "ask", "AB-1234")
+	if again.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("asking again before a decision: reason %s, want %s", again.Reason, contract.ReasonApprovalRequired)
+	}
+	if !again.Replayed {
+		t.Fatalf("asking again before a decision was not replayed: %+v", again)
 	}
 	if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
@@ -149,8 +195,11 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 		t.Fatal("a decided item was decided again")
 	}
 	done := s.run(t, "ask", "AB-1234")
-	if done.Outcome != contract.OutcomeDone || done.RunID != res.RunID {
-		t.Fatalf("resumed: %+v", done)
+	if done.Outcome != contract.OutcomeDone {
+		t.Fatalf("resumed: outcome %s (reason %s), want %s", done.Outcome, done.Reason, contract.OutcomeDone)
+	}
+	if done.RunID != res.RunID {
+		t.Fatalf("resumed: run %q, want the paused %q", done.RunID, res.RunID)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes after approval, want 1", len(notes))
@@ -161,11 +210,18 @@ func TestApprovalPausesAndResumesWithoutRepeating(t *testing.T) {
 		t.Fatal(err)
 	}
 	rejected := s.run(t, "no", "CD-5678")
-	if rejected.Reason != contract.ReasonRejected || rejected.Proof != contract.ProofSealed {
-		t.Fatalf("rejected: %+v", rejected)
+	if rejected.Reason != contract.ReasonRejected {
+		t.Errorf("rejected: reason %s, want %s", rejected.Reason, contract.ReasonRejected)
 	}
-	if report, _ := ledger.Open(s.host).VerifyReceipts(ctx); !report.OK || report.Receipts != 2 {
-		t.Fatalf("receipts: %+v", report)
+	if rejected.Proof != contract.ProofSealed {
+		t.Errorf("rejected: proof %s, want %s", rejected.Proof, contract.ProofSealed)
+	}
+	report, _ := ledger.Open(s.host).VerifyReceipts(ctx)
+	if !report.OK {
+		t.Errorf("receipts do not verify: %+v", report)
+	}
+	if report.Receipts != 2 {
+		t.Errorf("%d receipts, want 2", report.Receipts)
 	}
 }
 
@@ -174,9 +230,7 @@ func TestPlanChangeRefusesTheEffect(t *testing.T) {
 	s := serve(t, resolve.StarterRegistry(hosttest.Name))
 	s.WriteRegistry(strings.Replace(resolve.StarterRegistry(hosttest.Name), "Read one record", "Read exactly one record", 1))
 	res := s.run(t, "changed", "AB-1234")
-	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonPlanChanged {
-		t.Fatalf("registry changed mid-session: %+v", res)
-	}
+	wantResult(t, "registry changed mid-session", res, contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 0 {
 		t.Fatal("a refused run wrote")
 	}

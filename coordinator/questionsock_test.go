@@ -116,8 +116,14 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 			defer c.Close()
 			ctx := context.Background()
 			res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", RequestID: "hostile", Inputs: inputs("AB-1234"), Wait: time.Minute})
-			if err != nil || res.Outcome != contract.OutcomeNeedsReview || res.Reason != contract.ReasonDownstreamQuestion {
-				t.Fatalf("paused: %v %+v", err, res)
+			if err != nil {
+				t.Fatalf("paused: %v", err)
+			}
+			if res.Outcome != contract.OutcomeNeedsReview {
+				t.Fatalf("paused: outcome %s, want %s", res.Outcome, contract.OutcomeNeedsReview)
+			}
+			if res.Reason != contract.ReasonDownstreamQuestion {
+				t.Fatalf("paused: reason %s, want %s", res.Reason, contract.ReasonDownstreamQuestion)
 			}
 
 			lines := readReport(t, report, "done")
@@ -126,8 +132,12 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 			level, err := connector.Enforcement(connector.Config{Command: "x", Confinement: profile})
 			hiddenHome := err == nil && level.Holds(confine.GuaranteeSocketFolders)
 			if hiddenHome {
-				if done := lines[len(lines)-1]; done.Attempt != "done" || !strings.HasPrefix(done.Reply, "hidden") {
-					t.Fatalf("a server with $OA_HOME hidden found a socket: %+v", lines)
+				done := lines[len(lines)-1]
+				if done.Attempt != "done" {
+					t.Fatalf("a server with $OA_HOME hidden: last attempt %q, want done: %+v", done.Attempt, lines)
+				}
+				if !strings.HasPrefix(done.Reply, "hidden") {
+					t.Fatalf("a server with $OA_HOME hidden found a socket: reply %q, want prefix hidden: %+v", done.Reply, lines)
 				}
 			} else {
 				var bare, signed *attempt
@@ -139,11 +149,23 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 						signed = &lines[i]
 					}
 				}
-				if bare == nil || bare.Socket != res.AttentionID+".sock" || !strings.Contains(bare.Reply, string(blocking.QuestionRequestRefused)) || !strings.Contains(bare.Reply, tc.why) {
-					t.Fatalf("the server's own answer was not refused: %+v", lines)
+				if bare == nil {
+					t.Fatalf("the server made no bare attempt: %+v", lines)
 				}
-				if signed == nil || tc.signed != !strings.HasPrefix(signed.Reply, "secret:") {
-					t.Fatalf("the server read the host's secret: %v, want %v: %+v", signed, tc.signed, lines)
+				if want := res.AttentionID + ".sock"; bare.Socket != want {
+					t.Errorf("the server's bare attempt went to socket %q, want %q", bare.Socket, want)
+				}
+				if !strings.Contains(bare.Reply, string(blocking.QuestionRequestRefused)) {
+					t.Errorf("the server's own answer was not refused: reply %q, want %s", bare.Reply, blocking.QuestionRequestRefused)
+				}
+				if !strings.Contains(bare.Reply, tc.why) {
+					t.Errorf("the server's own answer was refused with %q, want it to say %q", bare.Reply, tc.why)
+				}
+				if signed == nil {
+					t.Fatalf("the server made no signed attempt: %+v", lines)
+				}
+				if gotSecret := strings.HasPrefix(signed.Reply, "secret:"); gotSecret == tc.signed {
+					t.Fatalf("the server read the host's secret = %v (reply %q), want %v: %+v", gotSecret, signed.Reply, !tc.signed, lines)
 				}
 				if tc.signed && !strings.Contains(signed.Reply, string(blocking.QuestionRequestRefused)) {
 					t.Fatalf("the server's signed answer was not refused: %+v", signed)
@@ -151,19 +173,48 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 			}
 
 			it, err := c.AttentionItem(ctx, res.AttentionID)
-			if err != nil || it.State != attention.Open || it.DecidedBy != "" || it.AnswerAction != "" {
-				t.Fatalf("the item after the server's attempts: %v %+v", err, it)
+			if err != nil {
+				t.Fatalf("the item after the server's attempts: %v", err)
 			}
-			if got, err := c.GetRun(ctx, res.RunID, 0); err != nil || got.Outcome != contract.OutcomeNeedsReview || got.Reason != contract.ReasonDownstreamQuestion {
-				t.Fatalf("the run after the server's attempts: %v %+v", err, got)
+			if it.State != attention.Open {
+				t.Errorf("the item after the server's attempts: state %s, want %s", it.State, attention.Open)
 			}
-			if told := strings.Count(operator.String(), "question socket was refused"); hiddenHome && told != 0 || !hiddenHome && (told != 1 || !strings.Contains(operator.String(), string(blocking.QuestionRequestRefused))) {
-				t.Fatalf("the operator was told %d times (want %d):\n%s", told, map[bool]int{true: 0, false: 1}[hiddenHome], operator.String())
+			if it.DecidedBy != "" {
+				t.Errorf("the item after the server's attempts: decided by %q, want no one", it.DecidedBy)
+			}
+			if it.AnswerAction != "" {
+				t.Errorf("the item after the server's attempts: answered %q, want no answer", it.AnswerAction)
+			}
+			got, err := c.GetRun(ctx, res.RunID, 0)
+			if err != nil {
+				t.Fatalf("the run after the server's attempts: %v", err)
+			}
+			if got.Outcome != contract.OutcomeNeedsReview {
+				t.Errorf("the run after the server's attempts: outcome %s, want %s", got.Outcome, contract.OutcomeNeedsReview)
+			}
+			if got.Reason != contract.ReasonDownstreamQuestion {
+				t.Errorf("the run after the server's attempts: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestion)
+			}
+			told := strings.Count(operator.String(), "question socket was refused")
+			if hiddenHome && told != 0 {
+				t.Fatalf("the operator was told %d times of a refused socket, want none with $OA_HOME hidden:\n%s", told, operator.String())
+			}
+			if !hiddenHome && told != 1 {
+				t.Fatalf("the operator was told %d times of a refused socket, want once:\n%s", told, operator.String())
+			}
+			if !hiddenHome && !strings.Contains(operator.String(), string(blocking.QuestionRequestRefused)) {
+				t.Fatalf("the operator was not told the code %s:\n%s", blocking.QuestionRequestRefused, operator.String())
 			}
 
 			item, err := coordinator.AttentionRecords(h.Open()).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "accept", Content: map[string]any{"ward": "B-4"}}, "ops")
-			if err != nil || item.State != attention.Answered || item.DecidedBy != "ops" {
-				t.Fatalf("the person's answer: %v %+v", err, item)
+			if err != nil {
+				t.Fatalf("the person's answer: %v", err)
+			}
+			if item.State != attention.Answered {
+				t.Errorf("the person's answer: item state %s, want %s", item.State, attention.Answered)
+			}
+			if item.DecidedBy != "ops" {
+				t.Errorf("the person's answer: decided by %q, want ops", item.DecidedBy)
 			}
 			for _, a := range readReport(t, report, "elicit") {
 				if a.Attempt == "elicit" && a.Reply != "accept B-4" {
@@ -211,15 +262,24 @@ func TestQuestionSocketAuthenticates(t *testing.T) {
 		r := bufio.NewReader(conn)
 		var ch attention.QuestionChallenge
 		line, err := r.ReadBytes('\n')
-		if err != nil || json.Unmarshal(line, &ch) != nil || len(ch.Challenge) != attention.QuestionChallengeBytes {
-			t.Fatalf("challenge: %v %q", err, line)
+		if err != nil {
+			t.Fatalf("challenge: %v", err)
+		}
+		if err := json.Unmarshal(line, &ch); err != nil {
+			t.Fatalf("challenge %q: %v", line, err)
+		}
+		if len(ch.Challenge) != attention.QuestionChallengeBytes {
+			t.Fatalf("challenge of %d bytes, want %d", len(ch.Challenge), attention.QuestionChallengeBytes)
 		}
 		if err := json.NewEncoder(conn).Encode(send(ch.Challenge)); err != nil {
 			t.Fatal(err)
 		}
 		var reply attention.QuestionReply
-		if line, err = r.ReadBytes('\n'); err != nil || json.Unmarshal(line, &reply) != nil {
-			t.Fatalf("reply: %v %q", err, line)
+		if line, err = r.ReadBytes('\n'); err != nil {
+			t.Fatalf("reply: %v", err)
+		}
+		if err := json.Unmarshal(line, &reply); err != nil {
+			t.Fatalf("reply %q: %v", line, err)
 		}
 		return reply
 	}
@@ -248,20 +308,35 @@ func TestQuestionSocketAuthenticates(t *testing.T) {
 	// A good request made on its own connection, kept to be replayed on a
 	// later one: a show, which changes nothing.
 	show, _ := json.Marshal(attention.QuestionRequest{Op: "show"})
-	if reply := exchange(func(ch []byte) any {
+	reply := exchange(func(ch []byte) any {
 		replayed = attention.SignedQuestionRequest{Request: show, MAC: attention.QuestionMAC(secret, ch, id, show)}
 		return replayed
-	}); reply.Code != "" || reply.Question == nil || reply.Question.Message != plantedQuestion {
-		t.Fatalf("a signed show: %+v", reply)
+	})
+	if reply.Code != "" {
+		t.Fatalf("a signed show was refused: %s", reply.Code)
+	}
+	if reply.Question == nil {
+		t.Fatalf("a signed show answered no question: %+v", reply)
+	}
+	if reply.Question.Message != plantedQuestion {
+		t.Fatalf("a signed show answered the message %q, want %q", reply.Question.Message, plantedQuestion)
 	}
 	for _, tc := range cases {
 		reply := exchange(tc.send)
-		if reply.Code != blocking.QuestionRequestRefused || reply.Item != nil || reply.Question != nil {
-			t.Fatalf("%s: %+v", tc.name, reply)
+		if reply.Code != blocking.QuestionRequestRefused {
+			t.Fatalf("%s: code %q, want %s", tc.name, reply.Code, blocking.QuestionRequestRefused)
+		}
+		if reply.Item != nil {
+			t.Fatalf("%s: a refused request answered the item %+v", tc.name, reply.Item)
+		}
+		if reply.Question != nil {
+			t.Fatalf("%s: a refused request answered the question %+v", tc.name, reply.Question)
 		}
 	}
-	if it, err := c.AttentionItem(ctx, id); err != nil || it.State != attention.Open {
-		t.Fatalf("after the refused requests: %v %+v", err, it)
+	if it, err := c.AttentionItem(ctx, id); err != nil {
+		t.Fatalf("after the refused requests: %v", err)
+	} else if it.State != attention.Open {
+		t.Fatalf("after the refused requests: item state %s, want %s", it.State, attention.Open)
 	}
 	if strings.Count(operator.String(), "question socket was refused") != 1 {
 		t.Fatalf("the operator was not told once:\n%s", operator.String())
@@ -275,11 +350,19 @@ func TestQuestionSocketAuthenticates(t *testing.T) {
 	}
 
 	item, err := coordinator.AttentionRecords(h.Open()).AnswerQuestion(ctx, id, attention.Answer{Action: "accept", Content: map[string]any{"ward": plantedAnswer}}, "ops")
-	if err != nil || item.State != attention.Answered || item.DecidedBy != "ops" {
-		t.Fatalf("the person's answer: %v %+v", err, item)
+	if err != nil {
+		t.Fatalf("the person's answer: %v", err)
 	}
-	if got, err := c.GetRun(ctx, res.RunID, time.Minute); err != nil || got.Outcome != contract.OutcomeDone {
-		t.Fatalf("after the answer: %v %+v", err, got)
+	if item.State != attention.Answered {
+		t.Errorf("the person's answer: item state %s, want %s", item.State, attention.Answered)
+	}
+	if item.DecidedBy != "ops" {
+		t.Errorf("the person's answer: decided by %q, want ops", item.DecidedBy)
+	}
+	if got, err := c.GetRun(ctx, res.RunID, time.Minute); err != nil {
+		t.Fatalf("after the answer: %v", err)
+	} else if got.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: outcome %s, want %s (reason %s)", got.Outcome, contract.OutcomeDone, got.Reason)
 	}
 	c.Close()
 	assertNoPlanted(t, h.Home, operator.String())
