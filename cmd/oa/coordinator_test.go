@@ -77,9 +77,9 @@ func cliOK(t *testing.T, args ...string) string {
 func cliRefused(t *testing.T, code string, args ...string) (string, string) {
 	t.Helper()
 	out, errOut, status := runCLI(t, args...)
-	if status != 2 || !strings.Contains(errOut, code) {
-		t.Fatalf("oa %s: exit %d, want 2 with %s\n%s%s", strings.Join(args, " "), status, code, out, errOut)
-	}
+	what := "oa " + strings.Join(args, " ")
+	wantExit(t, what, status, 2, out, errOut)
+	wantHas(t, what, errOut, code)
 	return out, errOut
 }
 
@@ -96,37 +96,48 @@ func TestCoordinatorServeRevokedRelease(t *testing.T) {
 	h := coordinatorHost(t, false)
 	cliOK(t, "revoke", strings.SplitN(h.Ref, "@", 2)[1], "--reason", "withdrawn", "--as", "Dr Ada")
 	out, errOut := cliRefused(t, "admission_not_active", "coordinator", "serve", "--deployment", "clinic")
-	if out != "" || !strings.Contains(errOut, "revoked") {
-		t.Fatalf("serve of a revoked release: stdout %q stderr %q", out, errOut)
+	if out != "" {
+		t.Errorf("serve of a revoked release: stdout %q, want none", out)
 	}
+	wantHas(t, "serve of a revoked release", errOut, "revoked")
 }
 
 func TestAttentionCLI(t *testing.T) {
 	h := coordinatorHost(t, true)
 	c := openCoordinator(t, h)
 	paused := runClinic(t, c, "req-1", "AB-1234")
-	if paused.Reason != contract.ReasonApprovalRequired || paused.AttentionID == "" {
-		t.Fatalf("want a paused run: %+v", paused)
+	if paused.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("run reason = %q, want %q (a paused run)", paused.Reason, contract.ReasonApprovalRequired)
+	}
+	if paused.AttentionID == "" {
+		t.Fatalf("paused run has no attention id: %+v", paused)
 	}
 	second := runClinic(t, c, "req-2", "CD-5678")
 
 	var items []attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--json")), &items); err != nil || len(items) != 2 {
-		t.Fatalf("attention list --json: %v %+v", err, items)
+	wantJSON(t, "attention list --json", cliOK(t, "attention", "list", "--json"), &items)
+	if len(items) != 2 {
+		t.Fatalf("attention list --json: %d items, want 2: %+v", len(items), items)
 	}
 	text := cliOK(t, "attention", "list")
-	if !strings.Contains(text, paused.AttentionID) || !strings.Contains(text, "append_note") || strings.Contains(text, "Cough") {
-		t.Fatalf("attention list:\n%s", text)
-	}
-	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "records.note.append") || !strings.Contains(show, "open") {
-		t.Fatalf("attention show:\n%s", show)
-	}
+	wantHas(t, "attention list", text, paused.AttentionID, "append_note")
+	wantLacks(t, "attention list", text, "Cough")
+	wantHas(t, "attention show", cliOK(t, "attention", "show", paused.AttentionID), "records.note.append", "open")
 	cliRefused(t, "name the person deciding", "attention", "approve", paused.AttentionID)
 	cliRefused(t, "attention_unknown", "attention", "approve", "att-nope", "--as", "Dr Ada")
 	var it attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "approve", paused.AttentionID, "--as", "Dr Ada", "--json")), &it); err != nil ||
-		it.State != attention.Approved || it.DecidedBy != "Dr Ada" || it.Channel != "cli" {
-		t.Fatalf("attention approve: %v %+v", err, it)
+	wantJSON(t, "attention approve", cliOK(t, "attention", "approve", paused.AttentionID, "--as", "Dr Ada", "--json"), &it)
+	if it.State != attention.Approved {
+		t.Errorf("attention approve: state = %q, want %q", it.State, attention.Approved)
+	}
+	if it.DecidedBy != "Dr Ada" {
+		t.Errorf("attention approve: decided by %q, want Dr Ada", it.DecidedBy)
+	}
+	if it.Channel != "cli" {
+		t.Errorf("attention approve: channel = %q, want cli", it.Channel)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	cliRefused(t, "attention_decided", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
 	if res := runClinic(t, c, "req-1", "AB-1234"); res.Outcome != contract.OutcomeDone {
@@ -134,11 +145,13 @@ func TestAttentionCLI(t *testing.T) {
 	}
 	cliOK(t, "attention", "escalate", second.AttentionID, "--as", "Dr Ada")
 	cliOK(t, "attention", "reject", second.AttentionID, "--as", "Dr Bea")
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--json")), &items); err != nil || len(items) != 0 {
-		t.Fatalf("open items after deciding: %+v", items)
+	wantJSON(t, "attention list --json after deciding", cliOK(t, "attention", "list", "--json"), &items)
+	if len(items) != 0 {
+		t.Fatalf("open items after deciding: %d, want 0: %+v", len(items), items)
 	}
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "list", "--all", "--json")), &items); err != nil || len(items) != 2 {
-		t.Fatalf("attention list --all: %+v", items)
+	wantJSON(t, "attention list --all", cliOK(t, "attention", "list", "--all", "--json"), &items)
+	if len(items) != 2 {
+		t.Fatalf("attention list --all: %d items, want 2: %+v", len(items), items)
 	}
 }
 
@@ -158,19 +171,27 @@ func TestAttentionSkipAndTeachCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	var it attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text-file", file, "--json")), &it); err != nil ||
-		it.State != attention.Open || it.TeachRequests != 1 {
-		t.Fatalf("attention teach: %v %+v", err, it)
+	wantJSON(t, "attention teach", cliOK(t, "attention", "teach", paused.AttentionID, "--as", "Dr Ada", "--text-file", file, "--json"), &it)
+	if it.State != attention.Open {
+		t.Fatalf("attention teach: state = %q, want %q", it.State, attention.Open)
 	}
-	if show := cliOK(t, "attention", "show", paused.AttentionID); !strings.Contains(show, "Ask for the ward") || !strings.Contains(show, "teach") {
-		t.Fatalf("attention show does not give the operator the teach request:\n%s", show)
+	if it.TeachRequests != 1 {
+		t.Fatalf("attention teach: %d teach requests, want 1", it.TeachRequests)
 	}
+	wantHas(t, "attention show (the teach request)", cliOK(t, "attention", "show", paused.AttentionID), "Ask for the ward", "teach")
 	var shown struct {
 		State string                         `json:"state"`
 		Teach []attention.SignedTeachRequest `json:"teach"`
 	}
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "show", paused.AttentionID, "--json")), &shown); err != nil || shown.State != "open" || len(shown.Teach) != 1 || shown.Teach[0].Request.By != "Dr Ada" {
-		t.Fatalf("attention show --json: %v %+v", err, shown)
+	wantJSON(t, "attention show --json", cliOK(t, "attention", "show", paused.AttentionID, "--json"), &shown)
+	if shown.State != "open" {
+		t.Fatalf("attention show --json: state = %q, want open", shown.State)
+	}
+	if len(shown.Teach) != 1 {
+		t.Fatalf("attention show --json: %d teach requests, want 1: %+v", len(shown.Teach), shown.Teach)
+	}
+	if by := shown.Teach[0].Request.By; by != "Dr Ada" {
+		t.Fatalf("attention show --json: teach request by %q, want Dr Ada", by)
 	}
 	if res := runClinic(t, c, "req-1", "AB-1234"); res.Reason != contract.ReasonApprovalRequired {
 		t.Fatalf("the pause changed after a teach request: %+v", res)
@@ -187,19 +208,33 @@ func TestReceiptsCLI(t *testing.T) {
 		runClinic(t, c, "req-"+string(rune('a'+i)), record)
 	}
 	var report ledger.ChainReport
-	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "verify", "--json")), &report); err != nil || !report.OK || report.Receipts != 3 {
-		t.Fatalf("receipts verify --json: %v %+v", err, report)
+	wantJSON(t, "receipts verify --json", cliOK(t, "receipts", "verify", "--json"), &report)
+	if !report.OK {
+		t.Fatalf("receipts verify --json: ok = false, want true: %+v", report)
+	}
+	if report.Receipts != 3 {
+		t.Fatalf("receipts verify --json: %d receipts, want 3", report.Receipts)
 	}
 	var list []struct {
 		Digest string         `json:"digest"`
 		Record ledger.Receipt `json:"record"`
 	}
-	if err := json.Unmarshal([]byte(cliOK(t, "receipts", "list", "--json")), &list); err != nil || len(list) != 3 || list[1].Record.Prev != list[0].Digest || list[0].Record.Outcome != contract.OutcomeDone {
-		t.Fatalf("receipts list --json: %v %+v", err, list)
+	wantJSON(t, "receipts list --json", cliOK(t, "receipts", "list", "--json"), &list)
+	if len(list) != 3 {
+		t.Fatalf("receipts list --json: %d receipts, want 3: %+v", len(list), list)
 	}
-	if text := cliOK(t, "receipts", "list"); !strings.Contains(text, "app_offline") || strings.Contains(text, "Cough") {
-		t.Fatalf("receipts list:\n%s", text)
+	if list[1].Record.Prev != list[0].Digest {
+		t.Errorf("receipts list --json: second receipt's prev = %q, want the first's digest %q", list[1].Record.Prev, list[0].Digest)
 	}
+	if list[0].Record.Outcome != contract.OutcomeDone {
+		t.Errorf("receipts list --json: first outcome = %q, want %q", list[0].Record.Outcome, contract.OutcomeDone)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	text := cliOK(t, "receipts", "list")
+	wantHas(t, "receipts list", text, "app_offline")
+	wantLacks(t, "receipts list", text, "Cough")
 
 	// Someone with the database file drops the guard and changes receipt
 	// #2: verify names it.
@@ -220,12 +255,15 @@ func TestReceiptsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut := cliRefused(t, "receipt_chain_broken", "receipts", "verify")
-	if !strings.Contains(out, "receipt #2") || !strings.Contains(errOut, "#2") {
-		t.Fatalf("verify of a changed chain:\n%s%s", out, errOut)
-	}
+	wantHas(t, "verify of a changed chain (stdout)", out, "receipt #2")
+	wantHas(t, "verify of a changed chain (stderr)", errOut, "#2")
 	out, _ = cliRefused(t, "receipt_chain_broken", "receipts", "verify", "--json")
-	if err := json.Unmarshal([]byte(out), &report); err != nil || report.OK || report.FirstBroken != 2 {
-		t.Fatalf("receipts verify --json of a changed chain: %v %+v", err, report)
+	wantJSON(t, "receipts verify --json of a changed chain", out, &report)
+	if report.OK {
+		t.Errorf("receipts verify --json of a changed chain: ok = true, want false")
+	}
+	if report.FirstBroken != 2 {
+		t.Errorf("receipts verify --json of a changed chain: first broken = %d, want 2", report.FirstBroken)
 	}
 }
 
@@ -263,8 +301,14 @@ func TestCoordinatorInspectorCLI(t *testing.T) {
 	}
 	var names []string
 	for _, tool := range listed.Tools {
-		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
-			t.Errorf("%s: incomplete in the inspector's list", tool.Name)
+		if tool.Description == "" {
+			t.Errorf("%s: no description in the inspector's list", tool.Name)
+		}
+		if tool.InputSchema == nil {
+			t.Errorf("%s: no input schema in the inspector's list", tool.Name)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema in the inspector's list", tool.Name)
 		}
 		if !regexp.MustCompile(contract.ToolNamePattern).MatchString(tool.Name) {
 			t.Errorf("tool %q is not a name every MCP client accepts (%s)", tool.Name, contract.ToolNamePattern)
@@ -298,18 +342,23 @@ func TestCoordinatorServeSandboxMode(t *testing.T) {
 		var listed struct {
 			Mode string `json:"mode"`
 		}
+		if err != nil {
+			t.Fatalf("%s: list_workflows: %v", round, err)
+		}
 		b, _ := json.Marshal(res.StructuredContent)
-		if err != nil || json.Unmarshal(b, &listed) != nil || listed.Mode != coordinator.ModeSandbox {
-			t.Fatalf("%s: list_workflows: %v %s", round, err, b)
+		wantJSON(t, round+": list_workflows", string(b), &listed)
+		if listed.Mode != coordinator.ModeSandbox {
+			t.Fatalf("%s: list_workflows mode = %q, want %q", round, listed.Mode, coordinator.ModeSandbox)
 		}
 		run, err := session.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{
 			"workflow": "append_triage_note", "request_id": "sandbox-" + round,
 			"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "routine", "summary": "Sandbox mode note."},
 		}})
-		b, _ = json.Marshal(run.StructuredContent)
-		if err != nil || !strings.Contains(string(b), `"outcome":"done"`) {
-			t.Fatalf("%s: run_workflow: %v %s", round, err, b)
+		if err != nil {
+			t.Fatalf("%s: run_workflow: %v", round, err)
 		}
+		b, _ = json.Marshal(run.StructuredContent)
+		wantHas(t, round+": run_workflow", string(b), `"outcome":"done"`)
 		session.Close()
 		cancel()
 	}
