@@ -163,8 +163,11 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := cs.CallTool(ctx, params)
-				if err != nil || res.IsError {
-					b.Fatalf("records_read: %v %+v", err, res)
+				if err != nil {
+					b.Fatalf("records_read: %v", err)
+				}
+				if res.IsError {
+					b.Fatalf("records_read answered an error: %+v", res.Content)
 				}
 				var out struct {
 					Outcome contract.Outcome `json:"outcome"`
@@ -173,8 +176,14 @@ func BenchmarkRead(b *testing.B) {
 					} `json:"content"`
 				}
 				raw, _ := json.Marshal(res.StructuredContent)
-				if err := json.Unmarshal(raw, &out); err != nil || out.Outcome != contract.OutcomeDone || out.Content.Record != "AB-1234" {
-					b.Fatalf("records_read answered %s", raw)
+				if err := json.Unmarshal(raw, &out); err != nil {
+					b.Fatalf("records_read answered %s: %v", raw, err)
+				}
+				if out.Outcome != contract.OutcomeDone {
+					b.Fatalf("records_read: outcome %s, want %s: %s", out.Outcome, contract.OutcomeDone, raw)
+				}
+				if out.Content.Record != "AB-1234" {
+					b.Fatalf("records_read: record %q, want AB-1234", out.Content.Record)
 				}
 			}
 		})
@@ -185,14 +194,20 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := s.Call(ctx, "read_record", readArgs)
-				if err != nil || res.IsError {
-					b.Fatalf("read_record: %v %+v", err, res)
+				if err != nil {
+					b.Fatalf("read_record: %v", err)
+				}
+				if res.IsError {
+					b.Fatalf("read_record answered a tool error: %+v", res)
 				}
 				var out struct {
 					Record string `json:"record"`
 				}
-				if err := json.Unmarshal(res.Structured, &out); err != nil || out.Record != "AB-1234" {
-					b.Fatalf("read_record answered %s", res.Structured)
+				if err := json.Unmarshal(res.Structured, &out); err != nil {
+					b.Fatalf("read_record answered %s: %v", res.Structured, err)
+				}
+				if out.Record != "AB-1234" {
+					b.Fatalf("read_record: record %q, want AB-1234", out.Record)
 				}
 			}
 		})
@@ -210,12 +225,18 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				inv, err := s.Inventory(ctx)
-				if err != nil || inv.Digest != want.Digest {
+				if err != nil {
 					b.Fatalf("tools/list: %v", err)
 				}
+				if inv.Digest != want.Digest {
+					b.Fatalf("tools/list: inventory %s, want the verified %s", inv.Digest, want.Digest)
+				}
 				res, err := s.Call(ctx, "read_record", readArgs)
-				if err != nil || res.IsError {
-					b.Fatalf("read_record: %v %+v", err, res)
+				if err != nil {
+					b.Fatalf("read_record: %v", err)
+				}
+				if res.IsError {
+					b.Fatalf("read_record answered a tool error: %+v", res)
 				}
 			}
 		})
@@ -235,8 +256,12 @@ func BenchmarkRunSandboxJob(b *testing.B) {
 	for b.Loop() {
 		i++
 		res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("bench-%d", i), Wait: time.Minute})
-		if err != nil || res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified || res.ReceiptDigest == "" {
-			b.Fatalf("run %d: %+v, %v", i, res, err)
+		if err != nil {
+			b.Fatalf("run %d: %v", i, err)
+		}
+		wantResult(b, fmt.Sprintf("run %d", i), res, contract.OutcomeDone, contract.ReasonVerified)
+		if res.ReceiptDigest == "" {
+			b.Fatalf("run %d: no receipt digest", i)
 		}
 	}
 	cpu.report(b)
@@ -251,8 +276,11 @@ func BenchmarkCheckPlan(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		plan, err := d.c.CheckPlan(ctx)
-		if err != nil || plan == nil {
+		if err != nil {
 			b.Fatalf("check: %v", err)
+		}
+		if plan == nil {
+			b.Fatal("check: no plan")
 		}
 	}
 }
@@ -301,13 +329,23 @@ func benchConcurrentRuns(b *testing.B, n int) {
 			if errs[i] != nil {
 				b.Fatalf("round %d call %d: %v", round, i, errs[i])
 			}
-			if res.Outcome != contract.OutcomeDone || res.Reason != contract.ReasonVerified || res.Replayed || res.RequestID != fmt.Sprintf("c%d-%d", round, i) || res.Proof != contract.ProofSealed {
-				b.Fatalf("round %d call %d: %+v", round, i, res)
+			wantResult(b, fmt.Sprintf("round %d call %d", round, i), &res, contract.OutcomeDone, contract.ReasonVerified)
+			if res.Replayed {
+				b.Fatalf("round %d call %d: replayed, want a new run", round, i)
+			}
+			if want := fmt.Sprintf("c%d-%d", round, i); res.RequestID != want {
+				b.Fatalf("round %d call %d: request %q, want %q", round, i, res.RequestID, want)
+			}
+			if res.Proof != contract.ProofSealed {
+				b.Fatalf("round %d call %d: proof %s, want %s", round, i, res.Proof, contract.ProofSealed)
 			}
 			runs[res.RunID], receipts[res.ReceiptDigest] = true, true
 		}
-		if len(runs) != n || len(receipts) != n {
-			b.Fatalf("round %d: %d distinct runs and %d receipts for %d calls", round, len(runs), len(receipts), n)
+		if len(runs) != n {
+			b.Fatalf("round %d: %d distinct runs for %d calls", round, len(runs), n)
+		}
+		if len(receipts) != n {
+			b.Fatalf("round %d: %d distinct receipts for %d calls", round, len(receipts), n)
 		}
 	}
 	cpu.report(b)

@@ -21,7 +21,7 @@ var (
 // wantResult fails the test now unless res ended with outcome and reason,
 // naming the one that differs: the steps after a run depend on how it
 // ended.
-func wantResult(t *testing.T, what string, res *coordinator.Result, outcome contract.Outcome, reason contract.Reason) {
+func wantResult(t testing.TB, what string, res *coordinator.Result, outcome contract.Outcome, reason contract.Reason) {
 	t.Helper()
 	if res.Outcome != outcome {
 		t.Fatalf("%s: outcome %s (reason %s), want %s", what, res.Outcome, res.Reason, outcome)

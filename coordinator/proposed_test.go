@@ -35,8 +35,11 @@ func noteCountsEarlier(t *testing.T) func(dir string) {
 			`text:   "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary) + " (\\(len(steps.load_record.notes)) earlier)"`, 1)
 		out = strings.Replace(out, `if n.text == "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary) {n}`,
 			`if strings.HasPrefix(n.text, "[triage:\\(input.urgency)] " + strings.TrimSpace(input.summary)) {n}`, 1)
-		if strings.Count(out, "earlier") != 1 || !strings.Contains(out, "HasPrefix") {
-			t.Fatal("jobs.cue has no triage_note or note_on_record to edit")
+		if strings.Count(out, "earlier") != 1 {
+			t.Fatal("jobs.cue has no triage_note to edit")
+		}
+		if !strings.Contains(out, "HasPrefix") {
+			t.Fatal("jobs.cue has no note_on_record to edit")
 		}
 		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
@@ -48,8 +51,11 @@ func noteCountsEarlier(t *testing.T) func(dir string) {
 func proposedText(t *testing.T, s *served, id string) (text, digest string) {
 	t.Helper()
 	shown, err := coordinator.AttentionRecords(s.host).Show(context.Background(), id)
-	if err != nil || shown.Proposed == nil {
-		t.Fatalf("show %s: %+v, %v", id, shown, err)
+	if err != nil {
+		t.Fatalf("show %s: %v", id, err)
+	}
+	if shown.Proposed == nil {
+		t.Fatalf("show %s: no proposed call: %+v", id, shown)
 	}
 	var args struct{ Text string }
 	if err := json.Unmarshal(shown.Proposed.Call.Arguments, &args); err != nil {
@@ -96,31 +102,47 @@ func TestApprovalHoldsForTheCallApproved(t *testing.T) {
 	// Another run writes a note on the same record meanwhile.
 	other := s.run(t, "other", "AB-1234")
 	approve(other.AttentionID)
-	if res := s.run(t, "other", "AB-1234"); res.Outcome != contract.OutcomeDone || notes() != 1 {
-		t.Fatalf("the other run: %+v, %d notes", res, notes())
+	if res := s.run(t, "other", "AB-1234"); res.Outcome != contract.OutcomeDone {
+		t.Fatalf("the other run: outcome %s (reason %s), want %s", res.Outcome, res.Reason, contract.OutcomeDone)
+	}
+	if n := notes(); n != 1 {
+		t.Fatalf("after the other run: %d notes, want 1", n)
 	}
 
 	again := s.run(t, "first", "AB-1234")
-	if again.Outcome != contract.OutcomeNeedsReview || again.Reason != contract.ReasonApprovalRequired || again.AttentionID == "" || again.AttentionID == first.AttentionID {
-		t.Fatalf("resumed after the record changed: %+v (first item %s), want a new item", again, first.AttentionID)
+	wantResult(t, "resumed after the record changed", again, contract.OutcomeNeedsReview, contract.ReasonApprovalRequired)
+	if again.AttentionID == "" {
+		t.Fatal("resumed after the record changed: no attention id, want a new item")
+	}
+	if again.AttentionID == first.AttentionID {
+		t.Fatalf("resumed after the record changed: the first item %s again, want a new item", first.AttentionID)
 	}
 	if notes() != 1 {
 		t.Fatalf("%d notes: the approved note was written for another call", notes())
 	}
 	text, digest := proposedText(t, s, again.AttentionID)
-	if text != "[triage:soon] Persistent cough, three days. (1 earlier)" || digest == approvedDigest {
-		t.Fatalf("the new item proposes %q (%s; approved %s)", text, digest, approvedDigest)
+	if want := "[triage:soon] Persistent cough, three days. (1 earlier)"; text != want {
+		t.Fatalf("the new item proposes %q, want %q", text, want)
+	}
+	if digest == approvedDigest {
+		t.Fatalf("the new item's call digest %s is the approved one", digest)
 	}
 	if old, _ := s.c.AttentionItem(ctx, first.AttentionID); old.State != attention.Approved {
 		t.Fatalf("the first item: %+v", old)
 	}
 	approve(again.AttentionID)
-	if done := s.run(t, "first", "AB-1234"); done.Outcome != contract.OutcomeDone || notes() != 2 {
-		t.Fatalf("after approving the new call: %+v, %d notes", done, notes())
+	if done := s.run(t, "first", "AB-1234"); done.Outcome != contract.OutcomeDone {
+		t.Fatalf("after approving the new call: outcome %s (reason %s), want %s", done.Outcome, done.Reason, contract.OutcomeDone)
+	}
+	if n := notes(); n != 2 {
+		t.Fatalf("after approving the new call: %d notes, want 2", n)
 	}
 	got, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234")
-	if len(got) != 2 || got[1].Text != "[triage:soon] Persistent cough, three days. (1 earlier)" {
-		t.Fatalf("notes written: %+v, want the other run's, then the call approved second", got)
+	if len(got) != 2 {
+		t.Fatalf("%d notes written, want the other run's, then the call approved second: %+v", len(got), got)
+	}
+	if want := "[triage:soon] Persistent cough, three days. (1 earlier)"; got[1].Text != want {
+		t.Fatalf("second note %q, want the call approved second %q", got[1].Text, want)
 	}
 }
 
@@ -132,8 +154,20 @@ func TestProposedChangeOfThisDeployment(t *testing.T) {
 	s := serve(t, servetest.ApprovalRegistry())
 	a, b := s.run(t, "a", "AB-1234"), s.run(t, "b", "CD-5678")
 	p, err := s.c.ProposedChange(ctx, a.AttentionID)
-	if err != nil || p == nil || p.Call.Tool != "append_note" || !strings.Contains(string(p.Call.Arguments), "AB-1234") || p.Step != "append_note" {
-		t.Fatalf("proposed change: %+v, %v", p, err)
+	if err != nil {
+		t.Fatalf("proposed change: %v", err)
+	}
+	if p == nil {
+		t.Fatal("no proposed change")
+	}
+	if p.Call.Tool != "append_note" {
+		t.Errorf("proposed change calls %q, want append_note", p.Call.Tool)
+	}
+	if !strings.Contains(string(p.Call.Arguments), "AB-1234") {
+		t.Errorf("proposed change's arguments %s, want AB-1234 in them", p.Call.Arguments)
+	}
+	if p.Step != "append_note" {
+		t.Errorf("proposed change at step %q, want append_note", p.Step)
 	}
 	secret, err := os.ReadFile(filepath.Join(s.Home, ledger.SecretFile))
 	if err != nil {
