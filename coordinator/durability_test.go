@@ -90,18 +90,29 @@ func TestKilledDuringEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonInterrupted || got.SafeToRetry || got.Proof != contract.ProofSealed {
-		t.Fatalf("after the kill: %+v", got)
+	wantResult(t, "after the kill", got, contract.OutcomeNotSureIfSaved, contract.ReasonInterrupted)
+	if got.SafeToRetry {
+		t.Error("after the kill: safe to retry, want not")
+	}
+	if got.Proof != contract.ProofSealed {
+		t.Errorf("after the kill: proof %s, want %s", got.Proof, contract.ProofSealed)
 	}
 	again, _ := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("TO-0042"), RequestID: "durable", Wait: 10 * time.Second})
-	if !again.Replayed || again.Reason != contract.ReasonInterrupted {
-		t.Fatalf("asked again: %+v", again)
+	if !again.Replayed {
+		t.Errorf("asked again: not replayed: %+v", again)
+	}
+	if again.Reason != contract.ReasonInterrupted {
+		t.Errorf("asked again: reason %s, want %s", again.Reason, contract.ReasonInterrupted)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "TO-0042"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one the app saved before the kill", len(notes))
 	}
-	if report, _ := ledger.Open(s.host).VerifyReceipts(context.Background()); !report.OK || report.Receipts != 1 {
-		t.Fatalf("receipts: %+v", report)
+	report, _ := ledger.Open(s.host).VerifyReceipts(context.Background())
+	if !report.OK {
+		t.Errorf("receipts do not verify: %+v", report)
+	}
+	if report.Receipts != 1 {
+		t.Errorf("%d receipts, want 1", report.Receipts)
 	}
 }
 
@@ -112,16 +123,22 @@ func TestKilledWhilePaused(t *testing.T) {
 	s := serve(t, approvalRegistry())
 	killedMidRun(t, s, "AB-1234", func(run map[string]any) bool { return run["status"] == "paused" })
 	items, err := coordinator.AttentionRecords(s.host).List(context.Background(), false)
-	if err != nil || len(items) != 1 {
-		t.Fatalf("attention after the kill: %+v, %v", items, err)
+	if err != nil {
+		t.Fatalf("attention after the kill: %v", err)
+	}
+	if len(items) != 1 {
+		t.Fatalf("attention after the kill: %d items, want 1: %+v", len(items), items)
 	}
 	if _, err := coordinator.DecideAttention(context.Background(), s.host, attention.Decision{AttentionID: items[0].ID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	c := s.open(t)
 	got, err := c.Run(context.Background(), coordinator.RunRequest{Workflow: "append_triage_note", Inputs: inputs("AB-1234"), RequestID: "durable", Wait: 10 * time.Second})
-	if err != nil || got.Outcome != contract.OutcomeDone {
-		t.Fatalf("resumed after the kill: %+v, %v", got, err)
+	if err != nil {
+		t.Fatalf("resumed after the kill: %v", err)
+	}
+	if got.Outcome != contract.OutcomeDone {
+		t.Fatalf("resumed after the kill: outcome %s (reason %s), want %s", got.Outcome, got.Reason, contract.OutcomeDone)
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want 1", len(notes))

@@ -55,8 +55,12 @@ func TestDeletedRunRowIsRefusedNeverRepeated(t *testing.T) {
 				}
 			}
 			res := s.run(t, "dup-1", "AB-1234")
-			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.SafeToRetry || res.RunID != "" {
-				t.Fatalf("the same call after its run row was removed: %+v", res)
+			wantResult(t, "the same call after its run row was removed", res, contract.OutcomeDidNotRun, contract.ReasonHostRecordsDisagree)
+			if res.SafeToRetry {
+				t.Error("the same call after its run row was removed: safe to retry, want not")
+			}
+			if res.RunID != "" {
+				t.Errorf("the same call after its run row was removed: run %q, want none", res.RunID)
 			}
 			if n := coordtest.Notes(t, s.Home, "AB-1234"); n != 1 {
 				t.Fatalf("the note is on the record %d times, want once", n)
@@ -110,8 +114,9 @@ func TestUnsealableStoreRefusesBeforeTheEffect(t *testing.T) {
 			s.run(t, "r-2", "CD-5678")
 			tc.tamper(t, coordtest.RawDB(t, s.Home))
 			res := s.run(t, "after", "EF-0001")
-			if res.Reason != contract.ReasonHostRecordsDisagree || res.Outcome != contract.OutcomeDidNotRun || res.Proof != contract.ProofNone {
-				t.Fatalf("a new request over an unsealable store: %+v", res)
+			wantResult(t, "a new request over an unsealable store", res, contract.OutcomeDidNotRun, contract.ReasonHostRecordsDisagree)
+			if res.Proof != contract.ProofNone {
+				t.Errorf("a new request over an unsealable store: proof %s, want %s", res.Proof, contract.ProofNone)
 			}
 			if n := coordtest.Notes(t, s.Home, "EF-0001"); n != 0 {
 				t.Fatalf("the effect was made: %d notes", n)
@@ -150,15 +155,24 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	coordtest.Exec(t, db, `DELETE FROM revocations`)
 
 	before := coordtest.Notes(t, s.Home, "CD-5678")
-	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted || coordtest.Notes(t, s.Home, "CD-5678") != before {
-		t.Fatalf("a run after the revocation was removed: %+v", res)
+	if res := s.run(t, "after-delete", "CD-5678"); res.Reason != contract.ReasonNotAdmitted {
+		t.Fatalf("a run after the revocation was removed: reason %s, want %s", res.Reason, contract.ReasonNotAdmitted)
+	}
+	if n := coordtest.Notes(t, s.Home, "CD-5678"); n != before {
+		t.Fatalf("a run after the revocation was removed wrote: %d notes, want %d", n, before)
 	}
 	st, err := admit.StatusOf(ctx, s.host, s.Release.Descriptor.Digest.String(), s.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State == admit.Active || st.Why == nil || st.Why.Code != blocking.RevocationsDisagree {
-		t.Fatalf("admission status after the revocation was removed: %+v", st)
+	if st.State == admit.Active {
+		t.Fatalf("admission status after the revocation was removed: %s, want not active", st.State)
+	}
+	if st.Why == nil {
+		t.Fatalf("admission status after the revocation was removed gives no reason: %+v", st)
+	}
+	if st.Why.Code != blocking.RevocationsDisagree {
+		t.Fatalf("admission status after the revocation was removed: code %s, want %s", st.Why.Code, blocking.RevocationsDisagree)
 	}
 	if _, err := admit.RequireActive(ctx, s.host, s.Release.Descriptor.Digest.String(), s.Now); !hosttest.HasCode(t, err, blocking.RevocationsDisagree) {
 		t.Fatalf("RequireActive: %v", err)
@@ -175,8 +189,11 @@ func TestDeletedRevocationKeepsTheReleaseOutOfService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if report.Approved || !report.NotAdmitted() {
-		t.Fatalf("bind check after the revocation was removed: %+v", report)
+	if report.Approved {
+		t.Fatalf("bind check after the revocation was removed: approved, want not: %+v", report)
+	}
+	if !report.NotAdmitted() {
+		t.Fatalf("bind check after the revocation was removed does not say not admitted: %+v", report)
 	}
 	if r, code := coordtest.VerifyCode(t, s.host); code != blocking.RevocationsDisagree {
 		t.Fatalf("receipts verify: %+v", r)
@@ -211,8 +228,9 @@ func TestNarrowedPolicyStopsTheLiveSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := coordtest.Notes(t, s.Home, "CD-5678")
-	if res := s.run(t, "after", "CD-5678"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonNotAdmitted || coordtest.Notes(t, s.Home, "CD-5678") != before {
-		t.Fatalf("a run under the narrowed policy: %+v", res)
+	wantResult(t, "a run under the narrowed policy", s.run(t, "after", "CD-5678"), contract.OutcomeDidNotRun, contract.ReasonNotAdmitted)
+	if n := coordtest.Notes(t, s.Home, "CD-5678"); n != before {
+		t.Fatalf("a run under the narrowed policy wrote: %d notes, want %d", n, before)
 	}
 	// Put back, the policy is the session's again.
 	if err := os.WriteFile(path, src, 0o600); err != nil {

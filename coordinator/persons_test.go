@@ -135,8 +135,17 @@ bob: {ssh_key: %q, may: [{decide: ["escalate"]}, {decide: ["approve"], packages:
 	}
 	// Nothing moved.
 	item, err := coordinator.AttentionRecords(s.host).LoadOne(ctx, id)
-	if err != nil || item.State != attention.Open || item.DecidedBy != "" || len(item.Signed) != 0 {
-		t.Fatalf("after the refusals: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("after the refusals: %v", err)
+	}
+	if item.State != attention.Open {
+		t.Errorf("after the refusals: item state %s, want %s", item.State, attention.Open)
+	}
+	if item.DecidedBy != "" {
+		t.Errorf("after the refusals: decided by %q, want no one", item.DecidedBy)
+	}
+	if len(item.Signed) != 0 {
+		t.Errorf("after the refusals: %d signed decisions kept, want none", len(item.Signed))
 	}
 	if again := s.run(t, "signed", "AB-1234"); again.Reason != contract.ReasonApprovalRequired {
 		t.Fatalf("the run moved: %+v", again)
@@ -147,12 +156,24 @@ bob: {ssh_key: %q, may: [{decide: ["escalate"]}, {decide: ["approve"], packages:
 
 	// Ada's own signed approval counts.
 	got, err := coordinator.DecideAttention(ctx, s.host, signed(t, s.host, id, contract.DecisionApprove, "ada", ada.signer))
-	if err != nil || got.State != attention.Approved || got.DecidedBy != "ada" || !strings.HasPrefix(got.DecidedKey, "SHA256:") {
-		t.Fatalf("ada's approval: %+v, %v", got, err)
+	if err != nil {
+		t.Fatalf("ada's approval: %v", err)
+	}
+	if got.State != attention.Approved {
+		t.Errorf("ada's approval: item state %s, want %s", got.State, attention.Approved)
+	}
+	if got.DecidedBy != "ada" {
+		t.Errorf("ada's approval: decided by %q, want ada", got.DecidedBy)
+	}
+	if !strings.HasPrefix(got.DecidedKey, "SHA256:") {
+		t.Errorf("ada's approval: decided key %q, want prefix SHA256:", got.DecidedKey)
 	}
 	item, err = coordinator.AttentionRecords(s.host).LoadOne(ctx, id)
-	if err != nil || len(item.Signed) != 1 {
-		t.Fatalf("kept: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("kept: %v", err)
+	}
+	if len(item.Signed) != 1 {
+		t.Fatalf("kept: %d signed decisions, want 1", len(item.Signed))
 	}
 	if _, err := s.host.Policy.VerifyDecision(&item.Signed[0], "clinic-triage"); err != nil {
 		t.Fatalf("the kept decision does not verify: %v", err)
@@ -185,12 +206,24 @@ func TestClientInstallationSignsForItsPerson(t *testing.T) {
 	}
 	defer c.Close()
 	item, err := c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionReject, By: "elicitation", Channel: "elicitation"})
-	if err != nil || item.State != attention.Rejected || item.DecidedBy != "ada" {
-		t.Fatalf("via the installation: %+v, %v", item, err)
+	if err != nil {
+		t.Fatalf("via the installation: %v", err)
+	}
+	if item.State != attention.Rejected {
+		t.Errorf("via the installation: item state %s, want %s", item.State, attention.Rejected)
+	}
+	if item.DecidedBy != "ada" {
+		t.Errorf("via the installation: decided by %q, want ada", item.DecidedBy)
 	}
 	stored, err := coordinator.AttentionRecords(s.host).LoadOne(ctx, res.AttentionID)
-	if err != nil || len(stored.Signed) != 1 || stored.Signed[0].Statement.Via != "claude-code" {
-		t.Fatalf("kept: %+v, %v", stored, err)
+	if err != nil {
+		t.Fatalf("kept: %v", err)
+	}
+	if len(stored.Signed) != 1 {
+		t.Fatalf("kept: %d signed decisions, want 1", len(stored.Signed))
+	}
+	if via := stored.Signed[0].Statement.Via; via != "claude-code" {
+		t.Fatalf("kept: decided via %q, want claude-code", via)
 	}
 	if got := stored.Signed[0].Describe(s.host.Policy); !strings.Contains(got, "via client claude-code") {
 		t.Fatalf("Describe = %q", got)

@@ -104,8 +104,11 @@ func TestServesWithRegistryDown(t *testing.T) {
 	c := coordtest.Open(t, h.Home)
 	runClinic(t, c, "offline-1")
 	rel, err := openRelease(t, h)
-	if err != nil || !rel.FromStore {
-		t.Fatalf("OpenRelease with the registry down: %v (from store %v)", err, rel != nil && rel.FromStore)
+	if err != nil {
+		t.Fatalf("OpenRelease with the registry down: %v", err)
+	}
+	if !rel.FromStore {
+		t.Fatal("OpenRelease with the registry down: not read from the store")
 	}
 	in, err := admit.IntegrityOf(context.Background(), h.Open(), &rel.Release, time.Now())
 	if err != nil {
@@ -148,14 +151,20 @@ func TestTamperedStoreRefetched(t *testing.T) {
 	}
 	runClinic(t, c, "repaired-1")
 	c.Close()
-	if got := operator.String(); !strings.Contains(got, string(blocking.ReleaseStoreDamaged)) || !strings.Contains(got, "the store holds it again") {
-		t.Fatalf("operator was told %q, want the damaged store named and its repair", got)
+	if got := operator.String(); !strings.Contains(got, string(blocking.ReleaseStoreDamaged)) {
+		t.Fatalf("operator was told %q, want the damaged store named (%s)", got, blocking.ReleaseStoreDamaged)
+	}
+	if got := operator.String(); !strings.Contains(got, "the store holds it again") {
+		t.Fatalf("operator was told %q, want the store's repair named", got)
 	}
 
 	reg.Down()
 	rel, err := openRelease(t, h)
-	if err != nil || !rel.FromStore {
+	if err != nil {
 		t.Fatalf("after the repair, with the registry down: %v", err)
+	}
+	if !rel.FromStore {
+		t.Fatal("after the repair, with the registry down: not read from the store")
 	}
 	runClinic(t, coordtest.Open(t, h.Home), "repaired-2")
 
@@ -177,8 +186,17 @@ func TestTamperedStoreRefetched(t *testing.T) {
 func TestBindingBeforeStoreFillsIt(t *testing.T) {
 	h, reg := registryBound(t, false)
 	rel, err := openRelease(t, h)
-	if err != nil || rel.FromStore || !hosttest.HasCode(t, rel.StoreProblem, blocking.ArtifactNotFound) || rel.RefillProblem != nil {
-		t.Fatalf("first read: %v %+v", err, rel)
+	if err != nil {
+		t.Fatalf("first read: %v", err)
+	}
+	if rel.FromStore {
+		t.Fatal("first read: from the store, want from the registry")
+	}
+	if !hosttest.HasCode(t, rel.StoreProblem, blocking.ArtifactNotFound) {
+		t.Fatalf("first read: store problem %v, want %s", rel.StoreProblem, blocking.ArtifactNotFound)
+	}
+	if rel.RefillProblem != nil {
+		t.Fatalf("first read: refill problem %v, want none", rel.RefillProblem)
 	}
 	reg.Down()
 	runClinic(t, coordtest.Open(t, h.Home), "filled-1")
