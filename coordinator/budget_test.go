@@ -76,15 +76,28 @@ func TestCostlyEvaluatorIsBounded(t *testing.T) {
 		t.Fatalf("the short run behind the costly one: %+v", quick)
 	}
 	wg.Wait()
-	if slow.Outcome != contract.OutcomeDidNotRun || slow.Reason != contract.ReasonEvaluationOverBudget || slow.SafeToRetry || slow.ReceiptDigest == "" {
-		t.Fatalf("the costly run: %+v", slow)
+	wantResult(t, "the costly run", slow, contract.OutcomeDidNotRun, contract.ReasonEvaluationOverBudget)
+	if slow.SafeToRetry {
+		t.Error("the costly run: safe to retry, want not")
+	}
+	if slow.ReceiptDigest == "" {
+		t.Error("the costly run: no receipt digest")
 	}
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 0 {
 		t.Fatalf("the costly run wrote %d notes", len(notes))
 	}
 	again := run(s.c, "costly", long, time.Minute)
-	if !again.Replayed || again.RunID != slow.RunID || again.Attempt != 1 || again.Reason != contract.ReasonEvaluationOverBudget {
-		t.Fatalf("the same request again: %+v", again)
+	if !again.Replayed {
+		t.Errorf("the same request again: not replayed: %+v", again)
+	}
+	if again.RunID != slow.RunID {
+		t.Errorf("the same request again: run %q, want the first's %q", again.RunID, slow.RunID)
+	}
+	if again.Attempt != 1 {
+		t.Errorf("the same request again: attempt %d, want 1", again.Attempt)
+	}
+	if again.Reason != contract.ReasonEvaluationOverBudget {
+		t.Errorf("the same request again: reason %s, want %s", again.Reason, contract.ReasonEvaluationOverBudget)
 	}
 
 	// Closing mid-evaluation: Close returns (it waits for every run), and
@@ -101,7 +114,5 @@ func TestCostlyEvaluatorIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != contract.OutcomeDidNotRun || got.Reason != contract.ReasonInterruptedEarly {
-		t.Fatalf("a run whose evaluation the closing coordinator ended: %+v", got)
-	}
+	wantResult(t, "a run whose evaluation the closing coordinator ended", got, contract.OutcomeDidNotRun, contract.ReasonInterruptedEarly)
 }

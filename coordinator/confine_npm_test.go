@@ -132,8 +132,10 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 	// server-memory: the workflow reads (absent), creates, reads back.
 	entity := map[string]any{"name": "AB-1234", "observation": "triaged"}
 	want(t, "record_entity", run("record_entity", "mem-1", entity), contract.OutcomeDone, contract.ReasonVerified)
-	if b, err := os.ReadFile(memFile); err != nil || !strings.Contains(string(b), "AB-1234") {
-		t.Fatalf("the graph is not in the allowed folder: %q, %v", b, err)
+	if b, err := os.ReadFile(memFile); err != nil {
+		t.Fatalf("the graph is not in the allowed folder: %v", err)
+	} else if !strings.Contains(string(b), "AB-1234") {
+		t.Fatalf("the graph in the allowed folder has no AB-1234: %q", b)
 	}
 	// A second request for the same entity reads it (the graph persists
 	// in the allowed folder) and stops at the guard.
@@ -142,20 +144,32 @@ func TestConfinedNpmServersGoverned(t *testing.T) {
 	// server-filesystem: a governed read inside the root, through the read
 	// capability tool, and a copy within the root.
 	read, code := c.Call(contract.ToolName("files.read"), map[string]any{"path": source})
-	if code != "" || read["outcome"] != string(contract.OutcomeDone) || !strings.Contains(fmt.Sprint(read["content"]), "inside text") {
-		t.Fatalf("reading inside the root: %v (code %q)", read, code)
+	if code != "" {
+		t.Fatalf("reading inside the root: refused with code %q: %v", code, read)
+	}
+	if read["outcome"] != string(contract.OutcomeDone) {
+		t.Fatalf("reading inside the root: outcome %v (reason %v), want %s", read["outcome"], read["reason"], contract.OutcomeDone)
+	}
+	if content := fmt.Sprint(read["content"]); !strings.Contains(content, "inside text") {
+		t.Fatalf("reading inside the root: content %q, want inside text", content)
 	}
 	dest := filepath.Join(root, "copy.txt")
 	want(t, "copy_file inside", run("copy_file", "files-1", map[string]any{"source": source, "dest": dest}), contract.OutcomeDone, contract.ReasonVerified)
-	if b, err := os.ReadFile(dest); err != nil || string(b) != "inside text" {
-		t.Fatalf("the copy: %q, %v", b, err)
+	if b, err := os.ReadFile(dest); err != nil {
+		t.Fatalf("the copy: %v", err)
+	} else if string(b) != "inside text" {
+		t.Fatalf("the copy holds %q, want inside text", b)
 	}
 
 	// Reaching outside the root: the server's own check lets it try, the
 	// kernel refuses.
 	read, code = c.Call(contract.ToolName("files.read"), map[string]any{"path": secret})
-	if code != "" || read["outcome"] != string(contract.OutcomeDidNotRun) || read["reason"] != string(contract.ReasonTargetRefused) || read["content"] != nil {
-		t.Fatalf("reading outside the root: %v (code %q), want did_not_run target_refused and no content", read, code)
+	if code != "" {
+		t.Fatalf("reading outside the root: refused with code %q, want a did_not_run result: %v", code, read)
+	}
+	want(t, "reading outside the root", read, contract.OutcomeDidNotRun, contract.ReasonTargetRefused)
+	if read["content"] != nil {
+		t.Fatalf("reading outside the root: content %v, want none", read["content"])
 	}
 	stolen := filepath.Join(root, "stolen.txt")
 	want(t, "copy_file from outside", run("copy_file", "files-2", map[string]any{"source": secret, "dest": stolen}), contract.OutcomeDidNotRun, contract.ReasonReadFailed)

@@ -115,13 +115,20 @@ func TestEveryDownstreamStepPassesThePlanCheck(t *testing.T) {
 			tc.change(t, g)
 			for _, record := range []string{"CL-0001", "ZZ-0001", "AB-1234"} {
 				res := g.run(t, "after-"+record, record)
-				if res.Outcome != contract.OutcomeDidNotRun || res.Reason != tc.reason || res.RecordChanged != contract.ChangedNo {
-					t.Fatalf("after the change, %s: %+v, want did_not_run/%s", record, res, tc.reason)
+				wantResult(t, "after the change, "+record, res, contract.OutcomeDidNotRun, tc.reason)
+				if res.RecordChanged != contract.ChangedNo {
+					t.Fatalf("after the change, %s: record changed %s, want %s", record, res.RecordChanged, contract.ChangedNo)
 				}
 			}
 			read, err := g.c.Read(ctx, "records.read", json.RawMessage(`{"record":"CL-0001"}`))
-			if err != nil || read.Reason != tc.reason || read.Content != nil {
-				t.Fatalf("read tool after the change: %+v %v", read, err)
+			if err != nil {
+				t.Fatalf("read tool after the change: %v", err)
+			}
+			if read.Reason != tc.reason {
+				t.Errorf("read tool after the change: reason %s, want %s", read.Reason, tc.reason)
+			}
+			if read.Content != nil {
+				t.Errorf("read tool after the change: content %s, want none", read.Content)
 			}
 			if !strings.Contains(g.op.String(), "oa coordinator: deployment clinic:") {
 				t.Fatalf("the operator was not told:\n%s", g.op)
@@ -151,8 +158,11 @@ func TestPlanCheckAgreesWithBindCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, cerr := g.c.CheckPlan(ctx)
-		if report.Approved != approved || (cerr == nil) != approved {
-			t.Fatalf("%s: bind.Check approved=%v (%+v), coordinator error %v; want approved=%v", what, report.Approved, report.Changes, cerr, approved)
+		if report.Approved != approved {
+			t.Fatalf("%s: bind.Check approved=%v (%+v), want %v", what, report.Approved, report.Changes, approved)
+		}
+		if (cerr == nil) != approved {
+			t.Fatalf("%s: the coordinator opened with error %v, want it to open=%v", what, cerr, approved)
 		}
 		if !approved && report.NotAdmitted() != hosttest.HasCode(t, cerr, blocking.AdmissionNotActive) {
 			t.Fatalf("%s: the coordinator refused with %v, bind.Check with %+v", what, cerr, report.Refusals)

@@ -33,8 +33,11 @@ func TestPauseAfterEffectCarriesItsCompletion(t *testing.T) {
 	approve := func(res *coordinator.Result, step string) {
 		t.Helper()
 		item, err := s.c.AttentionItem(ctx, res.AttentionID)
-		if err != nil || item.Step != step {
-			t.Fatalf("paused at %+v (%v), want step %s", item, err, step)
+		if err != nil {
+			t.Fatalf("pause before step %s: %v", step, err)
+		}
+		if item.Step != step {
+			t.Fatalf("paused at step %q, want %s", item.Step, step)
 		}
 		if _, err := s.c.Decide(ctx, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionApprove, By: "Dr Ada", Channel: "cli"}); err != nil {
 			t.Fatal(err)
@@ -46,18 +49,24 @@ func TestPauseAfterEffectCarriesItsCompletion(t *testing.T) {
 	}
 	approve(first, "load_record")
 	second := s.run(t, "twice-paused", "AB-1234")
-	if second.Outcome != contract.OutcomeNeedsReview || second.Reason != contract.ReasonApprovalAfterChange {
-		t.Fatalf("paused at the check after the effect: %+v", second)
-	}
+	wantResult(t, "paused at the check after the effect", second, contract.OutcomeNeedsReview, contract.ReasonApprovalAfterChange)
 	row, err := ledger.Open(s.host).Tables().RunByRequest(ctx, "clinic", "twice-paused")
-	if err != nil || row == nil || !strings.Contains(string(store.Unpack(row.State)), `"completed":["append_note"]`) || strings.Contains(string(store.Unpack(row.State)), `"in_flight":"append_note"`) {
-		t.Fatalf("the paused run's stored state does not record the effect as completed: %s (%v)", row.State, err)
+	if err != nil {
+		t.Fatalf("the paused run's row: %v", err)
+	}
+	if row == nil {
+		t.Fatal("the paused run has no row")
+	}
+	state := string(store.Unpack(row.State))
+	if !strings.Contains(state, `"completed":["append_note"]`) {
+		t.Fatalf("the paused run's stored state does not record the effect as completed: %s", state)
+	}
+	if strings.Contains(state, `"in_flight":"append_note"`) {
+		t.Fatalf("the paused run's stored state still records the effect in flight: %s", state)
 	}
 	approve(second, "confirm_note")
 	done := s.run(t, "twice-paused", "AB-1234")
-	if done.Outcome != contract.OutcomeDone || done.Reason != contract.ReasonVerified {
-		t.Fatalf("resumed: %+v", done)
-	}
+	wantResult(t, "resumed", done, contract.OutcomeDone, contract.ReasonVerified)
 	if notes, _ := sandbox.Notes(sandbox.Dir(s.Home), "AB-1234"); len(notes) != 1 {
 		t.Fatalf("%d notes, want the one the effect wrote before the pause", len(notes))
 	}

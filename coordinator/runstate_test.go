@@ -78,8 +78,11 @@ func TestRunTransitions(t *testing.T) {
 				err := tr.move(r, reason)
 				switch {
 				case !allowed && !slices.Contains(tr.from, from):
-					if !isBadTransition(err) || !reflect.DeepEqual(*r, before) {
-						t.Errorf("%s from %q (%s): refused = %v, run changed %v", tr.name, from, reason, err, !reflect.DeepEqual(*r, before))
+					if !isBadTransition(err) {
+						t.Errorf("%s from %q (%s): %v, want a bad transition refused", tr.name, from, reason, err)
+					}
+					if !reflect.DeepEqual(*r, before) {
+						t.Errorf("%s from %q (%s): the refused transition changed the run", tr.name, from, reason)
 					}
 				case !allowed:
 					// A reason of another status: the engine never asks it.
@@ -149,12 +152,24 @@ func TestRetryIsRefused(t *testing.T) {
 	exhausted.Attempt = MaxAttempts
 	for name, r := range map[string]*runState{"not safe to retry": notSafe, "attempts exhausted": exhausted} {
 		before := *r
-		if err := r.retry(owner{PID: 1}); !isBadTransition(err) || !reflect.DeepEqual(*r, before) {
-			t.Errorf("%s: retry = %v", name, err)
+		if err := r.retry(owner{PID: 1}); !isBadTransition(err) {
+			t.Errorf("%s: retry = %v, want a bad transition refused", name, err)
+		}
+		if !reflect.DeepEqual(*r, before) {
+			t.Errorf("%s: the refused retry changed the run", name)
 		}
 	}
 	r := runAt(stateTerminal)
-	if err := r.retry(owner{PID: 1}); err != nil || r.Attempt != 2 || len(r.Evidence) != 0 || len(r.Digests) != 0 {
-		t.Errorf("retry = %v, run %+v", err, r)
+	if err := r.retry(owner{PID: 1}); err != nil {
+		t.Fatalf("retry = %v", err)
+	}
+	if r.Attempt != 2 {
+		t.Errorf("after retry: attempt %d, want 2", r.Attempt)
+	}
+	if len(r.Evidence) != 0 {
+		t.Errorf("after retry: evidence %+v, want none", r.Evidence)
+	}
+	if len(r.Digests) != 0 {
+		t.Errorf("after retry: digests %+v, want none", r.Digests)
 	}
 }
