@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +18,10 @@ func TestAdmitRollback(t *testing.T) {
 	old := p.publish("clinic-triage")
 	worker := filepath.Join(p.bundle, "worker.cue")
 	src, err := os.ReadFile(worker)
-	if err != nil || !strings.Contains(string(src), `version:  "1.2.0"`) {
-		t.Fatalf("the example's worker.cue no longer names version 1.2.0: %v", err)
+	if err != nil {
+		t.Fatalf("the example's worker.cue: %v", err)
 	}
+	wantHas(t, "the example's worker.cue no longer names version 1.2.0", string(src), `version:  "1.2.0"`)
 	if err := os.WriteFile(worker, []byte(strings.Replace(string(src), `version:  "1.2.0"`, `version:  "1.3.0"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestAdmitRollback(t *testing.T) {
 	}
 
 	out := p.ok("admit", old, "--as", "Dr Ada", "--rollback", "--reason", "1.3.0 loses notes")
-	if !strings.Contains(out, "admitted clinic-triage@1.2.0 as #3 by Dr Ada") || !strings.Contains(out, "rollback from #2 (1.3.0 "+newDigest+"): 1.3.0 loses notes") {
-		t.Fatalf("admit --rollback:\n%s", out)
-	}
-	if list := listed(); !strings.Contains(list, "rollback from #2 (1.3.0 "+newDigest+"): 1.3.0 loses notes") || strings.Count(list, "rollback from") != 1 {
-		t.Fatalf("admissions list:\n%s", list)
+	wantHas(t, "admit --rollback", out, "admitted clinic-triage@1.2.0 as #3 by Dr Ada", "rollback from #2 (1.3.0 "+newDigest+"): 1.3.0 loses notes")
+	list := listed()
+	wantHas(t, "admissions list", list, "rollback from #2 (1.3.0 "+newDigest+"): 1.3.0 loses notes")
+	if n := strings.Count(list, "rollback from"); n != 1 {
+		t.Fatalf("admissions list names %d rollbacks, want 1:\n%s", n, list)
 	}
 	var records []struct {
 		Seq      int64 `json:"seq"`
@@ -68,14 +68,37 @@ func TestAdmitRollback(t *testing.T) {
 			} `json:"rollback"`
 		} `json:"record"`
 	}
-	if err := json.Unmarshal([]byte(p.ok("admissions", "list", "--json")), &records); err != nil || len(records) != 3 {
-		t.Fatalf("admissions list --json: %v %+v", err, records)
+	wantJSON(t, "admissions list --json", p.ok("admissions", "list", "--json"), &records)
+	if len(records) != 3 {
+		t.Fatalf("admissions list --json: %d records, want 3: %+v", len(records), records)
 	}
-	if r := records[2]; !r.Verified || r.Record.Type != "oa.admission/v2" || r.Record.AdmittedBy != "Dr Ada" || r.Record.Rollback == nil || r.Record.Rollback.Reason != "1.3.0 loses notes" || r.Record.Rollback.FromSeq != 2 {
-		t.Fatalf("the rollback record as listed: %+v", r)
+	r := records[2]
+	if !r.Verified {
+		t.Errorf("the rollback record as listed: verified = false, want true")
 	}
-	if r := records[0]; r.Record.Type != "oa.admission/v1" || r.Record.Rollback != nil {
-		t.Fatalf("a plain record as listed: %+v", r)
+	if r.Record.Type != "oa.admission/v2" {
+		t.Errorf("the rollback record as listed: type = %q, want oa.admission/v2", r.Record.Type)
+	}
+	if r.Record.AdmittedBy != "Dr Ada" {
+		t.Errorf("the rollback record as listed: admitted by %q, want Dr Ada", r.Record.AdmittedBy)
+	}
+	if r.Record.Rollback == nil {
+		t.Fatalf("the rollback record as listed has no rollback: %+v", r)
+	}
+	if r.Record.Rollback.Reason != "1.3.0 loses notes" {
+		t.Errorf("the rollback record as listed: reason = %q, want %q", r.Record.Rollback.Reason, "1.3.0 loses notes")
+	}
+	if r.Record.Rollback.FromSeq != 2 {
+		t.Errorf("the rollback record as listed: from #%d, want #2", r.Record.Rollback.FromSeq)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if r := records[0]; r.Record.Type != "oa.admission/v1" {
+		t.Fatalf("a plain record as listed: type = %q, want oa.admission/v1", r.Record.Type)
+	}
+	if r := records[0]; r.Record.Rollback != nil {
+		t.Fatalf("a plain record as listed has a rollback: %+v", r.Record.Rollback)
 	}
 	if out := p.ok("admissions", "show", newDigest); !strings.Contains(out, ": active") {
 		t.Fatalf("1.3.0 after the rollback:\n%s", out)
@@ -83,7 +106,6 @@ func TestAdmitRollback(t *testing.T) {
 
 	p.ok("revoke", newDigest, "--reason", "broken", "--as", "Dr Ada")
 	p.refused("release_revoked", "admissions", "show", newDigest)
-	if out := p.ok("admissions", "show", oldDigest); !strings.Contains(out, ": active") || !strings.Contains(out, "rollback from #2") {
-		t.Fatalf("1.2.0 after revoking 1.3.0:\n%s", out)
-	}
+	out = p.ok("admissions", "show", oldDigest)
+	wantHas(t, "1.2.0 after revoking 1.3.0", out, ": active", "rollback from #2")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -58,8 +57,11 @@ bob: {ssh_key: %q, may: [{decide: ["escalate"]}]}
 }`, ada, bob))
 	c := openCoordinator(t, h)
 	paused := runClinic(t, c, "req-signed-q", "AB-1234")
-	if paused.Reason != contract.ReasonDownstreamQuestion || paused.AttentionID == "" {
-		t.Fatalf("want a run paused on the app's question: %+v", paused)
+	if paused.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("run reason = %q, want %q (paused on the app's question)", paused.Reason, contract.ReasonDownstreamQuestion)
+	}
+	if paused.AttentionID == "" {
+		t.Fatalf("paused run has no attention id: %+v", paused)
 	}
 	id := paused.AttentionID
 	cliRefused(t, "decision_unsigned", "attention", "answer", id, "--as", "Dr Ada", "--set", "ward=B-4")
@@ -70,22 +72,46 @@ bob: {ssh_key: %q, may: [{decide: ["escalate"]}]}
 		t.Fatalf("a refused answer reached the app: %v", *got)
 	}
 	var it attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "answer", id, "--person", "ada", "--key", filepath.Join(dir, "ada"), "--set", "ward=B-4", "--json")), &it); err != nil ||
-		it.State != attention.Answered || it.DecidedBy != "ada" || !strings.HasPrefix(it.DecidedKey, "SHA256:") {
-		t.Fatalf("ada's answer: %v %+v", err, it)
+	wantJSON(t, "ada's answer", cliOK(t, "attention", "answer", id, "--person", "ada", "--key", filepath.Join(dir, "ada"), "--set", "ward=B-4", "--json"), &it)
+	if it.State != attention.Answered {
+		t.Errorf("ada's answer: state = %q, want %q", it.State, attention.Answered)
+	}
+	if it.DecidedBy != "ada" {
+		t.Errorf("ada's answer: decided by %q, want ada", it.DecidedBy)
+	}
+	if !strings.HasPrefix(it.DecidedKey, "SHA256:") {
+		t.Errorf("ada's answer: decided key = %q, want prefix SHA256:", it.DecidedKey)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	res, err := c.GetRun(context.Background(), paused.RunID, 30*time.Second)
-	if err != nil || res.Outcome != contract.OutcomeDone || (*got)["ward"] != "B-4" {
-		t.Fatalf("after the answer: %v %+v, the app got %v", err, res, *got)
+	if err != nil {
+		t.Fatalf("after the answer: %v", err)
+	}
+	if res.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: outcome = %q, want %q: %+v", res.Outcome, contract.OutcomeDone, res)
+	}
+	if (*got)["ward"] != "B-4" {
+		t.Fatalf("after the answer: the app got ward %v, want B-4", (*got)["ward"])
 	}
 	opened := h.Open()
 	stored, err := coordinator.AttentionRecords(opened).LoadOne(context.Background(), id)
-	if err != nil || len(stored.Signed) != 1 {
-		t.Fatalf("kept: %+v, %v", stored, err)
+	if err != nil {
+		t.Fatalf("kept: %v", err)
+	}
+	if len(stored.Signed) != 1 {
+		t.Fatalf("kept %d signed decisions, want 1: %+v", len(stored.Signed), stored)
 	}
 	sd := stored.Signed[0]
-	if sd.Statement.Answer != attention.AnswerDigest(attention.Answer{Action: "accept", Content: map[string]any{"ward": "B-4"}}) || sd.Statement.Decision != contract.DecisionApprove {
-		t.Fatalf("the statement: %+v", sd.Statement)
+	if want := attention.AnswerDigest(attention.Answer{Action: "accept", Content: map[string]any{"ward": "B-4"}}); sd.Statement.Answer != want {
+		t.Errorf("the statement's answer = %v, want %v", sd.Statement.Answer, want)
+	}
+	if sd.Statement.Decision != contract.DecisionApprove {
+		t.Errorf("the statement's decision = %v, want %v", sd.Statement.Decision, contract.DecisionApprove)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	if _, err := opened.Policy.VerifyDecision(&sd, "clinic-triage"); err != nil {
 		t.Fatalf("the kept answer does not verify: %v", err)

@@ -95,26 +95,43 @@ func TestAttentionAnswerCLI(t *testing.T) {
 	h, got := askingClinic(t)
 	c := openCoordinator(t, h)
 	paused := runClinic(t, c, "req-q", "AB-1234")
-	if paused.Reason != contract.ReasonDownstreamQuestion || paused.AttentionID == "" {
-		t.Fatalf("want a run paused on the app's question: %+v", paused)
+	if paused.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("run reason = %q, want %q (paused on the app's question)", paused.Reason, contract.ReasonDownstreamQuestion)
 	}
-	if q := cliOK(t, "attention", "question", paused.AttentionID); !strings.Contains(q, "Which ward, please?") || !strings.Contains(q, "field beds (integer)") {
-		t.Fatalf("attention question:\n%s", q)
+	if paused.AttentionID == "" {
+		t.Fatalf("paused run has no attention id: %+v", paused)
 	}
+	q := cliOK(t, "attention", "question", paused.AttentionID)
+	wantHas(t, "attention question", q, "Which ward, please?", "field beds (integer)")
 	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "floor=2")
 	cliRefused(t, "question_answer_invalid", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "beds=many")
 	cliRefused(t, "question_still_waiting", "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
 	var it attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "ward=B-4", "--set", "beds=2", "--json")), &it); err != nil ||
-		it.State != attention.Answered || it.AnswerAction != "accept" || it.DecidedBy != "Dr Ada" {
-		t.Fatalf("attention answer: %v %+v", err, it)
+	wantJSON(t, "attention answer", cliOK(t, "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--set", "ward=B-4", "--set", "beds=2", "--json"), &it)
+	if it.State != attention.Answered {
+		t.Errorf("attention answer: state = %q, want %q", it.State, attention.Answered)
+	}
+	if it.AnswerAction != "accept" {
+		t.Errorf("attention answer: action = %q, want accept", it.AnswerAction)
+	}
+	if it.DecidedBy != "Dr Ada" {
+		t.Errorf("attention answer: decided by %q, want Dr Ada", it.DecidedBy)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	res, err := c.GetRun(context.Background(), paused.RunID, 30*time.Second)
-	if err != nil || res.Outcome != contract.OutcomeDone {
-		t.Fatalf("after the answer: %v %+v", err, res)
+	if err != nil {
+		t.Fatalf("after the answer: %v", err)
 	}
-	if (*got)["ward"] != "B-4" || (*got)["beds"] != float64(2) {
-		t.Fatalf("the app received %v", *got)
+	if res.Outcome != contract.OutcomeDone {
+		t.Fatalf("after the answer: outcome = %q, want %q: %+v", res.Outcome, contract.OutcomeDone, res)
+	}
+	if (*got)["ward"] != "B-4" {
+		t.Errorf("the app received ward %v, want B-4", (*got)["ward"])
+	}
+	if (*got)["beds"] != float64(2) {
+		t.Errorf("the app received beds %v, want 2", (*got)["beds"])
 	}
 	cliRefused(t, "question_not_waiting", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--cancel")
 }
@@ -134,13 +151,17 @@ func TestKilledCoordinatorQuestionUnanswered(t *testing.T) {
 	defer cancel()
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.ToolRunWorkflow, Arguments: map[string]any{"workflow": "append_triage_note", "request_id": "req-killed",
 		"inputs": map[string]any{"record_ref": "AB-1234", "urgency": "soon", "summary": "Cough."}, "wait_seconds": 60}})
-	if err != nil || res.IsError {
-		t.Fatalf("run_workflow: %v %+v", err, res)
+	if err != nil {
+		t.Fatalf("run_workflow: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("run_workflow returned an error result: %+v", res)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var paused coordinator.Result
-	if err := json.Unmarshal(raw, &paused); err != nil || paused.Reason != contract.ReasonDownstreamQuestion {
-		t.Fatalf("want a run paused on the app's question: %s", raw)
+	wantJSON(t, "run_workflow", string(raw), &paused)
+	if paused.Reason != contract.ReasonDownstreamQuestion {
+		t.Fatalf("run reason = %q, want %q (paused on the app's question)", paused.Reason, contract.ReasonDownstreamQuestion)
 	}
 	s.kill(t)
 	if strings.Contains(s.stderr.String(), "Which ward") {
@@ -148,14 +169,32 @@ func TestKilledCoordinatorQuestionUnanswered(t *testing.T) {
 	}
 	c := openCoordinator(t, h)
 	got, err := c.GetRun(ctx, paused.RunID, 0)
-	if err != nil || got.Outcome != contract.OutcomeNeedsReview || got.Reason != contract.ReasonDownstreamQuestionUnanswered {
-		t.Fatalf("after the kill: %v %+v", err, got)
+	if err != nil {
+		t.Fatalf("after the kill: %v", err)
+	}
+	if got.Outcome != contract.OutcomeNeedsReview {
+		t.Errorf("after the kill: outcome = %q, want %q", got.Outcome, contract.OutcomeNeedsReview)
+	}
+	if got.Reason != contract.ReasonDownstreamQuestionUnanswered {
+		t.Errorf("after the kill: reason = %q, want %q", got.Reason, contract.ReasonDownstreamQuestionUnanswered)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	cliRefused(t, "question_not_waiting", "attention", "answer", paused.AttentionID, "--as", "Dr Ada", "--decline")
 	cliRefused(t, "question_decision_invalid", "attention", "approve", paused.AttentionID, "--as", "Dr Ada")
 	cliOK(t, "attention", "reject", paused.AttentionID, "--as", "Dr Ada")
 	got, err = c.GetRun(ctx, paused.RunID, 0)
-	if err != nil || got.Outcome != contract.OutcomeNotSureIfSaved || got.Reason != contract.ReasonDownstreamQuestionClosed {
-		t.Fatalf("after the decision: %v %+v", err, got)
+	if err != nil {
+		t.Fatalf("after the decision: %v", err)
+	}
+	if got.Outcome != contract.OutcomeNotSureIfSaved {
+		t.Errorf("after the decision: outcome = %q, want %q", got.Outcome, contract.OutcomeNotSureIfSaved)
+	}
+	if got.Reason != contract.ReasonDownstreamQuestionClosed {
+		t.Errorf("after the decision: reason = %q, want %q", got.Reason, contract.ReasonDownstreamQuestionClosed)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 }

@@ -45,9 +45,7 @@ func TestConnectionConfinementCLI(t *testing.T) {
 		t.Fatalf("show does not print the default profile:\n%s", out)
 	}
 	out := p.ok("connection", "verify", "probe", "--as", "Dr Ada")
-	if !strings.Contains(out, "enforced   confined by Landlock ABI") || !strings.Contains(out, "filesystem (Landlock ABI") {
-		t.Fatalf("verify does not print the enforced level:\n%s", out)
-	}
+	wantHas(t, "verify does not print the enforced level", out, "enforced   confined by Landlock ABI", "filesystem (Landlock ABI")
 	var view struct {
 		Config struct {
 			Confinement *confine.Profile `json:"confinement"`
@@ -58,15 +56,26 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.ok("connection", "show", "probe", "--json")), &view); err != nil {
 		t.Fatal(err)
 	}
-	if view.Config.Confinement != nil || !strings.HasPrefix(view.Confinement, "default") || view.Enforced == nil || view.Enforced.Mode != confine.ModeConfined || view.Enforced.ABI < 6 {
-		t.Fatalf("show --json: %+v", view)
+	if view.Config.Confinement != nil {
+		t.Fatalf("show --json: config.confinement = %+v, want none (the default)", view.Config.Confinement)
+	}
+	if !strings.HasPrefix(view.Confinement, "default") {
+		t.Fatalf("show --json: confinement = %q, want prefix default", view.Confinement)
+	}
+	if view.Enforced == nil {
+		t.Fatalf("show --json: no enforced level: %+v", view)
+	}
+	if view.Enforced.Mode != confine.ModeConfined {
+		t.Fatalf("show --json: enforced mode = %v, want %v", view.Enforced.Mode, confine.ModeConfined)
+	}
+	if view.Enforced.ABI < 6 {
+		t.Fatalf("show --json: enforced Landlock ABI %d, want at least 6", view.Enforced.ABI)
 	}
 
 	dir := t.TempDir()
 	p.ok("connection", "add-stdio", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--write", dir, "--net", "443,80", "--max-memory", "1G", "--", probe)
-	if out := p.ok("connection", "show", "probe"); !strings.Contains(out, "+write "+dir) || !strings.Contains(out, "tcp 80,443") || !strings.Contains(out, "memory 1 GiB") {
-		t.Fatalf("show does not print the profile:\n%s", out)
-	}
+	out = p.ok("connection", "show", "probe")
+	wantHas(t, "show does not print the profile", out, "+write "+dir, "tcp 80,443", "memory 1 GiB")
 	if out := p.ok("policy", "check"); !strings.Contains(out, "confinement minimum: filesystem, network") {
 		t.Fatalf("policy check does not print the default minimum:\n%s", out)
 	}
@@ -75,20 +84,16 @@ func TestConnectionConfinementCLI(t *testing.T) {
 		// A weaker kernel that still holds the minimum: verified, saying
 		// what changed.
 		t.Setenv(confine.ABIMaxEnv, "5")
-		if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "level changed since the last verification: Landlock ABI") || !strings.Contains(out, "Landlock ABI 5 now; no longer holds abstract-sockets") {
-			t.Fatalf("verify on a weaker kernel does not say what changed:\n%s", out)
-		}
+		out := p.ok("connection", "verify", "probe", "--as", "Dr Ada")
+		wantHas(t, "verify on a weaker kernel does not say what changed", out, "level changed since the last verification: Landlock ABI", "Landlock ABI 5 now; no longer holds abstract-sockets")
 	}
 	t.Setenv(confine.ABIMaxEnv, "3")
-	if out := p.refused("confinement_below_minimum", "connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "network (a TCP port list needs Landlock ABI 4") || !strings.Contains(out, "Landlock ABI 3 now; no longer holds network") || !strings.Contains(out, "nothing was started or recorded") {
-		t.Fatalf("the refusal does not name the missing piece and what changed:\n%s", out)
-	}
+	out = p.refused("confinement_below_minimum", "connection", "verify", "probe", "--as", "Dr Ada")
+	wantHas(t, "the refusal does not name the missing piece and what changed", out, "network (a TCP port list needs Landlock ABI 4", "Landlock ABI 3 now; no longer holds network", "nothing was started or recorded")
 	out = p.ok("connection", "show", "probe")
-	if !strings.Contains(out, "state      ready") || !strings.Contains(out, "level      holds filesystem, ") || !strings.Contains(out, "not held   network: ") {
-		t.Fatalf("after a refused verify, show does not list the connection ready with its level now:\n%s", out)
-	}
-	if confine.SeccompSupported() && (!strings.Contains(out, "seccomp    filter ") || !strings.Contains(out, "bpf")) {
-		t.Fatalf("show does not list what the seccomp filter denies:\n%s", out)
+	wantHas(t, "after a refused verify, show does not list the connection ready with its level now", out, "state      ready", "level      holds filesystem, ", "not held   network: ")
+	if confine.SeccompSupported() {
+		wantHas(t, "show does not list what the seccomp filter denies", out, "seccomp    filter ", "bpf")
 	}
 	var shown struct {
 		State string `json:"state"`
@@ -101,8 +106,20 @@ func TestConnectionConfinementCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.ok("connection", "show", "probe", "--json")), &shown); err != nil {
 		t.Fatal(err)
 	}
-	if shown.State != "ready" || len(shown.Level.Guarantees) == 0 || len(shown.Level.NotHeld) == 0 || (confine.SeccompSupported() && len(shown.Level.SeccompDenies) == 0) {
-		t.Fatalf("show --json: %+v", shown)
+	if shown.State != "ready" {
+		t.Errorf("show --json: state = %q, want ready", shown.State)
+	}
+	if len(shown.Level.Guarantees) == 0 {
+		t.Errorf("show --json: the level lists no guarantees: %+v", shown.Level)
+	}
+	if len(shown.Level.NotHeld) == 0 {
+		t.Errorf("show --json: the level lists nothing not held: %+v", shown.Level)
+	}
+	if confine.SeccompSupported() && len(shown.Level.SeccompDenies) == 0 {
+		t.Errorf("show --json: seccomp is supported but the level lists nothing it denies: %+v", shown.Level)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	p.ok("connection", "add-stdio", "probe", "--replace", "--connector", "probe.test", "--as", "Dr Ada", "--unconfined", "--", probe)
 	if out := p.ok("connection", "verify", "probe", "--as", "Dr Ada"); !strings.Contains(out, "enforced   unconfined") {

@@ -72,9 +72,9 @@ func TestConnectionOAuthCLI(t *testing.T) {
 		t.Helper()
 		out, errOut, status := runCLI(t, args...)
 		outputs.WriteString(out + errOut)
-		if status != 2 || !strings.Contains(out+errOut, code) {
-			t.Fatalf("oa %s: exit %d, want 2 with %s\n%s%s", strings.Join(args, " "), status, code, out, errOut)
-		}
+		what := "oa " + strings.Join(args, " ")
+		wantExit(t, what, status, 2, out, errOut)
+		wantHas(t, what, out+errOut, code)
 	}
 	bearer := filepath.Join(t.TempDir(), "bearer")
 	if err := os.WriteFile(bearer, []byte("b\n"), 0o600); err != nil {
@@ -88,10 +88,8 @@ func TestConnectionOAuthCLI(t *testing.T) {
 
 	ok("connection", "add-remote", "records", srv.MCPURL, "--connector", resolve.SandboxConnector, "--oauth", "--oauth-client-id", oauthtest.PublicClient, "--as", "Dr Ada")
 	refused("remote_login_required", "connection", "verify", "records", "--as", "Dr Ada")
-	if show := ok("connection", "show", "records"); !strings.Contains(show, "auth       oauth (authorization_code, client "+oauthtest.PublicClient+")") ||
-		!strings.Contains(show, "login      none: run oa connection login records --as NAME") {
-		t.Fatalf("show does not name the OAuth method and the missing login:\n%s", show)
-	}
+	wantHas(t, "show does not name the OAuth method and the missing login", ok("connection", "show", "records"),
+		"auth       oauth (authorization_code, client "+oauthtest.PublicClient+")", "login      none: run oa connection login records --as NAME")
 
 	var out strings.Builder
 	b := &browser{t: t}
@@ -99,9 +97,8 @@ func TestConnectionOAuthCLI(t *testing.T) {
 		t.Fatalf("login: exit %d\n%s%s", code, out.String(), b.text.String())
 	}
 	outputs.WriteString(out.String() + b.text.String())
-	if !strings.Contains(out.String(), "connection records: login stored") || !strings.Contains(b.text.String(), "/authorize?") {
-		t.Fatalf("login printed:\n%s\n%s", out.String(), b.text.String())
-	}
+	wantHas(t, "login printed", out.String(), "connection records: login stored")
+	wantHas(t, "login printed", b.text.String(), "/authorize?")
 
 	ok("connection", "verify", "records", "--as", "Dr Ada")
 	if show := ok("connection", "show", "records"); !strings.Contains(show, "login      stored, refreshable, access token until ") {
@@ -131,8 +128,11 @@ func TestConnectionOAuthCLI(t *testing.T) {
 	refused("oauth_not_configured", "connection", "login", "plain", "--as", "Dr Ada")
 
 	tokens := append(srv.RefreshTokens(), srv.AccessTokens()...)
-	if len(srv.RefreshTokens()) == 0 || len(srv.AccessTokens()) == 0 {
-		t.Fatalf("no tokens were issued and used: %d refresh, %d access", len(srv.RefreshTokens()), len(srv.AccessTokens()))
+	if len(srv.RefreshTokens()) == 0 {
+		t.Fatal("no refresh token was issued")
+	}
+	if len(srv.AccessTokens()) == 0 {
+		t.Fatal("no access token was issued and used")
 	}
 	for _, tok := range tokens {
 		if strings.Contains(outputs.String(), tok) {

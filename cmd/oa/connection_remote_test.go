@@ -115,15 +115,12 @@ func TestPlanShowsPlainHTTP(t *testing.T) {
 	cliOK(t, "connection", "add-remote", "records", ts.URL+"/mcp", "--connector", resolve.SandboxConnector, "--plain-http", "--as", "Dr Ada")
 	cliOK(t, "connection", "verify", "records", "--as", "Dr Ada")
 	out := cliOK(t, "resolve", h.Ref, "--deployment", "clinic")
-	if !strings.Contains(out, "connection records is remote: "+ts.URL+"/mcp") || !strings.Contains(out, "PLAIN HTTP: unencrypted (--plain-http)") {
-		t.Fatalf("the plan does not show the remote connection's plain HTTP:\n%s", out)
-	}
+	wantHas(t, "the plan does not show the remote connection's plain HTTP", out, "connection records is remote: "+ts.URL+"/mcp", "PLAIN HTTP: unencrypted (--plain-http)")
 	// No process of a remote server runs here: the plan describes no
 	// profile for it (it printed "confinement of records@2: default … no
 	// network", issue 39).
-	if !strings.Contains(out, "confinement of records@") || !strings.Contains(out, ": none here: a remote server") || strings.Contains(out, "no network") || strings.Contains(out, ": default") {
-		t.Fatalf("the plan describes a confinement profile for a remote connection:\n%s", out)
-	}
+	wantHas(t, "the plan describes a confinement profile for a remote connection", out, "confinement of records@", ": none here: a remote server")
+	wantLacks(t, "the plan describes a confinement profile for a remote connection", out, "no network", ": default")
 }
 
 // TestConnectionRemoteTransportChange: a server that moves from Streamable
@@ -154,13 +151,10 @@ func TestConnectionRemoteTransportChange(t *testing.T) {
 	p.ok("host", "init", "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
 	p.ok("connection", "add-remote", "crm", srv.URL+"/mcp", "--connector", "crm.test", "--as", "Dr Ada")
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
-	if show := p.ok("connection", "show", "crm"); !strings.Contains(show, "(Streamable HTTP)") || !strings.Contains(show, "revision   1") {
-		t.Fatalf("first verification:\n%s", show)
-	}
+	show := p.ok("connection", "show", "crm")
+	wantHas(t, "first verification", show, "(Streamable HTTP)", "revision   1")
 	legacy.Store(true)
 	p.ok("connection", "verify", "crm", "--as", "Dr Ada")
-	show := p.ok("connection", "show", "crm")
-	if !strings.Contains(show, "HTTP+SSE") || !strings.Contains(show, "revision   2") {
-		t.Fatalf("after the server moved to HTTP+SSE:\n%s", show)
-	}
+	show = p.ok("connection", "show", "crm")
+	wantHas(t, "after the server moved to HTTP+SSE", show, "HTTP+SSE", "revision   2")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -92,8 +91,9 @@ func TestCosign3SignedIsVerifiedAdmittedAndCopied(t *testing.T) {
 		Links    []signing.Link `json:"links"`
 	}
 	out := p.ok("verify", "--json", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))
-	if err := json.Unmarshal([]byte(out), &v); err != nil || !v.Verified {
-		t.Fatalf("verify --json: %v\n%s", err, out)
+	wantJSON(t, "verify --json", out, &v)
+	if !v.Verified {
+		t.Fatalf("verify --json: verified = false, want true:\n%s", out)
 	}
 	for _, l := range v.Links[2:] {
 		if l.Form != signing.FormBundle {
@@ -106,9 +106,9 @@ func TestCosign3SignedIsVerifiedAdmittedAndCopied(t *testing.T) {
 
 	medium := p.path("medium")
 	onMedium, errOut, code := runCLI(t, "copy", "--require-signed", "--to-oci-layout", pinned, medium+":1.2.0")
-	if code != 0 || !strings.Contains(errOut, "copied 1 signature(s) and 1 attestation(s) (2 as sigstore bundles)") || strings.Contains(errOut, "warning") {
-		t.Fatalf("copy to the medium: exit %d\n%s%s", code, onMedium, errOut)
-	}
+	wantExit(t, "copy to the medium", code, 0, onMedium, errOut)
+	wantHas(t, "copy to the medium", errOut, "copied 1 signature(s) and 1 attestation(s) (2 as sigstore bundles)")
+	wantLacks(t, "copy to the medium", errOut, "warning")
 	var copied struct {
 		Reference    string   `json:"reference"`
 		Copied       []string `json:"copied"`
@@ -116,8 +116,18 @@ func TestCosign3SignedIsVerifiedAdmittedAndCopied(t *testing.T) {
 		Attestations int      `json:"attestations"`
 	}
 	out = p.ok("copy", "--json", "--from-oci-layout", strings.TrimSpace(onMedium), inside.Host()+"/mirror/clinic:1.2.0")
-	if err := json.Unmarshal([]byte(out), &copied); err != nil || copied.Signatures != 1 || copied.Attestations != 1 || strings.Join(copied.Copied, ",") != "artifact,bundles" {
-		t.Fatalf("copy --json: %v\n%s", err, out)
+	wantJSON(t, "copy --json", out, &copied)
+	if copied.Signatures != 1 {
+		t.Errorf("copy --json: %d signatures, want 1", copied.Signatures)
+	}
+	if copied.Attestations != 1 {
+		t.Errorf("copy --json: %d attestations, want 1", copied.Attestations)
+	}
+	if got := strings.Join(copied.Copied, ","); got != "artifact,bundles" {
+		t.Errorf("copy --json: copied %q, want artifact,bundles", got)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	landed := copied.Reference
 	p.verify(landed)
@@ -145,15 +155,12 @@ func TestCopyUnsignedWarnsOrRefuses(t *testing.T) {
 		t.Fatalf("a refused copy made the destination layout: %v", err)
 	}
 	out, errOut, code := runCLI(t, "copy", "--to-oci-layout", pinned, p.path("unsigned")+":1.2.0")
-	if code != 0 || !strings.Contains(errOut, "copied 0 signature(s) and 0 attestation(s)") ||
-		!strings.Contains(errOut, "warning: the source holds no signature and no attestation") {
-		t.Fatalf("unsigned copy: exit %d\n%s%s", code, out, errOut)
-	}
+	wantExit(t, "unsigned copy", code, 0, out, errOut)
+	wantHas(t, "unsigned copy", errOut, "copied 0 signature(s) and 0 attestation(s)", "warning: the source holds no signature and no attestation")
 	p.ok("sign", "--key", p.path("publisher.key"), pinned)
 	out, errOut, code = runCLI(t, "copy", "--require-signed", "--to-oci-layout", pinned, p.path("signed")+":1.2.0")
-	if code != 0 || !strings.Contains(errOut, "warning: the source holds no attestation") {
-		t.Fatalf("signed, unattested copy: exit %d\n%s%s", code, out, errOut)
-	}
+	wantExit(t, "signed, unattested copy", code, 0, out, errOut)
+	wantHas(t, "signed, unattested copy", errOut, "warning: the source holds no attestation")
 }
 
 // TestSignBundleIsVerifiedByCosign3: `oa sign --bundle` and `oa attest

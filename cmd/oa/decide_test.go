@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,9 +66,8 @@ func TestSignedDecisionCLI(t *testing.T) {
 	if paused.Reason != contract.ReasonApprovalRequired {
 		t.Fatalf("paused: %+v", paused)
 	}
-	if out := cliOK(t, "policy", "check"); !strings.Contains(out, "person ada: key SHA256:") || !strings.Contains(out, "may approve, reject") {
-		t.Fatalf("policy check:\n%s", out)
-	}
+	out := cliOK(t, "policy", "check")
+	wantHas(t, "policy check", out, "person ada: key SHA256:", "may approve, reject")
 
 	// The statement, signed by hand with ssh-keygen.
 	sign := func(person, decision, keyName string) (string, string) {
@@ -90,14 +88,27 @@ func TestSignedDecisionCLI(t *testing.T) {
 	cliRefused(t, "decision_unsigned", "attention", "approve", id, "--as", "Dr Ada")
 	cliRefused(t, "give exactly one way to sign", "attention", "approve", id, "--person", "ada")
 	var it attention.Item
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "show", id, "--json")), &it); err != nil || it.State != attention.Open || it.DecidedBy != "" {
-		t.Fatalf("after the refusals: %+v, %v", it, err)
+	wantJSON(t, "after the refusals", cliOK(t, "attention", "show", id, "--json"), &it)
+	if it.State != attention.Open {
+		t.Fatalf("after the refusals: state = %q, want %q", it.State, attention.Open)
+	}
+	if it.DecidedBy != "" {
+		t.Fatalf("after the refusals: decided by %q, want no one", it.DecidedBy)
 	}
 
 	stmt, sig = sign("ada", "approve", "ada")
-	if err := json.Unmarshal([]byte(cliOK(t, "attention", "approve", id, "--person", "ada", "--statement", stmt, "--signature", sig, "--json")), &it); err != nil ||
-		it.State != attention.Approved || it.DecidedBy != "ada" || !strings.HasPrefix(it.DecidedKey, "SHA256:") {
-		t.Fatalf("ada's approval: %+v, %v", it, err)
+	wantJSON(t, "ada's approval", cliOK(t, "attention", "approve", id, "--person", "ada", "--statement", stmt, "--signature", sig, "--json"), &it)
+	if it.State != attention.Approved {
+		t.Errorf("ada's approval: state = %q, want %q", it.State, attention.Approved)
+	}
+	if it.DecidedBy != "ada" {
+		t.Errorf("ada's approval: decided by %q, want ada", it.DecidedBy)
+	}
+	if !strings.HasPrefix(it.DecidedKey, "SHA256:") {
+		t.Errorf("ada's approval: decided key = %q, want prefix SHA256:", it.DecidedKey)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	if done := runClinic(t, c, "signed-1", "AB-1234"); done.Outcome != contract.OutcomeDone {
 		t.Fatalf("resumed: %+v", done)
@@ -116,8 +127,15 @@ func TestSignedDecisionCLI(t *testing.T) {
 			Person, Key string
 		} `json:"decidedBy"`
 	}
-	if err := json.Unmarshal([]byte(cliOK(t, "runs", "--record", "AB-1234", "--person", "ada", "--json")), &runs); err != nil || len(runs) != 1 || runs[0].RunID != paused.RunID || runs[0].DecidedBy[0].Key != it.DecidedKey {
-		t.Fatalf("runs --record AB-1234: %+v, %v", runs, err)
+	wantJSON(t, "runs --record AB-1234", cliOK(t, "runs", "--record", "AB-1234", "--person", "ada", "--json"), &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs --record AB-1234: %d runs, want 1: %+v", len(runs), runs)
+	}
+	if runs[0].RunID != paused.RunID {
+		t.Fatalf("runs --record AB-1234: run %q, want %q", runs[0].RunID, paused.RunID)
+	}
+	if runs[0].DecidedBy[0].Key != it.DecidedKey {
+		t.Fatalf("runs --record AB-1234: decided by key %q, want %q", runs[0].DecidedBy[0].Key, it.DecidedKey)
 	}
 	if !strings.HasPrefix(runs[0].ReceiptDigest, "sha256:") {
 		t.Fatalf("runs --json names the receipt's digest receiptDigest, as every camelCase record does: %+v", runs[0])
@@ -126,14 +144,28 @@ func TestSignedDecisionCLI(t *testing.T) {
 		t.Fatalf("runs of another record:\n%s", out)
 	}
 	rows, err := csv.NewReader(strings.NewReader(cliOK(t, "runs", "--outcome", "done", "--workflow", "append_triage_note", "--format", "csv"))).ReadAll()
-	if err != nil || len(rows) != 2 || rows[0][0] != "run_id" || rows[1][0] != paused.RunID || rows[1][10] != "approve by ada" || rows[1][11] != it.DecidedKey {
-		t.Fatalf("runs --format csv: %q, %v", rows, err)
+	if err != nil {
+		t.Fatalf("runs --format csv: %v", err)
 	}
-	if rows[0][9] != "receipt_digest" || rows[1][9] != runs[0].ReceiptDigest {
-		t.Fatalf("runs --format csv: the receipt's digest is column receipt_digest, the same as --json's: %q", rows)
+	if len(rows) != 2 {
+		t.Fatalf("runs --format csv: %d rows, want a header and 1: %q", len(rows), rows)
 	}
-	if out := cliOK(t, "runs", "--format", "csv"); strings.Contains(out, "AB-1234") || strings.Contains(out, "Cough") {
-		t.Fatalf("the export carries an input:\n%s", out)
+	for _, cell := range []struct {
+		row, col int
+		want     string
+	}{
+		{0, 0, "run_id"}, {1, 0, paused.RunID}, {1, 10, "approve by ada"}, {1, 11, it.DecidedKey},
+		// The receipt's digest is column receipt_digest, the same as --json's.
+		{0, 9, "receipt_digest"}, {1, 9, runs[0].ReceiptDigest},
+	} {
+		if got := rows[cell.row][cell.col]; got != cell.want {
+			t.Errorf("runs --format csv: row %d column %d = %q, want %q", cell.row, cell.col, got, cell.want)
+		}
 	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	out = cliOK(t, "runs", "--format", "csv")
+	wantLacks(t, "the export carries an input", out, "AB-1234", "Cough")
 	cliRefused(t, "--since is a time", "runs", "--since", "yesterday")
 }

@@ -108,15 +108,15 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 		ids = append(ids, id)
 	}
 	specFile := f.WriteSpec(f.Spec(f.Release, ids, ""))
-	if out, errOut, code := oaProc(t, "", "fleet", "check", specFile); code != 0 || !strings.Contains(out, "20 hosts") {
-		t.Fatalf("fleet check: %d %s %s", code, out, errOut)
-	}
-	if out, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile); code != 0 || !strings.Contains(out, "20 envelopes written") {
-		t.Fatalf("fleet publish: %d %s %s", code, out, errOut)
-	}
-	if out, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile); code != 0 || !strings.Contains(out, "0 envelopes written, 20 unchanged") {
-		t.Fatalf("fleet publish again: %d %s %s", code, out, errOut)
-	}
+	out, errOut, code := oaProc(t, "", "fleet", "check", specFile)
+	wantExit(t, "fleet check", code, 0, out, errOut)
+	wantHas(t, "fleet check", out, "20 hosts")
+	out, errOut, code = oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile)
+	wantExit(t, "fleet publish", code, 0, out, errOut)
+	wantHas(t, "fleet publish", out, "20 envelopes written")
+	out, errOut, code = oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile)
+	wantExit(t, "fleet publish again", code, 0, out, errOut)
+	wantHas(t, "fleet publish again", out, "0 envelopes written, 20 unchanged")
 
 	env := func(h *fleettest.Host) string { return f.Repository + ":" + fleet.EnvelopeTag(h.ID) }
 	start := time.Now()
@@ -130,13 +130,25 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 		}
 		switch id {
 		case "h19":
-			if r.code != 2 || got.Status.State != fleet.AwaitingApproval || !strings.Contains(r.errOut, "awaiting_approval") {
-				t.Fatalf("h19: %d %+v %s", r.code, got.Status, r.errOut)
+			wantExit(t, "h19", r.code, 2, r.out, r.errOut)
+			if got.Status.State != fleet.AwaitingApproval {
+				t.Fatalf("h19: state = %q, want %q", got.Status.State, fleet.AwaitingApproval)
 			}
+			wantHas(t, "h19", r.errOut, "awaiting_approval")
 			localRef = got.LocalRef
 		default:
-			if r.code != 0 || got.Status.State != fleet.Bound || !got.Bound || !got.Admitted {
-				t.Fatalf("%s: %d %+v %s", id, r.code, got.Status, r.errOut)
+			wantExit(t, id, r.code, 0, r.out, r.errOut)
+			if got.Status.State != fleet.Bound {
+				t.Errorf("%s: state = %q, want %q", id, got.Status.State, fleet.Bound)
+			}
+			if !got.Bound {
+				t.Errorf("%s: bound = false, want true", id)
+			}
+			if !got.Admitted {
+				t.Errorf("%s: admitted = false, want true", id)
+			}
+			if t.Failed() {
+				t.FailNow()
 			}
 		}
 	}
@@ -146,8 +158,14 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 		// This fleet file pins no host keys: every status is only
 		// self-signed, which anyone who can push could have written, so
 		// each is flagged for the operator.
-		if s.Status == nil || s.Signed != fleet.SignedSelf || !s.Flagged() {
-			t.Fatalf("%s status %+v", h.ID, s)
+		if s.Status == nil {
+			t.Fatalf("%s has no status: %+v", h.ID, s)
+		}
+		if s.Signed != fleet.SignedSelf {
+			t.Fatalf("%s status signed = %q, want %q", h.ID, s.Signed, fleet.SignedSelf)
+		}
+		if !s.Flagged() {
+			t.Fatalf("%s status is not flagged for the operator: %+v", h.ID, s)
 		}
 		if h.ID == "h19" {
 			continue
@@ -173,9 +191,9 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 	if _, errOut, code := oaProc(t, h19.Home, "bind", localRef, "--deployment", "clinic", "--model", "demo-model", "--as", "Host Operator", "--yes"); code != 0 {
 		t.Fatalf("bind on h19: %d %s", code, errOut)
 	}
-	if out, errOut, code := oaProc(t, h19.Home, "agent", "sync", "--once", "--envelope", env(h19)); code != 0 || !strings.Contains(out, "bound") {
-		t.Fatalf("sync on h19: %d %s %s", code, out, errOut)
-	}
+	out, errOut, code = oaProc(t, h19.Home, "agent", "sync", "--once", "--envelope", env(h19))
+	wantExit(t, "sync on h19", code, 0, out, errOut)
+	wantHas(t, "sync on h19", out, "bound")
 
 	// One long-running agent, to see the revocation arrive by itself.
 	agent := exec.Command(oaBinary(t), "agent", "sync", "--interval", "1s", "--envelope", env(hosts[0]))
@@ -188,17 +206,21 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 	defer func() { _ = agent.Process.Kill(); _ = agent.Wait() }()
 
 	digest := f.Desc.Digest.String()
-	if out, errOut, code := oaProc(t, "", "revoke", digest, "--publish", "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "test recall", "--as", "Auditor"); code != 0 || !strings.Contains(out, "published") {
-		t.Fatalf("revoke --publish: %d %s %s", code, out, errOut)
-	}
+	out, errOut, code = oaProc(t, "", "revoke", digest, "--publish", "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "test recall", "--as", "Auditor")
+	wantExit(t, "revoke --publish", code, 0, out, errOut)
+	wantHas(t, "revoke --publish", out, "published")
 	res = inParallel(t, hosts[1:], func(h *fleettest.Host) []string {
 		return []string{"agent", "sync", "--once", "--envelope", env(h), "--json"}
 	})
 	for id, r := range res {
 		var got fleet.Result
-		if err := json.Unmarshal([]byte(r.out), &got); err != nil || r.code != 2 || got.Status.State != fleet.Revoked || !strings.Contains(r.errOut, "release_revoked") {
-			t.Fatalf("%s after revocation: %d %s %s", id, r.code, r.out, r.errOut)
+		what := id + " after revocation"
+		wantJSON(t, what, r.out, &got)
+		wantExit(t, what, r.code, 2, r.out, r.errOut)
+		if got.Status.State != fleet.Revoked {
+			t.Fatalf("%s: state = %q, want %q", what, got.Status.State, fleet.Revoked)
 		}
+		wantHas(t, what, r.errOut, "release_revoked")
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for fleetStatus(t, specFile)["h01"].Status.State != fleet.Revoked {
@@ -218,8 +240,12 @@ func TestFleetTwentyHostsAsProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if s, err := admit.StatusOf(context.Background(), h, digest, time.Now()); err != nil || s.State != admit.Revoked {
-		t.Fatalf("local status %v %+v", err, s)
+	s, err := admit.StatusOf(context.Background(), h, digest, time.Now())
+	if err != nil {
+		t.Fatalf("local status: %v", err)
+	}
+	if s.State != admit.Revoked {
+		t.Fatalf("local status = %q, want %q", s.State, admit.Revoked)
 	}
 }
 
@@ -244,9 +270,9 @@ func TestFleetRefusalsChangeNothing(t *testing.T) {
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
 	bad := f.WriteSpec(strings.Replace(f.Spec(f.Release, []string{"h01"}, ""), `model: "demo-model"`, `model: ""`, 1))
 	before := f.Registry.Requests()
-	if _, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", bad, "--key", f.KeyFile); code != 2 || !strings.Contains(errOut, "fleet_invalid") || !strings.Contains(errOut, "fleet.cue:") {
-		t.Fatalf("bad fleet: %d %s", code, errOut)
-	}
+	_, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", bad, "--key", f.KeyFile)
+	wantExit(t, "bad fleet", code, 2, "", errOut)
+	wantHas(t, "bad fleet", errOut, "fleet_invalid", "fleet.cue:")
 	if f.Registry.Requests() != before {
 		t.Fatal("a refused publish reached the registry")
 	}
@@ -269,16 +295,19 @@ func TestFleetRefusalsChangeNothing(t *testing.T) {
 func TestFleetRefusedEnvelopeWritesNothing(t *testing.T) {
 	f := fleettest.New(t)
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
-	if _, errOut, code := oaProc(t, h.Home, "provision", "--envelope", f.Repository+":host-h01"); code != 2 || !strings.Contains(errOut, "fleet_envelope_missing") {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	_, errOut, code := oaProc(t, h.Home, "provision", "--envelope", f.Repository+":host-h01")
+	wantExit(t, "oa provision", code, 2, "", errOut)
+	wantHas(t, "oa provision", errOut, "fleet_envelope_missing")
 	spec, err := fleet.LoadSpec(f.WriteSpec(f.Spec(f.Release, []string{"h01"}, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := fleet.ReadStatuses(context.Background(), spec, time.Now(), time.Hour, fleet.Options{})
-	if err != nil || st[0].Signed != fleet.NoStatus {
-		t.Fatalf("%v %+v", err, st)
+	if err != nil {
+		t.Fatalf("read statuses: %v", err)
+	}
+	if st[0].Signed != fleet.NoStatus {
+		t.Fatalf("status signed = %q, want %q: %+v", st[0].Signed, fleet.NoStatus, st)
 	}
 }
 
@@ -381,15 +410,19 @@ func TestRevokeFleetFlagsNeedPublish(t *testing.T) {
 	h := f.NewHost("h01", fleettest.HostOptions{PreApprove: true})
 	specFile := f.WriteSpec(f.Spec(f.Release, []string{"h01"}, ""))
 	digest := f.Desc.Digest.String()
-	if _, errOut, code := oaProc(t, h.Home, "revoke", digest, "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "r", "--as", "A"); code != 2 || !strings.Contains(errOut, "--publish") {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	_, errOut, code := oaProc(t, h.Home, "revoke", digest, "--fleet", specFile, "--fleet-key", f.KeyFile, "--reason", "r", "--as", "A")
+	wantExit(t, "oa revoke", code, 2, "", errOut)
+	wantHas(t, "oa revoke", errOut, "--publish")
 	opened, err := host.Open(context.Background(), h.Home)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer opened.Close()
-	if revoked, err := admit.HasRevocation(context.Background(), opened, digest); err != nil || revoked {
-		t.Fatalf("revoked locally: %v %v", err, revoked)
+	revoked, err := admit.HasRevocation(context.Background(), opened, digest)
+	if err != nil {
+		t.Fatalf("has revocation: %v", err)
+	}
+	if revoked {
+		t.Fatal("revoked locally: a refused revoke wrote a revocation")
 	}
 }

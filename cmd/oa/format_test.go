@@ -56,14 +56,25 @@ func TestFormatJSONBesideJSON(t *testing.T) {
 		}
 		walked++
 		name := strings.Join(path, " ")
-		if err != nil || !cli.WantJSON(c) {
-			t.Errorf("oa %s --json: %v, JSON %v", name, err, cli.WantJSON(c))
+		if err != nil {
+			t.Errorf("oa %s --json: %v", name, err)
 		}
-		if c, err = parse(path, "--format", "json"); err != nil || !cli.WantJSON(c) {
-			t.Errorf("oa %s --format json: %v, JSON %v", name, err, cli.WantJSON(c))
+		if !cli.WantJSON(c) {
+			t.Errorf("oa %s --json does not ask for JSON", name)
 		}
-		if c, err = parse(path); err != nil || cli.WantJSON(c) {
-			t.Errorf("oa %s: %v, JSON %v", name, err, cli.WantJSON(c))
+		c, err = parse(path, "--format", "json")
+		if err != nil {
+			t.Errorf("oa %s --format json: %v", name, err)
+		}
+		if !cli.WantJSON(c) {
+			t.Errorf("oa %s --format json does not ask for JSON", name)
+		}
+		c, err = parse(path)
+		if err != nil {
+			t.Errorf("oa %s: %v", name, err)
+		}
+		if cli.WantJSON(c) {
+			t.Errorf("oa %s asks for JSON with no flag", name)
 		}
 		if name == "runs" {
 			if !strings.Contains(c.Flags().Lookup("format").Usage, "json") {
@@ -85,17 +96,33 @@ func TestFormatJSONBesideJSON(t *testing.T) {
 	for _, args := range [][]string{{"explain", "harness_not_installed"}, {"version"}} {
 		withJSON, _, code1 := runCLI(t, append(args, "--json")...)
 		withFormat, _, code2 := runCLI(t, append(args, "--format", "json")...)
-		if code1 != 0 || code2 != 0 || withJSON != withFormat || !json.Valid([]byte(withFormat)) {
-			t.Errorf("oa %v --format json printed %q (%d), --json %q (%d)", args, withFormat, code2, withJSON, code1)
+		if code1 != 0 {
+			t.Errorf("oa %v --json: exit code %d, want 0", args, code1)
+		}
+		if code2 != 0 {
+			t.Errorf("oa %v --format json: exit code %d, want 0", args, code2)
+		}
+		if withJSON != withFormat {
+			t.Errorf("oa %v --format json printed %q, --json %q: want the same", args, withFormat, withJSON)
+		}
+		if !json.Valid([]byte(withFormat)) {
+			t.Errorf("oa %v --format json printed invalid JSON %q", args, withFormat)
 		}
 	}
 	for _, args := range [][]string{{"harness", "transcript", "--format", "json"}, {"nosuchcommand", "--format", "json"}, {"receipts", "lst", "--format=json"}} {
 		_, errOut, code := runCLI(t, args...)
-		if code != 2 || !json.Valid([]byte(errOut)) {
-			t.Errorf("oa %v: %d, the refusal is not JSON:\n%s", args, code, errOut)
+		if code != 2 {
+			t.Errorf("oa %v: exit code %d, want 2", args, code)
+		}
+		if !json.Valid([]byte(errOut)) {
+			t.Errorf("oa %v: the refusal is not JSON:\n%s", args, errOut)
 		}
 	}
-	if _, errOut, code := runCLI(t, "version", "--format", "yaml"); code != 2 || !strings.Contains(errOut, `--format "yaml" is not an output format: give text or json`) {
-		t.Errorf("oa version --format yaml: %d %s", code, errOut)
+	_, errOut, code := runCLI(t, "version", "--format", "yaml")
+	if code != 2 {
+		t.Errorf("oa version --format yaml: exit code %d, want 2", code)
+	}
+	if want := `--format "yaml" is not an output format: give text or json`; !strings.Contains(errOut, want) {
+		t.Errorf("oa version --format yaml: want %q in:\n%s", want, errOut)
 	}
 }

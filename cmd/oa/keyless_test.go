@@ -133,20 +133,14 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.policyWith("")
-	if out := k.ok("policy", "check"); !strings.Contains(out, "publisher ci: identity ~^https://github") || !strings.Contains(out, "authority authority: sha256:") {
-		t.Fatalf("policy check does not describe the signers:\n%s", out)
-	}
+	out = k.ok("policy", "check")
+	wantHas(t, "policy check does not describe the signers", out, "publisher ci: identity ~^https://github", "authority authority: sha256:")
 	out = k.ok("admit", pinned, "--as", "Dr Ada")
-	if !strings.Contains(out, "admitted clinic-triage@1.2.0 as #1") || !strings.Contains(out, "publisher ci signed as "+klSubject) {
-		t.Fatalf("admit:\n%s", out)
-	}
-	if out := k.ok("status", pinned); !strings.Contains(out, "ci ("+klSubject+" @ "+klIssuer+")") || !strings.Contains(out, "active") {
-		t.Fatalf("status:\n%s", out)
-	}
+	wantHas(t, "admit", out, "admitted clinic-triage@1.2.0 as #1", "publisher ci signed as "+klSubject)
+	out = k.ok("status", pinned)
+	wantHas(t, "oa status", out, "ci ("+klSubject+" @ "+klIssuer+")", "active")
 	out = k.ok("admissions", "show", strings.SplitN(pinned, "@", 2)[1], "--json")
-	if !strings.Contains(out, `"subject": "`+klSubject) || !strings.Contains(out, `"trustedRootDigest": "sha256:`) {
-		t.Fatalf("the admission record does not name the signer and root:\n%s", out)
-	}
+	wantHas(t, "the admission record does not name the signer and root", out, `"subject": "`+klSubject, `"trustedRootDigest": "sha256:`)
 
 	// A changed root is a changed policy: the admission no longer holds.
 	if err := os.WriteFile(filepath.Join(home, "roots", "ci.json"), sigstoretest.NewCA(t).TrustedRoot(t, true), 0o600); err != nil {
@@ -183,14 +177,12 @@ func TestKeylessPublisherAdmittedEndToEnd(t *testing.T) {
 	}
 	k.policyWith(rule("https://github.com/acme/other", "enforce"))
 	out = k.refused("attestation_rule_failed", "admit", pinned, "--as", "Dr Ada")
-	if !strings.Contains(out, "rule provenance: field buildDefinition.externalParameters.workflow.repository") || strings.Contains(out, "worker-sources") {
-		t.Fatalf("the refusal does not name the rule and field, or names the value:\n%s", out)
-	}
+	wantHas(t, "the refusal does not name the rule and field, or names the value", out, "rule provenance: field buildDefinition.externalParameters.workflow.repository")
+	wantLacks(t, "the refusal does not name the rule and field, or names the value", out, "worker-sources")
 	k.policyWith(rule("https://github.com/acme/other", "warn"))
 	stdout, stderr, code := runCLI(t, "admit", pinned, "--as", "Dr Ada")
-	if code != 0 || !strings.Contains(stderr, "warning: rule provenance: field buildDefinition.externalParameters.workflow.repository") {
-		t.Fatalf("admit under a warn rule: exit %d\n%s%s", code, stdout, stderr)
-	}
+	wantExit(t, "admit under a warn rule", code, 0, stdout, stderr)
+	wantHas(t, "admit under a warn rule", stderr, "warning: rule provenance: field buildDefinition.externalParameters.workflow.repository")
 	if out := k.ok("status", pinned); !strings.Contains(out, "warning: rule provenance") {
 		t.Fatalf("status does not print the warning:\n%s", out)
 	}
@@ -226,9 +218,9 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 	now := time.Now()
 	authCert, authChain, authKey := k.ca.Leaf(t, klAuthority, klIssuer, now.Add(-time.Hour), now.Add(time.Hour)).WriteFiles(t, authDir)
 	predicate := k.path("conformance.json")
-	if _, errOut, code := runCLI(t, "attest", pinned, "--predicate-out", predicate); code != 2 || !strings.Contains(errOut, "authority") {
-		t.Fatalf("attest --predicate-out without --authority: exit %d %s", code, errOut)
-	}
+	_, errOut, code := runCLI(t, "attest", pinned, "--predicate-out", predicate)
+	wantExit(t, "attest --predicate-out without --authority", code, 2, "", errOut)
+	wantHas(t, "attest --predicate-out without --authority", errOut, "authority")
 	k.ok("attest", pinned, "--predicate-out", predicate, "--authority", "acme-conformance")
 	k.cosign("attest", "--key", authKey, "--certificate", authCert, "--certificate-chain", authChain, "--tlog-upload=false", "--timestamp-server-url", k.tsa, "-y",
 		"--type", "https://oa.dev/attestations/conformance/v1", "--predicate", predicate, pinned)
@@ -240,9 +232,7 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 		return []string{"--authority-certificate-identity-regexp", subject, "--authority-certificate-oidc-issuer", klIssuer}
 	}
 	out := k.ok(append(append([]string{"verify", pinned}, publisherID...), authorityID("^https://github\\.com/acme/conformance/")...)...)
-	if !strings.Contains(out, "signed by "+klSubject) || !strings.Contains(out, "signed by "+klAuthority+" @ "+klIssuer) {
-		t.Fatalf("verify does not name both signers:\n%s", out)
-	}
+	wantHas(t, "verify does not name both signers", out, "signed by "+klSubject, "signed by "+klAuthority+" @ "+klIssuer)
 	// Stock cosign agrees on the authority's attestation (v2 reads a
 	// trusted root only for new-format bundles: the CA chain instead).
 	k.cosign("verify-attestation", "--certificate-chain", authChain, "--insecure-ignore-tlog", "--insecure-ignore-sct",
@@ -271,9 +261,7 @@ func TestKeylessAuthorityAndAudit(t *testing.T) {
 	}
 	k.policyWith("authorities: conformance: {\n\tidentity: {issuer: \"" + klIssuer + "\", subject: \"" + klAuthority + "\"}\n\ttrusted_root: \"roots/ci.json\"\n}\n")
 	out = k.ok("admit", pinned, "--as", "Dr Ada")
-	if !strings.Contains(out, "publisher ci signed as "+klSubject) || !strings.Contains(out, "authority conformance attested as "+klAuthority) {
-		t.Fatalf("admit does not name both signers:\n%s", out)
-	}
+	wantHas(t, "admit does not name both signers", out, "publisher ci signed as "+klSubject, "authority conformance attested as "+klAuthority)
 	k.ok("registry", "init")
 	k.ok("registry", "sign", "--as", "Dr Ada")
 	k.ok("connection", "add-stdio", "sandbox", "--connector", "sandbox.records", "--as", "Dr Ada", "--", "builtin:sandbox-records")

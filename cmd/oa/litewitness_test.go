@@ -127,8 +127,11 @@ func cosignatureKey(t *testing.T, name, pub string) string {
 	}
 	f := strings.Fields(string(b))
 	wire, err := base64.StdEncoding.DecodeString(f[1])
-	if err != nil || len(wire) < 32 {
+	if err != nil {
 		t.Fatalf("ssh public key %q: %v", b, err)
+	}
+	if len(wire) < 32 {
+		t.Fatalf("ssh public key %q: %d bytes, want at least 32", b, len(wire))
 	}
 	key := append([]byte{0x04}, wire[len(wire)-32:]...)
 	h := sha256.Sum256(append([]byte(name+"\n"), key...))
@@ -198,9 +201,11 @@ func TestLitewitnessCosignsCoordinatorCheckpoints(t *testing.T) {
 	}
 	s.C.Close()
 	// litewitness holds the size it cosigned, as witnessctl lists it.
-	if out, err := exec.Command(lw.ctl, "list-logs", "-db", lw.db).CombinedOutput(); err != nil || !strings.Contains(string(out), `"size":`) {
-		t.Fatalf("witnessctl list-logs: %v\n%s", err, out)
+	logs, err := exec.Command(lw.ctl, "list-logs", "-db", lw.db).CombinedOutput()
+	if err != nil {
+		t.Fatalf("witnessctl list-logs: %v\n%s", err, logs)
 	}
+	wantHas(t, "witnessctl list-logs", string(logs), `"size":`)
 	proof := filepath.Join(t.TempDir(), "receipt.proof")
 	if out, errOut, code := oaProc(t, h.Home, "receipts", "prove", digest, "-o", proof); code != 0 {
 		t.Fatalf("prove: exit %d\n%s\n%s", code, out, errOut)
@@ -210,14 +215,14 @@ func TestLitewitnessCosignsCoordinatorCheckpoints(t *testing.T) {
 		nil, // the policy's witnesses and quorum
 	} {
 		out, errOut, code := oaProc(t, h.Home, append([]string{"receipts", "verify-proof", proof}, args...)...)
-		if code != 0 || !strings.Contains(out, "cosigned by 1 witnesses") {
-			t.Fatalf("verify-proof %v: exit %d\n%s\n%s", args, code, out, errOut)
-		}
+		what := fmt.Sprintf("verify-proof %v", args)
+		wantExit(t, what, code, 0, out, errOut)
+		wantHas(t, what, out, "cosigned by 1 witnesses")
 	}
 	other := otherWitnessKey(t)
-	if _, errOut, code := oaProc(t, h.Home, "receipts", "verify-proof", proof, "--witness-key", other, "--quorum", "1"); code != 2 || !strings.Contains(errOut, "log_witness_quorum") {
-		t.Fatalf("verify-proof with a witness that did not cosign: exit %d\n%s", code, errOut)
-	}
+	_, errOut, code := oaProc(t, h.Home, "receipts", "verify-proof", proof, "--witness-key", other, "--quorum", "1")
+	wantExit(t, "verify-proof with a witness that did not cosign", code, 2, "", errOut)
+	wantHas(t, "verify-proof with a witness that did not cosign", errOut, "log_witness_quorum")
 }
 
 // otherWitnessKey is the cosignature key of a witness that never saw

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -56,9 +55,9 @@ func (p *publisher) ok(args ...string) string {
 func (p *publisher) refused(code string, args ...string) string {
 	p.t.Helper()
 	out, errOut, status := runCLI(p.t, args...)
-	if status != 2 || !strings.Contains(out+errOut, code) {
-		p.t.Fatalf("oa %s: exit %d, want 2 with %s\n%s%s", strings.Join(args, " "), status, code, out, errOut)
-	}
+	what := "oa " + strings.Join(args, " ")
+	wantExit(p.t, what, status, 2, out, errOut)
+	wantHas(p.t, what, out+errOut, code)
 	return out + errOut
 }
 
@@ -97,8 +96,12 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 					Link string `json:"link"`
 				} `json:"links"`
 			}
-			if err := json.Unmarshal([]byte(p.ok("verify", "--json", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub"))), &v); err != nil || !v.Verified || len(v.Links) != 4 {
-				t.Fatalf("verify --json: %+v %v", v, err)
+			wantJSON(t, "verify --json", p.ok("verify", "--json", pinned, "--publisher-key", p.path("publisher.pub"), "--authority-key", p.path("authority.pub")), &v)
+			if !v.Verified {
+				t.Fatalf("verify --json: verified = false, want true: %+v", v)
+			}
+			if len(v.Links) != 4 {
+				t.Fatalf("verify --json: %d links, want 4: %+v", len(v.Links), v.Links)
 			}
 			// The authority's key where the publisher's belongs, and the other way round.
 			p.refused("signature_untrusted", "verify", pinned, "--publisher-key", p.path("authority.pub"), "--authority-key", p.path("publisher.pub"))
@@ -115,9 +118,8 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 			if out := p.ok("admit", pinned, "--as", "Dr Ada"); !strings.Contains(out, "admitted clinic-triage@1.2.0 as #1") {
 				t.Fatalf("admit: %s", out)
 			}
-			if out := p.ok("status", pinned); !strings.Contains(out, "admission") || !strings.Contains(out, "active") {
-				t.Fatalf("status: %s", out)
-			}
+			out = p.ok("status", pinned)
+			wantHas(t, "oa status", out, "admission", "active")
 			digest := strings.Split(pinned, "@")[1]
 			p.ok("revoke", digest, "--reason", "test", "--as", "Dr Ada")
 			p.refused("release_revoked", "admissions", "show", digest)
@@ -130,7 +132,10 @@ func TestPublishChainOnLayoutAndRegistry(t *testing.T) {
 			p.ok("compile", "-o", compiled, p.bundle)
 			a, _ := os.ReadFile(compiled)
 			b, _ := os.ReadFile(filepath.Join(pulled, "worker.ir.json"))
-			if len(a) == 0 || string(a) != string(b) {
+			if len(a) == 0 {
+				t.Fatal("the compiled IR is empty")
+			}
+			if string(a) != string(b) {
 				t.Fatal("the pulled IR is not the compiled IR")
 			}
 		})
@@ -208,8 +213,11 @@ func TestOrasInterop(t *testing.T) {
 	p.ok("compile", "-o", compiled, p.bundle)
 	a, _ := os.ReadFile(compiled)
 	b, err := os.ReadFile(filepath.Join(pulled, "worker.ir.json"))
-	if err != nil || string(a) != string(b) {
+	if err != nil {
 		t.Fatalf("oras pull did not give the IR: %v", err)
+	}
+	if string(a) != string(b) {
+		t.Fatal("oras pull gave an IR other than the compiled one")
 	}
 	if _, err := os.Stat(filepath.Join(pulled, "skills", "triage.md")); err != nil {
 		t.Fatalf("oras pull did not give the skill doc: %v", err)
@@ -266,9 +274,8 @@ func TestAttestWritesNothingWhenACheckFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := p.refused("conformance_failed", "attest", "--key", p.path("authority.key"), ref.WithDigest(desc.Digest).String())
-	if !strings.Contains(msg, "no_customer_state") || strings.Contains(msg, "555") {
-		t.Fatalf("the refusal does not name the check, or echoes the value:\n%s", msg)
-	}
+	wantHas(t, "the refusal does not name the check, or echoes the value", msg, "no_customer_state")
+	wantLacks(t, "the refusal does not name the check, or echoes the value", msg, "555")
 	if _, err := target.Resolve(ctx, oci.AttestationTag(desc.Digest)); !errors.Is(err, errdef.ErrNotFound) {
 		t.Fatalf("an attestation was written: %v", err)
 	}
@@ -302,10 +309,13 @@ func TestQuickstartScript(t *testing.T) {
 	// A second run into the same host is refused and changes nothing.
 	policy, _ := os.ReadFile(filepath.Join(home, "policy.cue"))
 	again := script()
-	if b, _ := again.CombinedOutput(); again.ProcessState.ExitCode() != 2 || !strings.Contains(string(b), "host_exists") {
-		t.Fatalf("scripts/quickstart into a host: %s", b)
+	b, _ := again.CombinedOutput()
+	wantExit(t, "scripts/quickstart into a host", again.ProcessState.ExitCode(), 2, string(b), "")
+	wantHas(t, "scripts/quickstart into a host", string(b), "host_exists")
+	if len(policy) == 0 {
+		t.Fatal("the host has no policy.cue before the refused run")
 	}
-	if after, _ := os.ReadFile(filepath.Join(home, "policy.cue")); string(after) != string(policy) || len(policy) == 0 {
+	if after, _ := os.ReadFile(filepath.Join(home, "policy.cue")); string(after) != string(policy) {
 		t.Fatal("the refused run changed the host's policy")
 	}
 }

@@ -36,30 +36,32 @@ func TestRegistryCredentialsAndTLSFromTheCLI(t *testing.T) {
 	}
 	ref := reg.Host() + "/oa/clinic"
 	out, code := oa("push", "--ca-file", reg.CAFile, p.bundle, ref)
-	if code != 2 || !strings.Contains(out, "registry_unauthorized") || !strings.Contains(out, "docker login") ||
-		!strings.Contains(out, "config.json") || strings.Contains(out, "basic credential") || strings.Contains(out, "https://") {
-		t.Fatalf("push without credentials: exit %d\n%s", code, out)
-	}
+	wantExit(t, "push without credentials", code, 2, out, "")
+	wantHas(t, "push without credentials", out, "registry_unauthorized", "docker login", "config.json")
+	wantLacks(t, "push without credentials", out, "basic credential", "https://")
 	cfg := `{"auths":{"` + reg.Host() + `":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("alice:pw-for-test")) + `"}}}`
 	if err := os.WriteFile(filepath.Join(docker, "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, code = oa("push", p.bundle, ref)
-	if code != 2 || !strings.Contains(out, "registry_tls_untrusted") || !strings.Contains(out, "--ca-file") {
-		t.Fatalf("push without --ca-file: exit %d\n%s", code, out)
-	}
+	wantExit(t, "push without --ca-file", code, 2, out, "")
+	wantHas(t, "push without --ca-file", out, "registry_tls_untrusted", "--ca-file")
 	out, code = oa("push", "--ca-file", reg.CAFile, p.bundle, ref)
 	at := strings.Index(out, "@sha256:")
-	if code != 0 || !strings.HasPrefix(out, ref) || at < 0 {
-		t.Fatalf("push with credentials: exit %d\n%s", code, out)
+	wantExit(t, "push with credentials", code, 0, out, "")
+	if !strings.HasPrefix(out, ref) {
+		t.Fatalf("push with credentials printed %q, want prefix %q", out, ref)
+	}
+	if at < 0 {
+		t.Fatalf("push with credentials printed no @sha256: digest:\n%s", out)
 	}
 	pinned := ref + strings.TrimSpace(out[at:])
 	if out, code = oa("pull", "--insecure", pinned); code != 0 {
 		t.Fatalf("pull --insecure: exit %d\n%s", code, out)
 	}
-	if out, code = oa("pull", "--plain-http=false", "--ca-file", filepath.Join(docker, "config.json"), pinned); code != 2 || !strings.Contains(out, "registry_ca_invalid") {
-		t.Fatalf("pull with a junk --ca-file: exit %d\n%s", code, out)
-	}
+	out, code = oa("pull", "--plain-http=false", "--ca-file", filepath.Join(docker, "config.json"), pinned)
+	wantExit(t, "pull with a junk --ca-file", code, 2, out, "")
+	wantHas(t, "pull with a junk --ca-file", out, "registry_ca_invalid")
 }
 
 // TestExpiresInTooShort: a lifetime under a minute is refused before
@@ -71,8 +73,8 @@ func TestExpiresInTooShort(t *testing.T) {
 		{"revoke", "sha256:" + strings.Repeat("a", 64), "--publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--fleet-key", filepath.Join(dir, "k.key"), "--reason", "r", "--as", "A", "--expires-in", "0s"},
 	} {
 		out, errOut, code := runCLI(t, args...)
-		if code != 2 || !strings.Contains(out+errOut, "fleet_expiry_invalid") {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
-		}
+		what := "oa " + strings.Join(args, " ")
+		wantExit(t, what, code, 2, out, errOut)
+		wantHas(t, what, out+errOut, "fleet_expiry_invalid")
 	}
 }
