@@ -208,8 +208,12 @@ func TestTeachRecordedPauseUnchanged(t *testing.T) {
 	for _, bad := range []string{"", "   ", strings.Repeat("x", attention.MaxTeachText+1), "Write to ada.lovelace@example.com first.", "Card 4111 1111 1111 1111 failed."} {
 		if _, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: bad}); !blocking.Has(err, blocking.TeachTextInvalid) {
 			t.Fatalf("teach text %.20q: %v, want %s", bad, err, blocking.TeachTextInvalid)
-		} else if strings.Contains(err.Error(), "example.com") || strings.Contains(err.Error(), "4111") {
-			t.Fatalf("the refusal echoes the text: %v", err)
+		} else {
+			for _, echoed := range []string{"example.com", "4111"} {
+				if strings.Contains(err.Error(), echoed) {
+					t.Fatalf("the refusal echoes %q from the text: %v", echoed, err)
+				}
+			}
 		}
 	}
 	item, err := coordinator.DecideAttention(ctx, s.host, attention.Decision{AttentionID: res.AttentionID, Decision: contract.DecisionTeach, By: "Dr Ada", Channel: "cli", Text: text})

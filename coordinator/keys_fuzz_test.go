@@ -35,8 +35,11 @@ func FuzzOpenSealed(f *testing.F) {
 		if token == good {
 			// (A token equal to it in all but base64 padding bits cannot
 			// decode to other bytes: RawURLEncoding is strict.)
-			if err != nil || s == nil {
+			if err != nil {
 				t.Fatalf("a sealed token was refused: %v", err)
+			}
+			if s == nil {
+				t.Fatal("a sealed token opened to nothing")
 			}
 			return
 		}
@@ -46,8 +49,11 @@ func FuzzOpenSealed(f *testing.F) {
 			t.Fatalf("an unsealed token opened: %q", token)
 		}
 		l := blocking.Refusals(err)
-		if len(l) != 1 || l[0].Code != blocking.RequestStateInvalid {
-			t.Fatalf("refusal %v", err)
+		if len(l) != 1 {
+			t.Fatalf("%d refusals, want 1: %v", len(l), err)
+		}
+		if l[0].Code != blocking.RequestStateInvalid {
+			t.Fatalf("refusal %s, want %s", l[0].Code, blocking.RequestStateInvalid)
 		}
 		if len(token) > 8 && strings.Contains(err.Error(), token) {
 			t.Fatalf("the refusal repeats the token")

@@ -29,9 +29,7 @@ func TestWeakerKernelStopsRuns(t *testing.T) {
 		t.Fatalf("on the kernel it was bound on: %+v", res)
 	}
 	t.Setenv(confine.ABIMaxEnv, "5")
-	if res := run("weaker-kernel"); res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonPlanChanged {
-		t.Fatalf("on a weaker kernel: %+v", res)
-	}
+	wantResult(t, "on a weaker kernel", run("weaker-kernel"), contract.OutcomeDidNotRun, contract.ReasonPlanChanged)
 	if !strings.Contains(operator.String(), "plan changed: confinement") {
 		t.Errorf("the operator was not told the confinement changed:\n%s", operator.String())
 	}

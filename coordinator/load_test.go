@@ -89,8 +89,11 @@ func TestLoadTwoCoordinators(t *testing.T) {
 		a := &answers[i]
 		for a.code == "" && a.res["outcome"] == string(contract.OutcomeRunning) {
 			res, err := clients[a.client].Session.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.ToolGetRun, Arguments: map[string]any{"run_id": a.res["run_id"], "wait_seconds": 60}})
-			if err != nil || res.IsError {
-				t.Fatalf("%s: get_run: %v %+v", a.id, err, res)
+			if err != nil {
+				t.Fatalf("%s: get_run: %v", a.id, err)
+			}
+			if res.IsError {
+				t.Fatalf("%s: get_run answered a tool error: %+v", a.id, res.Content)
 			}
 			raw, _ := json.Marshal(res.StructuredContent)
 			a.res = nil

@@ -48,8 +48,10 @@ func BenchmarkRunNpmMemory(b *testing.B) {
 		defer c.Close()
 		run := func() {
 			runs++
-			if saved, err := recordEntity(ctx, c, "CO", runs); err != nil || !saved {
-				b.Fatalf("run %d: saved %v, %v", runs, saved, err)
+			if saved, err := recordEntity(ctx, c, "CO", runs); err != nil {
+				b.Fatalf("run %d: %v", runs, err)
+			} else if !saved {
+				b.Fatalf("run %d: the entity was not saved", runs)
 			}
 		}
 		run() // the server's start (hundreds of ms of Node) is the session's, not a run's
@@ -68,8 +70,10 @@ func BenchmarkRunNpmMemory(b *testing.B) {
 		defer s.Close()
 		calls := func() {
 			sets++
-			if saved, err := directSet(ctx, s, entityName("DI", sets)); err != nil || !saved {
-				b.Fatalf("set %d: saved %v, %v", sets, saved, err)
+			if saved, err := directSet(ctx, s, entityName("DI", sets)); err != nil {
+				b.Fatalf("set %d: %v", sets, err)
+			} else if !saved {
+				b.Fatalf("set %d: the entity was not saved", sets)
 			}
 		}
 		calls() // as for the coordinator: the first set is the session's
@@ -143,8 +147,11 @@ func directSet(ctx context.Context, s *connector.Session, n string) (saved bool,
 		{"open_nodes", lookup},
 	} {
 		res, err := s.Call(ctx, call.tool, call.args)
-		if err != nil || res.IsError {
-			return false, fmt.Errorf("%s: %v %+v", call.tool, err, res)
+		if err != nil {
+			return false, fmt.Errorf("%s: %v", call.tool, err)
+		}
+		if res.IsError {
+			return false, fmt.Errorf("%s answered a tool error: %+v", call.tool, res)
 		}
 		last = res
 	}

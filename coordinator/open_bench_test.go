@@ -68,8 +68,10 @@ func BenchmarkFirstRunPerProcess(b *testing.B) {
 	d := newBenchDeployment(b, hosttest.Sandbox)
 	ctx := context.Background()
 	in := inputs("AB-1234")
-	if res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: "warm", Wait: time.Minute}); err != nil || res.Outcome != contract.OutcomeDone {
-		b.Fatalf("warm run: %+v, %v", res, err)
+	if res, err := d.c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: "warm", Wait: time.Minute}); err != nil {
+		b.Fatalf("warm run: %v", err)
+	} else if res.Outcome != contract.OutcomeDone {
+		b.Fatalf("warm run: outcome %s (reason %s), want %s", res.Outcome, res.Reason, contract.OutcomeDone)
 	}
 	i := 0
 	b.ReportAllocs()
@@ -80,8 +82,14 @@ func BenchmarkFirstRunPerProcess(b *testing.B) {
 			b.Fatal(err)
 		}
 		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("first-%d", i), Wait: time.Minute})
-		if err != nil || res.Outcome != contract.OutcomeDone || res.ReceiptDigest == "" {
-			b.Fatalf("run %d: %+v, %v", i, res, err)
+		if err != nil {
+			b.Fatalf("run %d: %v", i, err)
+		}
+		if res.Outcome != contract.OutcomeDone {
+			b.Fatalf("run %d: outcome %s (reason %s), want %s", i, res.Outcome, res.Reason, contract.OutcomeDone)
+		}
+		if res.ReceiptDigest == "" {
+			b.Fatalf("run %d: no receipt digest", i)
 		}
 		if err := c.Close(); err != nil {
 			b.Fatal(err)

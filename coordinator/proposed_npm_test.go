@@ -46,8 +46,14 @@ func TestAttentionShowServerMemory(t *testing.T) {
 	out, code := c.Call(contract.ToolRunWorkflow, map[string]any{"workflow": "record_entity", "request_id": "mem-1", "wait_seconds": 60,
 		"inputs": map[string]any{"name": "AB-1234", "observation": observation}})
 	id, _ := out["attention_id"].(string)
-	if code != "" || out["reason"] != string(contract.ReasonApprovalRequired) || id == "" {
-		t.Fatalf("run_workflow: %v (code %q)\nstderr:\n%s", out, code, c.Stderr)
+	if code != "" {
+		t.Fatalf("run_workflow refused with code %q: %v\nstderr:\n%s", code, out, c.Stderr)
+	}
+	if out["reason"] != string(contract.ReasonApprovalRequired) {
+		t.Fatalf("run_workflow: reason %v, want %s: %v\nstderr:\n%s", out["reason"], contract.ReasonApprovalRequired, out, c.Stderr)
+	}
+	if id == "" {
+		t.Fatalf("run_workflow: no attention_id: %v", out)
 	}
 	cmd := exec.Command(h.OA, "attention", "show", id)
 	cmd.Env = append(os.Environ(), "OA_HOME="+h.Home)

@@ -63,9 +63,7 @@ func TestRunEndsSettingMissing(t *testing.T) {
 		t.Fatalf("a coordinator checking its servers before serving, without %s: %v", name, err)
 	}
 	res := run("setting-missing")
-	if res.Outcome != contract.OutcomeDidNotRun || res.Reason != contract.ReasonAppSettingMissing {
-		t.Fatalf("without %s: %s/%s, want did_not_run/app_setting_missing", name, res.Outcome, res.Reason)
-	}
+	wantResult(t, "without "+name, res, contract.OutcomeDidNotRun, contract.ReasonAppSettingMissing)
 	if res.SafeToRetry {
 		t.Fatalf("a missing setting is not safe to retry: %+v", res)
 	}

@@ -67,8 +67,11 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, governed bool)
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %+v", tool, err, res)
+		if err != nil {
+			b.Fatalf("%s: %v", tool, err)
+		}
+		if res.IsError {
+			b.Fatalf("%s answered a tool error: %+v", tool, res.Content)
 		}
 		raw, _ := json.Marshal(res.StructuredContent)
 		var out struct {
@@ -77,8 +80,15 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string, governed bool)
 				Record string `json:"record"`
 			} `json:"content"`
 		}
-		if json.Unmarshal(raw, &out) != nil || governed && out.Content.Record != "AB-1234" || !governed && out.Record != "AB-1234" {
-			b.Fatalf("%s answered %s", tool, raw)
+		if err := json.Unmarshal(raw, &out); err != nil {
+			b.Fatalf("%s answered %s: %v", tool, raw, err)
+		}
+		record := out.Record
+		if governed {
+			record = out.Content.Record
+		}
+		if record != "AB-1234" {
+			b.Fatalf("%s answered the record %q, want AB-1234: %s", tool, record, raw)
 		}
 	}
 }
