@@ -18,8 +18,11 @@ func TestAttentionShowsProposedChange(t *testing.T) {
 	h := coordinatorHost(t, true)
 	c := openCoordinator(t, h)
 	paused := runClinic(t, c, "req-1", "AB-1234")
-	if paused.Reason != contract.ReasonApprovalRequired || paused.AttentionID == "" {
-		t.Fatalf("want a paused run: %+v", paused)
+	if paused.Reason != contract.ReasonApprovalRequired {
+		t.Fatalf("run reason = %q, want %q (a paused run)", paused.Reason, contract.ReasonApprovalRequired)
+	}
+	if paused.AttentionID == "" {
+		t.Fatalf("paused run has no attention id: %+v", paused)
 	}
 	show := cliOK(t, "attention", "show", paused.AttentionID)
 	for _, want := range []string{
@@ -53,15 +56,37 @@ func TestAttentionShowsProposedChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var args struct{ Record, Text string }
-	if err := json.Unmarshal(shown.Proposed.Call.Arguments, &args); err != nil || args.Record != "AB-1234" || args.Text != "[triage:soon] Cough." ||
-		shown.Proposed.Call.Connection != "sandbox" || shown.Proposed.Call.Tool != "append_note" || shown.Sealed != nil ||
-		!strings.HasPrefix(shown.CallDigest, "hmac-sha256:") || !strings.Contains(string(shown.Proposed.Read["load_record"]), "AB-1234") ||
-		shown.Proposed.DoneMeans == "" || shown.Proposed.Purpose == "" {
-		t.Fatalf("attention show --json: %v %+v (arguments %s)", err, shown, shown.Proposed.Call.Arguments)
+	wantJSON(t, "attention show --json: the proposed call's arguments", string(shown.Proposed.Call.Arguments), &args)
+	const what = "attention show --json"
+	if args.Record != "AB-1234" {
+		t.Errorf("%s: argument record = %q, want AB-1234", what, args.Record)
+	}
+	if args.Text != "[triage:soon] Cough." {
+		t.Errorf("%s: argument text = %q, want %q", what, args.Text, "[triage:soon] Cough.")
+	}
+	if c := shown.Proposed.Call.Connection; c != "sandbox" {
+		t.Errorf("%s: call connection = %q, want sandbox", what, c)
+	}
+	if tool := shown.Proposed.Call.Tool; tool != "append_note" {
+		t.Errorf("%s: call tool = %q, want append_note", what, tool)
+	}
+	if shown.Sealed != nil {
+		t.Errorf("%s: proposed_sealed = %v, want none", what, shown.Sealed)
+	}
+	if !strings.HasPrefix(shown.CallDigest, "hmac-sha256:") {
+		t.Errorf("%s: call digest = %q, want prefix hmac-sha256:", what, shown.CallDigest)
+	}
+	wantHas(t, what+": the load_record read", string(shown.Proposed.Read["load_record"]), "AB-1234")
+	if shown.Proposed.DoneMeans == "" {
+		t.Errorf("%s: no done-means", what)
+	}
+	if shown.Proposed.Purpose == "" {
+		t.Errorf("%s: no purpose", what)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	for _, list := range []string{cliOK(t, "attention", "list"), cliOK(t, "attention", "list", "--json")} {
-		if strings.Contains(list, "Cough") || strings.Contains(list, "proposed") {
-			t.Fatalf("attention list shows the proposed change:\n%s", list)
-		}
+		wantLacks(t, "attention list shows the proposed change", list, "Cough", "proposed")
 	}
 }

@@ -69,8 +69,11 @@ func BenchmarkAuditHistory(b *testing.B) {
 			}
 		}
 		res, err := c.Run(ctx, coordinator.RunRequest{Workflow: "append_triage_note", Inputs: in, RequestID: fmt.Sprintf("hist-%d", i), Wait: time.Minute})
-		if err != nil || res.ReceiptDigest == "" {
-			b.Fatalf("run %d: %+v %v", i, res, err)
+		if err != nil {
+			b.Fatalf("run %d: %v", i, err)
+		}
+		if res.ReceiptDigest == "" {
+			b.Fatalf("run %d has no receipt digest: %+v", i, res)
 		}
 	}
 	if err := c.Close(); err != nil {

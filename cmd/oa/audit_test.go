@@ -2,7 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,16 +34,15 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 		}
 	}
 	bundle := filepath.Join(t.TempDir(), "clinic.tar")
-	if out := cliOK(t, "audit", "export", "-o", bundle); !strings.Contains(out, "deployment clinic") || !strings.Contains(out, "2 receipts") {
-		t.Fatalf("export: %s", out)
-	}
+	out := cliOK(t, "audit", "export", "-o", bundle)
+	wantHas(t, "export", out, "deployment clinic", "2 receipts")
 	if _, _, code := runCLI(t, "audit", "export", "--deployment", "nope", "-o", filepath.Join(t.TempDir(), "x.tar")); code != 2 {
 		t.Fatalf("export of an unbound deployment: exit %d, want 2", code)
 	}
 
 	// The auditor's machine: the host folder is gone.
 	t.Setenv("OA_HOME", filepath.Join(t.TempDir(), "absent"))
-	out := cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
+	out = cliOK(t, "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	for _, want := range []string{"└── bundle", "publisher_signature", "conformance_attestation", "admission", "plan", "└── receipts", "└── teach", "audit ok"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("verify tree lacks %q:\n%s", want, out)
@@ -52,8 +50,15 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	}
 	out = cliOK(t, "audit", "verify", "--json", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey)
 	var r audit.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || r.Receipts == nil || r.Receipts.Receipts != 2 {
-		t.Fatalf("verify --json: %v %s", err, out)
+	wantJSON(t, "verify --json", out, &r)
+	if !r.OK {
+		t.Fatalf("verify --json: ok = false, want true:\n%s", out)
+	}
+	if r.Receipts == nil {
+		t.Fatalf("verify --json: no receipts report:\n%s", out)
+	}
+	if r.Receipts.Receipts != 2 {
+		t.Fatalf("verify --json: %d receipts, want 2", r.Receipts.Receipts)
 	}
 	var names []string
 	for _, l := range r.Links {
@@ -77,9 +82,8 @@ func TestAuditExportVerifyCLI(t *testing.T) {
 	// bytes over them are read, naming the flag that raises each.
 	for flag, value := range map[string]string{"--max-document-bytes": "16", "--max-entries": "3", "--max-manifest-bytes": "64", "--max-bundle-bytes": "1024"} {
 		out, errOut := cliRefused(t, "audit_bundle_too_large", "audit", "verify", bundle, "--publisher-key", pub, "--authority-key", auth, "--host-key", hostKey, flag, value)
-		if !strings.Contains(errOut, flag) || !strings.Contains(out, "audit BROKEN at bundle") {
-			t.Fatalf("%s %s: %s%s", flag, value, out, errOut)
-		}
+		wantHas(t, flag+" "+value+" (stderr)", errOut, flag)
+		wantHas(t, flag+" "+value+" (stdout)", out, "audit BROKEN at bundle")
 	}
 }
 

@@ -67,20 +67,23 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.ok("resolve", pinned, "--deployment", "clinic", "--model", "claude-test", "--json")), &resolved); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(resolved.Digest, "sha256:") || len(resolved.Plan.Capabilities) != 2 {
-		t.Fatalf("resolve --json: %+v", resolved)
+	if !strings.HasPrefix(resolved.Digest, "sha256:") {
+		t.Fatalf("resolve --json: digest %q, want prefix sha256:", resolved.Digest)
+	}
+	if len(resolved.Plan.Capabilities) != 2 {
+		t.Fatalf("resolve --json: %d capabilities, want 2: %+v", len(resolved.Plan.Capabilities), resolved.Plan.Capabilities)
 	}
 
 	bindArgs := []string{"bind", pinned, "--deployment", "clinic", "--model", "claude-test", "--as", "Dr Ada"}
 	// Without a terminal or --yes: the plan it would bind, then the
 	// refusal.
-	if out := p.refused("consequential_not_approved", bindArgs...); !strings.Contains(out, resolved.Digest) || !strings.Contains(out, "records.note.append") || !strings.Contains(out, "--yes") || !strings.Contains(out, "confinement of sandbox@") {
-		t.Fatalf("bind without approval must show the plan first:\n%s", out)
-	}
+	out = p.refused("consequential_not_approved", bindArgs...)
+	wantHas(t, "bind without approval must show the plan first", out, resolved.Digest, "records.note.append", "--yes", "confinement of sandbox@")
 	p.refused("binding_missing", "bind", "inspect", "clinic")
 	text := p.ok(append(bindArgs, "--yes")...)
-	if !strings.Contains(text, resolved.Digest) || strings.Index(text, "records.note.append") > strings.Index(text, "records.read ") {
-		t.Fatalf("bind must show the approved plan, consequential first:\n%s", text)
+	wantHas(t, "bind must show the approved plan", text, resolved.Digest)
+	if strings.Index(text, "records.note.append") > strings.Index(text, "records.read ") {
+		t.Fatalf("bind must show the consequential capability (records.note.append) before records.read:\n%s", text)
 	}
 	if !strings.Contains(p.ok("bind", "inspect", "clinic"), "approved: the live plan is the bound one") {
 		t.Fatal("inspect of an unchanged host")
@@ -95,9 +98,19 @@ func TestRegistryConnectionResolveBind(t *testing.T) {
 			Link string `json:"link"`
 		} `json:"changes"`
 	}
-	if code != 2 || json.Unmarshal([]byte(out), &report) != nil || report.Approved || len(report.Changes) == 0 || report.Changes[0].Link != "admission" || !strings.Contains(errOut, "plan_digest_mismatch") {
-		t.Fatalf("inspect after revocation: exit %d\n%s%s", code, out, errOut)
+	const what = "inspect after revocation"
+	wantExit(t, what, code, 2, out, errOut)
+	wantJSON(t, what, out, &report)
+	if report.Approved {
+		t.Fatalf("%s: approved = true, want false", what)
 	}
+	if len(report.Changes) == 0 {
+		t.Fatalf("%s: no changes:\n%s", what, out)
+	}
+	if l := report.Changes[0].Link; l != "admission" {
+		t.Fatalf("%s: first change at link %q, want admission", what, l)
+	}
+	wantHas(t, what, errOut, "plan_digest_mismatch")
 
 	// Nothing anywhere holds the secret's value.
 	for _, args := range [][]string{{"connection", "show", "crm"}, {"connection", "show", "sandbox"}, {"connection", "list", "--json"}, {"resolve", pinned, "--deployment", "clinic", "--json"}} {

@@ -49,9 +49,7 @@ func TestCompileRefusesBundleFiles(t *testing.T) {
 			if code != 2 {
 				t.Fatalf("exit %d, want 2:\n%s%s", code, out, errOut)
 			}
-			if !strings.Contains(errOut, p+": ") || !strings.Contains(errOut, "["+tc.code+"]") || !strings.Contains(errOut, "fix: ") {
-				t.Fatalf("refusal does not name %s, %s and a fix:\n%s", p, tc.code, errOut)
-			}
+			wantHas(t, "refusal does not name the file, the code and a fix", errOut, p+": ", "["+tc.code+"]", "fix: ")
 			if strings.Contains(out+errOut, marker) {
 				t.Fatalf("output carries outside text:\n%s%s", out, errOut)
 			}
@@ -84,8 +82,11 @@ func TestCompileReplacesLinkedOutput(t *testing.T) {
 		t.Fatal("compile wrote through a link at its output")
 	}
 	info, err := os.Lstat(irFile)
-	if err != nil || !info.Mode().IsRegular() {
-		t.Fatalf("worker.ir.json is not a regular file: %v %v", info, err)
+	if err != nil {
+		t.Fatalf("worker.ir.json: %v", err)
+	}
+	if !info.Mode().IsRegular() {
+		t.Fatalf("worker.ir.json is not a regular file: %v", info.Mode())
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -36,9 +35,8 @@ func TestCompileBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, errOut, code := runCLI(t, append([]string{"compile", dir}, tc.flags...)...)
-			if code != 2 || !strings.Contains(errOut, "["+tc.code+"]") || !strings.Contains(errOut, "fix: ") {
-				t.Fatalf("exit %d, want 2 with %s:\n%s%s", code, tc.code, out, errOut)
-			}
+			wantExit(t, "compile", code, 2, out, errOut)
+			wantHas(t, "compile", errOut, "["+tc.code+"]", "fix: ")
 			if _, err := os.Lstat(filepath.Join(dir, "worker.ir.json")); !os.IsNotExist(err) {
 				t.Fatalf("a refused compile wrote worker.ir.json: %v", err)
 			}
@@ -66,17 +64,18 @@ func TestPublishRefusesIRHostsRefuse(t *testing.T) {
 	}
 	under := fmt.Sprint(len(ir) - 1)
 	out := filepath.Join(t.TempDir(), "again.ir.json")
-	if _, errOut, code := runCLI(t, "compile", dir, "-o", out, "--max-ir-bytes", under); code != 2 || !strings.Contains(errOut, "[ir_too_large_for_hosts]") {
-		t.Fatalf("compile over --max-ir-bytes: exit %d\n%s", code, errOut)
-	}
+	_, errOut, code := runCLI(t, "compile", dir, "-o", out, "--max-ir-bytes", under)
+	wantExit(t, "compile over --max-ir-bytes", code, 2, "", errOut)
+	wantHas(t, "compile over --max-ir-bytes", errOut, "[ir_too_large_for_hosts]")
 	if _, err := os.Lstat(out); !os.IsNotExist(err) {
 		t.Fatalf("a refused compile wrote its IR: %v", err)
 	}
 	t.Setenv("OA_HOME", t.TempDir())
 	for _, src := range []string{dir, irFile} {
-		if _, errOut, code := runCLI(t, "push", src, "clinic:test", "--max-ir-bytes", under); code != 2 || !strings.Contains(errOut, "[ir_too_large_for_hosts]") {
-			t.Fatalf("push %s over --max-ir-bytes: exit %d\n%s", src, code, errOut)
-		}
+		_, errOut, code := runCLI(t, "push", src, "clinic:test", "--max-ir-bytes", under)
+		what := "push " + src + " over --max-ir-bytes"
+		wantExit(t, what, code, 2, "", errOut)
+		wantHas(t, what, errOut, "[ir_too_large_for_hosts]")
 	}
 	if _, err := os.Lstat(filepath.Join(os.Getenv("OA_HOME"), "oci")); !os.IsNotExist(err) {
 		t.Fatalf("a refused push wrote a layout: %v", err)

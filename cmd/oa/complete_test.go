@@ -49,12 +49,19 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 		{[]string{"harness", "uninstall", "--scope", "p"}, "project"},
 	} {
 		names, directive := completions(t, c.args...)
-		if !slices.Contains(names, c.want) || directive != ":4" {
-			t.Errorf("complete %v: %v %s, want %s and no files (:4)", c.args, names, directive, c.want)
+		if !slices.Contains(names, c.want) {
+			t.Errorf("complete %v: %v, want %s among them", c.args, names, c.want)
+		}
+		if directive != ":4" {
+			t.Errorf("complete %v: directive %s, want no files (:4)", c.args, directive)
 		}
 	}
-	if names, directive := completions(t, "attention", "approve", ""); len(names) != 0 || directive != ":4" {
-		t.Errorf("attention ids with none open: %v %s", names, directive)
+	names, directive := completions(t, "attention", "approve", "")
+	if len(names) != 0 {
+		t.Errorf("attention ids with none open: %v, want none", names)
+	}
+	if directive != ":4" {
+		t.Errorf("attention ids with none open: directive %s, want no files (:4)", directive)
 	}
 	if names, _ := completions(t, "connection", "show", "sandbox", ""); len(names) != 0 {
 		t.Errorf("a second argument completed: %v", names)
@@ -68,8 +75,12 @@ func TestCompletionKnowsTheHost(t *testing.T) {
 	// No host: nothing offered, nothing created.
 	empty := t.TempDir()
 	t.Setenv("OA_HOME", empty)
-	if names, directive := completions(t, "connection", "show", ""); len(names) != 0 || directive != ":4" {
-		t.Errorf("no host: %v %s", names, directive)
+	names, directive = completions(t, "connection", "show", "")
+	if len(names) != 0 {
+		t.Errorf("no host: %v, want none", names)
+	}
+	if directive != ":4" {
+		t.Errorf("no host: directive %s, want no files (:4)", directive)
 	}
 	if _, err := os.Stat(filepath.Join(empty, host.StateFile)); !os.IsNotExist(err) {
 		t.Errorf("completion created the host's state: %v", err)

@@ -31,9 +31,7 @@ func TestConnectionAddRefusesSecretByName(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Fatalf("refusal echoes the value:\n%s", out)
 		}
-		if !strings.Contains(out, tc.word) || !strings.Contains(out, "--env NAME") || !strings.Contains(out, "--secret-file") {
-			t.Fatalf("refusal does not name %s and the fix:\n%s", tc.word, out)
-		}
+		wantHas(t, "refusal does not name the argument and the fix", out, tc.word, "--env NAME", "--secret-file")
 	}
 	if list := p.ok("connection", "list", "--json"); strings.TrimSpace(list) != "[]" {
 		t.Fatalf("a refused add recorded a connection: %s", list)

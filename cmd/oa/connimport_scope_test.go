@@ -41,17 +41,23 @@ func TestConnectionImportClaudeCodeScopes(t *testing.T) {
 				Command string `json:"command"`
 			} `json:"proposals"`
 		}
-		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
-			t.Fatalf("import %v: %d %s %s", args, code, out, errOut)
-		}
+		what := "import " + strings.Join(args, " ")
+		wantExit(t, what, code, 0, out, errOut)
+		wantJSON(t, what, out, &got)
 		for _, p := range got.Proposals {
 			names, commands = append(names, p.Name), append(commands, p.Command)
 		}
 		return names, commands, got.Files
 	}
 	names, commands, files := imported()
-	if !slices.Equal(names, []string{"memory", "docs", "notes"}) || !strings.HasSuffix(commands[1], "docs-local") || !slices.Equal(files, []string{filepath.Join(home, ".claude.json"), filepath.Join(dir, ".mcp.json")}) {
-		t.Fatalf("both scopes: %v %v %v", names, commands, files)
+	if want := []string{"memory", "docs", "notes"}; !slices.Equal(names, want) {
+		t.Fatalf("both scopes: names %q, want %q", names, want)
+	}
+	if !strings.HasSuffix(commands[1], "docs-local") {
+		t.Fatalf("both scopes: docs command %q, want suffix docs-local (the local scope's)", commands[1])
+	}
+	if want := []string{filepath.Join(home, ".claude.json"), filepath.Join(dir, ".mcp.json")}; !slices.Equal(files, want) {
+		t.Fatalf("both scopes: files %q, want %q", files, want)
 	}
 	if names, _, _ = imported("--scope", "project"); !slices.Equal(names, []string{"docs", "notes"}) {
 		t.Fatalf("--scope project: %v", names)
@@ -59,7 +65,7 @@ func TestConnectionImportClaudeCodeScopes(t *testing.T) {
 	if names, _, _ = imported("--scope", "local"); !slices.Equal(names, []string{"memory", "docs"}) {
 		t.Fatalf("--scope local: %v", names)
 	}
-	if _, errOut, code := runCLI(t, "connection", "import", "--client", "cursor", "--dir", dir, "--scope", "local"); code != 2 || !strings.Contains(errOut, "--scope is for claude-code") {
-		t.Fatalf("--scope for cursor: %d %s", code, errOut)
-	}
+	_, errOut, code := runCLI(t, "connection", "import", "--client", "cursor", "--dir", dir, "--scope", "local")
+	wantExit(t, "--scope for cursor", code, 2, "", errOut)
+	wantHas(t, "--scope for cursor", errOut, "--scope is for claude-code")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -16,19 +15,30 @@ func TestDebugPrintsTheCause(t *testing.T) {
 	t.Chdir(t.TempDir())
 	ref := "127.0.0.1:1/oa/x@sha256:" + strings.Repeat("a", 64)
 	_, plain, code := runCLI(t, "pull", ref)
-	if code != 2 || !strings.Contains(plain, "registry_unreachable") || strings.Contains(plain, "connection refused") || strings.Contains(plain, "debug") {
-		t.Fatalf("pull without --debug: exit %d\n%s", code, plain)
-	}
+	wantExit(t, "pull without --debug", code, 2, plain, "")
+	wantHas(t, "pull without --debug", plain, "registry_unreachable")
+	wantLacks(t, "pull without --debug", plain, "connection refused", "debug")
 	out, errOut, code := runCLI(t, "pull", "--debug", ref)
-	if code != 2 || out != "" || !strings.HasPrefix(errOut, plain) || !strings.Contains(errOut, "\noa: debug: registry_unreachable: cause: ") || !strings.Contains(errOut, "connection refused") {
-		t.Fatalf("pull --debug: exit %d\n%s", code, errOut)
+	wantExit(t, "pull --debug", code, 2, out, errOut)
+	if out != "" {
+		t.Fatalf("pull --debug: stdout %q, want none", out)
 	}
+	if !strings.HasPrefix(errOut, plain) {
+		t.Fatalf("pull --debug: stderr does not begin with the plain refusal %q:\n%s", plain, errOut)
+	}
+	wantHas(t, "pull --debug", errOut, "\noa: debug: registry_unreachable: cause: ", "connection refused")
 	_, errOut, code = runCLI(t, "--json", "--debug", "pull", ref)
 	var j struct {
 		ExitStatus int      `json:"exitStatus"`
 		Debug      []string `json:"debug"`
 	}
-	if code != 2 || json.Unmarshal([]byte(errOut), &j) != nil || j.ExitStatus != 2 || len(j.Debug) != 1 || !strings.Contains(j.Debug[0], "connection refused") {
-		t.Fatalf("--json --debug: exit %d\n%s", code, errOut)
+	wantExit(t, "--json --debug", code, 2, "", errOut)
+	wantJSON(t, "--json --debug", errOut, &j)
+	if j.ExitStatus != 2 {
+		t.Fatalf("--json --debug: exitStatus = %d, want 2", j.ExitStatus)
 	}
+	if len(j.Debug) != 1 {
+		t.Fatalf("--json --debug: %d debug lines, want 1: %q", len(j.Debug), j.Debug)
+	}
+	wantHas(t, "--json --debug: the debug line", j.Debug[0], "connection refused")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,17 +38,29 @@ func TestFleetAuditCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !slices.Equal(r.Wrong, []string{"h3", "h4"}) || r.Hosts[0].Size != 1000 || r.Hosts[2].Problems[0].Code != "fleet_log_stale" || r.Hosts[3].Problems[0].Code != "fleet_log_missing" {
-		t.Fatalf("report %s", out)
+	if !slices.Equal(r.Wrong, []string{"h3", "h4"}) {
+		t.Errorf("report: wrong hosts %q, want [h3 h4]", r.Wrong)
 	}
-	if !strings.Contains(errOut, "fleet_log_stale") || !strings.Contains(errOut, "h4") || strings.Contains(errOut, state) {
-		t.Fatalf("refusal %s", errOut)
+	if r.Hosts[0].Size != 1000 {
+		t.Errorf("report: hosts[0] log size %d, want 1000", r.Hosts[0].Size)
 	}
+	if c := r.Hosts[2].Problems[0].Code; c != "fleet_log_stale" {
+		t.Errorf("report: hosts[2] problem %q, want fleet_log_stale", c)
+	}
+	if c := r.Hosts[3].Problems[0].Code; c != "fleet_log_missing" {
+		t.Errorf("report: hosts[3] problem %q, want fleet_log_missing", c)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	wantHas(t, "refusal", errOut, "fleet_log_stale", "h4")
+	wantLacks(t, "refusal (the state folder)", errOut, state)
 	out, _, code = oaProc(t, "", "fleet", "audit", "--fleet", specFile, "--state", state)
-	if code != 2 || !strings.Contains(out, "same") || !strings.Contains(out, "4 hosts audited, 2 hosts wrong") {
-		t.Fatalf("second audit exit %d\n%s", code, out)
-	}
-	if _, errOut, code := oaProc(t, "", "explain", "fleet_log_forked"); code != 0 || errOut != "" {
-		t.Fatalf("explain: %d %s", code, errOut)
+	wantExit(t, "second audit", code, 2, out, "")
+	wantHas(t, "second audit", out, "same", "4 hosts audited, 2 hosts wrong")
+	_, errOut, code = oaProc(t, "", "explain", "fleet_log_forked")
+	wantExit(t, "explain", code, 0, "", errOut)
+	if errOut != "" {
+		t.Fatalf("explain: stderr %q, want none", errOut)
 	}
 }

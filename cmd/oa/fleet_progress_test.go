@@ -23,12 +23,9 @@ func TestFleetPublishProgressOnlyOnATerminal(t *testing.T) {
 	specFile := f.WriteSpec(f.Spec(f.Release, ids, ""))
 	const last = "published the envelopes of 20/20 hosts"
 	out, errOut, code := oaProc(t, "", "fleet", "publish", "--fleet", specFile, "--key", f.KeyFile)
-	if code != 0 || !strings.Contains(out, "20 envelopes written") {
-		t.Fatalf("fleet publish: %d %s %s", code, out, errOut)
-	}
-	if strings.Contains(out+errOut, "hosts\n") || strings.Contains(out+errOut, "/20") {
-		t.Fatalf("progress off a terminal:\nstdout %s\nstderr %s", out, errOut)
-	}
+	wantExit(t, "fleet publish", code, 0, out, errOut)
+	wantHas(t, "fleet publish", out, "20 envelopes written")
+	wantLacks(t, "progress off a terminal", out+errOut, "hosts\n", "/20")
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("no script(1) to run oa on a terminal: the progress shown on one is not checked")
 	}
@@ -43,9 +40,8 @@ func TestFleetPublishProgressOnlyOnATerminal(t *testing.T) {
 		}
 		return string(b)
 	}
-	if got := onTerminal("fleet", "publish", "--fleet", specFile, "--key", f.KeyFile); !strings.Contains(got, "checked the current envelopes of 20/20 hosts") || !strings.Contains(got, last) {
-		t.Fatalf("no progress on a terminal:\n%s", got)
-	}
+	got := onTerminal("fleet", "publish", "--fleet", specFile, "--key", f.KeyFile)
+	wantHas(t, "no progress on a terminal", got, "checked the current envelopes of 20/20 hosts", last)
 	if got := onTerminal("fleet", "publish", "--fleet", specFile, "--key", f.KeyFile, "--json"); strings.Contains(got, "/20 hosts") {
 		t.Fatalf("progress with --json on a terminal:\n%s", got)
 	}

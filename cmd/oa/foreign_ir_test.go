@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/oa-dev/oa/blocking"
@@ -81,8 +81,11 @@ func cliRefusal(t *testing.T, args ...string) blocking.Error {
 			Path string
 		} `json:"refusals"`
 	}
-	if code != 2 || json.Unmarshal([]byte(errOut), &j) != nil || len(j.Refusals) == 0 {
-		t.Fatalf("oa %v: exit %d, want 2 with refusals\n%s", args, code, errOut)
+	what := "oa " + strings.Join(args, " ")
+	wantExit(t, what, code, 2, "", errOut)
+	wantJSON(t, what, errOut, &j)
+	if len(j.Refusals) == 0 {
+		t.Fatalf("%s: no refusals:\n%s", what, errOut)
 	}
 	return blocking.Error{Code: j.Refusals[0].Code, Path: j.Refusals[0].Path}
 }

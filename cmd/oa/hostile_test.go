@@ -96,8 +96,8 @@ func TestExpiresInTooLong(t *testing.T) {
 		{"revoke", "sha256:" + strings.Repeat("a", 64), "--publish", "--fleet", filepath.Join(dir, "fleet.cue"), "--fleet-key", filepath.Join(dir, "k.key"), "--reason", "r", "--as", "A", "--expires-in", "721h"},
 	} {
 		out, errOut, code := runCLI(t, args...)
-		if code != 2 || !strings.Contains(out+errOut, "fleet_expiry_invalid") || !strings.Contains(out+errOut, "720h") {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
-		}
+		what := "oa " + strings.Join(args, " ")
+		wantExit(t, what, code, 2, out, errOut)
+		wantHas(t, what, out+errOut, "fleet_expiry_invalid", "720h")
 	}
 }

@@ -45,19 +45,29 @@ func TestProjectAdmittedRelease(t *testing.T) {
 		}
 	}
 	m, err := projection.ReadManifest(out)
-	if err != nil || m.ArtifactDigest != digest || m.Package != "clinic-triage" {
-		t.Fatalf("projection.json: %+v %v", m, err)
+	if err != nil {
+		t.Fatalf("projection.json: %v", err)
+	}
+	if m.ArtifactDigest != digest {
+		t.Fatalf("projection.json: artifact digest = %q, want %q", m.ArtifactDigest, digest)
+	}
+	if m.Package != "clinic-triage" {
+		t.Fatalf("projection.json: package = %q, want clinic-triage", m.Package)
 	}
 	for name, d := range m.Files {
 		b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
-		if err != nil || ir.DigestBytes(b) != d {
-			t.Fatalf("%s on disk does not match its digest: %v", name, err)
+		if err != nil {
+			t.Fatalf("%s on disk: %v", name, err)
+		}
+		if got := ir.DigestBytes(b); got != d {
+			t.Fatalf("%s on disk has digest %v, want its manifest's %v", name, got, d)
 		}
 	}
 	skill, _ := os.ReadFile(filepath.Join(out, "skills", "clinic-triage", "SKILL.md"))
-	if !strings.HasPrefix(string(skill), "---\nname: clinic-triage\ndescription: ") || strings.Contains(string(skill), p.dir) {
-		t.Fatalf("SKILL.md:\n%s", skill)
+	if !strings.HasPrefix(string(skill), "---\nname: clinic-triage\ndescription: ") {
+		t.Fatalf("SKILL.md does not begin with its front matter (name clinic-triage, a description):\n%s", skill)
 	}
+	wantLacks(t, "SKILL.md names the publisher's folder", string(skill), p.dir)
 
 	// --json, into the same folder again: the same projection, replaced.
 	var j struct {
@@ -74,10 +84,29 @@ func TestProjectAdmittedRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.ok("project", "--json", pinned, "--out", out)), &j); err != nil {
 		t.Fatal(err)
 	}
-	if j.Reference != pinned || j.ArtifactDigest != digest || j.WorkerIRDigest != m.WorkerIRDigest || j.PersonaDigest != m.PersonaDigest ||
-		j.SkillDigest != m.SkillDigest || j.MaterializationDigest != m.MaterializationDigest || len(j.Files) != len(m.Files) ||
-		len(j.ReadOnlyTools) != 1 || len(j.Effects) != 1 {
-		t.Fatalf("project --json: %+v", j)
+	for _, f := range []struct{ name, got, want string }{
+		{"reference", j.Reference, pinned},
+		{"artifactDigest", j.ArtifactDigest, digest},
+		{"workerIrDigest", j.WorkerIRDigest, m.WorkerIRDigest},
+		{"personaDigest", j.PersonaDigest, m.PersonaDigest},
+		{"skillDigest", j.SkillDigest, m.SkillDigest},
+		{"materializationDigest", j.MaterializationDigest, m.MaterializationDigest},
+	} {
+		if f.got != f.want {
+			t.Errorf("project --json: %s = %q, want %q (projection.json's)", f.name, f.got, f.want)
+		}
+	}
+	if len(j.Files) != len(m.Files) {
+		t.Errorf("project --json: %d files, want %d (projection.json's)", len(j.Files), len(m.Files))
+	}
+	if len(j.ReadOnlyTools) != 1 {
+		t.Errorf("project --json: %d read-only tools, want 1", len(j.ReadOnlyTools))
+	}
+	if len(j.Effects) != 1 {
+		t.Errorf("project --json: %d effects, want 1", len(j.Effects))
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	// A folder with other files in it is not replaced.

@@ -65,8 +65,12 @@ func TestPullNeverWritesThroughLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.ok("pull", pinned, "-o", fresh)
-	if fi, err := os.Lstat(ir); err != nil || !fi.Mode().IsRegular() {
-		t.Fatalf("worker.ir.json after the second pull: %v %v", fi, err)
+	fi, err := os.Lstat(ir)
+	if err != nil {
+		t.Fatalf("worker.ir.json after the second pull: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		t.Fatalf("worker.ir.json after the second pull is not a regular file: %v", fi.Mode())
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep me" {
 		t.Fatal("pull wrote through a link")

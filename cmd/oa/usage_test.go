@@ -29,8 +29,14 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 		groups++
 		path := strings.Fields(c.CommandPath())[1:]
 		out, errOut, code := runCLI(t, append(path, "zzqxplanted")...)
-		if code != 2 || out != "" || !strings.Contains(errOut, `unknown command "zzqxplanted" for "`+c.CommandPath()+`"`) {
-			t.Errorf("%s zzqxplanted: exit %d, stdout %q, stderr %q; want a usage error, exit 2", c.CommandPath(), code, out, errOut)
+		if code != 2 {
+			t.Errorf("%s zzqxplanted: exit code %d, want 2 (a usage error): %s", c.CommandPath(), code, errOut)
+		}
+		if out != "" {
+			t.Errorf("%s zzqxplanted: stdout %q, want none", c.CommandPath(), out)
+		}
+		if want := `unknown command "zzqxplanted" for "` + c.CommandPath() + `"`; !strings.Contains(errOut, want) {
+			t.Errorf("%s zzqxplanted: want %q in stderr %q", c.CommandPath(), want, errOut)
 		}
 		for _, sub := range c.Commands() {
 			name := sub.Name()
@@ -39,8 +45,16 @@ func TestMistypedSubcommandIsAUsageError(t *testing.T) {
 			}
 			typo := name[:1] + name[2:]
 			out, errOut, code := runCLI(t, append(path, typo, "--as", "x")...)
-			if code != 2 || out != "" || !strings.Contains(errOut, "Did you mean this?") || !strings.Contains(errOut, "\t"+name+"\n") {
-				t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want exit 2 suggesting %s", c.CommandPath(), typo, code, out, errOut, name)
+			if code != 2 {
+				t.Errorf("%s %s: exit code %d, want 2: %s", c.CommandPath(), typo, code, errOut)
+			}
+			if out != "" {
+				t.Errorf("%s %s: stdout %q, want none", c.CommandPath(), typo, out)
+			}
+			for _, want := range []string{"Did you mean this?", "\t" + name + "\n"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("%s %s: want %q in stderr %q (suggesting %s)", c.CommandPath(), typo, want, errOut, name)
+				}
 			}
 		}
 	}

@@ -47,9 +47,9 @@ func TestWitnessServe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, errOut, code := runCLI(t, "witness", "serve", "--state", t.TempDir()); code != 2 || !strings.Contains(errOut, "--log-key") {
-		t.Fatalf("serve without a log: %d %s", code, errOut)
-	}
+	_, errOut, code := runCLI(t, "witness", "serve", "--state", t.TempDir())
+	wantExit(t, "serve without a log", code, 2, "", errOut)
+	wantHas(t, "serve without a log", errOut, "--log-key")
 	state := filepath.Join(t.TempDir(), "witness")
 	cmd := exec.Command(oa, "witness", "serve", "--listen", "127.0.0.1:0", "--state", state, "--name", "witness.example", "--log-key", filepath.Join(home, translog.PublicKeyFile))
 	cmd.Env = append(cmd.Environ(), "OA_HOME="+t.TempDir())
@@ -71,8 +71,9 @@ func TestWitnessServe(t *testing.T) {
 	}
 	base := strings.TrimSuffix(url, translog.AddCheckpointPath)
 	out, _, code := runCLI(t, "witness", "key", "--state", state)
-	if code != 0 || strings.TrimSpace(out) != vkey {
-		t.Fatalf("witness key: %d %q, served %q", code, out, vkey)
+	wantExit(t, "witness key", code, 0, out, "")
+	if got := strings.TrimSpace(out); got != vkey {
+		t.Fatalf("witness key printed %q, want the served %q", got, vkey)
 	}
 	wv, err := translog.ParseVerifierKey(vkey)
 	if err != nil {
@@ -82,8 +83,11 @@ func TestWitnessServe(t *testing.T) {
 		t.Fatalf("first checkpoint: %v", err)
 	}
 	var stale *translog.ErrOldSize
-	if _, err := translog.SubmitCheckpoint(ctx, http.DefaultClient, base, wv, 0, nil, heads[5].Note); !errors.As(err, &stale) || stale.Size != 3 {
-		t.Fatalf("stale old size: %v", err)
+	if _, err := translog.SubmitCheckpoint(ctx, http.DefaultClient, base, wv, 0, nil, heads[5].Note); !errors.As(err, &stale) {
+		t.Fatalf("stale old size: error %v, want an ErrOldSize", err)
+	}
+	if stale.Size != 3 {
+		t.Fatalf("stale old size: the witness holds size %d, want 3", stale.Size)
 	}
 	proof, err := translog.ProveConsistency(ctx, db, 3, 6)
 	if err != nil {
@@ -108,7 +112,9 @@ func TestWitnessServe(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
 	}
-	if strings.Contains(log, "sha256") || strings.Contains(log, "—") {
-		t.Errorf("stderr carries request bytes:\n%s", log)
+	for _, raw := range []string{"sha256", "—"} {
+		if strings.Contains(log, raw) {
+			t.Errorf("stderr carries request bytes (%q):\n%s", raw, log)
+		}
 	}
 }
