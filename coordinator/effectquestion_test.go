@@ -3,6 +3,7 @@ package coordinator_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -328,12 +329,7 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open %d: %v", i, err)
 		}
-		if got.Outcome != contract.OutcomeNeedsReview {
-			t.Fatalf("open %d: outcome %s, want %s", i, got.Outcome, contract.OutcomeNeedsReview)
-		}
-		if got.Reason != contract.ReasonDownstreamQuestionUnanswered {
-			t.Fatalf("open %d: reason %s, want %s", i, got.Reason, contract.ReasonDownstreamQuestionUnanswered)
-		}
+		wantResult(t, fmt.Sprintf("open %d", i), got, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestionUnanswered)
 		if got.AttentionID != res.AttentionID {
 			t.Fatalf("open %d: attention id %q, want %q", i, got.AttentionID, res.AttentionID)
 		}
@@ -359,12 +355,7 @@ func TestEffectQuestionUnanswered(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after the decision: %v", err)
 	}
-	if got.Outcome != contract.OutcomeNotSureIfSaved {
-		t.Errorf("after the decision: outcome %s, want %s", got.Outcome, contract.OutcomeNotSureIfSaved)
-	}
-	if got.Reason != contract.ReasonDownstreamQuestionClosed {
-		t.Errorf("after the decision: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestionClosed)
-	}
+	wantResult(t, "after the decision", got, contract.OutcomeNotSureIfSaved, contract.ReasonDownstreamQuestionClosed)
 	if got.Proof != contract.ProofSealed {
 		t.Errorf("after the decision: proof %s, want %s", got.Proof, contract.ProofSealed)
 	}
@@ -419,12 +410,7 @@ func TestEffectQuestionAnsweredOnHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after the answer: %v", err)
 	}
-	if got.Outcome != contract.OutcomeDone {
-		t.Errorf("after the answer: outcome %s, want %s", got.Outcome, contract.OutcomeDone)
-	}
-	if got.Reason != contract.ReasonVerified {
-		t.Errorf("after the answer: reason %s, want %s", got.Reason, contract.ReasonVerified)
-	}
+	wantResult(t, "after the answer", got, contract.OutcomeDone, contract.ReasonVerified)
 	if _, err := coordinator.AttentionRecords(cli).AnswerQuestion(ctx, res.AttentionID, attention.Answer{Action: "cancel"}, "ops"); !slices.Contains(hosttest.Codes(t, err), blocking.QuestionNotWaiting) {
 		t.Fatalf("a second answer: %v", err)
 	}
@@ -488,12 +474,7 @@ func TestEffectQuestionLapsed(t *testing.T) {
 		t.Fatalf("reject: item state %s, want %s", it.State, attention.Closed)
 	}
 	got, _ := c.GetRun(ctx, res.RunID, 0)
-	if got.Outcome != contract.OutcomeNotSureIfSaved {
-		t.Errorf("closed: outcome %s, want %s", got.Outcome, contract.OutcomeNotSureIfSaved)
-	}
-	if got.Reason != contract.ReasonDownstreamQuestionClosed {
-		t.Errorf("closed: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestionClosed)
-	}
+	wantResult(t, "closed", got, contract.OutcomeNotSureIfSaved, contract.ReasonDownstreamQuestionClosed)
 }
 
 // TestEffectQuestionDecideTool: a run paused on an app's question by a

@@ -119,12 +119,7 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("paused: %v", err)
 			}
-			if res.Outcome != contract.OutcomeNeedsReview {
-				t.Fatalf("paused: outcome %s, want %s", res.Outcome, contract.OutcomeNeedsReview)
-			}
-			if res.Reason != contract.ReasonDownstreamQuestion {
-				t.Fatalf("paused: reason %s, want %s", res.Reason, contract.ReasonDownstreamQuestion)
-			}
+			wantResult(t, "paused", res, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestion)
 
 			lines := readReport(t, report, "done")
 			// Where the server has a mount namespace of its own, $OA_HOME
@@ -189,12 +184,7 @@ func TestQuestionSocketRefusesItsServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the run after the server's attempts: %v", err)
 			}
-			if got.Outcome != contract.OutcomeNeedsReview {
-				t.Errorf("the run after the server's attempts: outcome %s, want %s", got.Outcome, contract.OutcomeNeedsReview)
-			}
-			if got.Reason != contract.ReasonDownstreamQuestion {
-				t.Errorf("the run after the server's attempts: reason %s, want %s", got.Reason, contract.ReasonDownstreamQuestion)
-			}
+			wantResult(t, "the run after the server's attempts", got, contract.OutcomeNeedsReview, contract.ReasonDownstreamQuestion)
 			told := strings.Count(operator.String(), "question socket was refused")
 			if hiddenHome && told != 0 {
 				t.Fatalf("the operator was told %d times of a refused socket, want none with $OA_HOME hidden:\n%s", told, operator.String())
