@@ -25,35 +25,13 @@ type Dump struct {
 	Receipts    []ledger.ReceiptRow   `json:"receipts"`
 }
 
-// readDumpIn reads the whole database as tx sees it, every table at one
-// moment; Versions holds the checkpoints too. It holds every run and
-// receipt: for databases whose history fits in memory (tests); a bundle
-// streams them (streamDump).
-func readDumpIn(ctx context.Context, tx *sql.Tx) (*Dump, error) {
-	d := Dump{Runs: []ledger.RunRow{}, Receipts: []ledger.ReceiptRow{}}
-	var err error
-	if d.Admissions, d.Revocations, err = admit.RowsIn(ctx, tx); err != nil {
-		return nil, err
-	}
-	if d.Versions, err = store.VersionsIn(ctx, tx); err != nil {
-		return nil, err
-	}
-	if err := ledger.EachRunIn(ctx, tx, func(r *ledger.RunRow) error { d.Runs = append(d.Runs, *r); return nil }); err != nil {
-		return nil, err
-	}
-	if err := ledger.EachReceiptIn(ctx, tx, func(r *ledger.ReceiptRow) error { d.Receipts = append(d.Receipts, *r); return nil }); err != nil {
-		return nil, err
-	}
-	return &d, nil
-}
-
-// streamDump reads what readDumpIn reads, in one read transaction so every
+// streamDump reads the whole database in one read transaction so every
 // table is seen at one moment, but holds only the rows that do not grow
 // with history: the admissions, revocations and versions other than
 // checkpoints are handed to head in d (Runs and Receipts nil), then every
 // checkpoint (a version of store.KindCheckpoint: one per sealed receipt)
 // to checkpoint, every run to run and every receipt to receipt, one row
-// at a time, each in readDumpIn's order. Memory stays bounded however many
+// at a time. Memory stays bounded however many
 // runs the host has made.
 func streamDump(ctx context.Context, h *host.Host, head func(d *Dump) error, checkpoint func(*store.Version) error, run func(*ledger.RunRow) error, receipt func(*ledger.ReceiptRow) error) error {
 	return h.Snapshot(ctx, func(tx *sql.Tx) error {

@@ -124,3 +124,28 @@ func TestRestoreStreamRebuildsTheDump(t *testing.T) {
 		t.Fatalf("restore into a full database: %v", err)
 	}
 }
+
+// readDumpIn reads the whole database as tx sees it, every table at one
+// moment, into one Dump (Versions holds the checkpoints too), through the
+// owners' readers streamDump uses: for the tests' small databases, whose
+// history fits in memory.
+func readDumpIn(ctx context.Context, tx *sql.Tx) (*Dump, error) {
+	d := Dump{Runs: []ledger.RunRow{}, Receipts: []ledger.ReceiptRow{}}
+	var err error
+	if d.Admissions, d.Revocations, err = admit.RowsIn(ctx, tx); err != nil {
+		return nil, err
+	}
+	if d.Versions, err = store.VersionsButCheckpointsIn(ctx, tx); err != nil {
+		return nil, err
+	}
+	if err := store.EachCheckpointIn(ctx, tx, func(v *store.Version) error { d.Versions = append(d.Versions, *v); return nil }); err != nil {
+		return nil, err
+	}
+	if err := ledger.EachRunIn(ctx, tx, func(r *ledger.RunRow) error { d.Runs = append(d.Runs, *r); return nil }); err != nil {
+		return nil, err
+	}
+	if err := ledger.EachReceiptIn(ctx, tx, func(r *ledger.ReceiptRow) error { d.Receipts = append(d.Receipts, *r); return nil }); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}

@@ -11,7 +11,7 @@ import (
 // TestOpenDatabaseOfMain: a database made by the code before the move
 // (storetest.MainDatabase)
 // opens without a migration, and every row is read back byte for byte
-// through VersionsIn, Versions and the OwnedTrees; new rows
+// through versionsIn, Versions and the OwnedTrees; new rows
 // append after the old. The stages' rows are read back by their owners'
 // reads in audit's TestDumpOfMain.
 func TestOpenDatabaseOfMain(t *testing.T) {
@@ -23,7 +23,7 @@ func TestOpenDatabaseOfMain(t *testing.T) {
 	}
 	var versions []Version
 	err := db.Snapshot(ctx, func(tx *sql.Tx) (err error) {
-		versions, err = VersionsIn(ctx, tx)
+		versions, err = versionsIn(ctx, tx)
 		return err
 	})
 	if err != nil {

@@ -31,13 +31,8 @@ func DumpTable[T any](ctx context.Context, q Querier, scan func(Row, *T) error, 
 	return rows, nil
 }
 
-// VersionsIn is every version as tx sees them, in the order a copy lists
-// them (kind, key, seq).
-func VersionsIn(ctx context.Context, tx *sql.Tx) ([]Version, error) {
-	return DumpTable(ctx, tx, scanVersion, versionColumns+` ORDER BY kind, key, seq`)
-}
-
-// VersionsButCheckpointsIn is VersionsIn without the checkpoints: the
+// VersionsButCheckpointsIn is every version but the checkpoints, as tx
+// sees them, in the order a copy lists them (kind, key, seq): the
 // versions that do not grow with the host's history (see
 // EachCheckpointIn).
 func VersionsButCheckpointsIn(ctx context.Context, tx *sql.Tx) ([]Version, error) {

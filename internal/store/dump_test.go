@@ -31,7 +31,7 @@ func TestRestoreRefusesFullTablesAndOddNames(t *testing.T) {
 		if _, _, err := db.CountRows(ctx, tx, "runs WHERE 1"); err == nil {
 			t.Error("CountRows took an odd table name")
 		}
-		vs, err := VersionsIn(ctx, tx)
+		vs, err := versionsIn(ctx, tx)
 		if err != nil || len(vs) != 1 || string(vs[0].Record) != "{}" {
 			t.Errorf("versions = %+v, %v", vs, err)
 		}
@@ -40,4 +40,10 @@ func TestRestoreRefusesFullTablesAndOddNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// versionsIn is every version as tx sees them, in the order a copy lists
+// them (kind, key, seq).
+func versionsIn(ctx context.Context, tx *sql.Tx) ([]Version, error) {
+	return DumpTable(ctx, tx, scanVersion, versionColumns+` ORDER BY kind, key, seq`)
 }
