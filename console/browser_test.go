@@ -167,6 +167,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	if outcome != "done" || !strings.Contains(row, "approve by ada") || !strings.Contains(receipts, "verifies") {
 		t.Errorf("history: outcome %q, row %q, receipts %q", outcome, row, receipts)
 	}
+	if !strings.HasPrefix(receipts, "Receipts: the chain of 1 receipt verifies") {
+		t.Errorf("history: the chain's count does not agree with its noun: %q", receipts)
+	}
+	if shown := read("the runs shown", chromedp.Text(chromedp.ID("shown"))); !strings.HasPrefix(shown, "1 run shown, newest first") {
+		t.Errorf("history: the runs' count does not agree with its noun: %q", shown)
+	}
 
 	must("Chain is drawn",
 		chromedp.Navigate(f.srv.Origin()+"/chain?deployment=clinic"),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/internal/escape"
+	"github.com/oa-dev/oa/internal/plural"
 )
 
 //go:embed templates/*.html static/*
@@ -33,7 +34,8 @@ var pages = func() map[string]*template.Template {
 			}
 			return t.UTC().Format(time.RFC3339)
 		},
-		"join": strings.Join,
+		"join":  strings.Join,
+		"count": plural.Count,
 	}
 	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

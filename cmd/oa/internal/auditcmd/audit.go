@@ -12,6 +12,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/internal/atomicfile"
+	"github.com/oa-dev/oa/internal/plural"
 )
 
 func newAuditCmd() *cobra.Command {
@@ -49,7 +50,7 @@ oras, crane and skopeo read it; oa audit verify checks it offline.
 			if cli.WantJSON(cmd) {
 				return cli.PrintJSON(cmd.OutOrStdout(), sum)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "exported deployment %s (release %s, %s, %s) to %s\n", sum.Deployment, sum.ArtifactDigest, cli.Count(sum.Receipts, "receipt", "receipts"), cli.Count(sum.Runs, "run", "runs"), output)
+			fmt.Fprintf(cmd.OutOrStdout(), "exported deployment %s (release %s, %s, %s) to %s\n", sum.Deployment, sum.ArtifactDigest, plural.Count(sum.Receipts, "receipt", "receipts"), plural.Count(sum.Runs, "run", "runs"), output)
 			return nil
 		},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/plural"
 	"github.com/oa-dev/oa/ledger"
 )
 
@@ -125,7 +126,7 @@ func listReceiptsTable(cmd *cobra.Command, h *host.Host) error {
 func printVerify(out io.Writer, r *ledger.ChainReport) {
 	switch {
 	case r.OK:
-		fmt.Fprintf(out, "receipt chain ok: %s", cli.Count(r.Receipts, "receipt", "receipts"))
+		fmt.Fprintf(out, "receipt chain ok: %s", plural.Count(r.Receipts, "receipt", "receipts"))
 		if r.Head != "" {
 			fmt.Fprintf(out, ", head %s", r.Head)
 		}

@@ -122,14 +122,6 @@ func PrintJSONResult(w io.Writer, v interface{ Err() error }) error {
 	return v.Err()
 }
 
-// Count is n and the noun, singular for one: "1 receipt", "2 receipts".
-func Count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // DebugFlag reports whether the root's --debug was given: whether a
 // failure's details are printed after it.
 func DebugFlag(cmd *cobra.Command) bool {

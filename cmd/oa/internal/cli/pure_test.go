@@ -8,17 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func TestCount(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{0, "0 receipts"}, {1, "1 receipt"}, {2, "2 receipts"}} {
-		if got := Count(c.n, "receipt", "receipts"); got != c.want {
-			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}
-
 func TestFormatJSONIn(t *testing.T) {
 	for _, c := range []struct {
 		args []string

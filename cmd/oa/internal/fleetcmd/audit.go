@@ -11,6 +11,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/internal/plural"
 )
 
 func newFleetAuditCmd() *cobra.Command {
@@ -73,7 +74,7 @@ and exits 2 when any is named.`,
 				}
 				fmt.Fprintf(out, "%s %-20s %-10s %-12s %-10s %-12s %s\n", flag, h.Host, size, cosigned, seen, h.Signed, problems)
 			}
-			fmt.Fprintf(out, "%s audited, %s wrong\n", cli.Count(len(r.Hosts), "host", "hosts"), cli.Count(len(r.Wrong), "host", "hosts"))
+			fmt.Fprintf(out, "%s audited, %s wrong\n", plural.Count(len(r.Hosts), "host", "hosts"), plural.Count(len(r.Wrong), "host", "hosts"))
 			return r.Err()
 		},
 	}

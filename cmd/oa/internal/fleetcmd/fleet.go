@@ -11,6 +11,7 @@ import (
 	"github.com/oa-dev/oa/blocking"
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/fleet"
+	"github.com/oa-dev/oa/internal/plural"
 )
 
 func newFleetCmd() *cobra.Command {
@@ -45,7 +46,7 @@ func newFleetCheckCmd() *cobra.Command {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"fleet": s.Name, "registry": s.Registry, "hosts": len(s.Hosts), "deployments": len(s.Deployments), "assignments": assigned})
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "fleet ok: %s, registry %s, %s, %s\n", s.Name, s.Registry, cli.Count(len(s.Hosts), "host", "hosts"), cli.Count(len(s.Deployments), "deployment", "deployments"))
+			fmt.Fprintf(out, "fleet ok: %s, registry %s, %s, %s\n", s.Name, s.Registry, plural.Count(len(s.Hosts), "host", "hosts"), plural.Count(len(s.Deployments), "deployment", "deployments"))
 			for _, id := range slices.Sorted(maps.Keys(s.Hosts)) {
 				d := assigned[id]
 				if d == "" {
@@ -124,7 +125,7 @@ lines on stderr count the hosts checked and published.`,
 			if refreshed != nil {
 				fmt.Fprintf(out, "  revocation list re-signed as #%d (past half its lifetime), expires %s\n", refreshed.Seq, refreshed.ExpiresAt.Format(time.RFC3339))
 			}
-			fmt.Fprintf(out, "fleet %s: %s written, %d unchanged\n", s.Name, cli.Count(changed, "envelope", "envelopes"), len(pubs)-changed-unassigned(pubs))
+			fmt.Fprintf(out, "fleet %s: %s written, %d unchanged\n", s.Name, plural.Count(changed, "envelope", "envelopes"), len(pubs)-changed-unassigned(pubs))
 			return nil
 		},
 	}

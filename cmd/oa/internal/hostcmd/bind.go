@@ -17,6 +17,7 @@ import (
 	"github.com/oa-dev/oa/connection"
 	"github.com/oa-dev/oa/connector/confine"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/plural"
 	"github.com/oa-dev/oa/ir"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/resolve"
@@ -300,7 +301,7 @@ func registryShown(plan *resolve.Plan) string {
 	for i, e := range plan.RegistryEntries {
 		names[i] = e.Entry
 	}
-	return cli.Count(len(names), "entry", "entries") + " used: " + strings.Join(names, ", ")
+	return plural.Count(len(names), "entry", "entries") + " used: " + strings.Join(names, ", ")
 }
 
 // modelShown names the plan's model, or says that none was given: resolve

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
+	"github.com/oa-dev/oa/internal/plural"
 	"github.com/oa-dev/oa/pipeline"
 )
 
@@ -47,7 +48,7 @@ is refused with the digest it resolves to.`,
 			if cli.WantJSON(cmd) {
 				return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "workerIrDigest": art.IRDigest, "output": out, "files": files})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\nworkerIrDigest %s\nwrote %s to %s\n", ref.String(), art.IRDigest, cli.Count(len(files), "file", "files"), out)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\nworkerIrDigest %s\nwrote %s to %s\n", ref.String(), art.IRDigest, plural.Count(len(files), "file", "files"), out)
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/internal/canonical"
+	"github.com/oa-dev/oa/internal/plural"
 	"github.com/oa-dev/oa/oci"
 	"github.com/oa-dev/oa/signing"
 )
@@ -133,7 +134,7 @@ func writeConformancePredicate(cmd *cobra.Command, refs *cli.RefFlags, s, author
 	if cli.WantJSON(cmd) {
 		return cli.PrintJSON(cmd.OutOrStdout(), map[string]any{"reference": ref.String(), "predicateType": signing.ConformancePredicateType, "report": report})
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%s passed); sign it with cosign attest --type %s\n", ref, cli.Count(len(report.Checks), "check", "checks"), signing.ConformancePredicateType)
+	fmt.Fprintf(cmd.OutOrStdout(), "conformance predicate for %s written (%s passed); sign it with cosign attest --type %s\n", ref, plural.Count(len(report.Checks), "check", "checks"), signing.ConformancePredicateType)
 	return nil
 }
 

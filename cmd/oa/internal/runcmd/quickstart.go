@@ -16,6 +16,7 @@ import (
 	"github.com/oa-dev/oa/cmd/oa/internal/cli"
 	"github.com/oa-dev/oa/demo"
 	"github.com/oa-dev/oa/host"
+	"github.com/oa-dev/oa/internal/plural"
 	"github.com/oa-dev/oa/ledger"
 )
 
@@ -62,7 +63,7 @@ not give its expected outcome.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "receipt chain: %s, intact=%v, head %s\n", cli.Count(report.Receipts, "receipt", "receipts"), report.OK, report.Head)
+			fmt.Fprintf(progress, "receipt chain: %s, intact=%v, head %s\n", plural.Count(report.Receipts, "receipt", "receipts"), report.OK, report.Head)
 			printContinue(progress, dir)
 			if cli.WantJSON(cmd) {
 				if err := cli.PrintJSON(out, map[string]any{"home": dir, "reference": setup.Release.Ref.String(), "planDigest": setup.Binding.PlanDigest, "cases": cases, "receipts": report}); err != nil {
